@@ -1,0 +1,150 @@
+// Package diag holds source positions and coded compile diagnostics, with
+// sorted lists and text and JSON printers.
+package diag
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Levels of a diagnostic.
+const (
+	Error   = "error"
+	Warning = "warning"
+	Info    = "info"
+)
+
+// Pos is a position in a source file. Line and Col are 1-based; zero means unknown.
+type Pos struct {
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Col  int    `json:"column,omitempty"`
+}
+
+// String renders file:line:col, leaving out unknown parts.
+func (p Pos) String() string {
+	switch {
+	case p.File == "":
+		return "-"
+	case p.Line == 0:
+		return p.File
+	case p.Col == 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Diagnostic is one coded finding.
+type Diagnostic struct {
+	Pos         Pos    `json:"pos"`
+	Level       string `json:"level"`
+	Code        string `json:"code"`
+	Message     string `json:"message"`
+	OperationID string `json:"operationId,omitempty"`
+}
+
+// String renders "file:line:col: level code: message".
+func (d Diagnostic) String() string {
+	return fmt.Sprintf("%s: %s %s: %s", d.Pos, d.Level, d.Code, d.Message)
+}
+
+// List is a collection of diagnostics.
+type List []Diagnostic
+
+// Add appends a diagnostic.
+func (l *List) Add(pos Pos, level, code, format string, args ...any) {
+	*l = append(*l, Diagnostic{Pos: pos, Level: level, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// Errorf appends an error.
+func (l *List) Errorf(pos Pos, code, format string, args ...any) {
+	l.Add(pos, Error, code, format, args...)
+}
+
+// Warnf appends a warning.
+func (l *List) Warnf(pos Pos, code, format string, args ...any) {
+	l.Add(pos, Warning, code, format, args...)
+}
+
+// Infof appends an info diagnostic.
+func (l *List) Infof(pos Pos, code, format string, args ...any) {
+	l.Add(pos, Info, code, format, args...)
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (l List) HasErrors() bool { return l.Count(Error) > 0 }
+
+// Count counts the diagnostics of one level.
+func (l List) Count(level string) int {
+	n := 0
+	for _, d := range l {
+		if d.Level == level {
+			n++
+		}
+	}
+	return n
+}
+
+// Sort orders diagnostics by file, line, column, code and message.
+func (l List) Sort() {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i], l[j]
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.Pos.Col != b.Pos.Col {
+			return a.Pos.Col < b.Pos.Col
+		}
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		return a.Message < b.Message
+	})
+}
+
+// WriteText prints one diagnostic per line.
+func (l List) WriteText(w io.Writer) error {
+	for _, d := range l {
+		if _, err := fmt.Fprintln(w, d.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteJSON prints the list as a JSON array (an empty list is []).
+func (l List) WriteJSON(w io.Writer) error {
+	if l == nil {
+		l = List{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(l)
+}
+
+// Failure is a fatal input problem (the source or manifest cannot be read at
+// all). It carries the diagnostics that explain it.
+type Failure struct {
+	Diagnostics List
+}
+
+// Error renders the first diagnostic.
+func (f *Failure) Error() string {
+	if len(f.Diagnostics) == 0 {
+		return "compile failed"
+	}
+	return f.Diagnostics[0].String()
+}
+
+// Fail returns a Failure holding one error diagnostic.
+func Fail(pos Pos, code, format string, args ...any) *Failure {
+	var l List
+	l.Errorf(pos, code, format, args...)
+	return &Failure{Diagnostics: l}
+}
