@@ -329,6 +329,23 @@ type MCP struct {
 	ToolName string `json:"toolName"`
 }
 
+// DryRunKey is the reserved tool argument that asks for a dry run.
+const DryRunKey = "anvil_dry_run"
+
+// Safety names the control inputs of an operation's tool.
+type Safety struct {
+	// ConfirmKey is the input that confirms the call ("confirm", or
+	// "anvil_confirm" when a business input is already named confirm). Set
+	// only when the operation requires confirmation.
+	ConfirmKey string `json:"confirmKey,omitempty"`
+	// IdempotencyKey is the input that carries the idempotency key upstream
+	// ("idempotency_key" unless a business input already takes that name).
+	// Set only when the operation declares a carrier.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
+	// DryRun is the input that asks for a dry run: always DryRunKey.
+	DryRun string `json:"dryRun"`
+}
+
 // Skill holds agent-facing hints.
 type Skill struct {
 	IntentExamples []string `json:"intentExamples"`
