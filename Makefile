@@ -1,0 +1,77 @@
+# Anvil's build, test and maintenance targets. `make demo` runs the main job on
+# the bundled example; `make test` installs what the tests need and runs them.
+
+GO        ?= go
+BIN       := bin
+ANVIL     := $(BIN)/anvil
+EXAMPLE   := examples/github-mini
+SPECS_DIR ?= $(CURDIR)/.cache/specs
+FUZZTIME  ?= 10s
+export ANVIL_SPECS_DIR := $(SPECS_DIR)
+
+.PHONY: all build demo test deps lint vet fmt-check golden check-drift bench fuzz clean
+
+all: build
+
+## build: compile the anvil binary into bin/
+build:
+	$(GO) build -o $(ANVIL) ./cmd/anvil
+
+## demo: the main job on the bundled example
+demo: build
+	@rm -rf $(BIN)/demo && mkdir -p $(BIN)/demo
+	$(ANVIL) compile $(EXAMPLE)/openapi.yaml --manifest $(EXAMPLE)/anvil.yaml --out $(BIN)/demo/workspace/github
+
+## deps: everything the tests need beyond Go modules (TypeScript, real-world specs)
+deps:
+	$(GO) mod download
+	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
+	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
+
+## test: lint, drift check, the whole test suite and a bounded fuzz smoke run
+test: deps lint check-drift
+	$(GO) test -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=5s
+
+## lint: gofmt and go vet
+lint: fmt-check vet
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files -co --exclude-standard '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+## golden: rewrite every golden file from the current code
+golden:
+	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./... >/dev/null
+	@echo "golden files rewritten; review with git diff"
+
+## check-drift: fail when regenerated goldens or gen/ differ from the files in the tree
+GOLDEN_PKGS = $$($(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | grep ' github.com/anvil-dev/anvil/golden' | cut -d' ' -f1)
+check-drift:
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	mkdir -p golden gen; cp -a golden gen $$tmp/; \
+	pkgs="$(GOLDEN_PKGS)"; \
+	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
+	if ! diff -r $$tmp/golden golden >$$tmp/diff || ! diff -r $$tmp/gen gen >>$$tmp/diff; then \
+		echo "drift: regenerating golden/ or gen/ changed them (run make golden and commit):"; head -100 $$tmp/diff; \
+		rm -rf golden gen; cp -a $$tmp/golden $$tmp/gen .; exit 1; \
+	fi; echo "no drift in golden/ or gen/"
+
+## bench: benchmarks (compile, gateway, load)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/anvil-fuzz.log 2>&1 || { cat /tmp/anvil-fuzz.log; exit 1; }; \
+		done; \
+	done
+
+clean:
+	rm -rf $(BIN) .cache

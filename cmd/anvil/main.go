@@ -1,0 +1,92 @@
+// Command anvil is the Anvil toolchain: it compiles OpenAPI descriptions and
+// manifests into AIR bundles, packages harnesses, and serves bundles through
+// the fleet gateway.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// exitError carries an exit code and a message printed as "anvil: <message>".
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// fail returns an error that makes run print "anvil: <msg>" and exit with code.
+func fail(code int, format string, args ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// silentExit makes run exit with code without printing anything more.
+type silentExit int
+
+func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+
+// env is what a command may read of its process: streams and environment.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+// run executes the command line and returns the process exit code. It never
+// calls os.Exit, so commands are testable in-process.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv}
+	return runEnv(ctx, e, args)
+}
+
+func runEnv(ctx context.Context, e *env, args []string) int {
+	app := &cli.App{
+		Name:            "anvil",
+		Usage:           "compile OpenAPI descriptions into AIR bundles, gateways and harness packages",
+		Reader:          e.stdin,
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			compileCommand(e),
+			approveCommand(e),
+		},
+	}
+	err := app.RunContext(ctx, args)
+	return exitCode(e, err)
+}
+
+func exitCode(e *env, err error) int {
+	if err == nil {
+		return 0
+	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return int(se)
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(e.stderr, "anvil: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(e.stderr, "anvil: %s\n", err)
+	return 1
+}

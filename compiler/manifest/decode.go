@@ -1,0 +1,620 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/compiler/diag"
+	"go.yaml.in/yaml/v3"
+)
+
+// Diagnostic codes reported by the decoder. Every one is an error: a
+// manifest with any of them is unusable.
+const (
+	// CodeParseError: the file is not well-formed YAML, holds more than one
+	// document, or expands aliases beyond the decoder's budget.
+	CodeParseError = "manifest/parse_error"
+	// CodeReadError: the file could not be read (Load only).
+	CodeReadError = "manifest/read_error"
+	// CodeUnknownKey: a mapping holds a key its grammar does not define.
+	CodeUnknownKey = "manifest/unknown_key"
+	// CodeDuplicateKey: a mapping holds the same key twice.
+	CodeDuplicateKey = "manifest/duplicate_key"
+	// CodeType: a value has the wrong YAML type (a string where a boolean is
+	// expected, a list where a mapping is expected, and so on).
+	CodeType = "manifest/type"
+	// CodeInvalidValue: a value has the right type but is not one of the
+	// allowed values or is out of range.
+	CodeInvalidValue = "manifest/invalid_value"
+	// CodeMissingKey: a block of the effect grammar lacks a key it requires
+	// (operation of a follow-up, by of a lookup, handle and promote of a draft).
+	CodeMissingKey = "manifest/missing_key"
+)
+
+// maxVisits bounds the number of YAML nodes the decoder walks, counting each
+// node once per alias that reaches it. It stops alias bombs ("billion
+// laughs") without limiting honest manifests, which are far smaller.
+const maxVisits = 1 << 20
+
+// Load reads and decodes the manifest at path. Positions use path as given.
+// A file that cannot be read yields a manifest/read_error diagnostic and an
+// empty manifest.
+func Load(path string) (*Manifest, diag.List) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		var l diag.List
+		reason := err.Error()
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			reason = pe.Err.Error()
+		}
+		l.Errorf(diag.Pos{File: path}, CodeReadError, "cannot read manifest: %s", reason)
+		return &Manifest{File: path}, l
+	}
+	return Decode(path, data)
+}
+
+// Decode decodes the anvil.yaml document data, naming it file in positions.
+//
+// It always returns a non-nil manifest holding whatever could be decoded,
+// and the diagnostics sorted by position. If any diagnostic is an error the
+// manifest must be treated as unusable. An empty document (no content, only
+// comments, or a null) is an empty manifest and no error.
+//
+// Positions: a block's Pos is the position of the key that introduces it
+// (for an operation, the same as KeyPos; for a workflow or capability, its
+// id); the other *Pos fields point at the value they describe.
+//
+// Values are kept as written: operation references are not resolved, paths
+// are not parsed, and auth type "oauth2" (legacy) is kept as "oauth2".
+func Decode(file string, data []byte) (m *Manifest, diags diag.List) {
+	d := &decoder{file: file}
+	m = &Manifest{File: file}
+	defer func() {
+		// The YAML library reports some failures by panicking internally;
+		// never let one escape to the caller.
+		if r := recover(); r != nil {
+			m = &Manifest{File: file}
+			diags = diag.List{{Pos: diag.Pos{File: file, Line: 1}, Level: diag.Error, Code: CodeParseError,
+				Message: "the YAML document cannot be decoded"}}
+		}
+	}()
+	root, ok := d.parse(data)
+	if ok && root != nil {
+		d.manifest(root, m)
+	}
+	d.diags.Sort()
+	return m, d.diags
+}
+
+// decoder walks a YAML node tree, collecting diagnostics.
+type decoder struct {
+	file    string
+	diags   diag.List
+	visits  int
+	aborted bool           // the alias budget ran out; stop walking
+	inAlias map[*yaml.Node]bool // anchors being expanded, to catch cycles
+}
+
+var lineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// parse returns the document's root node, nil for an empty document, and
+// false after a parse error.
+func (d *decoder) parse(data []byte) (*yaml.Node, bool) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, true
+		}
+		d.parseError(err)
+		return nil, false
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		d.diags.Errorf(d.pos(&extra), CodeParseError, "a manifest is a single YAML document; found another document here")
+		return nil, false
+	} else if !errors.Is(err, io.EOF) {
+		d.parseError(err)
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil, true
+	}
+	return doc.Content[0], true
+}
+
+// parseError records a YAML syntax error at the parser's line (line 1 when
+// the parser names none).
+func (d *decoder) parseError(err error) {
+	msg := err.Error()
+	line := 1
+	if m := lineRE.FindStringSubmatch(msg); m != nil {
+		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
+			line = n
+		}
+		msg = msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	d.diags.Errorf(diag.Pos{File: d.file, Line: line}, CodeParseError, "%s", msg)
+}
+
+// pos is the position of n.
+func (d *decoder) pos(n *yaml.Node) diag.Pos {
+	if n == nil {
+		return diag.Pos{File: d.file, Line: 1}
+	}
+	line := n.Line
+	if line < 1 {
+		line = 1
+	}
+	return diag.Pos{File: d.file, Line: line, Col: n.Column}
+}
+
+// visit counts one node walk and reports whether walking may go on.
+func (d *decoder) visit(n *yaml.Node) bool {
+	if d.aborted {
+		return false
+	}
+	d.visits++
+	if d.visits > maxVisits {
+		d.aborted = true
+		d.diags.Errorf(d.pos(n), CodeParseError, "the document expands too many aliases")
+		return false
+	}
+	return true
+}
+
+// resolve follows aliases to the node they name. It returns nil (after
+// reporting) for an alias that contains itself or when the walk budget is
+// spent. Callers that recurse into the result must call leave afterwards
+// with the same argument.
+func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		if !d.visit(n) {
+			return nil
+		}
+		if n.Alias == nil {
+			d.diags.Errorf(d.pos(n), CodeParseError, "alias *%s names no anchor", n.Value)
+			return nil
+		}
+		n = n.Alias
+	}
+	if n != nil && !d.visit(n) {
+		return nil
+	}
+	return n
+}
+
+// enter marks n (a resolved collection) as being expanded, reporting a
+// cycle (an alias inside its own anchor) at at. It returns false for a cycle.
+func (d *decoder) enter(n, at *yaml.Node) bool {
+	if n.Anchor == "" {
+		return true
+	}
+	if d.inAlias == nil {
+		d.inAlias = map[*yaml.Node]bool{}
+	}
+	if d.inAlias[n] {
+		d.diags.Errorf(d.pos(at), CodeParseError, "alias *%s contains itself", n.Anchor)
+		d.aborted = true
+		return false
+	}
+	d.inAlias[n] = true
+	return true
+}
+
+// leave undoes enter.
+func (d *decoder) leave(n *yaml.Node) {
+	if n.Anchor != "" && d.inAlias != nil {
+		delete(d.inAlias, n)
+	}
+}
+
+// pair is one key and value of a mapping, after aliases and merge keys.
+type pair struct {
+	key   string
+	k, v  *yaml.Node // v is unresolved: it may be an alias
+	label string     // the path of this entry, for messages
+}
+
+// isMerge reports whether k is the YAML merge key "<<".
+func isMerge(k *yaml.Node) bool {
+	return k.Kind == yaml.ScalarNode && k.Value == "<<" && k.Style == 0 &&
+		(k.Tag == "" || k.Tag == "!" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge")
+}
+
+// pairs lists the entries of the mapping n (already resolved) in the order
+// written. Merge keys are expanded in place: the merged entries take the
+// position of "<<", skipping keys the mapping sets itself, and earlier merged
+// mappings win over later ones. Duplicate keys are reported.
+func (d *decoder) pairs(n *yaml.Node, path string) []pair {
+	explicit := map[string]*yaml.Node{}
+	var out []pair
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if isMerge(k) {
+			continue
+		}
+		key, ok := d.key(k, path, true)
+		if !ok {
+			continue
+		}
+		if first, dup := explicit[key]; dup {
+			d.diags.Errorf(d.pos(k), CodeDuplicateKey, "duplicate key %s in %s; first defined at line %d",
+				quote(key), where(path), first.Line)
+			continue
+		}
+		explicit[key] = k
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if isMerge(k) {
+			for _, p := range d.merged(v, path) {
+				if explicit[p.key] != nil || seen[p.key] {
+					continue
+				}
+				seen[p.key] = true
+				out = append(out, p)
+			}
+			continue
+		}
+		key, ok := d.key(k, path, false)
+		if !ok || seen[key] || explicit[key] != k {
+			continue
+		}
+		seen[key] = true
+		out = append(out, pair{key: key, k: k, v: v, label: join(path, key)})
+	}
+	return out
+}
+
+// merged returns the entries a merge key's value contributes: a mapping, or
+// a list of mappings where earlier ones win.
+func (d *decoder) merged(v *yaml.Node, path string) []pair {
+	r := d.resolve(v)
+	if r == nil {
+		return nil
+	}
+	switch r.Kind {
+	case yaml.MappingNode:
+		if !d.enter(r, v) {
+			return nil
+		}
+		defer d.leave(r)
+		return d.pairs(r, path)
+	case yaml.SequenceNode:
+		var out []pair
+		seen := map[string]bool{}
+		for _, item := range r.Content {
+			ri := d.resolve(item)
+			if ri == nil {
+				return out
+			}
+			if ri.Kind != yaml.MappingNode {
+				d.diags.Errorf(d.pos(item), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", where(path), describe(ri))
+				continue
+			}
+			if !d.enter(ri, item) {
+				return out
+			}
+			for _, p := range d.pairs(ri, path) {
+				if !seen[p.key] {
+					seen[p.key] = true
+					out = append(out, p)
+				}
+			}
+			d.leave(ri)
+		}
+		return out
+	}
+	d.diags.Errorf(d.pos(v), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", where(path), describe(r))
+	return nil
+}
+
+// key returns the text of a mapping key. A key must be a scalar; report
+// says whether to report one that is not (path names the mapping).
+func (d *decoder) key(k *yaml.Node, path string, report bool) (string, bool) {
+	r := k
+	for i := 0; r != nil && r.Kind == yaml.AliasNode && i < 64; i++ {
+		r = r.Alias
+	}
+	if r == nil || r.Kind != yaml.ScalarNode {
+		if report {
+			d.diags.Errorf(d.pos(k), CodeType, "%s: keys must be strings, got %s", where(path), describeKind(r))
+		}
+		return "", false
+	}
+	return r.Value, true
+}
+
+// object walks the mapping v (the value of key at label), calling fn for each
+// entry whose key is in keys and reporting the others. It returns false if v
+// is null (not set) or not a mapping (reported).
+func (d *decoder) object(v *yaml.Node, label string, keys []string, fn func(p pair)) bool {
+	r := d.resolve(v)
+	if r == nil || isNull(r) {
+		return false
+	}
+	if r.Kind != yaml.MappingNode {
+		d.typeError(v, r, label, "a mapping")
+		return false
+	}
+	if !d.enter(r, v) {
+		return false
+	}
+	defer d.leave(r)
+	for _, p := range d.pairs(r, label) {
+		if d.aborted {
+			return true
+		}
+		if !contains(keys, p.key) {
+			d.unknownKey(p, label, keys)
+			continue
+		}
+		fn(p)
+	}
+	return true
+}
+
+// unknownKey reports p's key as not part of the grammar at label.
+func (d *decoder) unknownKey(p pair, label string, keys []string) {
+	if s, ok := suggest(p.key, keys); ok {
+		d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s in %s; did you mean %q?", quote(p.key), where(label), s)
+		return
+	}
+	d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s in %s; valid keys: %s", quote(p.key), where(label), strings.Join(keys, ", "))
+}
+
+// typeError reports that the value v (resolved r) at label is not want.
+func (d *decoder) typeError(v, r *yaml.Node, label, want string) {
+	if label == "" {
+		label = "manifest"
+	}
+	d.diags.Errorf(d.pos(v), CodeType, "%s: expected %s, got %s", label, want, describe(r))
+}
+
+// str decodes a string scalar. Null means not set. A timestamp-looking
+// plain scalar is kept as the text written.
+func (d *decoder) str(v *yaml.Node, label string) (string, bool) {
+	r := d.resolve(v)
+	if r == nil || isNull(r) {
+		return "", false
+	}
+	if r.Kind == yaml.ScalarNode {
+		switch r.ShortTag() {
+		case "!!str", "!!timestamp":
+			return r.Value, true
+		}
+	}
+	d.typeError(v, r, label, "a string")
+	return "", false
+}
+
+// version decodes a scalar written as a string or a number.
+func (d *decoder) version(v *yaml.Node, label string) string {
+	r := d.resolve(v)
+	if r == nil || isNull(r) {
+		return ""
+	}
+	if r.Kind == yaml.ScalarNode {
+		switch r.ShortTag() {
+		case "!!str", "!!int", "!!float", "!!timestamp":
+			return r.Value
+		}
+	}
+	d.typeError(v, r, label, "a string or a number")
+	return ""
+}
+
+// boolean decodes a boolean scalar. Null means not set.
+func (d *decoder) boolean(v *yaml.Node, label string) *bool {
+	r := d.resolve(v)
+	if r == nil || isNull(r) {
+		return nil
+	}
+	if r.Kind == yaml.ScalarNode && r.ShortTag() == "!!bool" {
+		var b bool
+		if err := r.Decode(&b); err == nil {
+			return &b
+		}
+	}
+	d.typeError(v, r, label, "a boolean")
+	return nil
+}
+
+// integer decodes an integer scalar within [lo, hi]. Null means not set.
+func (d *decoder) integer(v *yaml.Node, label string, lo, hi int64) (int64, bool) {
+	r := d.resolve(v)
+	if r == nil || isNull(r) {
+		return 0, false
+	}
+	if r.Kind != yaml.ScalarNode || r.ShortTag() != "!!int" {
+		d.typeError(v, r, label, "an integer")
+		return 0, false
+	}
+	var n int64
+	if err := r.Decode(&n); err != nil || n < lo || n > hi {
+		d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range %s", label, clip(r.Value), rangeText(lo, hi))
+		return 0, false
+	}
+	return n, true
+}
+
+// enum decodes a string that must be one of allowed.
+func (d *decoder) enum(v *yaml.Node, label string, allowed []string) (string, bool) {
+	s, ok := d.str(v, label)
+	if !ok {
+		return "", false
+	}
+	if contains(allowed, s) {
+		return s, true
+	}
+	d.invalidValue(v, label, s, allowed)
+	return "", false
+}
+
+// invalidValue reports s at label as not one of allowed.
+func (d *decoder) invalidValue(v *yaml.Node, label, s string, allowed []string) {
+	msg := fmt.Sprintf("%s: %s is not one of %s", label, quote(s), strings.Join(allowed, ", "))
+	if sug, ok := suggest(s, allowed); ok {
+		msg += fmt.Sprintf("; did you mean %q?", sug)
+	}
+	d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s", msg)
+}
+
+// list walks the sequence v, calling fn with each item and its label. It
+// returns false if v is null or not a list (reported).
+func (d *decoder) list(v *yaml.Node, label string, fn func(item *yaml.Node, label string)) bool {
+	r := d.resolve(v)
+	if r == nil || isNull(r) {
+		return false
+	}
+	if r.Kind != yaml.SequenceNode {
+		d.typeError(v, r, label, "a list")
+		return false
+	}
+	if !d.enter(r, v) {
+		return false
+	}
+	defer d.leave(r)
+	for i, item := range r.Content {
+		if d.aborted {
+			break
+		}
+		fn(item, fmt.Sprintf("%s[%d]", label, i))
+	}
+	return true
+}
+
+// strings decodes a list of strings, keeping each item's position.
+func (d *decoder) strList(v *yaml.Node, label string) ([]string, []diag.Pos) {
+	var out []string
+	var pos []diag.Pos
+	ok := d.list(v, label, func(item *yaml.Node, label string) {
+		r := d.resolve(item)
+		if r != nil && isNull(r) {
+			d.typeError(item, r, label, "a string")
+			return
+		}
+		if s, ok := d.str(item, label); ok {
+			out = append(out, s)
+			pos = append(pos, d.pos(item))
+		}
+	})
+	if ok && out == nil {
+		out = []string{}
+	}
+	return out, pos
+}
+
+// required reports a missing key of the block at label (introduced by key).
+func (d *decoder) required(key *yaml.Node, label, missing string) {
+	d.diags.Errorf(d.pos(key), CodeMissingKey, "%s: missing required key %q", label, missing)
+}
+
+// isNull reports whether r is a null scalar.
+func isNull(r *yaml.Node) bool {
+	return r.Kind == yaml.ScalarNode && r.ShortTag() == "!!null"
+}
+
+// describe names what r is, for "got ..." in messages.
+func describe(r *yaml.Node) string {
+	if r == nil || r.Kind != yaml.ScalarNode {
+		return describeKind(r)
+	}
+	switch r.ShortTag() {
+	case "!!null":
+		return "null"
+	case "!!bool":
+		return "boolean " + clip(r.Value)
+	case "!!int":
+		return "integer " + clip(r.Value)
+	case "!!float":
+		return "number " + clip(r.Value)
+	case "!!str":
+		return "string " + quote(r.Value)
+	case "!!timestamp":
+		return "timestamp " + clip(r.Value)
+	}
+	return "value " + quote(r.Value) + " tagged " + clip(r.Tag)
+}
+
+// describeKind names a node's kind.
+func describeKind(r *yaml.Node) string {
+	if r == nil {
+		return "nothing"
+	}
+	switch r.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return "a scalar"
+	}
+	return "an alias"
+}
+
+// maxShown bounds how much of a user value a message repeats.
+const maxShown = 64
+
+// clip shortens s for a message, keeping valid UTF-8.
+func clip(s string) string {
+	if len(s) <= maxShown {
+		return s
+	}
+	cut := maxShown
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// quote renders s as a Go-quoted string, shortened for messages.
+func quote(s string) string { return strconv.Quote(clip(s)) }
+
+// where names the mapping at path for messages.
+func where(path string) string {
+	if path == "" {
+		return "the top level"
+	}
+	return path
+}
+
+// join appends key to path with a dot.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// rangeText renders an inclusive range.
+func rangeText(lo, hi int64) string {
+	if hi == maxInt {
+		return fmt.Sprintf("%d or more", lo)
+	}
+	return fmt.Sprintf("%d..%d", lo, hi)
+}
+
+const maxInt = int64(^uint64(0) >> 1)
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,102 @@
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/anvil-dev/anvil"
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-json", module+"/...")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, errb.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	return pkgs
+}
+
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// forbidden lists, for each part of the tree, imports it must never have.
+var rules = []struct {
+	part      string
+	forbidden []string
+	// onlyRuntime, when set, allows only these runtime packages.
+	onlyRuntime []string
+}{
+	{part: module + "/runtime", forbidden: []string{module + "/compiler", module + "/templates", module + "/cmd",
+		"github.com/dave/jennifer", "github.com/getkin/kin-openapi", "github.com/pb33f/libopenapi"}},
+	{part: module + "/gen", forbidden: []string{module + "/compiler", module + "/templates", module + "/cmd",
+		"github.com/dave/jennifer", "github.com/getkin/kin-openapi", "github.com/pb33f/libopenapi"}},
+	{part: module + "/compiler", forbidden: []string{module + "/cmd"},
+		onlyRuntime: []string{module + "/runtime/air", module + "/runtime/envelope"}},
+	{part: module + "/templates", forbidden: []string{module + "/compiler", module + "/runtime", module + "/cmd"}},
+}
+
+func TestDependencyDirection(t *testing.T) {
+	pkgs := listPackages(t)
+	for _, p := range pkgs {
+		for _, r := range rules {
+			if !under(p.ImportPath, r.part) {
+				continue
+			}
+			for _, imp := range p.Imports {
+				for _, f := range r.forbidden {
+					if under(imp, f) {
+						t.Errorf("%s imports %s, against DESIGN.md's dependency direction", p.ImportPath, imp)
+					}
+				}
+				if r.onlyRuntime != nil && under(imp, module+"/runtime") {
+					ok := false
+					for _, a := range r.onlyRuntime {
+						if under(imp, a) {
+							ok = true
+						}
+					}
+					if !ok {
+						t.Errorf("%s imports %s; the compiler may import only %v from the runtime", p.ImportPath, imp, r.onlyRuntime)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestOnlyOpenAPIPackageImportsParsers(t *testing.T) {
+	for _, p := range listPackages(t) {
+		for _, imp := range p.Imports {
+			if (under(imp, "github.com/getkin/kin-openapi") || under(imp, "github.com/pb33f/libopenapi")) &&
+				!under(p.ImportPath, module+"/compiler/openapi") {
+				t.Errorf("%s imports %s; only compiler/openapi may import a parser library", p.ImportPath, imp)
+			}
+			if under(imp, "github.com/dave/jennifer") && !under(p.ImportPath, module+"/compiler/emit/gateway") {
+				t.Errorf("%s imports %s; only compiler/emit/gateway may import jennifer", p.ImportPath, imp)
+			}
+		}
+	}
+}

