@@ -39,10 +39,14 @@ const (
 	CodeMissingKey = "manifest/missing_key"
 )
 
-// maxVisits bounds the number of YAML nodes the decoder walks, counting each
-// node once per alias that reaches it. It stops alias bombs ("billion
-// laughs") without limiting honest manifests, which are far smaller.
-const maxVisits = 1 << 20
+// The decoder walks at most baseVisits + visitsPerNode × (nodes in the
+// document) nodes, counting a node once per alias that reaches it. This stops
+// alias bombs ("billion laughs") and cycles without limiting honest
+// manifests, which visit each node a few times.
+const (
+	baseVisits    = 1 << 16
+	visitsPerNode = 8
+)
 
 // Load reads and decodes the manifest at path. Positions use path as given.
 // A file that cannot be read yields a manifest/read_error diagnostic and an
@@ -92,16 +96,83 @@ func Decode(file string, data []byte) (m *Manifest, diags diag.List) {
 		d.manifest(root, m)
 	}
 	d.diags.Sort()
-	return m, d.diags
+	return m, dedupe(d.diags)
+}
+
+// dedupe drops repeated identical diagnostics from a sorted list (an anchor
+// reached through several aliases can report the same problem twice).
+func dedupe(l diag.List) diag.List {
+	var out diag.List
+	for _, x := range l {
+		if len(out) > 0 && x == out[len(out)-1] {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // decoder walks a YAML node tree, collecting diagnostics.
 type decoder struct {
-	file    string
-	diags   diag.List
-	visits  int
-	aborted bool           // the alias budget ran out; stop walking
-	inAlias map[*yaml.Node]bool // anchors being expanded, to catch cycles
+	file      string
+	diags     diag.List
+	visits    int
+	maxVisits int
+	aborted   bool                // the alias budget ran out; stop walking
+	inAlias   map[*yaml.Node]bool // anchors being expanded, to catch cycles
+	redact    bool                // inside auth: do not repeat values in messages
+	// protected: '?' was replaced by standIn before parsing (see protect).
+	protected bool
+}
+
+// standIn replaces '?' inside plain scalars while parsing. It is one
+// character (a private-use code point), so line and column numbers do not
+// move.
+const standIn = "\uE03F"
+
+// protect works around the YAML parser's YAML 1.1 rule that ends a plain
+// scalar at '?' inside a flow collection, which would reject the documented
+// style `{ name: request.name? }` (YAML 1.2 allows it). Every '?' that
+// follows a character that can continue a plain scalar is replaced by
+// standIn; restore puts them back in every scalar, anchor and alias. Input
+// that already holds standIn is left alone.
+func protect(data []byte) ([]byte, bool) {
+	if bytes.IndexByte(data, '?') < 0 || bytes.Contains(data, []byte(standIn)) {
+		return data, false
+	}
+	var out bytes.Buffer
+	out.Grow(len(data) + 16)
+	changed := false
+	for i, c := range data {
+		if c == '?' && i > 0 && !strings.ContainsRune(" \t\r\n,[]{}", rune(data[i-1])) {
+			out.WriteString(standIn)
+			changed = true
+			continue
+		}
+		out.WriteByte(c)
+	}
+	if !changed {
+		return data, false
+	}
+	return out.Bytes(), true
+}
+
+// walk counts the nodes of the parsed tree (not following aliases) and,
+// with restore set, undoes protect in every scalar, anchor and alias.
+func walk(n *yaml.Node, restore bool) int {
+	count := 0
+	stack := []*yaml.Node{n}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		count++
+		if restore {
+			n.Value = strings.ReplaceAll(n.Value, standIn, "?")
+			n.Anchor = strings.ReplaceAll(n.Anchor, standIn, "?")
+		}
+		stack = append(stack, n.Content...)
+	}
+	return count
 }
 
 var lineRE = regexp.MustCompile(`^yaml: line (\d+): `)
@@ -109,13 +180,15 @@ var lineRE = regexp.MustCompile(`^yaml: line (\d+): `)
 // parse returns the document's root node, nil for an empty document, and
 // false after a parse error.
 func (d *decoder) parse(data []byte) (*yaml.Node, bool) {
+	src := data
+	data, d.protected = protect(data)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, true
 		}
-		d.parseError(err)
+		d.parseError(err, src)
 		return nil, false
 	}
 	var extra yaml.Node
@@ -123,29 +196,102 @@ func (d *decoder) parse(data []byte) (*yaml.Node, bool) {
 		d.diags.Errorf(d.pos(&extra), CodeParseError, "a manifest is a single YAML document; found another document here")
 		return nil, false
 	} else if !errors.Is(err, io.EOF) {
-		d.parseError(err)
+		d.parseError(err, src)
 		return nil, false
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, true
 	}
+	nodes := walk(&doc, d.protected)
+	d.maxVisits = baseVisits + visitsPerNode*nodes
 	return doc.Content[0], true
 }
 
-// parseError records a YAML syntax error at the parser's line (line 1 when
-// the parser names none).
-func (d *decoder) parseError(err error) {
+// parserProblems are the YAML library's parser (not scanner) errors. It
+// reports their line 0-based, and the scanner's 1-based.
+var parserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"found undefined tag handle":             true,
+	"did not find expected node content":     true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected key":              true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found duplicate %TAG directive":         true,
+}
+
+var anchorRE = regexp.MustCompile(`^unknown anchor '(.*)' referenced$`)
+
+// parseError records a YAML syntax error at the line the parser names, or
+// where the problem can be found in data, or else line 1.
+func (d *decoder) parseError(err error, data []byte) {
 	msg := err.Error()
-	line := 1
+	if d.protected {
+		msg = strings.ReplaceAll(msg, standIn, "?")
+	}
+	pos := diag.Pos{File: d.file, Line: 1}
 	if m := lineRE.FindStringSubmatch(msg); m != nil {
-		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
-			line = n
-		}
 		msg = msg[len(m[0]):]
+		if n, e := strconv.Atoi(m[1]); e == nil && n > 0 {
+			pos.Line = n
+			if parserProblems[msg] {
+				pos.Line++
+			}
+		}
 	} else {
 		msg = strings.TrimPrefix(msg, "yaml: ")
+		if parserProblems[msg] {
+			// Both marks were on the first line.
+		} else if off := problemOffset(msg, data); off >= 0 {
+			pos.Line, pos.Col = lineCol(data, off)
+		}
 	}
-	d.diags.Errorf(diag.Pos{File: d.file, Line: line}, CodeParseError, "%s", msg)
+	d.diags.Errorf(pos, CodeParseError, "%s", msg)
+}
+
+// problemOffset finds the byte offset of a problem the YAML library reports
+// without a position: an invalid UTF-8 byte, a control character or an
+// unknown anchor. It returns -1 when it cannot tell.
+func problemOffset(msg string, data []byte) int {
+	switch {
+	case strings.Contains(msg, "UTF-8"):
+		for i := 0; i < len(data); {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				return i
+			}
+			i += size
+		}
+	case strings.Contains(msg, "control characters"):
+		for i, r := range string(data) {
+			if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r >= 0x7f && r <= 0x9f && r != 0x85 || r == 0xfffe || r == 0xffff {
+				return i
+			}
+		}
+	default:
+		if m := anchorRE.FindStringSubmatch(msg); m != nil {
+			return bytes.Index(data, []byte("*"+m[1]))
+		}
+	}
+	return -1
+}
+
+// lineCol converts a byte offset to a 1-based line and column (in characters).
+func lineCol(data []byte, off int) (int, int) {
+	line, start := 1, 0
+	for i := 0; i < off && i < len(data); i++ {
+		if data[i] == '\n' {
+			line++
+			start = i + 1
+		}
+	}
+	if off > len(data) {
+		off = len(data)
+	}
+	return line, utf8.RuneCount(data[start:off]) + 1
 }
 
 // pos is the position of n.
@@ -166,7 +312,7 @@ func (d *decoder) visit(n *yaml.Node) bool {
 		return false
 	}
 	d.visits++
-	if d.visits > maxVisits {
+	if d.visits > d.maxVisits {
 		d.aborted = true
 		d.diags.Errorf(d.pos(n), CodeParseError, "the document expands too many aliases")
 		return false
@@ -174,10 +320,9 @@ func (d *decoder) visit(n *yaml.Node) bool {
 	return true
 }
 
-// resolve follows aliases to the node they name. It returns nil (after
-// reporting) for an alias that contains itself or when the walk budget is
-// spent. Callers that recurse into the result must call leave afterwards
-// with the same argument.
+// resolve follows aliases to the node they name, counting the walk. It
+// returns nil once the walk budget is spent (reported once). Callers that
+// recurse into a collection guard it with enter and leave.
 func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
 	for n != nil && n.Kind == yaml.AliasNode {
 		if !d.visit(n) {
@@ -251,7 +396,7 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 			continue
 		}
 		if first, dup := explicit[key]; dup {
-			d.diags.Errorf(d.pos(k), CodeDuplicateKey, "duplicate key %s in %s; first defined at line %d",
+			d.diags.Errorf(d.pos(k), CodeDuplicateKey, "duplicate key %s %s; first defined at line %d",
 				quote(key), where(path), first.Line)
 			continue
 		}
@@ -302,7 +447,7 @@ func (d *decoder) merged(v *yaml.Node, path string) []pair {
 				return out
 			}
 			if ri.Kind != yaml.MappingNode {
-				d.diags.Errorf(d.pos(item), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", where(path), describe(ri))
+				d.diags.Errorf(d.pos(item), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", subject(path), describe(ri))
 				continue
 			}
 			if !d.enter(ri, item) {
@@ -318,7 +463,7 @@ func (d *decoder) merged(v *yaml.Node, path string) []pair {
 		}
 		return out
 	}
-	d.diags.Errorf(d.pos(v), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", where(path), describe(r))
+	d.diags.Errorf(d.pos(v), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", subject(path), describe(r))
 	return nil
 }
 
@@ -331,7 +476,7 @@ func (d *decoder) key(k *yaml.Node, path string, report bool) (string, bool) {
 	}
 	if r == nil || r.Kind != yaml.ScalarNode {
 		if report {
-			d.diags.Errorf(d.pos(k), CodeType, "%s: keys must be strings, got %s", where(path), describeKind(r))
+			d.diags.Errorf(d.pos(k), CodeType, "%s: keys must be strings, got %s", subject(path), describeKind(r))
 		}
 		return "", false
 	}
@@ -370,18 +515,20 @@ func (d *decoder) object(v *yaml.Node, label string, keys []string, fn func(p pa
 // unknownKey reports p's key as not part of the grammar at label.
 func (d *decoder) unknownKey(p pair, label string, keys []string) {
 	if s, ok := suggest(p.key, keys); ok {
-		d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s in %s; did you mean %q?", quote(p.key), where(label), s)
+		d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; did you mean %q?", quote(p.key), where(label), s)
 		return
 	}
-	d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s in %s; valid keys: %s", quote(p.key), where(label), strings.Join(keys, ", "))
+	d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; valid keys: %s", quote(p.key), where(label), strings.Join(keys, ", "))
 }
 
 // typeError reports that the value v (resolved r) at label is not want.
 func (d *decoder) typeError(v, r *yaml.Node, label, want string) {
-	if label == "" {
-		label = "manifest"
+	label = subject(label)
+	got := describe(r)
+	if d.redact {
+		got = describeType(r)
 	}
-	d.diags.Errorf(d.pos(v), CodeType, "%s: expected %s, got %s", label, want, describe(r))
+	d.diags.Errorf(d.pos(v), CodeType, "%s: expected %s, got %s", label, want, got)
 }
 
 // str decodes a string scalar. Null means not set. A timestamp-looking
@@ -445,7 +592,11 @@ func (d *decoder) integer(v *yaml.Node, label string, lo, hi int64) (int64, bool
 	}
 	var n int64
 	if err := r.Decode(&n); err != nil || n < lo || n > hi {
-		d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range %s", label, clip(r.Value), rangeText(lo, hi))
+		if hi == maxInt {
+			d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range (at least %d)", label, clip(r.Value), lo)
+		} else {
+			d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range %d..%d", label, clip(r.Value), lo, hi)
+		}
 		return 0, false
 	}
 	return n, true
@@ -550,6 +701,28 @@ func describe(r *yaml.Node) string {
 	return "value " + quote(r.Value) + " tagged " + clip(r.Tag)
 }
 
+// describeType names what r is without its value.
+func describeType(r *yaml.Node) string {
+	if r == nil || r.Kind != yaml.ScalarNode {
+		return describeKind(r)
+	}
+	switch r.ShortTag() {
+	case "!!null":
+		return "null"
+	case "!!bool":
+		return "a boolean"
+	case "!!int":
+		return "an integer"
+	case "!!float":
+		return "a number"
+	case "!!str":
+		return "a string"
+	case "!!timestamp":
+		return "a timestamp"
+	}
+	return "a tagged value"
+}
+
 // describeKind names a node's kind.
 func describeKind(r *yaml.Node) string {
 	if r == nil {
@@ -584,10 +757,18 @@ func clip(s string) string {
 // quote renders s as a Go-quoted string, shortened for messages.
 func quote(s string) string { return strconv.Quote(clip(s)) }
 
-// where names the mapping at path for messages.
+// where names the mapping at path for "unknown key ... <where>".
 func where(path string) string {
 	if path == "" {
-		return "the top level"
+		return "at the top level"
+	}
+	return "in " + path
+}
+
+// subject names the value at path for "<subject>: expected ...".
+func subject(path string) string {
+	if path == "" {
+		return "manifest"
 	}
 	return path
 }
@@ -598,14 +779,6 @@ func join(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-// rangeText renders an inclusive range.
-func rangeText(lo, hi int64) string {
-	if hi == maxInt {
-		return fmt.Sprintf("%d or more", lo)
-	}
-	return fmt.Sprintf("%d..%d", lo, hi)
 }
 
 const maxInt = int64(^uint64(0) >> 1)

@@ -23,6 +23,8 @@ type Manifest struct {
 	Capabilities []*Capability
 	// QueryTemplates are kept as JSON; Anvil does not interpret them yet.
 	QueryTemplates json.RawMessage
+	// PathGrammarPos is the position of the path_grammar value.
+	PathGrammarPos diag.Pos
 }
 
 // Service is the service block.
@@ -50,6 +52,8 @@ type Auth struct {
 	Provider          *Provider
 	Scopes            []string
 	Pos               diag.Pos
+	// TypePos is the position of the type value.
+	TypePos diag.Pos
 }
 
 // Carrier is where a credential travels.
@@ -114,6 +118,11 @@ type Operation struct {
 	ReviewReason   string
 	Effect         *Effect
 	Pos            diag.Pos
+	// Positions of single values, for diagnostics about them.
+	SideEffectPos diag.Pos
+	RiskPos       diag.Pos
+	ReversiblePos diag.Pos
+	ActionPos     diag.Pos
 }
 
 // Name re-homes the routing names.
@@ -140,6 +149,8 @@ type Idempotency struct {
 	Parameter   string
 	Field       string
 	Pos         diag.Pos
+	// StrategyPos is the position of the strategy value.
+	StrategyPos diag.Pos
 }
 
 // Confirmation is the confirmation block.
@@ -201,6 +212,8 @@ type Deadline struct {
 	WithinMs *int64
 	At       string
 	Pos      diag.Pos
+	// AtPos is the position of the at value.
+	AtPos diag.Pos
 }
 
 // Lookup is lookup:.
@@ -241,6 +254,8 @@ type Argument struct {
 	Name   string
 	Source air.ArgSource
 	Pos    diag.Pos // position of the value
+	// NamePos is the position of the argument's key.
+	NamePos diag.Pos
 }
 
 // Workflow is a documented sequence of operation references.
@@ -249,6 +264,8 @@ type Workflow struct {
 	Description string
 	Steps       []string
 	Pos         diag.Pos
+	// StepPos holds the position of each step, parallel to Steps.
+	StepPos []diag.Pos
 }
 
 // Capability groups operation references.
@@ -257,4 +274,6 @@ type Capability struct {
 	Description string
 	Operations  []string
 	Pos         diag.Pos
+	// OperationPos holds the position of each reference, parallel to Operations.
+	OperationPos []diag.Pos
 }

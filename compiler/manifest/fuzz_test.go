@@ -1,0 +1,48 @@
+package manifest
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzDecode checks that no input makes Decode panic, and that every
+// diagnostic carries a code, a message and a position in the named file.
+func FuzzDecode(f *testing.F) {
+	seeds := []string{exampleManifest}
+	more, _ := filepath.Glob("testdata/*.yaml")
+	seeds = append(seeds, more...)
+	for _, s := range seeds {
+		b, err := os.ReadFile(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, c := range errorCases {
+		f.Add([]byte(c.src))
+	}
+	f.Add([]byte("a: &a [*a, *a]\nquery_templates: {<<: *a}\n"))
+	f.Add([]byte("operations: {x: {effect: {inverse: {operation: y, arguments: {<<: [{a: b}, {a: c}], b: {const: [1, {z: 2}]}}}}}}\n"))
+	f.Add([]byte("\x00\xff\xfe{[?:-"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, diags := Decode("fuzz.yaml", data)
+		if m == nil {
+			t.Fatal("nil manifest")
+		}
+		for _, d := range diags {
+			if d.Code == "" || d.Message == "" || d.Level == "" {
+				t.Errorf("incomplete diagnostic %+v", d)
+			}
+			if d.Pos.File != "fuzz.yaml" || d.Pos.Line < 1 || d.Pos.Col < 0 {
+				t.Errorf("diagnostic without a position: %+v", d)
+			}
+		}
+		for i := 1; i < len(diags); i++ {
+			a, b := diags[i-1].Pos, diags[i].Pos
+			if a.Line > b.Line || a.Line == b.Line && a.Col > b.Col {
+				t.Errorf("diagnostics not sorted: %v before %v", diags[i-1], diags[i])
+			}
+		}
+	})
+}
