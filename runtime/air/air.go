@@ -215,6 +215,9 @@ type Input struct {
 	Params []Param `json:"params"`
 	Body   *Body   `json:"body,omitempty"`
 	Schema *Schema `json:"schema"` // the combined tool input schema (params + body fields)
+	// Safety names the tool's control inputs (confirm, idempotency key, dry
+	// run) as published in Schema.
+	Safety Safety `json:"safety"`
 }
 
 // Param is a path, query, header or cookie parameter.

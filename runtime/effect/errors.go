@@ -1,0 +1,51 @@
+package effect
+
+import (
+	"encoding/json"
+
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+// Call-time codes, carried in an error envelope's details.code.
+const (
+	// CodeInvalidMeta (validation_error): _meta.idempotency_key is not a
+	// non-empty string, or _meta.stage is not a boolean.
+	CodeInvalidMeta = "effect/invalid_meta"
+	// CodeIdempotencyKeyConflict (validation_error): a different key is
+	// already in the arguments; details.field names the input.
+	CodeIdempotencyKeyConflict = "effect/idempotency_key_conflict"
+	// CodeNoDraftForm (unsupported_operation): stage was requested on an
+	// operation with no draft form.
+	CodeNoDraftForm = "effect/no_draft_form"
+	// CodeDraftUnavailable (unsupported_operation): the draft operation is
+	// not served.
+	CodeDraftUnavailable = "effect/draft_unavailable"
+	// CodeDraftArgumentMissing (validation_error): a draft mapping resolves
+	// to nothing; details.argument names it.
+	CodeDraftArgumentMissing = "effect/draft_argument_missing"
+	// CodeDraftInputInvalid (validation_error): the mapped draft input fails
+	// the draft tool's own schema.
+	CodeDraftInputInvalid = "effect/draft_input_invalid"
+)
+
+// newError builds an envelope for a call-time effect refusal. Nothing was
+// sent upstream, so it is neither retryable nor safe to retry unchanged.
+// The caller fills TraceID (and Operation when opID is empty).
+func newError(code, opID, message string, details json.RawMessage) *envelope.Error {
+	return &envelope.Error{Code: code, Message: message, Operation: opID, Details: details}
+}
+
+// details builds a details object with keys in the given order: code first,
+// then the other key/value pairs.
+func details(code string, kv ...string) json.RawMessage {
+	b := make([]byte, 0, 64)
+	b = append(b, `{"code":`...)
+	b = appendString(b, code)
+	for i := 0; i+1 < len(kv); i += 2 {
+		b = append(b, ',')
+		b = appendString(b, kv[i])
+		b = append(b, ':')
+		b = appendString(b, kv[i+1])
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,302 @@
+package effect
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// maxDepth bounds how deep appendValue descends into a value: anything
+// deeper (or a cyclic value built by hand) is written as null, so the
+// report always stays well inside encoding/json's nesting limit (10000),
+// which the MCP SDK applies when it re-reads MarshalJSON output.
+const maxDepth = 1000
+
+const hexDigits = "0123456789abcdef"
+
+// appendValue appends the JSON of a decoded JSON value. The common decoded
+// types are written directly, as JavaScript's JSON.stringify writes them
+// (the earlier implementation's wire form): float64 in shortest form (100,
+// not 1e+02), json.Number verbatim, json.RawMessage compacted, objects with
+// sorted keys. Any other type goes through encoding/json; a value that
+// cannot be encoded (a channel, NaN) is written as null. It never panics.
+func appendValue(b []byte, v any, depth int) []byte {
+	if depth > maxDepth {
+		return append(b, "null"...)
+	}
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...)
+	case string:
+		return appendString(b, x)
+	case bool:
+		return strconv.AppendBool(b, x)
+	case float64:
+		return appendFloat(b, x, 64)
+	case float32:
+		return appendFloat(b, float64(x), 32)
+	case int:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int8:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int16:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int32:
+		return strconv.AppendInt(b, int64(x), 10)
+	case int64:
+		return strconv.AppendInt(b, x, 10)
+	case uint:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint8:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint16:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint32:
+		return strconv.AppendUint(b, uint64(x), 10)
+	case uint64:
+		return strconv.AppendUint(b, x, 10)
+	case json.Number:
+		if validNumber(string(x)) {
+			return append(b, x...)
+		}
+		return appendString(b, string(x))
+	case json.RawMessage:
+		return appendRaw(b, x)
+	case map[string]any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b = append(b, '{')
+		for i, k := range keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = appendValue(b, x[k], depth+1)
+		}
+		return append(b, '}')
+	case []any:
+		if x == nil {
+			return append(b, "null"...)
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendValue(b, e, depth+1)
+		}
+		return append(b, ']')
+	case Args:
+		return x.appendJSON(b, depth+1)
+	}
+	return appendFallback(b, v)
+}
+
+// appendFallback encodes v with encoding/json, without HTML escaping.
+func appendFallback(b []byte, v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, bytes.TrimRight(buf.Bytes(), "\n")...)
+}
+
+// appendRaw appends raw JSON compacted, or null when it is not valid JSON.
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return append(b, "null"...)
+	}
+	if !hasJSONSpace(raw) {
+		return append(b, raw...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return append(b, "null"...)
+	}
+	return append(b, buf.Bytes()...)
+}
+
+func hasJSONSpace(raw []byte) bool {
+	for _, c := range raw {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// appendFloat writes a number as JSON.stringify does: shortest round-trip
+// digits, exponent form only below 1e-6 or from 1e21, -0 as 0, and null for
+// NaN and the infinities.
+func appendFloat(b []byte, f float64, bits int) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	if f == 0 {
+		return append(b, '0')
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs < 1e-6 || abs >= 1e21 {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, bits)
+	if format == 'e' {
+		// Turn e-07 into e-7, as JavaScript writes it.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString writes s as a JSON string the way JSON.stringify does: only
+// the quote, the backslash and control characters are escaped; invalid
+// UTF-8 becomes \ufffd.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// appendU16 writes \uXXXX for one UTF-16 code unit.
+func appendU16(b []byte, u uint16) []byte {
+	return append(b, '\\', 'u', hexDigits[u>>12&0xf], hexDigits[u>>8&0xf], hexDigits[u>>4&0xf], hexDigits[u&0xf])
+}
+
+// asciiJSON rewrites JSON text so that it is printable ASCII: every
+// character from U+007F up is written as \uXXXX (lower-case hex), and a
+// character above U+FFFF as its UTF-16 surrogate pair. Raw non-ASCII bytes
+// only occur inside JSON strings, so the result decodes to the same values.
+// Invalid UTF-8 becomes \ufffd.
+func asciiJSON(js []byte) []byte {
+	i := 0
+	for i < len(js) && js[i] < 0x7f {
+		i++
+	}
+	if i == len(js) {
+		return js
+	}
+	out := make([]byte, i, len(js)+len(js)/2+16)
+	copy(out, js[:i])
+	for i < len(js) {
+		c := js[i]
+		if c < 0x7f {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(js[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 {
+			r = utf8.RuneError
+		}
+		if r > 0xffff {
+			r -= 0x10000
+			out = appendU16(out, uint16(0xd800+(r>>10)))
+			out = appendU16(out, uint16(0xdc00+(r&0x3ff)))
+			continue
+		}
+		out = appendU16(out, uint16(r))
+	}
+	return out
+}
+
+// validNumber reports whether s is a JSON number.
+func validNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	i := 0
+	if s[i] == '-' {
+		i++
+		if i == len(s) {
+			return false
+		}
+	}
+	switch {
+	case s[i] == '0':
+		i++
+	case s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if i == len(s) || s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if i == len(s) || s[i] < '0' || s[i] > '9' {
+			return false
+		}
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	}
+	return i == len(s)
+}

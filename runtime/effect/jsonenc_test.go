@@ -1,0 +1,148 @@
+package effect
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestAppendValue(t *testing.T) {
+	type point struct {
+		X int `json:"x"`
+	}
+	tests := []struct {
+		v    any
+		want string
+	}{
+		{nil, `null`},
+		{true, `true`},
+		{float64(100), `100`},
+		{1.5, `1.5`},
+		{-0.0, `0`},
+		{math.Copysign(0, -1), `0`},
+		{1e21, `1e+21`},
+		{1e20, `100000000000000000000`},
+		{1e-7, `1e-7`},
+		{0.000001, `0.000001`},
+		{123456789012345680.0, `123456789012345680`},
+		{math.NaN(), `null`},
+		{math.Inf(1), `null`},
+		{float32(0.1), `0.1`},
+		{int(-3), `-3`},
+		{int64(1) << 60, `1152921504606846976`},
+		{uint8(7), `7`},
+		{uint64(math.MaxUint64), `18446744073709551615`},
+		{json.Number("1e2"), `1e2`},
+		{json.Number("12abc"), `"12abc"`},
+		{json.RawMessage(` { "a" : [1, 2] } `), `{"a":[1,2]}`},
+		{json.RawMessage(`{bad`), `null`},
+		{json.RawMessage(nil), `null`},
+		{"a\"b\\c\n\t\r\b\f\x01\x1f\u007f<&>\u2028ø🚀", `"a\"b\\c\n\t\r\b\f\u0001\u001f` + "\u007f<&>\u2028ø🚀" + `"`},
+		{"bad\xffutf8", `"bad\ufffdutf8"`},
+		{map[string]any{"b": 1.0, "a": []any{nil, "x"}, "c": map[string]any{}}, `{"a":[null,"x"],"b":1,"c":{}}`},
+		{map[string]any(nil), `null`},
+		{[]any(nil), `null`},
+		{[]any{}, `[]`},
+		{[]string{"x", "<y>"}, `["x","<y>"]`},
+		{map[string]string{"k": "v"}, `{"k":"v"}`},
+		{point{X: 2}, `{"x":2}`},
+		{make(chan int), `null`},
+		{func() {}, `null`},
+		{Args{{Name: "z", Value: 1.0}, {Name: "a", Value: "q"}}, `{"z":1,"a":"q"}`},
+	}
+	for _, tc := range tests {
+		got := string(appendValue(nil, tc.v, 0))
+		if got != tc.want {
+			t.Errorf("appendValue(%#v) = %s, want %s", tc.v, got, tc.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("appendValue(%#v) = %s is not JSON", tc.v, got)
+		}
+	}
+}
+
+func TestAppendValueDepth(t *testing.T) {
+	var v any = "leaf"
+	for i := 0; i < maxDepth+5; i++ {
+		v = []any{v}
+	}
+	b := appendValue(nil, v, 0)
+	if !json.Valid(b) || !strings.Contains(string(b), "null") {
+		t.Errorf("deep value not cut off")
+	}
+	// A cycle built by hand is cut off, not a stack overflow.
+	m := map[string]any{}
+	m["self"] = m
+	if b := appendValue(nil, m, 0); !json.Valid(b) {
+		t.Error("cyclic value")
+	}
+}
+
+func TestValidNumber(t *testing.T) {
+	for _, s := range []string{"0", "-0", "1", "-12", "1.5", "1e9", "1E+9", "2.5e-3"} {
+		if !validNumber(s) {
+			t.Errorf("%q should be valid", s)
+		}
+	}
+	for _, s := range []string{"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "0x1", "1 ", "NaN"} {
+		if validNumber(s) {
+			t.Errorf("%q should be invalid", s)
+		}
+	}
+}
+
+func TestASCIIJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"a":"plain"}`, `{"a":"plain"}`},
+		{`"ø"`, `"\u00f8"`},
+		{"\"\u007f\"", `"\u007f"`},
+		{`"😀x"`, `"\ud83d\ude00x"`},
+		{"\"\uffff\U00010000\"", `"\uffff\ud800\udc00"`},
+		{"\"\xff\"", `"\ufffd"`},
+	}
+	for _, tc := range tests {
+		got := string(asciiJSON([]byte(tc.in)))
+		if got != tc.want {
+			t.Errorf("asciiJSON(%q) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzHeaderValue checks that any string in a report gives a printable ASCII
+// header that decodes to the same values as the report's JSON.
+func FuzzHeaderValue(f *testing.F) {
+	for _, s := range []string{"øcto", "🚀", "\u2028", "\x00\x7f", "\xff\xfe", "plain", `"\`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		r := &Report{Class: "reversible", Operation: "svc.x", IdempotencyKey: s,
+			Undo: &Undo{Kind: KindInverse, FollowUp: FollowUp{Operation: "svc.y", Tool: "t", Arguments: Args{{Name: s, Value: s}}}}}
+		h := HeaderValue(r)
+		for i := 0; i < len(h); i++ {
+			if h[i] < 0x20 || h[i] > 0x7e {
+				t.Fatalf("byte %#x in %q", h[i], h)
+			}
+		}
+		js, _ := r.MarshalJSON()
+		if !utf8.Valid(js) {
+			t.Fatalf("report JSON is not UTF-8: %q", js)
+		}
+		var a, b any
+		if err := json.Unmarshal([]byte(h), &a); err != nil {
+			t.Fatalf("header %q: %v", h, err)
+		}
+		if err := json.Unmarshal(js, &b); err != nil {
+			t.Fatalf("json %q: %v", js, err)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) {
+			t.Fatalf("header %s\ndecodes to %s\nnot %s", h, ja, jb)
+		}
+		if s != "" && utf8.ValidString(s) && a.(map[string]any)["idempotency_key"] != s {
+			t.Fatalf("key %q came back as %q", s, a.(map[string]any)["idempotency_key"])
+		}
+	})
+}
