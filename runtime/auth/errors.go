@@ -1,0 +1,124 @@
+package auth
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+// Error codes of an authentication failure (the body's error.code and the
+// WWW-Authenticate error parameter).
+const (
+	CodeInvalidToken   = "invalid_token"
+	CodeInvalidRequest = "invalid_request"
+)
+
+// Sentinels that [*Error] matches with errors.Is, by code.
+var (
+	// ErrInvalidToken matches every failure with code invalid_token.
+	ErrInvalidToken = errors.New(CodeInvalidToken)
+	// ErrInvalidRequest matches a missing or malformed Authorization header.
+	ErrInvalidRequest = errors.New(CodeInvalidRequest)
+	// ErrConfig is wrapped by every configuration error.
+	ErrConfig = errors.New("invalid inbound auth configuration")
+)
+
+// Error is an authentication failure. Every failure of [Verifier.Verify] is
+// one; the gateway answers it with [WriteError].
+type Error struct {
+	// Status is the HTTP status: 401.
+	Status int
+	// Code is CodeInvalidToken or CodeInvalidRequest.
+	Code string
+	// Message says what failed. It never contains the token or key material.
+	Message string
+
+	cause error // e.g. a grant.ErrInvalidGrant for by_grants
+}
+
+// Error returns the message.
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns the underlying cause, if any.
+func (e *Error) Unwrap() error { return e.cause }
+
+// Is matches ErrInvalidToken or ErrInvalidRequest by code.
+func (e *Error) Is(target error) bool {
+	switch target {
+	case ErrInvalidToken:
+		return e.Code == CodeInvalidToken
+	case ErrInvalidRequest:
+		return e.Code == CodeInvalidRequest
+	}
+	return false
+}
+
+func invalidToken(msg string) *Error {
+	return &Error{Status: http.StatusUnauthorized, Code: CodeInvalidToken, Message: msg}
+}
+
+// WWWAuthenticate is the challenge for this failure:
+//
+//	Bearer realm="mcp", error="<code>", error_description="<message>"
+//
+// with double quotes (and backslashes) in the message written as ' and
+// control characters as spaces, followed by
+// resource_metadata="<origin>/.well-known/oauth-protected-resource" only when
+// resource (the gateway's /mcp URL) is https.
+func (e *Error) WWWAuthenticate(resource string) string {
+	var b strings.Builder
+	b.WriteString(`Bearer realm="mcp", error="`)
+	b.WriteString(quoteSafe(e.Code))
+	b.WriteString(`", error_description="`)
+	b.WriteString(quoteSafe(e.Message))
+	b.WriteByte('"')
+	if meta := resourceMetadata(resource); meta != "" {
+		b.WriteString(`, resource_metadata="`)
+		b.WriteString(quoteSafe(meta))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// resourceMetadata is the protected-resource metadata URL for an https
+// resource, or "".
+func resourceMetadata(resource string) string {
+	u, err := url.Parse(resource)
+	if err != nil || u.Scheme != "https" || u.Host == "" {
+		return ""
+	}
+	return "https://" + u.Host + "/.well-known/oauth-protected-resource"
+}
+
+// quoteSafe makes s safe inside a quoted header parameter.
+func quoteSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '"' || r == '\\':
+			return '\''
+		case r < 0x20 || r == 0x7f:
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// WriteError answers an authentication failure: its status (401), the
+// WWW-Authenticate challenge for resource, and the body
+// {"error":{"code":…,"message":…}}. An error that is not an [*Error] is
+// answered as 401 invalid_token.
+func WriteError(w http.ResponseWriter, err error, resource string) {
+	var e *Error
+	if !errors.As(err, &e) || e == nil {
+		e = invalidToken("Token is invalid.")
+	}
+	status := e.Status
+	if status == 0 {
+		status = http.StatusUnauthorized
+	}
+	w.Header().Set("WWW-Authenticate", e.WWWAuthenticate(resource))
+	envelope.WriteSimple(w, status, e.Code, e.Message)
+}

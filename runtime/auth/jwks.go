@@ -1,0 +1,327 @@
+package auth
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// JWKS limits and timings.
+const (
+	// MaxJWKSBytes is the largest key set read, from a file or over https.
+	MaxJWKSBytes = 256 << 10
+	// JWKSCacheTTL is how long an https key set is used before it is fetched
+	// again.
+	JWKSCacheTTL = 5 * time.Minute
+	// DefaultRefreshInterval is the default shortest time between two fetches
+	// of an https key set forced by unknown kids.
+	DefaultRefreshInterval = time.Second
+)
+
+var errJWKSUnreadable = errors.New("key set unreadable")
+
+// jwk is one key of a set, reduced to the members verification looks at.
+// Two jwk values are equal exactly when they verify the same way.
+type jwk struct {
+	kid, kty, crv, alg, use, x string
+	malformed                  bool // a member had the wrong JSON type
+}
+
+// keySet is a parsed JWKS.
+type keySet struct {
+	keys []jwk
+}
+
+// parseKeySet parses {"keys":[…]}. Keys that are not objects are kept as
+// malformed entries (they count toward "the only key" but never verify).
+func parseKeySet(b []byte) (*keySet, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil || doc == nil {
+		return nil, errJWKSUnreadable
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(doc["keys"], &raws); err != nil || raws == nil {
+		return nil, errJWKSUnreadable
+	}
+	set := &keySet{keys: make([]jwk, 0, len(raws))}
+	for _, r := range raws {
+		var obj map[string]json.RawMessage
+		var k jwk
+		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
+			k.malformed = true
+		}
+		for _, m := range []struct {
+			name string
+			dst  *string
+		}{{"kid", &k.kid}, {"kty", &k.kty}, {"crv", &k.crv}, {"alg", &k.alg}, {"use", &k.use}, {"x", &k.x}} {
+			v, ok := obj[m.name]
+			if !ok {
+				continue
+			}
+			if !isJSONString(v) || json.Unmarshal(v, m.dst) != nil {
+				k.malformed = true
+				*m.dst = ""
+			}
+		}
+		set.keys = append(set.keys, k)
+	}
+	return set, nil
+}
+
+func isJSONString(v json.RawMessage) bool {
+	v = bytes.TrimLeft(v, " \t\r\n")
+	return len(v) > 0 && v[0] == '"'
+}
+
+// errUnknownKid means the set has no key for the token's kid.
+var errUnknownKid = errors.New("unknown kid")
+
+// lookup picks the key for a token: by kid, or, with no kid, the only key
+// when there is exactly one.
+func (s *keySet) lookup(kid string) (jwk, error) {
+	if kid == "" {
+		if len(s.keys) != 1 {
+			return jwk{}, invalidToken("Token has no kid and the key set does not hold exactly one key.")
+		}
+		return s.keys[0], nil
+	}
+	for _, k := range s.keys {
+		if k.kid == kid && !k.malformed {
+			return k, nil
+		}
+	}
+	for _, k := range s.keys {
+		if k.kid == kid {
+			return k, nil
+		}
+	}
+	return jwk{}, errUnknownKid
+}
+
+// publicKey checks a selected key against the token's algorithm and returns
+// its Ed25519 public key.
+func (k jwk) publicKey() ([]byte, *Error) {
+	switch {
+	case k.malformed:
+		return nil, invalidToken("Token signing key is malformed.")
+	case k.alg != "" && k.alg != algEdDSA:
+		return nil, invalidToken("Token signing key is not for EdDSA.")
+	case k.kty != "OKP" || k.crv != "Ed25519":
+		return nil, invalidToken("Token signing key is not an Ed25519 key.")
+	case k.use != "" && k.use != "sig":
+		return nil, invalidToken("Token signing key is not a signature key.")
+	}
+	x, err := base64.RawURLEncoding.DecodeString(k.x)
+	if err != nil || len(x) != 32 {
+		return nil, invalidToken("Token signing key is malformed.")
+	}
+	return x, nil
+}
+
+// keySource yields the current key set.
+type keySource interface {
+	// current returns the key set to use now.
+	current(ctx context.Context) (*keySet, error)
+	// refresh returns a fresher set after an unknown kid, or nil when none
+	// can be had (a file is always read fresh; an https set is fetched at most
+	// once per refresh interval).
+	refresh(ctx context.Context) (*keySet, error)
+}
+
+// fileSource reads a JWKS file on every call. It keeps the file open and,
+// per call, stats the path (a replaced file has another identity and is
+// opened afresh) and reads the whole content again from offset 0, so both an
+// atomic replacement and an in-place edit take effect on the very next call.
+// Parsing is skipped when the bytes are the same as last time. Replaced
+// handles are closed by the garbage collector, never under a concurrent
+// reader.
+type fileSource struct {
+	path   string
+	handle atomic.Pointer[openFile]
+	last   atomic.Pointer[fileSnapshot]
+}
+
+type openFile struct {
+	f  *os.File
+	fi os.FileInfo
+}
+
+type fileSnapshot struct {
+	raw []byte
+	set *keySet
+}
+
+func (s *fileSource) current(context.Context) (*keySet, error) {
+	raw, err := s.read()
+	if err != nil {
+		return nil, errJWKSUnreadable
+	}
+	if snap := s.last.Load(); snap != nil && bytes.Equal(snap.raw, raw) {
+		return snap.set, nil
+	}
+	set, err := parseKeySet(raw)
+	if err != nil {
+		return nil, err
+	}
+	s.last.Store(&fileSnapshot{raw: raw, set: set})
+	return set, nil
+}
+
+func (s *fileSource) refresh(context.Context) (*keySet, error) { return nil, nil }
+
+// read returns the file's current content: a regular file of at most
+// MaxJWKSBytes.
+func (s *fileSource) read() ([]byte, error) {
+	fi, err := os.Stat(s.path)
+	if err != nil {
+		return nil, err
+	}
+	h := s.handle.Load()
+	if h == nil || !os.SameFile(h.fi, fi) {
+		if !fi.Mode().IsRegular() {
+			return nil, errJWKSUnreadable
+		}
+		f, err := os.Open(s.path)
+		if err != nil {
+			return nil, err
+		}
+		ffi, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		h = &openFile{f: f, fi: ffi}
+		s.handle.Store(h)
+		if !os.SameFile(ffi, fi) { // replaced between the stat and the open
+			fi = ffi
+		}
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > MaxJWKSBytes {
+		return nil, errJWKSUnreadable
+	}
+	buf := make([]byte, fi.Size())
+	n, err := h.f.ReadAt(buf, 0)
+	if err != nil && !errors.Is(err, io.EOF) { // EOF: it shrank since the stat
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// httpsSource fetches a JWKS over https and caches it for JWKSCacheTTL.
+type httpsSource struct {
+	url      string
+	client   *http.Client
+	now      func() time.Time
+	interval time.Duration // shortest time between forced refreshes
+
+	mu        sync.Mutex // guards the fields below
+	set       *keySet
+	fetchedAt time.Time
+	gen       uint64     // successful fetches so far
+	failedAt  time.Time  // the last failed fetch, zero after a success
+	fetchMu   sync.Mutex // serializes fetches
+}
+
+func (h *httpsSource) cached() (*keySet, time.Time, uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.set, h.fetchedAt, h.gen
+}
+
+func (h *httpsSource) current(ctx context.Context) (*keySet, error) {
+	if set, at, _ := h.cached(); set != nil && h.now().Sub(at) < JWKSCacheTTL {
+		return set, nil
+	}
+	h.fetchMu.Lock()
+	defer h.fetchMu.Unlock()
+	if set, at, _ := h.cached(); set != nil && h.now().Sub(at) < JWKSCacheTTL {
+		return set, nil // another caller fetched it meanwhile
+	}
+	return h.fetch(ctx)
+}
+
+func (h *httpsSource) refresh(ctx context.Context) (*keySet, error) {
+	_, _, before := h.cached()
+	h.fetchMu.Lock()
+	defer h.fetchMu.Unlock()
+	set, at, gen := h.cached()
+	if gen != before {
+		return set, nil // fetched by another caller while we waited
+	}
+	if gen > 0 && h.now().Sub(at) < h.interval {
+		return nil, nil
+	}
+	return h.fetch(ctx)
+}
+
+// fetch downloads and parses the set; callers hold fetchMu. A failure is
+// not retried within the refresh interval, so a yard that is down is not
+// asked once per request.
+func (h *httpsSource) fetch(ctx context.Context) (*keySet, error) {
+	h.mu.Lock()
+	failedAt := h.failedAt
+	h.mu.Unlock()
+	if !failedAt.IsZero() && h.now().Sub(failedAt) < h.interval {
+		return nil, errJWKSUnreadable
+	}
+	set, err := h.download(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.failedAt = h.now()
+		return nil, err
+	}
+	h.set, h.fetchedAt, h.failedAt = set, h.now(), time.Time{}
+	h.gen++
+	return set, nil
+}
+
+// download GETs and parses the set.
+func (h *httpsSource) download(ctx context.Context) (*keySet, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
+	if err != nil {
+		return nil, errJWKSUnreadable
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return nil, errJWKSUnreadable
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, errJWKSUnreadable
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxJWKSBytes+1))
+	if err != nil || len(raw) > MaxJWKSBytes {
+		return nil, errJWKSUnreadable
+	}
+	return parseKeySet(raw)
+}
+
+// defaultHTTPClient fetches key sets with a timeout and follows redirects
+// only to https.
+func defaultHTTPClient() *http.Client {
+	return &http.Client{
+		Timeout: 10 * time.Second,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.URL.Scheme != "https" {
+				return fmt.Errorf("redirect to %s refused", req.URL.Scheme)
+			}
+			if len(via) >= 3 {
+				return errors.New("too many redirects")
+			}
+			return nil
+		},
+	}
+}
