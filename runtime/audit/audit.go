@@ -1,0 +1,297 @@
+// Package audit writes the gateway's audit log (ANVIL_AUDIT_FILE): one JSON
+// line per tool call, with the contract's keys in the contract's order
+// (anvil-reference §e "Audit log"). Branchyard tails the file and consumes only
+// complete, newline-terminated lines, so every line is written with a single
+// write call on a file opened with O_APPEND.
+//
+// Writing never decides a call's outcome: when Write returns an error the
+// caller reports it on stderr and carries on with the call.
+package audit
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+// ErrWrite wraps every error Open and Write return.
+var ErrWrite = errors.New("audit: cannot write the audit log")
+
+// Decisions recorded in a line's "decision" key.
+const (
+	DecisionAllowed              = "allowed"
+	DecisionDenied               = "denied"
+	DecisionConfirmationRequired = "confirmation_required"
+)
+
+// DecisionFor returns a line's decision from the call's error code (empty
+// for a success): policy_denied (a grant refusal or any other policy
+// refusal) is denied, confirmation_required (the grant's or the caller's
+// missing confirm) is confirmation_required, and everything else is allowed,
+// even when the call failed later (auth_required for a missing connection,
+// upstream errors).
+func DecisionFor(errorCode string) string {
+	switch errorCode {
+	case envelope.PolicyDenied:
+		return DecisionDenied
+	case envelope.ConfirmationRequired:
+		return DecisionConfirmationRequired
+	}
+	return DecisionAllowed
+}
+
+// Line is one audit record. MarshalJSON writes exactly the contract's keys in
+// the contract's order:
+//
+//	time, sub, by_tenant, by_branch, by_turn, connector, account, operation,
+//	decision, grant, upstream_status, latency_ms, input_sha256, error_code,
+//	rule, dry_run, trace_id, effect_class, ledger_id, staged_for
+//
+// The keys that may be null are pointer fields (or a RawMessage for Grant):
+// nil is written as null, anything else as its value. Optional turns an
+// empty string into nil.
+type Line struct {
+	// Time is when the call was received; Write uses the current time when
+	// it is zero. Written as RFC 3339 UTC with milliseconds ("…T…:…:….123Z").
+	Time time.Time
+	// Sub is the token's subject.
+	Sub string
+	// ByTenant, ByBranch and ByTurn are the token's attribution claims (nil
+	// when absent or empty).
+	ByTenant, ByBranch, ByTurn *string
+	// Connector is the connector id the tool was served under.
+	Connector string
+	// Account is the allowed (or refusing) grant entry's account.
+	Account *string
+	// Operation is the AIR operation id (a staged call: the draft's id).
+	Operation string
+	// Decision is one of the Decision constants (see DecisionFor).
+	Decision string
+	// Grant is the deciding entry as {"index": n, ...entry} (see
+	// GrantWithIndex); nil or empty is null.
+	Grant json.RawMessage
+	// UpstreamStatus is the upstream's HTTP status; nil when nothing was
+	// sent or no answer came back.
+	UpstreamStatus *int
+	// LatencyMs is the call's duration in milliseconds.
+	LatencyMs int64
+	// InputSHA256 is InputSHA256 of the call's arguments.
+	InputSHA256 string
+	// ErrorCode is the error envelope's code when the call failed.
+	ErrorCode *string
+	// Rule is a grant sub-code such as "policy/grant_denied".
+	Rule *string
+	// DryRun marks a dry run.
+	DryRun bool
+	// TraceID is the call's trace id (NewTraceID).
+	TraceID string
+	// EffectClass is the operation's effect class; every line carries one.
+	EffectClass string
+	// LedgerID is the caller's idempotency key, whether or not it was sent upstream.
+	LedgerID *string
+	// StagedFor is the staged operation's id on a staged call.
+	StagedFor *string
+}
+
+// Optional returns &s, or nil for the empty string: the value of a nullable
+// Line field.
+func Optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// TimeFormat is the layout of a line's time: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// MarshalJSON renders the line as compact JSON in the contract's key order.
+// Strings are escaped as JavaScript's JSON.stringify escapes them (no HTML
+// escaping). Grant must be valid JSON when set.
+//
+// json.Marshal(line) re-escapes '<', '>' and '&' in the result; call
+// MarshalJSON directly (as Logger.Write does) for the exact bytes.
+func (l Line) MarshalJSON() ([]byte, error) {
+	return l.appendJSON(make([]byte, 0, 512))
+}
+
+func (l *Line) appendJSON(b []byte) ([]byte, error) {
+	str := func(key, v string) {
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		b = appendJSString(b, v)
+	}
+	nullable := func(key string, v *string) {
+		if v == nil {
+			b = append(b, ',', '"')
+			b = append(b, key...)
+			b = append(b, `":null`...)
+			return
+		}
+		str(key, *v)
+	}
+	b = append(b, `{"time":`...)
+	b = appendJSString(b, l.Time.UTC().Format(TimeFormat))
+	str("sub", l.Sub)
+	nullable("by_tenant", l.ByTenant)
+	nullable("by_branch", l.ByBranch)
+	nullable("by_turn", l.ByTurn)
+	str("connector", l.Connector)
+	nullable("account", l.Account)
+	str("operation", l.Operation)
+	str("decision", l.Decision)
+	b = append(b, `,"grant":`...)
+	if len(bytes.TrimSpace(l.Grant)) == 0 {
+		b = append(b, "null"...)
+	} else {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, l.Grant); err != nil {
+			return nil, fmt.Errorf("audit: grant is not valid JSON: %w", err)
+		}
+		b = append(b, buf.Bytes()...)
+	}
+	b = append(b, `,"upstream_status":`...)
+	if l.UpstreamStatus == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*l.UpstreamStatus), 10)
+	}
+	b = append(b, `,"latency_ms":`...)
+	b = strconv.AppendInt(b, l.LatencyMs, 10)
+	str("input_sha256", l.InputSHA256)
+	nullable("error_code", l.ErrorCode)
+	nullable("rule", l.Rule)
+	b = append(b, `,"dry_run":`...)
+	b = strconv.AppendBool(b, l.DryRun)
+	str("trace_id", l.TraceID)
+	str("effect_class", l.EffectClass)
+	nullable("ledger_id", l.LedgerID)
+	nullable("staged_for", l.StagedFor)
+	return append(b, '}'), nil
+}
+
+// GrantWithIndex returns {"index": index, ...entry}: the grant entry that
+// decided a call, as a line's Grant. entry must marshal to a JSON object; its
+// keys keep their order after "index".
+func GrantWithIndex(index int, entry any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(entry); err != nil {
+		return nil, fmt.Errorf("audit: grant entry: %w", err)
+	}
+	obj := bytes.TrimSpace(buf.Bytes())
+	if len(obj) < 2 || obj[0] != '{' {
+		return nil, errors.New("audit: grant entry is not a JSON object")
+	}
+	out := make([]byte, 0, len(obj)+16)
+	out = append(out, `{"index":`...)
+	out = strconv.AppendInt(out, int64(index), 10)
+	if rest := bytes.TrimSpace(obj[1:]); len(rest) > 0 && rest[0] != '}' {
+		out = append(out, ',')
+	}
+	out = append(out, obj[1:]...)
+	return out, nil
+}
+
+// Logger appends lines to the audit file. A nil *Logger discards lines, so a
+// gateway without ANVIL_AUDIT_FILE can call Write unconditionally. A Logger is
+// safe for concurrent use.
+//
+// Like the earlier gateway's appendFileSync, every Write opens the file by
+// path (O_APPEND|O_CREATE|O_WRONLY, mode 0600 when created), writes one
+// complete line with a single write call, and closes it; so a log that is
+// moved or removed is re-created on the next line rather than written into
+// an unlinked file. A mutex keeps writers of one Logger from interleaving;
+// O_APPEND keeps whole lines from different processes apart.
+type Logger struct {
+	path string
+	mu   sync.Mutex
+	now  func() time.Time
+}
+
+// Open returns a Logger appending to path, creating the file with mode 0600
+// now so a bad path is reported at start-up. An existing file's mode is left
+// as it is.
+func Open(path string) (*Logger, error) {
+	if path == "" {
+		return nil, fmt.Errorf("%w: no path", ErrWrite)
+	}
+	f, err := openAppend(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrWrite, err)
+	}
+	return &Logger{path: path, now: time.Now}, nil
+}
+
+// Path returns the file the logger appends to ("" for a nil Logger).
+func (l *Logger) Path() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
+}
+
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrWrite, err)
+	}
+	return f, nil
+}
+
+// Write appends line as one JSON line. A zero line.Time is set to now. On a
+// nil Logger it does nothing and returns nil. An error (wrapping ErrWrite)
+// means the line was not recorded; the caller reports it on stderr and does
+// not fail the call because of it.
+func (l *Logger) Write(line Line) error {
+	if l == nil {
+		return nil
+	}
+	if line.Time.IsZero() {
+		line.Time = l.now()
+	}
+	b, err := line.appendJSON(make([]byte, 0, 512))
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrWrite, err)
+	}
+	b = append(b, '\n')
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := openAppend(l.path)
+	if err != nil {
+		return err
+	}
+	n, werr := f.Write(b)
+	cerr := f.Close()
+	if werr == nil && n != len(b) {
+		werr = fmt.Errorf("short write (%d of %d bytes)", n, len(b))
+	}
+	if werr != nil {
+		return fmt.Errorf("%w: %w", ErrWrite, werr)
+	}
+	if cerr != nil {
+		return fmt.Errorf("%w: %w", ErrWrite, cerr)
+	}
+	return nil
+}
+
+// NewTraceID returns a new random trace id: "trace_" and 32 hex digits.
+func NewTraceID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return "trace_" + hex.EncodeToString(b[:])
+}

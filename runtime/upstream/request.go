@@ -1,0 +1,774 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+// Reserved input keys. They control the gateway and are never sent upstream,
+// even when an operation declares an input under the same key.
+const (
+	// ProjectionKey is the reserved input that asks for a projection of the answer.
+	ProjectionKey = "anvil_projection"
+	// WholeBodyKey is the input that holds the whole request body of an
+	// operation whose body projection is "whole".
+	WholeBodyKey = "body"
+	// IdempotencyInputKey is the default tool input that carries the
+	// idempotency key (air.Safety.IdempotencyKey's usual value).
+	IdempotencyInputKey = "idempotency_key"
+)
+
+// reserved reports whether an input key is a control input that never goes upstream.
+func reserved(key string) bool { return key == air.DryRunKey || key == ProjectionKey }
+
+// BuildRequest builds the upstream request for op from the caller's
+// arguments (decoded JSON: map[string]any whose numbers are float64 or
+// json.Number; Go slices, maps and structs are accepted too and go through
+// encoding/json).
+//
+// base is the upstream server URL (AIR service.servers[0].url), possibly
+// with a path prefix; the operation's path (op.SourceRef.Path) is appended
+// to it. Inputs are looked up by Param.Key / BodyField.Key and sent under
+// Param.Name / BodyField.Name:
+//
+//   - path: substituted with encodeURIComponent escaping ("/" → %2F, space
+//     → %20; a value of "." or ".." is escaped as %2E); arrays and objects
+//     use the simple, label or matrix style;
+//   - query: in declaration order; arrays as repeated keys (form, explode,
+//     the default) or joined (explode false, spaceDelimited, pipeDelimited);
+//     objects as name[key]=value (deepObject) or as compact JSON;
+//   - header: arrays comma-joined, objects as JSON; a CR, LF or NUL is refused;
+//   - cookie: name=value pairs in one Cookie header;
+//   - body: "fields" projection → a JSON object of the provided fields by
+//     wire name, in declaration order; "whole" → the "body" input as it is.
+//     application/json and +json types are sent as JSON,
+//     application/x-www-form-urlencoded as flat form pairs, a string for a
+//     text/* or application/octet-stream body as raw text, and anything else
+//     as JSON (Content-Type application/json). No body input → no body.
+//
+// Scalars are written as JSON would (true/false; integers without exponent;
+// other numbers in the shortest form without exponent). A missing required
+// input, or any missing path input, is a validation_error. Reserved control
+// inputs (anvil_dry_run, anvil_projection) are never sent, nor is any input
+// the operation does not declare. When op declares an idempotency carrier
+// that no declared input carries, the "idempotency_key" input is sent
+// through it.
+//
+// Errors are *envelope.Error: validation_error for bad arguments,
+// internal_error for an unusable base URL or operation.
+func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[string]any) (*http.Request, error) {
+	if op == nil {
+		return nil, internalError("", "No operation to call.")
+	}
+	u, err := url.Parse(strings.TrimSpace(base))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, internalError(op.ID, "The operation's server URL is not an http(s) URL.")
+	}
+	b := builder{op: op, args: args}
+	path, err := b.path(op.SourceRef.Path)
+	if err != nil {
+		return nil, err
+	}
+	query := u.RawQuery
+	var cookies []string
+	header := http.Header{}
+	for i := range op.Input.Params {
+		p := &op.Input.Params[i]
+		key := inputKey(p.Key, p.Name)
+		if p.In == "path" || reserved(key) {
+			continue
+		}
+		v, ok := args[key]
+		if !ok || v == nil {
+			if p.Required {
+				return nil, missing(op.ID, key, p.In)
+			}
+			continue
+		}
+		v = normalize(v)
+		switch p.In {
+		case "query":
+			query = appendQuery(query, queryPairs(p, v)...)
+		case "header":
+			s := headerValue(v)
+			if strings.ContainsAny(s, "\r\n\x00") {
+				return nil, validation(op.ID, key, p.In, fmt.Sprintf("Header input %s must not contain line breaks.", key))
+			}
+			header.Set(p.Name, s)
+		case "cookie":
+			cookies = append(cookies, p.Name+"="+cookieEscape(headerValue(v)))
+		}
+	}
+	body, contentType, err := b.body()
+	if err != nil {
+		return nil, err
+	}
+	// An idempotency carrier that no declared input carries.
+	if key, ok := b.undeclaredCarrier(); ok {
+		switch op.Idempotency.Mechanism {
+		case "header":
+			s := headerValue(key)
+			if strings.ContainsAny(s, "\r\n\x00") {
+				return nil, validation(op.ID, IdempotencyInputKey, "header", "The idempotency key must not contain line breaks.")
+			}
+			header.Set(op.Idempotency.Key, s)
+		case "query":
+			query = appendQuery(query, [2]string{op.Idempotency.Key, scalarString(key)})
+		}
+	}
+
+	var sb strings.Builder
+	sb.Grow(len(base) + len(path) + len(query) + 8)
+	sb.WriteString(u.Scheme)
+	sb.WriteString("://")
+	sb.WriteString(u.Host)
+	sb.WriteString(strings.TrimSuffix(u.EscapedPath(), "/"))
+	sb.WriteString(path)
+	if query != "" {
+		sb.WriteByte('?')
+		sb.WriteString(query)
+	}
+	method := strings.ToUpper(op.SourceRef.Method)
+	if method == "" {
+		method = http.MethodGet
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, sb.String(), rd)
+	if err != nil {
+		return nil, validation(op.ID, "", "path", "The arguments do not make a valid upstream URL.")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if len(cookies) > 0 {
+		req.Header.Set("Cookie", strings.Join(cookies, "; "))
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if req.Header.Get("Accept") == "" {
+		accept := op.Output.ContentType
+		if accept == "" {
+			accept = "application/json"
+		}
+		req.Header.Set("Accept", accept)
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
+	}
+	return req, nil
+}
+
+type builder struct {
+	op   *air.Operation
+	args map[string]any
+}
+
+func inputKey(key, name string) string {
+	if key != "" {
+		return key
+	}
+	return name
+}
+
+// path expands the {name} templates of the operation path.
+func (b *builder) path(tmpl string) (string, error) {
+	if tmpl == "" {
+		return "", nil
+	}
+	var sb strings.Builder
+	sb.Grow(len(tmpl) + 16)
+	for {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			sb.WriteString(tmpl)
+			break
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			sb.WriteString(tmpl)
+			break
+		}
+		sb.WriteString(tmpl[:i])
+		name := tmpl[i+1 : i+j]
+		tmpl = tmpl[i+j+1:]
+		p := b.pathParam(name)
+		if p == nil {
+			return "", internalError(b.op.ID, fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name))
+		}
+		key := inputKey(p.Key, p.Name)
+		v, ok := b.args[key]
+		if !ok || v == nil || reserved(key) {
+			return "", missing(b.op.ID, key, "path")
+		}
+		s, ok := pathValue(p, normalize(v))
+		if !ok {
+			return "", validation(b.op.ID, key, "path", fmt.Sprintf("Path input %s must not be empty.", key))
+		}
+		sb.WriteString(s)
+	}
+	return sb.String(), nil
+}
+
+func (b *builder) pathParam(name string) *air.Param {
+	for i := range b.op.Input.Params {
+		if p := &b.op.Input.Params[i]; p.In == "path" && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// pathValue renders a path input; false for an empty value.
+func pathValue(p *air.Param, v any) (string, bool) {
+	explode := p.Explode != nil && *p.Explode
+	var parts []string // already escaped
+	var pairs [][2]string
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			parts = append(parts, pathSegment(scalarString(e)))
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			pairs = append(pairs, [2]string{pathSegment(k), pathSegment(scalarString(x[k]))})
+		}
+	default:
+		s := scalarString(x)
+		if s == "" {
+			return "", false
+		}
+		parts = []string{pathSegment(s)}
+	}
+	if pairs != nil {
+		for _, kv := range pairs {
+			if explode {
+				parts = append(parts, kv[0]+"="+kv[1])
+			} else {
+				parts = append(parts, kv[0], kv[1])
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	switch p.Style {
+	case "label":
+		if explode {
+			return "." + strings.Join(parts, "."), true
+		}
+		return "." + strings.Join(parts, ","), true
+	case "matrix":
+		name := pathSegment(p.Name)
+		if explode && pairs == nil {
+			return ";" + name + "=" + strings.Join(parts, ";"+name+"="), true
+		}
+		if explode {
+			return ";" + strings.Join(parts, ";"), true
+		}
+		return ";" + name + "=" + strings.Join(parts, ","), true
+	}
+	return strings.Join(parts, ","), true
+}
+
+// pathSegment escapes like encodeURIComponent and also escapes the dot
+// segments "." and "..", so an argument cannot climb the upstream's path.
+func pathSegment(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return encodeURIComponent(s)
+}
+
+// encodeURIComponent escapes every byte except A-Z a-z 0-9 - _ . ! ~ * ' ( ).
+func encodeURIComponent(s string) string {
+	const hex = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !uriUnreserved(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	out := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if uriUnreserved(c) {
+			out = append(out, c)
+		} else {
+			out = append(out, '%', hex[c>>4], hex[c&0xf])
+		}
+	}
+	return string(out)
+}
+
+func uriUnreserved(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '_', '.', '!', '~', '*', '\'', '(', ')':
+		return true
+	}
+	return false
+}
+
+// queryPairs renders one query input as name/value pairs (unescaped).
+func queryPairs(p *air.Param, v any) [][2]string {
+	switch x := v.(type) {
+	case []any:
+		explode := p.Explode == nil || *p.Explode
+		sep := ","
+		switch p.Style {
+		case "spaceDelimited":
+			sep, explode = " ", false
+		case "pipeDelimited":
+			sep, explode = "|", false
+		}
+		if explode {
+			out := make([][2]string, 0, len(x))
+			for _, e := range x {
+				out = append(out, [2]string{p.Name, scalarString(e)})
+			}
+			return out
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = scalarString(e)
+		}
+		return [][2]string{{p.Name, strings.Join(parts, sep)}}
+	case map[string]any:
+		if p.Style == "deepObject" {
+			out := make([][2]string, 0, len(x))
+			for _, k := range sortedKeys(x) {
+				if x[k] == nil {
+					continue
+				}
+				out = append(out, [2]string{p.Name + "[" + k + "]", scalarString(x[k])})
+			}
+			return out
+		}
+		return [][2]string{{p.Name, scalarString(x)}}
+	}
+	return [][2]string{{p.Name, scalarString(v)}}
+}
+
+// appendQuery appends escaped name=value pairs to a raw query.
+func appendQuery(q string, pairs ...[2]string) string {
+	for _, kv := range pairs {
+		if q != "" {
+			q += "&"
+		}
+		q += url.QueryEscape(kv[0]) + "=" + url.QueryEscape(kv[1])
+	}
+	return q
+}
+
+// headerValue renders a header or cookie input.
+func headerValue(v any) string {
+	if l, ok := v.([]any); ok {
+		parts := make([]string, len(l))
+		for i, e := range l {
+			parts[i] = scalarString(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return scalarString(v)
+}
+
+// cookieEscape percent-encodes the bytes a cookie value may not hold.
+func cookieEscape(s string) string {
+	const hex = "0123456789ABCDEF"
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c == 0x21 || (c >= 0x23 && c <= 0x2B) || (c >= 0x2D && c <= 0x3A) ||
+			(c >= 0x3C && c <= 0x5B) || (c >= 0x5D && c <= 0x7E)
+		if ok {
+			if out != nil {
+				out = append(out, c)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(s)+8), s[:i]...)
+		}
+		out = append(out, '%', hex[c>>4], hex[c&0xf])
+	}
+	if out == nil {
+		return s
+	}
+	return string(out)
+}
+
+// scalarString renders a value for a URL, header or form: strings as they
+// are, booleans as true/false, numbers without exponent, null as "", and
+// arrays and objects as compact JSON.
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case json.Number:
+		s := string(x)
+		if isIntegerText(s) {
+			return s
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return s
+		}
+		return formatFloat(f)
+	}
+	b, err := marshalJSON(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func formatFloat(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "null"
+	}
+	if f == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func isIntegerText(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// normalize turns Go values that are not decoded JSON (typed slices and
+// maps, structs, pointers) into decoded JSON with json.Number numbers.
+func normalize(v any) any {
+	switch v.(type) {
+	case nil, string, bool, float64, float32, int, int64, int32, uint64, json.Number, []any, map[string]any:
+		return v
+	}
+	b, err := marshalJSON(v)
+	if err != nil {
+		return v
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		return v
+	}
+	return out
+}
+
+// marshalJSON is compact JSON without HTML escaping.
+func marshalJSON(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if plainString(x) {
+			out := make([]byte, 0, len(x)+2)
+			return append(append(append(out, '"'), x...), '"'), nil
+		}
+	case bool:
+		return strconv.AppendBool(nil, x), nil
+	case json.Number:
+		if isIntegerText(string(x)) {
+			return []byte(x), nil
+		}
+	case nil:
+		return []byte("null"), nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// plainString reports a string JSON writes between quotes unchanged.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// Body encodings.
+const (
+	encJSON = iota
+	encForm
+	encRaw
+)
+
+func bodyEncoding(contentType string) (int, string) {
+	mt := strings.ToLower(strings.TrimSpace(contentType))
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = strings.TrimSpace(mt[:i])
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return encJSON, contentType
+	case mt == "application/x-www-form-urlencoded":
+		return encForm, "application/x-www-form-urlencoded"
+	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
+		return encRaw, contentType
+	}
+	return encJSON, "application/json"
+}
+
+// body encodes the request body; nil when there is none.
+func (b *builder) body() ([]byte, string, error) {
+	bd := b.op.Input.Body
+	if bd == nil {
+		return nil, "", nil
+	}
+	enc, ctype := bodyEncoding(bd.ContentType)
+	carrier, hasCarrier := b.undeclaredCarrier()
+	carrier = normalize(carrier)
+	inBody := hasCarrier && b.op.Idempotency.Mechanism == "body"
+
+	if bd.Projection == air.ProjectionWhole {
+		key := WholeBodyKey
+		if len(bd.Fields) == 1 && bd.Fields[0].Key != "" {
+			key = bd.Fields[0].Key
+		}
+		v, ok := b.args[key]
+		if !ok || v == nil {
+			if bd.Required {
+				return nil, "", missing(b.op.ID, key, "body")
+			}
+			return nil, "", nil
+		}
+		v = normalize(v)
+		if inBody {
+			if m, ok := v.(map[string]any); ok {
+				c := make(map[string]any, len(m)+1)
+				for k, x := range m {
+					c[k] = x
+				}
+				c[b.op.Idempotency.Key] = carrier
+				v = c
+			}
+		}
+		switch enc {
+		case encRaw:
+			if s, ok := v.(string); ok {
+				return []byte(s), ctype, nil
+			}
+			enc, ctype = encJSON, "application/json"
+		case encForm:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil, "", validation(b.op.ID, key, "body", "A form body must be an object.")
+			}
+			var pairs [][2]string
+			for _, k := range sortedKeys(m) {
+				pairs = appendFormPairs(pairs, k, m[k])
+			}
+			return []byte(appendQuery("", pairs...)), ctype, nil
+		}
+		out, err := marshalJSON(v)
+		if err != nil {
+			return nil, "", validation(b.op.ID, key, "body", "The body input cannot be encoded as JSON.")
+		}
+		return out, ctype, nil
+	}
+
+	// Fields projection: the provided fields, in declaration order.
+	type field struct {
+		name string
+		v    any
+	}
+	fields := make([]field, 0, len(bd.Fields)+1)
+	for _, f := range bd.Fields {
+		key := inputKey(f.Key, f.Name)
+		if reserved(key) {
+			continue
+		}
+		if v, ok := b.args[key]; ok {
+			fields = append(fields, field{f.Name, normalize(v)})
+		}
+	}
+	if inBody && !slices.ContainsFunc(fields, func(f field) bool { return f.name == b.op.Idempotency.Key }) {
+		fields = append(fields, field{b.op.Idempotency.Key, carrier})
+	}
+	if len(fields) == 0 && !bd.Required {
+		return nil, "", nil
+	}
+	for _, f := range bd.Fields {
+		key := inputKey(f.Key, f.Name)
+		if v, ok := b.args[key]; f.Required && (!ok || v == nil) {
+			return nil, "", missing(b.op.ID, key, "body")
+		}
+	}
+	if enc == encForm {
+		var pairs [][2]string
+		for _, f := range fields {
+			pairs = appendFormPairs(pairs, f.name, f.v)
+		}
+		return []byte(appendQuery("", pairs...)), ctype, nil
+	}
+	if enc == encRaw {
+		enc, ctype = encJSON, "application/json"
+	}
+	out := make([]byte, 0, 64)
+	out = append(out, '{')
+	for i, f := range fields {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		k, _ := marshalJSON(f.name)
+		out = append(out, k...)
+		out = append(out, ':')
+		v, err := marshalJSON(f.v)
+		if err != nil {
+			return nil, "", validation(b.op.ID, f.name, "body", fmt.Sprintf("Body input %s cannot be encoded as JSON.", f.name))
+		}
+		out = append(out, v...)
+	}
+	out = append(out, '}')
+	return out, ctype, nil
+}
+
+// appendFormPairs flattens one form field: arrays as repeated keys, objects
+// as JSON, null as nothing.
+func appendFormPairs(pairs [][2]string, name string, v any) [][2]string {
+	switch x := v.(type) {
+	case nil:
+		return pairs
+	case []any:
+		for _, e := range x {
+			pairs = append(pairs, [2]string{name, scalarString(e)})
+		}
+		return pairs
+	}
+	return append(pairs, [2]string{name, scalarString(v)})
+}
+
+// undeclaredCarrier returns the idempotency key to send through the
+// operation's carrier when no declared input already carries it: the
+// "idempotency_key" argument, unless an operation input is itself named so.
+func (b *builder) undeclaredCarrier() (any, bool) {
+	idem := b.op.Idempotency
+	if !idem.HasCarrier() {
+		return nil, false
+	}
+	switch idem.Mechanism {
+	case "header", "query", "body":
+	default:
+		return nil, false
+	}
+	for _, p := range b.op.Input.Params {
+		if inputKey(p.Key, p.Name) == IdempotencyInputKey {
+			return nil, false
+		}
+		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
+			return nil, false
+		}
+	}
+	if bd := b.op.Input.Body; bd != nil {
+		for _, f := range bd.Fields {
+			if inputKey(f.Key, f.Name) == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
+				return nil, false
+			}
+		}
+	}
+	v, ok := b.args[IdempotencyInputKey]
+	if !ok || v == nil {
+		return nil, false
+	}
+	return v, true
+}
+
+func internalError(opID, msg string) *envelope.Error {
+	return &envelope.Error{Code: envelope.InternalError, Message: msg, Operation: opID}
+}
+
+func missing(opID, key, in string) *envelope.Error {
+	return validation(opID, key, in, fmt.Sprintf("Missing required input %s.", key))
+}
+
+func validation(opID, key, in, msg string) *envelope.Error {
+	e := &envelope.Error{Code: envelope.ValidationError, Message: msg, Operation: opID}
+	if key != "" {
+		e.Details = orderedJSON("argument", key, "in", in)
+	}
+	return e
+}
+
+// orderedJSON builds a JSON object from alternating keys and values, in order.
+func orderedJSON(kv ...any) json.RawMessage {
+	out := []byte{'{'}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		k, _ := marshalJSON(kv[i])
+		v, err := marshalJSON(kv[i+1])
+		if err != nil {
+			v = []byte("null")
+		}
+		out = append(append(append(out, k...), ':'), v...)
+	}
+	return append(out, '}')
+}
