@@ -66,9 +66,11 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		Commands: []*cli.Command{
 			compileCommand(e),
 			approveCommand(e),
+			serveCommand(e),
+			connectCommand(e),
 		},
 	}
-	err := app.RunContext(ctx, args)
+	err := app.RunContext(ctx, interspersed(app.Commands, args))
 	return exitCode(e, err)
 }
 

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/golden"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+const (
+	exampleSpec     = "../../examples/github-mini/openapi.yaml"
+	exampleManifest = "../../examples/github-mini/anvil.yaml"
+)
+
+// runCLI runs the anvil command in-process.
+func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code = runEnv(context.Background(), e, append([]string{"anvil"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func compileExample(t *testing.T) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "workspace", "github")
+	code, stdout, stderr := runCLI(t, "", "compile", exampleSpec, "--manifest", exampleManifest, "--out", out)
+	if code != 0 {
+		t.Fatalf("compile exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	return out
+}
+
+func TestCompileGithubMiniGolden(t *testing.T) {
+	out := compileExample(t)
+	tree, err := files.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckTree(t, "compile/github-mini", tree.Bytes())
+}
+
+func TestCompileSummary(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "github")
+	code, stdout, stderr := runCLI(t, "", "compile", exampleSpec, "--manifest", exampleManifest, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Compiled 12 operations from " + exampleSpec + " (openapi-3.0) → " + out + " (14 files).",
+		"  approved: 12  review_required: 0", "  diagnostics: 0 error(s), 0 warning(s)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestCompileIsDeterministic(t *testing.T) {
+	a, err := files.Read(compileExample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := files.Read(compileExample(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range a {
+		if !bytes.Equal(f.Data, b[name].Data) {
+			t.Errorf("%s differs between two compiles", name)
+		}
+	}
+	if len(a) != len(b) {
+		t.Errorf("file counts differ: %d vs %d", len(a), len(b))
+	}
+}
+
+func TestEmittedAIRValidatesAgainstItsSchema(t *testing.T) {
+	out := compileExample(t)
+	b, err := os.ReadFile(filepath.Join(out, air.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validateAIR(t, b)
+}
+
+// validateAIR checks an air.json against runtime/air's JSON Schema.
+func validateAIR(t *testing.T, doc []byte) {
+	t.Helper()
+	sch, err := jsonschema.UnmarshalJSON(bytes.NewReader(air.JSONSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("air.schema.json", sch); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("air.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Validate(v); err != nil {
+		t.Fatalf("air.json does not validate against the AIR schema: %v", err)
+	}
+}
+
+func TestCompileWithoutManifest(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "gh")
+	code, stdout, stderr := runCLI(t, "", "compile", exampleSpec, "--service", "github", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "approved: 0  review_required: 12") {
+		t.Errorf("want every operation review_required:\n%s", stdout)
+	}
+	doc, err := air.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Service.ID != "github" {
+		t.Errorf("service id %q", doc.Service.ID)
+	}
+}
+
+func TestApprove(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "gh")
+	if code, _, stderr := runCLI(t, "", "compile", exampleSpec, "--service", "github", "--out", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := runCLI(t, "", "approve", out, "github.issues.list", "github.tags.get")
+	if code != 0 {
+		t.Fatalf("approve exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "Approved 2 new operation(s) (2 requested) and atomically regenerated") {
+		t.Errorf("stdout: %s", stdout)
+	}
+	doc, err := air.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Operation("github.issues.list").State != air.StateApproved || doc.Operation("github.issues.create").State == air.StateApproved {
+		t.Error("approve changed the wrong operations")
+	}
+	before, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
+	if code, _, stderr := runCLI(t, "", "approve", out, "github.nope.list"); code == 0 || !strings.Contains(stderr, "github.nope.list") {
+		t.Errorf("unknown id: exit %d, stderr %q", code, stderr)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
+	if !bytes.Equal(before, after) {
+		t.Error("a refused approval changed the bundle")
+	}
+	if code, _, _ := runCLI(t, "", "approve", filepath.Join(t.TempDir(), "missing"), "github.issues.list"); code != 1 {
+		t.Errorf("missing bundle: exit %d", code)
+	}
+}

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+func connectCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "connect",
+		Usage:     "connect a person's account to a connector through the gateway",
+		ArgsUsage: "<workspace> <connector>",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "account", Usage: "account name (default: default)"},
+			&cli.StringFlag{Name: "gateway", Usage: "the gateway's /mcp URL (default $ANVIL_GATEWAY_URL)"},
+			&cli.StringFlag{Name: "token-file", Usage: "the person's connect token (default $ANVIL_GATEWAY_TOKEN_FILE)"},
+			&cli.BoolFlag{Name: "open", Usage: "open the authorization URL in a browser"},
+			&cli.BoolFlag{Name: "api-key-stdin", Usage: "read the key of a key connector from stdin"},
+		},
+		Action: func(c *cli.Context) error { return runConnect(e, c) },
+	}
+}
+
+// workspaceConnectors lists the folded connector ids of a workspace's bundles.
+func workspaceConnectors(ws string) ([]string, error) {
+	dirs, err := air.Discover(ws)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, d := range dirs {
+		rel, err := filepath.Rel(ws, d)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, air.FoldConnectorID(rel))
+	}
+	sort.Strings(ids)
+	return ids, nil
+}
+
+func runConnect(e *env, c *cli.Context) error {
+	if c.NArg() != 2 {
+		return fail(1, "connect takes a workspace and a connector (usage: anvil connect <workspace> <connector> [--account name])")
+	}
+	ws, connector := c.Args().Get(0), c.Args().Get(1)
+	ids, err := workspaceConnectors(ws)
+	if err != nil {
+		return fail(1, "cannot read the workspace %s: %v", ws, err)
+	}
+	found := false
+	for _, id := range ids {
+		if id == connector {
+			found = true
+		}
+	}
+	if !found {
+		if len(ids) == 0 {
+			return fail(1, "no connector '%s' in %s (no bundles found).", connector, ws)
+		}
+		return fail(1, "no connector '%s' in %s (it serves: %s).", connector, ws, strings.Join(ids, ", "))
+	}
+	gw := c.String("gateway")
+	if gw == "" {
+		gw = e.getenv("ANVIL_GATEWAY_URL")
+	}
+	gu, err := url.Parse(gw)
+	if gw == "" || err != nil || (gu.Scheme != "http" && gu.Scheme != "https") || gu.Host == "" || gu.User != nil {
+		return fail(1, "the gateway URL must be an http(s) URL without credentials (set --gateway or ANVIL_GATEWAY_URL)")
+	}
+	tokenFile := c.String("token-file")
+	if tokenFile == "" {
+		tokenFile = e.getenv("ANVIL_GATEWAY_TOKEN_FILE")
+	}
+	if tokenFile == "" {
+		return fail(4, "no connect token: pass --token-file or set ANVIL_GATEWAY_TOKEN_FILE")
+	}
+	raw, err := os.ReadFile(tokenFile)
+	token := strings.TrimSpace(string(raw))
+	if err != nil || token == "" {
+		return fail(4, "the connect token file %s is missing or empty", tokenFile)
+	}
+	account := c.String("account")
+	body := map[string]string{"connector": connector}
+	if account != "" {
+		body["account"] = account
+	}
+	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	status, answer, err := postJSON(client, gu.ResolveReference(&url.URL{Path: "/connect/start"}).String(), token, body)
+	if err != nil {
+		return fail(7, "the gateway could not be reached")
+	}
+	if status != http.StatusOK {
+		return refused(status, answer)
+	}
+	switch answer["kind"] {
+	case "oauth":
+		link, _ := answer["url"].(string)
+		fmt.Fprintln(e.stdout, link)
+		fmt.Fprintf(e.stderr, "anvil: open this URL in a browser to connect %s; the gateway stores the connection when the provider sends you back.\n", connector)
+		if c.Bool("open") {
+			if err := openBrowser(link); err != nil {
+				fmt.Fprintf(e.stderr, "anvil: could not open a browser: %v\n", err)
+			}
+		}
+		return nil
+	case "static":
+		if !c.Bool("api-key-stdin") {
+			return fail(1, "%s is connected with a key: pipe it in with --api-key-stdin (for example: printf '%%s\\n' \"$KEY\" | anvil connect %s %s --api-key-stdin)", connector, ws, connector)
+		}
+		keyBytes, err := io.ReadAll(io.LimitReader(e.stdin, 1<<20))
+		key := strings.TrimSpace(string(keyBytes))
+		if err != nil || key == "" {
+			return fail(1, "no key on stdin")
+		}
+		body["api_key"] = key
+		submit := "/connect/api-key"
+		status, answer, err := postJSON(client, gu.ResolveReference(&url.URL{Path: submit}).String(), token, body)
+		if err != nil {
+			return fail(7, "the gateway could not be reached")
+		}
+		if status != http.StatusOK {
+			return refused(status, answer)
+		}
+		acct, _ := answer["account"].(string)
+		if acct == "" {
+			acct = "default"
+		}
+		fmt.Fprintf(e.stdout, "Connected %s (account %s).\n", connector, acct)
+		return nil
+	}
+	return fail(1, "the gateway answered /connect/start with an unknown kind")
+}
+
+func refused(status int, answer map[string]any) error {
+	code, msg := "", ""
+	if e, ok := answer["error"].(map[string]any); ok {
+		code, _ = e["code"].(string)
+		msg, _ = e["message"].(string)
+	}
+	exit := 1
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		exit = 4
+	}
+	return fail(exit, "the gateway refused (%d %s): %s", status, code, msg)
+}
+
+func postJSON(client *http.Client, u, token string, body any) (int, map[string]any, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(b))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var answer map[string]any
+	_ = json.Unmarshal(raw, &answer)
+	return resp.StatusCode, answer, nil
+}
+
+func openBrowser(link string) error {
+	var cmd *exec.Cmd
+	switch runtime.GOOS {
+	case "darwin":
+		cmd = exec.Command("open", link)
+	case "windows":
+		cmd = exec.Command("rundll32", "url.dll,FileProtocolHandler", link)
+	default:
+		cmd = exec.Command("xdg-open", link)
+	}
+	return cmd.Start()
+}

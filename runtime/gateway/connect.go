@@ -1,0 +1,204 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/upstream"
+	"github.com/anvil-dev/anvil/runtime/vault"
+)
+
+// MaxSecret bounds a submitted API key.
+const MaxSecret = 8192
+
+var validAccount = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
+
+// connectRoutes serves /connect/* and resolves credentials from the vault.
+type connectRoutes struct {
+	g     *Gateway
+	oauth oauthRoutes // pending OAuth flows and refreshes (oauth.go)
+}
+
+func newConnectRoutes(g *Gateway) *connectRoutes { return &connectRoutes{g: g} }
+
+// connectKind classifies a connector's auth for /connect/start.
+func connectKind(a *air.Auth) string {
+	switch a.Type {
+	case "", air.AuthNone:
+		return "none"
+	case air.AuthOAuth2AuthorizationCode, "oauth2":
+		return "oauth"
+	case air.AuthMTLS, air.AuthWorkloadIdentity:
+		return "unsupported"
+	}
+	return "static"
+}
+
+// serve handles the bearer-authenticated connect routes for the person sub.
+func (cr *connectRoutes) serve(w http.ResponseWriter, r *http.Request, sub string) {
+	switch {
+	case r.URL.Path == "/connect/start" && r.Method == http.MethodPost:
+		cr.start(w, r, sub)
+	case r.URL.Path == "/connect/api-key" && r.Method == http.MethodPost:
+		cr.apiKey(w, r, sub)
+	case r.URL.Path == "/connect/status" && r.Method == http.MethodGet:
+		cr.status(w, r, sub)
+	default:
+		envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+	}
+}
+
+type connectBody struct {
+	Connector string `json:"connector"`
+	Account   string `json:"account"`
+	APIKey    string `json:"api_key"`
+}
+
+// readConnectBody reads a JSON object of at most 64 KiB naming a connector.
+func (cr *connectRoutes) readConnectBody(w http.ResponseWriter, r *http.Request) (*connectBody, *Connector, bool) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRESTBody))
+	raw = bytes.TrimSpace(raw)
+	var b connectBody
+	if err != nil || len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &b) != nil {
+		envelope.WriteSimple(w, http.StatusBadRequest, "invalid_request", "Expected a JSON object.")
+		return nil, nil, false
+	}
+	if b.Connector == "" {
+		envelope.WriteSimple(w, http.StatusBadRequest, "invalid_request", "Name a connector.")
+		return nil, nil, false
+	}
+	if b.Account == "" {
+		b.Account = "default"
+	} else if !validAccount.MatchString(b.Account) {
+		envelope.WriteSimple(w, http.StatusBadRequest, "invalid_request", "An account name is 1-128 characters of [A-Za-z0-9._@-].")
+		return nil, nil, false
+	}
+	c := cr.g.fleet.Connector(b.Connector)
+	if c == nil {
+		envelope.WriteSimple(w, http.StatusNotFound, "unknown_connector",
+			fmt.Sprintf("No connector %q is served here (it serves: %s).", b.Connector, strings.Join(cr.g.fleet.IDs(), ", ")))
+		return nil, nil, false
+	}
+	return &b, c, true
+}
+
+func (cr *connectRoutes) start(w http.ResponseWriter, r *http.Request, sub string) {
+	b, c, ok := cr.readConnectBody(w, r)
+	if !ok {
+		return
+	}
+	switch connectKind(c.ConnectAuth()) {
+	case "none":
+		envelope.WriteSimple(w, http.StatusConflict, "nothing_to_connect", fmt.Sprintf("Connector %s needs no credential.", c.ID))
+	case "unsupported":
+		envelope.WriteSimple(w, http.StatusConflict, "unsupported_auth", fmt.Sprintf("Connector %s uses an auth type the gateway cannot connect.", c.ID))
+	case "static":
+		writeJSON(w, http.StatusOK, orderedJSON("kind", "static", "connector", c.ID, "submit", "/connect/api-key"))
+	case "oauth":
+		cr.startOAuth(w, r, sub, c, b.Account)
+	}
+}
+
+func (cr *connectRoutes) apiKey(w http.ResponseWriter, r *http.Request, sub string) {
+	b, c, ok := cr.readConnectBody(w, r)
+	if !ok {
+		return
+	}
+	switch connectKind(c.ConnectAuth()) {
+	case "static":
+	case "none":
+		envelope.WriteSimple(w, http.StatusConflict, "nothing_to_connect", fmt.Sprintf("Connector %s needs no credential.", c.ID))
+		return
+	default:
+		envelope.WriteSimple(w, http.StatusConflict, "wrong_connect_kind", fmt.Sprintf("Connector %s is not connected with a key; use /connect/start.", c.ID))
+		return
+	}
+	if b.APIKey == "" || len(b.APIKey) > MaxSecret || strings.ContainsAny(b.APIKey, "\r\n") {
+		envelope.WriteSimple(w, http.StatusBadRequest, "invalid_secret", "The key must be non-empty, at most 8192 characters, with no line breaks.")
+		return
+	}
+	if cr.g.vault == nil {
+		envelope.WriteSimple(w, http.StatusServiceUnavailable, "vault_unavailable", "The gateway has no vault (set ANVIL_VAULT_KEY_FILE).")
+		return
+	}
+	conn := &vault.Connection{Sub: sub, Connector: c.ID, Account: b.Account, Kind: "static", Status: "active", Secret: b.APIKey}
+	if err := cr.g.vault.Put(conn); err != nil {
+		envelope.WriteSimple(w, http.StatusInternalServerError, "vault_write_failed", "The connection could not be stored.")
+		return
+	}
+	writeJSON(w, http.StatusOK, orderedJSON("connected", true, "connector", c.ID, "account", b.Account))
+}
+
+func (cr *connectRoutes) status(w http.ResponseWriter, r *http.Request, sub string) {
+	type item struct {
+		Connector string `json:"connector"`
+		Account   string `json:"account"`
+		Kind      string `json:"kind"`
+		Status    string `json:"status"`
+		ExpiresAt *int64 `json:"expiresAt,omitempty"`
+		Scope     string `json:"scope,omitempty"`
+		UpdatedAt string `json:"updatedAt"`
+	}
+	items := []item{}
+	if cr.g.vault != nil {
+		conns, err := cr.g.vault.List(sub)
+		if err != nil {
+			envelope.WriteSimple(w, http.StatusInternalServerError, "vault_unreadable", "The vault could not be read.")
+			return
+		}
+		for _, c := range conns {
+			items = append(items, item{Connector: c.Connector, Account: c.Account, Kind: c.Kind, Status: c.Status,
+				ExpiresAt: c.ExpiresAt, Scope: c.Scope, UpdatedAt: c.UpdatedAt})
+		}
+	}
+	writeJSON(w, http.StatusOK, orderedJSON("sub", sub, "connections", items))
+}
+
+// Resolve implements Credentials from the vault.
+func (cr *connectRoutes) Resolve(ctx context.Context, sub string, c *Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error) {
+	a := c.AuthFor(op)
+	kind := connectKind(a)
+	if kind == "none" {
+		return nil, nil
+	}
+	refuse := func(code, msg string) *envelope.Error {
+		return &envelope.Error{Code: envelope.AuthRequired, Message: msg,
+			Details: orderedJSON("code", code, "connector", c.ID, "account", account)}
+	}
+	if kind == "unsupported" {
+		return nil, refuse("connector/unsupported_auth", fmt.Sprintf("Connector %s uses %s, which the gateway cannot supply.", c.ID, a.Type))
+	}
+	if sub == "" {
+		return nil, refuse("connector/unresolved", "The call has no principal to resolve a credential for.")
+	}
+	if cr.g.vault == nil {
+		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person.", c.ID, account))
+	}
+	conn, err := cr.g.vault.Get(sub, c.ID, account)
+	switch {
+	case errors.Is(err, vault.ErrNotFound):
+		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person; the person must connect it first.", c.ID, account))
+	case err != nil:
+		return nil, refuse("connector/vault_unreadable", fmt.Sprintf("The stored connection for %s (account %s) cannot be read; the person must connect it again.", c.ID, account))
+	}
+	if conn.Status == "needs_reconnect" {
+		return nil, refuse("connector/needs_reconnect", fmt.Sprintf("Connector %s (account %s) needs to be connected again.", c.ID, account))
+	}
+	switch conn.Kind {
+	case "static":
+		secret := conn.Secret
+		return func(req *http.Request) { upstream.ApplyStatic(req, a, secret) }, nil
+	case "oauth":
+		return cr.oauthCredential(ctx, sub, c, account, conn, refuse)
+	}
+	return nil, refuse("connector/needs_reconnect", fmt.Sprintf("The stored connection for %s (account %s) is unusable; connect it again.", c.ID, account))
+}

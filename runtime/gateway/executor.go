@@ -1,0 +1,520 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/audit"
+	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/upstream"
+)
+
+// Principal is who makes a call: the verified claims of a turn token, or the
+// local caller when inbound auth is off.
+type Principal struct {
+	Sub    string
+	Tenant string
+	Branch string
+	Turn   string
+	Grants grant.List
+	// Unrestricted skips grant checks (inbound auth mode none, loopback only).
+	Unrestricted bool
+}
+
+// Credentials resolves the upstream credential of a call.
+type Credentials interface {
+	// Resolve returns a function that authenticates the upstream request, or
+	// an auth_required envelope. It is called only for granted calls, after
+	// the egress check and before anything is sent.
+	Resolve(ctx context.Context, sub string, c *Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error)
+}
+
+// Executor runs calls: grant, gates, validation, credentials, upstream,
+// effect report and audit, the same for /mcp and /call.
+type Executor struct {
+	Fleet       *Fleet
+	Credentials Credentials
+	Upstream    *upstream.Client
+	Allowlist   upstream.Allowlist
+	Audit       *audit.Logger
+	// AuditFailed is called when an audit line cannot be written; the call
+	// still succeeds.
+	AuditFailed func(error)
+	Now         func() time.Time
+}
+
+// Call is one tool call.
+type Call struct {
+	Tool      string
+	Args      json.RawMessage // the arguments object; empty means {}
+	Meta      map[string]any  // the caller's _meta; only idempotency_key and stage are read
+	Principal *Principal
+}
+
+// Outcome is what a call produced.
+type Outcome struct {
+	Tool *Tool // nil when no such tool is served
+	// Data is the decoded upstream answer (nil for an empty body); effect
+	// resolution reads it.
+	Data any
+	// Raw is the answer as the caller sees it: the upstream's JSON compacted
+	// with its key order kept, a JSON string for a non-JSON body, or null.
+	Raw json.RawMessage
+	// Plan is set for a dry run.
+	Plan any
+	// Err is set when the call failed.
+	Err *envelope.Error
+	// InvalidParams is set (with Err) when the arguments failed the tool's
+	// input schema; MCP answers it as JSON-RPC error -32602.
+	InvalidParams bool
+	// Effect is the effect report; nil for a dry run or an unknown tool.
+	Effect *effect.Report
+}
+
+func (x *Executor) now() time.Time {
+	if x.Now != nil {
+		return x.Now()
+	}
+	return time.Now()
+}
+
+// callState carries what the audit line and the report need.
+type callState struct {
+	start     time.Time
+	traceID   string
+	principal *Principal
+	tool      *Tool
+	decision  string
+	grantRule json.RawMessage
+	account   *string
+	rule      *string
+	args      map[string]any
+	status    *int
+	ledgerID  *string
+	sentKey   string
+	stagedFor *string
+	dryRun    bool
+}
+
+// Call runs one call.
+func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
+	st := &callState{start: x.now(), traceID: audit.NewTraceID(), principal: call.Principal, decision: "allowed"}
+	tool := x.Fleet.Tool(call.Tool)
+	if tool == nil {
+		return &Outcome{Err: &envelope.Error{Code: envelope.NotFound,
+			Message: fmt.Sprintf("No tool named %s is served by this gateway.", call.Tool), TraceID: st.traceID}}
+	}
+	st.tool = tool
+	out := x.run(ctx, call, st)
+	out.Tool = tool
+	if out.Err != nil {
+		out.Err.TraceID = st.traceID
+		if out.Err.Operation == "" {
+			out.Err.Operation = st.tool.Op.ID
+		}
+	}
+	if !st.dryRun && out.Effect == nil {
+		out.Effect = effect.Build(st.tool.Op, effect.Call{Request: st.args, IdempotencyKey: st.sentKey,
+			Failed: true, Now: x.now()}, st.tool.Connector)
+	}
+	x.writeAudit(st, out)
+	return out
+}
+
+func (x *Executor) run(ctx context.Context, call Call, st *callState) *Outcome {
+	tool := st.tool
+
+	// The grant comes first: nothing about a refused call reaches the upstream or the vault.
+	if refusal := x.checkGrant(st, tool); refusal != nil {
+		return &Outcome{Err: refusal}
+	}
+
+	args, err := decodeArgs(call.Args)
+	if err != nil {
+		return &Outcome{Err: validationError("Arguments must be a JSON object.", nil), InvalidParams: true}
+	}
+	st.args = args
+
+	meta, merr := effect.ParseMeta(call.Meta)
+	if merr != nil {
+		return &Outcome{Err: merr}
+	}
+	if meta.HasKey {
+		k := meta.IdempotencyKey
+		st.ledgerID = &k
+	}
+
+	if meta.Stage {
+		return x.stage(ctx, st, args, meta)
+	}
+	return x.execute(ctx, st, tool, args, meta.IdempotencyKey, meta.HasKey)
+}
+
+// checkGrant applies the principal's grant to tool and records the decision.
+func (x *Executor) checkGrant(st *callState, tool *Tool) *envelope.Error {
+	p := st.principal
+	if p == nil || p.Unrestricted {
+		return nil
+	}
+	d := p.Grants.Decide(tool.GrantOp)
+	if d.Entry != nil {
+		st.grantRule = d.Entry.AuditJSON(d.Index)
+		acct := d.Entry.EffectiveAccount()
+		st.account = &acct
+	}
+	if d.Outcome == grant.Allowed {
+		return nil
+	}
+	st.decision = d.Outcome
+	code := d.Code
+	st.rule = &code
+	rule := json.RawMessage("null")
+	if d.Entry != nil {
+		rule = d.Entry.AuditJSON(d.Index)
+	}
+	details := orderedJSON(
+		"code", code,
+		"connector", tool.Connector.ID,
+		"principalId", p.Sub,
+		"rule", rule,
+	)
+	if d.Outcome == grant.ConfirmationRequired {
+		return &envelope.Error{Code: envelope.ConfirmationRequired, Details: details,
+			Message: fmt.Sprintf("The grant allows %s only with confirm: \"allow\"; this branch's grant does not confirm it.", tool.Op.ID)}
+	}
+	return &envelope.Error{Code: envelope.PolicyDenied, Details: details,
+		Message: fmt.Sprintf("The grant does not allow %s on connector %s.", tool.Op.ID, tool.Connector.ID)}
+}
+
+// stage performs an operation's draft form instead of the operation.
+func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any, meta effect.Meta) *Outcome {
+	tool := st.tool
+	draftID, resolved, derr := effect.ResolveDraft(tool.Op, args, tool.Connector)
+	if derr != nil {
+		return &Outcome{Err: derr}
+	}
+	draft := tool.Connector.ToolFor(draftID)
+	if draft == nil {
+		return &Outcome{Err: effect.DraftUnavailable(draftID)}
+	}
+	draftArgs := resolved.Map()
+	// The caller's confirm is passed on when the draft needs confirmation.
+	if ck := draft.Op.Input.Safety.ConfirmKey; draft.Op.Confirmation.Required && ck != "" {
+		if v, ok := args[tool.Op.Input.Safety.ConfirmKey]; ok && tool.Op.Input.Safety.ConfirmKey != "" {
+			draftArgs[ck] = v
+		}
+	}
+	if err := draft.schema.Validate(draftArgs); err != nil {
+		return &Outcome{Err: effect.DraftInputInvalid(draftID, schemaMessage(err))}
+	}
+	stagedFor := tool.Op.ID
+	st.stagedFor = &stagedFor
+	if draft != tool {
+		if refusal := x.checkGrant(st, draft); refusal != nil {
+			return &Outcome{Err: refusal}
+		}
+	}
+	st.tool = draft
+	out := x.execute(ctx, st, draft, draftArgs, meta.IdempotencyKey, meta.HasKey)
+	if out.Plan != nil {
+		return out
+	}
+	out.Effect = effect.Build(tool.Op, effect.Call{Request: args, Response: out.Data, IdempotencyKey: st.sentKey,
+		Staged: true, Failed: out.Err != nil, Now: x.now()}, tool.Connector)
+	return out
+}
+
+// execute runs a granted call of tool with decoded arguments.
+func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args map[string]any, ledgerKey string, hasKey bool) *Outcome {
+	op := tool.Op
+	st.args = args
+	if err := tool.schema.Validate(args); err != nil {
+		return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, schemaMessage(err)), nil), InvalidParams: true}
+	}
+	if hasKey {
+		if cerr := effect.CheckKeyConflict(op, args, ledgerKey); cerr != nil {
+			return &Outcome{Err: cerr}
+		}
+		args, _ = effect.PlaceKey(op, args, ledgerKey)
+	}
+	if k := op.Input.Safety.IdempotencyKey; k != "" {
+		if v, ok := args[k].(string); ok && v != "" {
+			st.sentKey = v
+			if st.ledgerID == nil {
+				st.ledgerID = &v
+			}
+		}
+	}
+	if gate := confirmationGate(op, args); gate != nil {
+		st.decision = "confirmation_required"
+		return &Outcome{Err: gate}
+	}
+	if op.Idempotency.Mode == air.IdemRequired && st.sentKey == "" && op.Input.Safety.IdempotencyKey != "" {
+		return &Outcome{Err: &envelope.Error{Code: envelope.IdempotencyRequired, RequiredFlags: []string{"--idempotency-key"},
+			Message: fmt.Sprintf("%s requires an idempotency key.", op.ID)}}
+	}
+	base, berr := serverURL(tool.Connector.Doc)
+	if berr != nil {
+		return &Outcome{Err: berr}
+	}
+	if v, _ := args[air.DryRunKey].(bool); v {
+		st.dryRun = true
+		req, err := upstream.BuildRequest(ctx, base, op, args)
+		if err != nil {
+			return &Outcome{Err: validationError(err.Error(), nil)}
+		}
+		return &Outcome{Plan: dryRunPlan(tool, req)}
+	}
+	host := hostOf(base)
+	if !x.Allowlist.Allows(host) {
+		code := "policy/egress_denied"
+		st.decision = "denied"
+		st.rule = &code
+		return &Outcome{Err: &envelope.Error{Code: envelope.PolicyDenied,
+			Message: fmt.Sprintf("Upstream host is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS): %s.", host),
+			Details: orderedJSON("code", code, "host", host)}}
+	}
+	req, err := upstream.BuildRequest(ctx, base, op, args)
+	if err != nil {
+		return &Outcome{Err: validationError(err.Error(), nil)}
+	}
+	account := "default"
+	if st.account != nil {
+		account = *st.account
+	}
+	if x.Credentials != nil {
+		apply, cerr := x.Credentials.Resolve(ctx, st.principal.sub(), tool.Connector, op, account)
+		if cerr != nil {
+			return &Outcome{Err: cerr}
+		}
+		if apply != nil {
+			apply(req)
+		}
+	}
+	resp, err := x.Upstream.Do(req)
+	if err != nil {
+		return &Outcome{Err: upstream.AsEnvelope(err)}
+	}
+	status := resp.Status
+	st.status = &status
+	if resp.Status < 200 || resp.Status >= 300 {
+		return &Outcome{Err: upstream.ErrorFor(resp, op)}
+	}
+	rep := effect.Build(op, effect.Call{Request: args, Response: resp.JSON, IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
+	return &Outcome{Data: resp.JSON, Raw: answerJSON(resp), Effect: rep}
+}
+
+// answerJSON renders an upstream answer for the caller, keeping the
+// upstream's key order: compact JSON, a JSON string for text, or null.
+func answerJSON(resp *upstream.Response) json.RawMessage {
+	if resp.IsJSON {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, resp.Body); err == nil {
+			return buf.Bytes()
+		}
+	}
+	if len(bytes.TrimSpace(resp.Body)) == 0 {
+		return json.RawMessage("null")
+	}
+	b, _ := marshalData(string(resp.Body))
+	return b
+}
+
+func (p *Principal) sub() string {
+	if p == nil {
+		return ""
+	}
+	return p.Sub
+}
+
+// confirmationGate refuses a call that needs confirmation and lacks it.
+func confirmationGate(op *air.Operation, args map[string]any) *envelope.Error {
+	if !op.Confirmation.Required {
+		return nil
+	}
+	key := op.Input.Safety.ConfirmKey
+	if key == "" {
+		key = "confirm"
+	}
+	if v, _ := args[key].(bool); v {
+		return nil
+	}
+	msg := fmt.Sprintf("%s needs confirmation: pass %s: true.", op.ID, key)
+	if op.Confirmation.Reason != "" {
+		msg = fmt.Sprintf("%s needs confirmation: pass %s: true. %s", op.ID, key, op.Confirmation.Reason)
+	}
+	return &envelope.Error{Code: envelope.ConfirmationRequired, Message: msg,
+		RequiredFlags: []string{"--" + strings.ReplaceAll(key, "_", "-")}}
+}
+
+func serverURL(doc *air.Document) (string, *envelope.Error) {
+	if len(doc.Service.Servers) == 0 || doc.Service.Servers[0].URL == "" {
+		return "", &envelope.Error{Code: envelope.UpstreamUnavailable,
+			Message: fmt.Sprintf("Service %s declares no server URL.", doc.Service.ID)}
+	}
+	u := doc.Service.Servers[0].URL
+	if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return "", &envelope.Error{Code: envelope.UpstreamUnavailable,
+			Message: fmt.Sprintf("Service %s's server URL is not an absolute http(s) URL.", doc.Service.ID)}
+	}
+	return u, nil
+}
+
+func hostOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}
+
+// decodeArgs decodes the arguments object keeping numbers exact.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return map[string]any{}, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, fmt.Errorf("arguments must be a JSON object")
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("arguments must be one JSON object")
+	}
+	return m, nil
+}
+
+func validationError(msg string, details json.RawMessage) *envelope.Error {
+	return &envelope.Error{Code: envelope.ValidationError, Message: msg, Details: details}
+}
+
+// schemaMessage shortens a validator error to one line.
+func schemaMessage(err error) string {
+	s := err.Error()
+	s = strings.ReplaceAll(s, "\n", "; ")
+	if len(s) > 500 {
+		s = s[:500] + "…"
+	}
+	return s
+}
+
+// dryRunPlan describes the request a call would send, without credentials.
+func dryRunPlan(t *Tool, req *http.Request) any {
+	headers := map[string]string{}
+	var names []string
+	for k := range req.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		headers[strings.ToLower(k)] = req.Header.Get(k)
+	}
+	var body any
+	if req.GetBody != nil {
+		if rc, err := req.GetBody(); err == nil {
+			var buf bytes.Buffer
+			_, _ = buf.ReadFrom(rc)
+			rc.Close()
+			if buf.Len() > 0 {
+				dec := json.NewDecoder(&buf)
+				dec.UseNumber()
+				if dec.Decode(&body) != nil {
+					body = buf.String()
+				}
+			}
+		}
+	}
+	return map[string]any{
+		"operation":             t.Op.ID,
+		"tool":                  t.Name,
+		"method":                req.Method,
+		"url":                   req.URL.String(),
+		"headers":               headers,
+		"body":                  body,
+		"confirmation_required": t.Op.Confirmation.Required,
+		"effect_class":          air.EffectClassOf(t.Op),
+	}
+}
+
+// orderedJSON renders key/value pairs as a JSON object in the given order.
+func orderedJSON(kv ...any) json.RawMessage {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		k, _ := json.Marshal(kv[i])
+		buf.Write(k)
+		buf.WriteByte(':')
+		switch v := kv[i+1].(type) {
+		case json.RawMessage:
+			buf.Write(v)
+		default:
+			b, err := json.Marshal(v)
+			if err != nil {
+				b = []byte("null")
+			}
+			buf.Write(b)
+		}
+	}
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+// writeAudit appends the call's audit line.
+func (x *Executor) writeAudit(st *callState, out *Outcome) {
+	if x.Audit == nil {
+		return
+	}
+	p := st.principal
+	line := audit.Line{
+		Time:           st.start,
+		Sub:            p.sub(),
+		Connector:      st.tool.Connector.ID,
+		Account:        st.account,
+		Operation:      st.tool.Op.ID,
+		Decision:       st.decision,
+		Grant:          st.grantRule,
+		UpstreamStatus: st.status,
+		LatencyMs:      x.now().Sub(st.start).Milliseconds(),
+		InputSHA256:    audit.InputSHA256(st.args),
+		Rule:           st.rule,
+		DryRun:         st.dryRun,
+		TraceID:        st.traceID,
+		EffectClass:    air.EffectClassOf(st.tool.Op),
+		LedgerID:       st.ledgerID,
+		StagedFor:      st.stagedFor,
+	}
+	if p != nil {
+		line.ByTenant = optional(p.Tenant)
+		line.ByBranch = optional(p.Branch)
+		line.ByTurn = optional(p.Turn)
+	}
+	if out.Err != nil {
+		c := out.Err.Code
+		line.ErrorCode = &c
+	}
+	if err := x.Audit.Write(line); err != nil && x.AuditFailed != nil {
+		x.AuditFailed(err)
+	}
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,141 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+// MaxRESTBody bounds /call and /connect request bodies.
+const MaxRESTBody = 64 << 10
+
+var restToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// serveCall handles POST /call/<tool> for an authenticated caller.
+func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *Principal, _ string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		envelope.WriteSimple(w, http.StatusMethodNotAllowed, "method_not_allowed", "Use POST for /call/<tool>.")
+		return
+	}
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+		envelope.WriteSimple(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json.")
+		return
+	}
+	name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/call/"))
+	if err != nil || !restToolName.MatchString(name) {
+		writeEnvelope(w, &envelope.Error{Code: envelope.NotFound, Message: "No such tool."}, nil)
+		return
+	}
+	keys := r.Header.Values("Idempotency-Key")
+	if len(keys) > 1 {
+		writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "Send at most one Idempotency-Key header."}, nil)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRESTBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		msg := "Could not read the request body."
+		if errors.As(err, &mbe) {
+			msg = "The request body exceeds 64 KiB."
+		}
+		writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: msg}, nil)
+		return
+	}
+	req, verr := parseCallBody(body)
+	if verr != nil {
+		writeEnvelope(w, verr, nil)
+		return
+	}
+	meta := map[string]any{}
+	if len(keys) == 1 {
+		meta["idempotency_key"] = keys[0]
+	}
+	if req.Stage != nil {
+		meta["stage"] = *req.Stage
+	}
+	out := g.exec.Call(r.Context(), Call{Tool: name, Args: req.Arguments, Meta: meta, Principal: p})
+	if out.Err != nil {
+		writeEnvelope(w, out.Err, out.Effect)
+		return
+	}
+	if out.Effect != nil {
+		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(out.Effect))
+	}
+	b := out.Raw
+	if out.Plan != nil || b == nil {
+		data := out.Data
+		if out.Plan != nil {
+			data = out.Plan
+		}
+		b, _ = marshalData(data)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+type callBody struct {
+	Arguments json.RawMessage
+	Stage     *bool
+}
+
+// parseCallBody reads {"arguments": {...}, "stage": bool?}; an empty body is {}.
+func parseCallBody(body []byte) (*callBody, *envelope.Error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return &callBody{}, nil
+	}
+	var raw map[string]json.RawMessage
+	if body[0] != '{' || json.Unmarshal(body, &raw) != nil {
+		return nil, &envelope.Error{Code: envelope.ValidationError, Message: "The body must be a JSON object {\"arguments\": {...}}."}
+	}
+	out := &callBody{}
+	if a, ok := raw["arguments"]; ok {
+		a = bytes.TrimSpace(a)
+		if len(a) == 0 || a[0] != '{' {
+			if !bytes.Equal(a, []byte("null")) {
+				return nil, &envelope.Error{Code: envelope.ValidationError, Message: "\"arguments\" must be a JSON object."}
+			}
+		} else {
+			out.Arguments = a
+		}
+	}
+	if s, ok := raw["stage"]; ok {
+		var b bool
+		if json.Unmarshal(s, &b) != nil {
+			return nil, &envelope.Error{Code: envelope.ValidationError, Message: "\"stage\" must be a boolean."}
+		}
+		out.Stage = &b
+	}
+	return out, nil
+}
+
+// writeEnvelope answers an error with the status of its code, with the
+// effect report in X-Anvil-Effect when there is one.
+func writeEnvelope(w http.ResponseWriter, e *envelope.Error, rep *effect.Report) {
+	if rep != nil {
+		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(rep))
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(envelope.RESTStatus(e.Code))
+	_, _ = w.Write(e.Marshal())
+}
+
+// mediaType returns the lower-cased media type of a Content-Type value.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}

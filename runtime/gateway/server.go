@@ -1,0 +1,327 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/audit"
+	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/upstream"
+	"github.com/anvil-dev/anvil/runtime/vault"
+)
+
+// Config is the gateway's configuration: flags plus environment.
+type Config struct {
+	Workspace string
+	Host      string
+	Port      int
+
+	Auth            auth.Config
+	VaultKeyFile    string
+	VaultDir        string
+	AuditFile       string
+	PublicURL       string
+	AllowedHosts    string
+	Env             string
+	UpstreamTimeout time.Duration
+	// Getenv reads further variables (ANVIL_CONNECT_<C>_*); os.Getenv by default.
+	Getenv func(string) string
+}
+
+// ConfigFromEnv reads the gateway environment (ANVIL_INBOUND_*, ANVIL_VAULT_*,
+// ANVIL_AUDIT_FILE, ANVIL_GATEWAY_PUBLIC_URL, ANVIL_ALLOWED_HOSTS, ANVIL_ENV,
+// ANVIL_UPSTREAM_TIMEOUT_MS).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	ac, err := auth.ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{
+		Auth:         ac,
+		VaultKeyFile: getenv("ANVIL_VAULT_KEY_FILE"),
+		VaultDir:     getenv("ANVIL_VAULT_DIR"),
+		AuditFile:    getenv("ANVIL_AUDIT_FILE"),
+		PublicURL:    getenv("ANVIL_GATEWAY_PUBLIC_URL"),
+		AllowedHosts: getenv("ANVIL_ALLOWED_HOSTS"),
+		Env:          getenv("ANVIL_ENV"),
+		Getenv:       getenv,
+	}
+	if v := getenv("ANVIL_UPSTREAM_TIMEOUT_MS"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return Config{}, fmt.Errorf("ANVIL_UPSTREAM_TIMEOUT_MS must be a positive number of milliseconds")
+		}
+		cfg.UpstreamTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return cfg, nil
+}
+
+// Gateway is a configured fleet gateway.
+type Gateway struct {
+	cfg      Config
+	fleet    *Fleet
+	verifier *auth.Verifier
+	vault    *vault.Store
+	exec     *Executor
+	mcp      *mcpServer
+	connect  *connectRoutes
+	logf     func(format string, args ...any)
+}
+
+// Options tune a gateway.
+type Options struct {
+	// Logf receives operational log lines (stderr in the CLI).
+	Logf func(format string, args ...any)
+	// Transport is the upstream transport (tests).
+	Transport http.RoundTripper
+	// HTTPClient fetches https JWKS (tests).
+	HTTPClient *http.Client
+}
+
+// New loads the workspace and checks the configuration, refusing to start on
+// any problem.
+func New(cfg Config, opts *Options) (*Gateway, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	g := &Gateway{cfg: cfg, logf: opts.Logf}
+	if g.logf == nil {
+		g.logf = func(string, ...any) {}
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+		g.cfg.Host = cfg.Host
+	}
+	branchyard := cfg.Auth.Mode == "branchyard"
+	if !branchyard && !isLoopbackHost(cfg.Host) {
+		return nil, fmt.Errorf("refusing to bind %s with inbound auth mode none: set ANVIL_INBOUND_AUTH_MODE=branchyard or bind a loopback host", cfg.Host)
+	}
+	if branchyard && cfg.VaultKeyFile == "" {
+		return nil, errors.New("branchyard mode needs ANVIL_VAULT_KEY_FILE (a 32-byte key in a file only its owner can read)")
+	}
+	fleet, err := LoadFleet(cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	g.fleet = fleet
+	if branchyard {
+		v, err := auth.NewVerifier(cfg.Auth, &auth.VerifierOptions{HTTPClient: opts.HTTPClient})
+		if err != nil {
+			return nil, err
+		}
+		g.verifier = v
+	}
+	if cfg.VaultKeyFile != "" {
+		key, err := vault.LoadKey(cfg.VaultKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		dir := cfg.VaultDir
+		if dir == "" {
+			dir = vault.DefaultDir()
+		}
+		st, err := vault.Open(dir, key)
+		if err != nil {
+			return nil, err
+		}
+		g.vault = st
+	}
+	var logger *audit.Logger
+	if cfg.AuditFile != "" {
+		logger, err = audit.Open(cfg.AuditFile)
+		if err != nil {
+			return nil, err
+		}
+	}
+	timeout := cfg.UpstreamTimeout
+	allow := upstream.ParseAllowlist(cfg.AllowedHosts, cfg.Env)
+	g.exec = &Executor{
+		Fleet:       fleet,
+		Upstream:    upstream.NewClient(&upstream.ClientOptions{Allowlist: allow, Timeout: timeout, Transport: opts.Transport}),
+		Allowlist:   allow,
+		Audit:       logger,
+		AuditFailed: func(err error) { g.logf("anvil: audit write failed: %v", err) },
+	}
+	g.connect = newConnectRoutes(g)
+	g.exec.Credentials = g.connect
+	g.mcp = newMCPServer(g.exec)
+	return g, nil
+}
+
+// Fleet returns the served fleet.
+func (g *Gateway) Fleet() *Fleet { return g.fleet }
+
+// Handler returns the gateway's HTTP handler.
+func (g *Gateway) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", g.serveHealth)
+	mux.HandleFunc("/readyz", g.serveReady)
+	mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
+	mux.HandleFunc("/mcp", g.withTurnToken(g.serveMCP))
+	mux.HandleFunc("/call/", g.withTurnToken(g.serveCall))
+	mux.HandleFunc("/connect/callback", g.connect.serveCallback)
+	mux.HandleFunc("/connect/", g.withConnectToken(g.connect.serve))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+	})
+	return mux
+}
+
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, p *Principal, fingerprint string) {
+	g.mcp.serve(w, r, p, fingerprint)
+}
+
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, orderedJSON("status", "ok", "fleet", true, "bundles", len(g.fleet.Connectors)))
+}
+
+func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
+	type bundle struct {
+		ID        string `json:"id"`
+		ServiceID string `json:"serviceId"`
+		ToolCount int    `json:"toolCount"`
+		Ready     bool   `json:"ready"`
+	}
+	var bs []bundle
+	for _, c := range g.fleet.Connectors {
+		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: len(c.tools), Ready: true})
+	}
+	writeJSON(w, http.StatusOK, orderedJSON("ready", true, "bundles", bs))
+}
+
+func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	servers := []string{}
+	if g.cfg.Auth.Issuer != "" {
+		servers = append(servers, g.cfg.Auth.Issuer)
+	}
+	writeJSON(w, http.StatusOK, orderedJSON("resource", g.resourceURL(), "authorization_servers", servers))
+}
+
+// resourceURL is the gateway's canonical /mcp URL.
+func (g *Gateway) resourceURL() string {
+	if g.cfg.Auth.Audience != "" {
+		return g.cfg.Auth.Audience
+	}
+	return fmt.Sprintf("http://%s/mcp", net.JoinHostPort(g.cfg.Host, strconv.Itoa(g.cfg.Port)))
+}
+
+// authenticate verifies the caller's bearer token. In auth mode none every
+// caller is the local, unrestricted principal.
+func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Claims, bool) {
+	if g.verifier == nil {
+		return nil, true
+	}
+	c, err := g.verifier.Verify(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		auth.WriteError(w, err, g.resourceURL())
+		return nil, false
+	}
+	return c, true
+}
+
+func (g *Gateway) withTurnToken(next func(http.ResponseWriter, *http.Request, *Principal, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, ok := g.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if c == nil {
+			next(w, r, &Principal{Sub: "local", Unrestricted: true}, "local")
+			return
+		}
+		if c.IsConnect() {
+			envelope.WriteSimple(w, http.StatusForbidden, "turn_token_required",
+				"This route takes a turn token; a connect token can neither list nor call tools.")
+			return
+		}
+		p := &Principal{Sub: c.Subject, Tenant: c.Tenant, Branch: c.Branch, Turn: c.Turn, Grants: c.Grants}
+		next(w, r, p, c.Fingerprint())
+	}
+}
+
+func (g *Gateway) withConnectToken(next func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, ok := g.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if c == nil {
+			next(w, r, "local")
+			return
+		}
+		if !c.IsConnect() {
+			envelope.WriteSimple(w, http.StatusForbidden, "connect_token_required",
+				"The connect routes take only the person's connect token (by_purpose: connect), never a turn token.")
+			return
+		}
+		next(w, r, c.Subject)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// Serve serves on ln until ctx is done, then shuts down cleanly.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	tick := time.NewTicker(sessionSweep)
+	defer tick.Stop()
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				g.mcp.sweep()
+				g.connect.sweep()
+			case <-done:
+				return
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		close(done)
+		return err
+	case <-ctx.Done():
+	}
+	close(done)
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	return err
+}
+
+// URL is the /mcp URL the gateway serves on.
+func (g *Gateway) URL() string {
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(g.cfg.Host, strconv.Itoa(g.cfg.Port)), Path: "/mcp"}
+	return u.String()
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
