@@ -470,7 +470,7 @@ func TestOAuthGatewayRoundTrip(t *testing.T) {
 	form := f.as.lastForm
 	f.as.mu.Unlock()
 	if form.Get("code") == "" || len(form.Get("code_verifier")) != 43 || form.Get("redirect_uri") != f.url+"/connect/callback" {
-		t.Errorf("token form = %v", form)
+		t.Errorf("token form lacks code, code_verifier or redirect_uri (has %d fields)", len(form))
 	}
 	conn, err := f.stored(t)
 	if err != nil || conn.Kind != "oauth" || conn.Status != "active" || conn.AccessToken == "" || conn.RefreshToken == "" ||
