@@ -1,0 +1,135 @@
+package lower
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+func authSpec(security []openapi.SecurityRequirement, ops ...*openapi.Operation) *openapi.Spec {
+	return &openapi.Spec{
+		Kind: openapi.KindOpenAPI30, File: "api.yaml", Title: "Auth", Version: "1",
+		SecuritySchemes: map[string]*openapi.SecurityScheme{
+			"bearer": {Name: "bearer", Type: "http", Scheme: "bearer"},
+			"basic":  {Name: "basic", Type: "http", Scheme: "basic"},
+			"digest": {Name: "digest", Type: "http", Scheme: "digest"},
+			"key":    {Name: "key", Type: "apiKey", In: "header", ParamName: "X-Api-Key"},
+			"code": {Name: "code", Type: "oauth2", AuthorizationCode: &openapi.OAuthFlow{
+				AuthorizationURL: "https://auth.example/authorize", TokenURL: "https://auth.example/token", Scopes: []string{"read", "write"}}},
+			"cc":   {Name: "cc", Type: "oauth2", ClientCredentials: &openapi.OAuthFlow{TokenURL: "https://auth.example/token"}},
+			"both": {Name: "both", Type: "oauth2", AuthorizationCode: &openapi.OAuthFlow{AuthorizationURL: "https://a/authorize", TokenURL: "https://a/token"}, ClientCredentials: &openapi.OAuthFlow{TokenURL: "https://a/token"}},
+			"oidc": {Name: "oidc", Type: "openIdConnect", OpenIDConnectURL: "https://id.example/.well-known/openid-configuration"},
+			"mtls": {Name: "mtls", Type: "mutualTLS"},
+		},
+		Security:   security,
+		Operations: ops,
+	}
+}
+
+func req(schemes ...string) openapi.SecurityRequirement {
+	var r openapi.SecurityRequirement
+	for _, s := range schemes {
+		r = append(r, openapi.SchemeUse{Scheme: s})
+	}
+	return r
+}
+
+func TestServiceAuthFromSpec(t *testing.T) {
+	bearer := &air.Carrier{In: "header", Name: "Authorization", Scheme: "Bearer"}
+	for _, c := range []struct {
+		name string
+		sec  []openapi.SecurityRequirement
+		want air.Auth
+		code string
+	}{
+		{"none", nil, air.Auth{Type: "none"}, ""},
+		{"empty alternative", []openapi.SecurityRequirement{{}}, air.Auth{Type: "none"}, ""},
+		{"bearer", []openapi.SecurityRequirement{req("bearer")}, air.Auth{Type: "bearer", Scheme: "bearer", Carrier: bearer}, ""},
+		{"basic", []openapi.SecurityRequirement{req("basic")}, air.Auth{Type: "basic", Scheme: "basic", Carrier: &air.Carrier{In: "header", Name: "Authorization", Scheme: "Basic"}}, ""},
+		{"digest", []openapi.SecurityRequirement{req("digest")}, air.Auth{Type: "custom_header", Scheme: "digest", Carrier: &air.Carrier{In: "header", Name: "Authorization", Scheme: "Digest"}}, ""},
+		{"api key", []openapi.SecurityRequirement{req("key")}, air.Auth{Type: "api_key", Scheme: "key", Carrier: &air.Carrier{In: "header", Name: "X-Api-Key"}}, ""},
+		{"authorization code", []openapi.SecurityRequirement{{{Scheme: "code", Scopes: []string{"read"}}}}, air.Auth{Type: "oauth2_authorization_code", Scheme: "code", Carrier: bearer, Scopes: []string{"read"},
+			Provider: &air.Provider{AuthorizationEndpoint: "https://auth.example/authorize", TokenEndpoint: "https://auth.example/token", Grant: "authorization_code"}}, ""},
+		{"client credentials", []openapi.SecurityRequirement{req("cc")}, air.Auth{Type: "oauth2_client_credentials", Scheme: "cc", Carrier: bearer,
+			Provider: &air.Provider{TokenEndpoint: "https://auth.example/token", Grant: "client_credentials"}}, ""},
+		{"two flows", []openapi.SecurityRequirement{req("both")}, air.Auth{Type: "oauth2_authorization_code", Scheme: "both", Carrier: bearer,
+			Provider: &air.Provider{AuthorizationEndpoint: "https://a/authorize", TokenEndpoint: "https://a/token", Grant: "authorization_code"}}, "auth/service_oauth2_ambiguous"},
+		{"openid connect", []openapi.SecurityRequirement{req("oidc")}, air.Auth{Type: "oauth2_authorization_code", Scheme: "oidc", Carrier: bearer, Provider: &air.Provider{Grant: "authorization_code"}}, ""},
+		{"mtls", []openapi.SecurityRequirement{req("mtls")}, air.Auth{Type: "mtls", Scheme: "mtls"}, ""},
+		{"alternatives", []openapi.SecurityRequirement{req("key"), req("bearer")}, air.Auth{Type: "api_key", Scheme: "key", Carrier: &air.Carrier{In: "header", Name: "X-Api-Key"}}, "auth/alternatives_unmodeled"},
+		{"combined", []openapi.SecurityRequirement{req("key", "basic")}, air.Auth{Type: "api_key", Scheme: "key", Carrier: &air.Carrier{In: "header", Name: "X-Api-Key"}}, "auth/alternatives_unmodeled"},
+		{"undeclared", []openapi.SecurityRequirement{req("nope")}, air.Auth{Type: "none"}, "auth/unknown_scheme"},
+	} {
+		doc, ds := Lower(authSpec(c.sec), nil, nil)
+		if !authEqual(doc.Service.Auth, c.want) {
+			t.Errorf("%s: %+v (carrier %+v provider %+v), want %+v", c.name, doc.Service.Auth, doc.Service.Auth.Carrier, doc.Service.Auth.Provider, c.want)
+		}
+		var codes []string
+		for _, d := range ds {
+			codes = append(codes, d.Code)
+		}
+		if strings.Join(codes, ",") != c.code {
+			t.Errorf("%s: diagnostics %v, want %q", c.name, codes, c.code)
+		}
+	}
+}
+
+func TestOperationAuth(t *testing.T) {
+	spec := authSpec([]openapi.SecurityRequirement{req("bearer")},
+		&openapi.Operation{Path: "/a", Method: "GET", OperationID: "inherits"},
+		&openapi.Operation{Path: "/b", Method: "GET", OperationID: "public", HasSecurity: true},
+		&openapi.Operation{Path: "/c", Method: "GET", OperationID: "sameAsService", HasSecurity: true, Security: []openapi.SecurityRequirement{req("bearer")}},
+		&openapi.Operation{Path: "/d", Method: "GET", OperationID: "apiKey", HasSecurity: true, Security: []openapi.SecurityRequirement{req("key")},
+			Params: []*openapi.Param{{Name: "X-Api-Key", In: "header"}, {Name: "q", In: "query"}}},
+		&openapi.Operation{Path: "/e", Method: "GET", OperationID: "scoped"},
+	)
+	man := &manifest.Manifest{File: "anvil.yaml",
+		Auth: &manifest.Auth{Type: "bearer", Principal: "user", CredentialProfile: "gh"},
+		Operations: []*manifest.OperationEntry{
+			{Key: "scoped", Op: &manifest.Operation{Auth: &manifest.Auth{Scopes: []string{"admin"}}}},
+		}}
+	doc, ds := Lower(spec, man, nil)
+	if ds.HasErrors() {
+		t.Fatal(text(ds))
+	}
+	svc := doc.Service.Auth
+	if svc.Type != "bearer" || svc.Principal != "user" || svc.CredentialProfile != "gh" || svc.Carrier == nil {
+		t.Errorf("service auth %+v", svc)
+	}
+	if doc.Operations[0].Auth != nil || doc.Operations[2].Auth != nil {
+		t.Errorf("inherited auth should be nil: %+v %+v", doc.Operations[0].Auth, doc.Operations[2].Auth)
+	}
+	if a := doc.Operations[1].Auth; a == nil || a.Type != "none" {
+		t.Errorf("public auth %+v", a)
+	}
+	d := doc.Operations[3]
+	if d.Auth == nil || d.Auth.Type != "api_key" || len(d.Input.Params) != 1 || d.Input.Params[0].Name != "q" {
+		t.Errorf("api key op: auth %+v params %+v", d.Auth, d.Input.Params)
+	}
+	if a := doc.Operations[4].Auth; a == nil || a.Type != "bearer" || len(a.Scopes) != 1 || a.Scopes[0] != "admin" || a.Principal != "user" {
+		t.Errorf("scoped auth %+v", a)
+	}
+}
+
+func TestManifestAuthBlock(t *testing.T) {
+	pkce := true
+	base := air.Auth{Type: "oauth2_authorization_code", Scheme: "code", Provider: &air.Provider{AuthorizationEndpoint: "https://a", TokenEndpoint: "https://t"}}
+	got := applyManifestAuth(&manifest.Auth{Type: "oauth2", Scopes: []string{"repo"}, Provider: &manifest.Provider{PKCE: &pkce, RedirectURI: "https://r"}}, base)
+	if got.Type != "oauth2_authorization_code" || got.Provider.AuthorizationEndpoint != "https://a" || got.Provider.PKCE == nil || got.Provider.RedirectURI != "https://r" || got.Scopes[0] != "repo" {
+		t.Errorf("legacy oauth2 merge: %+v %+v", got, got.Provider)
+	}
+	if base.Provider.RedirectURI != "" {
+		t.Error("applyManifestAuth changed its base")
+	}
+	got = applyManifestAuth(&manifest.Auth{Type: "oauth2"}, air.Auth{Type: "none"})
+	if got.Type != "oauth2_client_credentials" {
+		t.Errorf("legacy oauth2 without endpoints: %s", got.Type)
+	}
+	got = applyManifestAuth(&manifest.Auth{Type: "api_key", Carrier: &manifest.Carrier{In: "query", Name: "token"}}, air.Auth{Type: "bearer"})
+	if got.Type != "api_key" || *got.Carrier != (air.Carrier{In: "query", Name: "token"}) {
+		t.Errorf("fresh block: %+v", got)
+	}
+}

@@ -1,0 +1,568 @@
+package lower
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/anvil-dev/anvil/compiler/diag"
+	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// Options configures Lower. A nil *Options is the zero value.
+type Options struct {
+	// ServiceID is the service id (--service) used when the manifest does
+	// not name the service. Empty: derived from the spec title.
+	ServiceID string
+	// HumanApproval is the --human-approval policy: "none" (or empty),
+	// "unsafe" (every mutation classifyConfirmation flags needs confirmation
+	// and human approval) or "all" (every mutation does).
+	HumanApproval string
+	// Diagnostics are earlier findings (for example the manifest decoder's)
+	// to carry into the document and the returned list.
+	Diagnostics diag.List
+}
+
+// Lower turns a loaded spec and a decoded manifest (nil: none) into an AIR
+// document and the diagnostics found on the way. The document's Diagnostics
+// mirror the returned list, which holds opts.Diagnostics and Lower's own,
+// sorted by position (the spec's loading diagnostics, spec.Diagnostics, are
+// not repeated: pass them in opts.Diagnostics to record them in the document). Lower never fails on
+// bad input: problems are diagnostics, and the document is always complete.
+// A nil spec yields a nil document and one error.
+func Lower(spec *openapi.Spec, man *manifest.Manifest, opts *Options) (*air.Document, diag.List) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if spec == nil {
+		var l diag.List
+		l = append(l, o.Diagnostics...)
+		l.Errorf(diag.Pos{}, "lower/no_spec", "no service description to compile")
+		return nil, l
+	}
+	if hasNil(spec.Operations) {
+		c := *spec
+		c.Operations = nil
+		for _, op := range spec.Operations {
+			if op != nil {
+				c.Operations = append(c.Operations, op)
+			}
+		}
+		spec = &c
+	}
+	l := &lowerer{spec: spec, man: man, opts: o}
+	doc := l.run()
+	return doc, l.finishDiagnostics(doc)
+}
+
+func hasNil(ops []*openapi.Operation) bool {
+	for _, op := range ops {
+		if op == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerer holds the state of one Lower call.
+type lowerer struct {
+	spec    *openapi.Spec
+	man     *manifest.Manifest
+	opts    Options
+	service string
+	ops     []*opState
+	pending []pendingDiag
+	// refs indexes operationIds, canonical names and AIR ids.
+	refs map[string][]int
+
+	specAuth    air.Auth // the service auth the spec declares
+	serviceAuth air.Auth // after the manifest's auth block
+}
+
+type pendingDiag struct {
+	d  diag.Diagnostic
+	op int // index into ops, or -1
+}
+
+// opState is one operation being lowered.
+type opState struct {
+	i        int
+	spec     *openapi.Operation
+	base     baseNames
+	r        *routing
+	derived  string // canonical name before the manifest's name override
+	entry    *manifest.OperationEntry
+	m        *manifest.Operation
+	resource string // effect.resource
+	op       *air.Operation
+	in       inputResult
+
+	// Phase-1 state that effect checks of other operations read.
+	p1Confirm bool
+	p1Schema  *air.Schema
+	p1Safety  air.Safety
+	p1Output  *air.Schema
+}
+
+func (l *lowerer) addDiag(pos diag.Pos, level, code string, op int, format string, args ...any) {
+	l.pending = append(l.pending, pendingDiag{
+		d:  diag.Diagnostic{Pos: pos, Level: level, Code: code, Message: fmt.Sprintf(format, args...)},
+		op: op,
+	})
+}
+
+func (l *lowerer) opPos(st *opState) diag.Pos {
+	if st.spec.Pos.File == "" {
+		return diag.Pos{File: l.spec.File}
+	}
+	return st.spec.Pos
+}
+
+func (l *lowerer) run() *air.Document {
+	switch l.opts.HumanApproval {
+	case "", HumanApprovalNone, HumanApprovalUnsafe, HumanApprovalAll:
+	default:
+		l.addDiag(diag.Pos{}, diag.Error, "lower/invalid_option", -1,
+			"--human-approval must be none, unsafe or all, not %q; using none", l.opts.HumanApproval)
+		l.opts.HumanApproval = HumanApprovalNone
+	}
+	l.service = l.serviceID()
+	doc := &air.Document{
+		Schema:       air.SchemaVersion,
+		AnvilVersion: air.AnvilVersion,
+		Service:      l.serviceBlock(),
+		Operations:   make([]air.Operation, len(l.spec.Operations)),
+		Capabilities: []air.Capability{},
+		Workflows:    []air.Workflow{},
+		Schemas:      map[string]*air.Schema{},
+		Diagnostics:  []air.Diagnostic{},
+	}
+
+	// Names: derive, resolve collisions, match the manifest, apply the
+	// name overrides, resolve again.
+	grammar := ""
+	if l.man != nil {
+		grammar = l.man.PathGrammar
+	}
+	routes := make([]*routing, 0, len(l.spec.Operations))
+	for i, sop := range l.spec.Operations {
+		b := deriveNames(l.service, sop.Path, sop.Method, sop.OperationID, grammar)
+		r := &routing{ID: b.ID, Canonical: b.Canonical, CLI: b.CLI, Tool: l.service + "_" + b.Canonical, tokens: pathTokens(sop.Path, sop.Method)}
+		st := &opState{i: i, spec: sop, base: b, r: r, op: &doc.Operations[i]}
+		l.ops = append(l.ops, st)
+		routes = append(routes, r)
+	}
+	l.noteCollisions(resolveCollisions(l.service, routes))
+	l.buildRefs(false)
+	l.matchManifest()
+	for _, st := range l.ops {
+		st.derived = st.r.Canonical
+		st.resource = Singularize(SnakeCase(st.base.Resource))
+		if st.m != nil && st.m.Name != nil {
+			l.applyNameOverride(st)
+		} else if st.base.Weak != "" {
+			l.addDiag(l.opPos(st), diag.Info, "weak_operation_name", st.i, "%s %s: %s", st.spec.Method, st.spec.Path, st.base.Weak)
+		}
+	}
+	l.noteCollisions(resolveCollisions(l.service, routes))
+	l.buildRefs(true)
+
+	// Operations.
+	for _, st := range l.ops {
+		l.lowerOp(st)
+	}
+	for _, st := range l.ops {
+		l.publishSchema(st)
+		st.p1Confirm = st.op.Confirmation.Required
+		st.p1Schema = st.op.Input.Schema
+		st.p1Safety = st.op.Input.Safety
+		st.p1Output = st.op.Output.Schema
+	}
+	for _, st := range l.ops {
+		if st.m != nil && st.m.Effect != nil {
+			if l.checkEffect(st) {
+				l.publishSchema(st)
+			}
+		}
+	}
+
+	l.capabilitiesAndWorkflows(doc)
+	seen := map[string]bool{}
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		l.collectRefs(op.Input.Schema, seen)
+		if op.Input.Body != nil {
+			l.collectRefs(op.Input.Body.Schema, seen)
+		}
+		l.collectRefs(op.Output.Schema, seen)
+	}
+	for name := range seen {
+		if s, ok := l.spec.Schemas[name]; ok {
+			doc.Schemas[name] = s
+		}
+	}
+	return doc
+}
+
+func (l *lowerer) noteCollisions(notes []collisionNote) {
+	for _, n := range notes {
+		l.addDiag(l.opPos(l.ops[n.op]), diag.Info, "naming_collision_resolved", n.op, "%s", n.message)
+	}
+}
+
+// serviceID is the manifest's service.name, else Options.ServiceID, else
+// the snake_case of the spec title ("service" when that is empty).
+func (l *lowerer) serviceID() string {
+	if l.man != nil && l.man.Service != nil && l.man.Service.Name != "" {
+		return l.man.Service.Name
+	}
+	if l.opts.ServiceID != "" {
+		return l.opts.ServiceID
+	}
+	if id := SnakeCase(l.spec.Title); id != "" {
+		if id[0] >= '0' && id[0] <= '9' {
+			id = "s_" + id
+		}
+		return id
+	}
+	return "service"
+}
+
+func (l *lowerer) serviceBlock() air.Service {
+	s := air.Service{
+		ID:          l.service,
+		Version:     l.spec.Version,
+		DisplayName: l.spec.Title,
+		Description: l.spec.Description,
+		Source:      air.Source{Kind: l.spec.Kind, URI: l.spec.File, SourceHash: l.spec.SourceHash},
+		Servers:     append([]air.Server{}, l.spec.Servers...),
+	}
+	if l.man != nil && l.man.Service != nil {
+		ms := l.man.Service
+		if ms.DisplayName != "" {
+			s.DisplayName = ms.DisplayName
+		}
+		s.Owner, s.Environment = ms.Owner, ms.Environment
+	}
+	l.specAuth = l.authFromRequirements(l.spec.Security, diag.Pos{File: l.spec.File}, "the service", -1)
+	l.serviceAuth = l.specAuth
+	if l.man != nil && l.man.Auth != nil {
+		l.serviceAuth = applyManifestAuth(l.man.Auth, l.specAuth)
+	}
+	s.Auth = l.serviceAuth
+	return s
+}
+
+// buildRefs indexes every name an operation may be referred to by: its
+// operationId, canonical name and AIR id; with final set, also the canonical
+// name it had before the manifest's name override.
+func (l *lowerer) buildRefs(final bool) {
+	l.refs = make(map[string][]int, 3*len(l.ops))
+	add := func(k string, i int) {
+		if k == "" {
+			return
+		}
+		for _, j := range l.refs[k] {
+			if j == i {
+				return
+			}
+		}
+		l.refs[k] = append(l.refs[k], i)
+	}
+	for i, st := range l.ops {
+		add(st.spec.OperationID, i)
+		add(st.r.Canonical, i)
+		add(st.r.ID, i)
+		if final {
+			add(st.derived, i)
+		}
+	}
+}
+
+// lookupRef resolves an operation reference: one operation, or the
+// candidates when it names none or several.
+func (l *lowerer) lookupRef(ref string) (*opState, []int) {
+	hits := l.refs[ref]
+	if len(hits) == 1 {
+		return l.ops[hits[0]], hits
+	}
+	return nil, hits
+}
+
+func (l *lowerer) matchManifest() {
+	if l.man == nil {
+		return
+	}
+	for _, e := range l.man.Operations {
+		if e == nil {
+			continue
+		}
+		st, hits := l.lookupRef(e.Key)
+		switch {
+		case len(hits) == 0:
+			msg := fmt.Sprintf("operations.%s names no operation of the service (use an operationId, canonical name or AIR id)", e.Key)
+			if s := l.nearestName(e.Key); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			l.addDiag(e.KeyPos, diag.Error, "manifest/unknown_operation", -1, "%s", msg)
+		case st == nil:
+			ids := make([]string, len(hits))
+			for i, h := range hits {
+				ids[i] = l.ops[h].r.ID
+			}
+			l.addDiag(e.KeyPos, diag.Error, "manifest/ambiguous_operation", -1,
+				"operations.%s names more than one operation (%s); use an AIR id", e.Key, strings.Join(ids, ", "))
+		case st.entry != nil:
+			l.addDiag(e.KeyPos, diag.Error, "manifest/duplicate_operation", st.i,
+				"operations.%s names %s, which operations.%s already configures; this entry is ignored", e.Key, st.r.ID, st.entry.Key)
+		default:
+			st.entry, st.m = e, e.Op
+		}
+	}
+}
+
+// nearestName suggests the operationId, canonical name or AIR id closest to key.
+func (l *lowerer) nearestName(key string) string {
+	best, bestD := "", -1
+	names := sortedKeys(l.refs)
+	for _, n := range names {
+		d := levenshtein(strings.ToLower(key), strings.ToLower(n))
+		if bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	if bestD < 0 || bestD > max(2, len(key)/3) {
+		return ""
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			c := 1
+			if ra[i-1] == rb[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// applyNameOverride re-homes the canonical name, CLI command and tool name
+// (never the id) from the manifest's name: {resource, verb}.
+func (l *lowerer) applyNameOverride(st *opState) {
+	n := st.m.Name
+	res := n.Resource
+	if res == "" {
+		res = st.resource
+	}
+	if res == "" {
+		res = l.service
+	}
+	verb := n.Verb
+	if verb == "" {
+		verb = strings.SplitN(st.r.Canonical, "_", 2)[0]
+	}
+	st.resource = Singularize(res)
+	st.r.Canonical = SnakeCase(verb + "_" + Singularize(res))
+	st.r.CLI = l.service + " " + res + " " + verb
+	st.r.Tool = l.service + "_" + st.r.Canonical
+}
+
+// lowerOp fills one AIR operation (everything but the effect contract).
+func (l *lowerer) lowerOp(st *opState) {
+	sop, m, op := st.spec, st.m, st.op
+	if m == nil {
+		m = &manifest.Operation{}
+	}
+	method := sop.Method
+	eff := defaultEffect(method, st.base.Action, st.resource)
+	if m.SideEffect != "" && m.SideEffect != eff.Kind {
+		switch m.SideEffect {
+		case air.KindRead:
+			eff.Kind, eff.Risk, eff.Reversible = air.KindRead, riskNone, true
+		case air.KindMutation:
+			eff.Kind, eff.Risk, eff.Reversible = air.KindMutation, riskLow, true
+			if eff.Action == "delete" {
+				eff.Risk, eff.Reversible = riskDestructive, false
+			}
+		}
+	}
+	if m.Risk != "" {
+		eff.Risk = m.Risk
+	}
+	if m.Action != "" {
+		eff.Action = m.Action
+	}
+	switch {
+	case m.Reversible != nil:
+		eff.Reversible = *m.Reversible
+	case m.Effect != nil && m.Effect.Class != "":
+		eff.Reversible = m.Effect.Class == air.ClassRead || m.Effect.Class == air.ClassReversible
+	}
+	idem := defaultIdempotency(eff.Kind, method, sop)
+	if m.Idempotency != nil {
+		idem = manifestIdempotency(m.Idempotency, idem, sop)
+	}
+
+	var skip *air.Carrier
+	opAuth := l.serviceAuth
+	if sop.HasSecurity {
+		where := fmt.Sprintf("%s %s", sop.Method, sop.Path)
+		opAuth = l.authFromRequirements(sop.Security, l.opPos(st), where, st.i)
+		if authEqual(opAuth, l.specAuth) {
+			opAuth = l.serviceAuth
+		}
+	}
+	if m.Auth != nil {
+		opAuth = applyManifestAuth(m.Auth, opAuth)
+	}
+	if (opAuth.Type == air.AuthAPIKey || opAuth.Type == air.AuthCustomHeader) && opAuth.Carrier != nil && opAuth.Carrier.Name != "Authorization" {
+		skip = opAuth.Carrier
+	}
+
+	in, res := l.buildInput(sop, &idem, skip)
+	st.in = res
+	retries := computeRetries(idem)
+	if m.Retries != nil {
+		retries = manifestRetries(m.Retries, retries)
+	}
+	conf := computeConfirmation(eff, idem)
+	if m.Confirmation != nil {
+		conf = manifestConfirmation(m.Confirmation, conf)
+	}
+	if eff.Kind == air.KindMutation {
+		unsafe, _ := classifyConfirmation(eff, idem)
+		switch {
+		case l.opts.HumanApproval == HumanApprovalAll:
+			conf = forceApproval(conf, eff, "Every mutation needs human approval (--human-approval all).")
+		case l.opts.HumanApproval == HumanApprovalUnsafe && unsafe:
+			conf = forceApproval(conf, eff, "Unsafe mutations need human approval (--human-approval unsafe).")
+		}
+	}
+	out, errs := output(sop)
+
+	*op = air.Operation{
+		ID:            st.r.ID,
+		CanonicalName: st.r.Canonical,
+		DisplayName:   firstNonEmpty(m.DisplayName, sop.Summary, humanize(st.r.Canonical)),
+		Description:   firstNonEmpty(m.Description, sop.Description, sop.Summary),
+		Tags:          append([]string{}, sop.Tags...),
+		SourceRef: air.SourceRef{Kind: "openapi", Path: sop.Path, Method: method, OperationID: sop.OperationID,
+			File: sop.Pos.File, Line: sop.Pos.Line, Column: sop.Pos.Col},
+		Effect:       eff,
+		Input:        in,
+		Output:       out,
+		Errors:       errs,
+		Idempotency:  idem,
+		Retries:      retries,
+		Confirmation: conf,
+		Deprecated:   sop.Deprecated,
+		CLI:          air.CLI{Command: st.r.CLI, Aliases: []string{}},
+		MCP:          air.MCP{ToolName: st.r.Tool},
+		Skill:        air.Skill{IntentExamples: append([]string{}, m.IntentExamples...)},
+		State:        air.StateReviewRequired,
+		ReviewNotes:  append([]string{}, res.notes...),
+	}
+	if !authEqual(opAuth, l.serviceAuth) {
+		a := opAuth
+		op.Auth = &a
+	}
+	if m.State != "" {
+		op.State = m.State
+	}
+	if p := m.Pagination; p != nil {
+		op.Pagination = &air.Pagination{Style: p.Style, CursorParam: p.CursorParam, NextField: p.NextField, ItemsField: p.ItemsField,
+			PageSizeParam: p.PageSizeParam, MaxPageSize: p.MaxPageSize, DefaultPageSize: p.DefaultPageSize}
+	}
+}
+
+func forceApproval(c air.Confirmation, e air.Effect, reason string) air.Confirmation {
+	if !c.Required && c.Reason == "" {
+		c.Reason = reason
+	}
+	if c.Risk == "" {
+		c.Risk = e.Risk
+	}
+	c.Required, c.HumanApproval = true, true
+	return c
+}
+
+// humanize turns a snake_case name into "Words like this".
+func humanize(s string) string {
+	s = strings.ReplaceAll(s, "_", " ")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func (l *lowerer) capabilitiesAndWorkflows(doc *air.Document) {
+	if l.man == nil {
+		return
+	}
+	resolve := func(refs []string, pos diag.Pos, code, owner string) []string {
+		out := []string{}
+		for _, r := range refs {
+			st, hits := l.lookupRef(r)
+			if st == nil {
+				what := "names no operation"
+				if len(hits) > 1 {
+					what = "names more than one operation"
+				}
+				l.addDiag(pos, diag.Error, code, -1, "%s: %q %s", owner, r, what)
+				continue
+			}
+			out = append(out, st.r.ID)
+		}
+		return out
+	}
+	for _, c := range l.man.Capabilities {
+		if c == nil {
+			continue
+		}
+		doc.Capabilities = append(doc.Capabilities, air.Capability{ID: c.ID, Description: c.Description,
+			Operations: resolve(c.Operations, c.Pos, "capability_unknown_operation", "capability "+c.ID)})
+	}
+	for _, w := range l.man.Workflows {
+		if w == nil {
+			continue
+		}
+		doc.Workflows = append(doc.Workflows, air.Workflow{ID: w.ID, Description: w.Description,
+			Steps: resolve(w.Steps, w.Pos, "workflow_unknown_operation", "workflow "+w.ID)})
+	}
+}
+
+// finishDiagnostics fills operation ids, sorts, and mirrors the list into the document.
+func (l *lowerer) finishDiagnostics(doc *air.Document) diag.List {
+	var out diag.List
+	out = append(out, l.opts.Diagnostics...)
+	for _, p := range l.pending {
+		d := p.d
+		if p.op >= 0 {
+			d.OperationID = l.ops[p.op].op.ID
+		}
+		out = append(out, d)
+	}
+	out.Sort()
+	for _, d := range out {
+		ad := air.Diagnostic{Level: d.Level, Code: d.Code, Message: d.Message, OperationID: d.OperationID}
+		if d.Pos.File != "" {
+			ad.Path = d.Pos.String()
+		}
+		doc.Diagnostics = append(doc.Diagnostics, ad)
+	}
+	return out
+}
