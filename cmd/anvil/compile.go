@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -98,6 +99,7 @@ func runCompile(e *env, c *cli.Context) error {
 	doc, l := lower.Lower(spec, man, &lower.Options{ServiceID: c.String("service"), HumanApproval: approval})
 	all = append(all, l...)
 	all.Sort()
+	portableSources(doc, specPath)
 
 	out := c.String("out")
 	if out == "" {
@@ -141,6 +143,39 @@ func runCompile(e *env, c *cli.Context) error {
 		fmt.Fprintf(e.stdout, "  %d operation(s) need review: approve them with `anvil approve %s <operation-id...>`.\n", res.ReviewRequired, out)
 	}
 	return silentExit(code)
+}
+
+// portableSources rewrites the file paths AIR records (the source URI, each
+// operation's source file, diagnostic paths) relative to the spec's directory,
+// so a bundle holds no absolute or working-directory-dependent path. A file
+// outside that directory is recorded by its base name.
+func portableSources(doc *air.Document, specPath string) {
+	base := filepath.Dir(specPath)
+	portable := func(p string) string {
+		if p == "" {
+			return p
+		}
+		rel, err := filepath.Rel(base, p)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.Base(p)
+		}
+		return filepath.ToSlash(rel)
+	}
+	doc.Service.Source.URI = portable(doc.Service.Source.URI)
+	for i := range doc.Operations {
+		doc.Operations[i].SourceRef.File = portable(doc.Operations[i].SourceRef.File)
+	}
+	for i := range doc.Diagnostics {
+		d := &doc.Diagnostics[i]
+		// "file:line:col": the file part ends at the last two colons.
+		parts := strings.Split(d.Path, ":")
+		if len(parts) >= 3 {
+			file := strings.Join(parts[:len(parts)-2], ":")
+			d.Path = portable(file) + ":" + strings.Join(parts[len(parts)-2:], ":")
+		} else if d.Path != "" {
+			d.Path = portable(d.Path)
+		}
+	}
 }
 
 // printDiagnostics writes errors and warnings (and info with verbose) to stderr.

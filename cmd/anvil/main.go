@@ -68,6 +68,8 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			approveCommand(e),
 			serveCommand(e),
 			connectCommand(e),
+			packageCommand(e),
+			connectorsCommand(e),
 		},
 	}
 	err := app.RunContext(ctx, interspersed(app.Commands, args))

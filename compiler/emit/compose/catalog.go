@@ -1,0 +1,214 @@
+package compose
+
+import (
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// CatalogSchema is the schema string of compose.json.
+const CatalogSchema = "anvil.compose-catalog/v1"
+
+// Catalog is compose.json (anvil.compose-catalog/v1). Field order is the
+// JSON key order.
+type Catalog struct {
+	Schema     string             `json:"schema"`
+	Connectors []CatalogConnector `json:"connectors"`
+}
+
+// CatalogConnector is one composed connector.
+type CatalogConnector struct {
+	ID         string            `json:"id"`
+	Title      string            `json:"title"`
+	Service    CatalogService    `json:"service"`
+	Python     CatalogPython     `json:"python"`
+	TypeScript CatalogTypeScript `json:"typescript"`
+	Operations []CatalogOp       `json:"operations"`
+}
+
+// CatalogService names the service a connector was built from.
+type CatalogService struct {
+	ID      string `json:"id"`
+	Version string `json:"version"`
+}
+
+// CatalogPython locates a connector's Python SDK: Path (the directory
+// holding the package) is relative to the composite's directory.
+type CatalogPython struct {
+	Path    string `json:"path"`
+	Package string `json:"package"`
+	Client  string `json:"client"`
+}
+
+// CatalogTypeScript locates a connector's TypeScript SDK: Import is relative
+// to the composite's typescript/src/ directory.
+type CatalogTypeScript struct {
+	Import string `json:"import"`
+	Client string `json:"client"`
+}
+
+// CatalogOp is one callable operation.
+type CatalogOp struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Method holds the SDK method names.
+	Method CatalogMethod `json:"method"`
+	// Safety names the Python SDK method's safety-control keyword arguments.
+	Safety CatalogSafety `json:"safety"`
+	// Effect is read or mutation.
+	Effect      string `json:"effect"`
+	EffectClass string `json:"effectClass"`
+	// Confirm reports whether a call needs confirm.
+	Confirm bool `json:"confirm"`
+	// IdempotencyKeyRequired reports whether a call needs a caller's key.
+	IdempotencyKeyRequired bool           `json:"idempotencyKeyRequired"`
+	Inputs                 []CatalogInput `json:"inputs"`
+	Undo                   *CatalogUndo   `json:"undo,omitempty"`
+}
+
+// CatalogMethod is an operation's method name in each SDK.
+type CatalogMethod struct {
+	Python     string `json:"python"`
+	TypeScript string `json:"typescript"`
+}
+
+// CatalogSafety names the safety controls of a Python SDK method.
+type CatalogSafety struct {
+	Confirm        string `json:"confirm"`
+	IdempotencyKey string `json:"idempotencyKey"`
+	DryRun         string `json:"dryRun"`
+}
+
+// CatalogInput is one business input: the key the SDK takes and its wire name.
+type CatalogInput struct {
+	Key      string `json:"key"`
+	Wire     string `json:"wire"`
+	Required bool   `json:"required"`
+}
+
+// CatalogUndo is an operation's declared undo: the follow-up and its
+// argument mapping (manifest order).
+type CatalogUndo struct {
+	Kind      string      `json:"kind"`
+	Operation string      `json:"operation"`
+	Arguments air.Mapping `json:"arguments"`
+}
+
+// catalogOps lists the served operations of doc as the catalog describes them.
+func catalogOps(doc *air.Document) []CatalogOp {
+	served := map[string]bool{}
+	for i := range doc.Operations {
+		if air.IsServed(&doc.Operations[i]) {
+			served[doc.Operations[i].ID] = true
+		}
+	}
+	pyTaken := map[string]bool{"last_effect": true, "call": true}
+	tsTaken := map[string]bool{"constructor": true, "lastEffect": true, "transport": true, "call": true}
+	ops := []CatalogOp{}
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		if !air.IsServed(op) {
+			continue
+		}
+		o := CatalogOp{
+			ID:          op.ID,
+			Title:       oneLine(op.DisplayName),
+			Effect:      air.KindMutation,
+			EffectClass: air.EffectClassOf(op),
+			Confirm:     op.Confirmation.Required,
+			Inputs:      businessInputs(op),
+		}
+		if o.Title == "" {
+			o.Title = op.CanonicalName
+		}
+		if op.Effect.Kind == air.KindRead {
+			o.Effect = air.KindRead
+		}
+		idem := op.Idempotency
+		o.IdempotencyKeyRequired = idem.Mode == air.IdemRequired && idem.KeyDerivation != "request_fingerprint"
+
+		o.Method.Python = uniqueName(pyIdent(op.CanonicalName), pyTaken, "_")
+		ts := camel(op.CanonicalName)
+		if ts == "" || !isJSIdent(ts) {
+			ts = "op" + pascal(op.CanonicalName)
+		}
+		o.Method.TypeScript = uniqueName(ts, tsTaken, "_")
+
+		pyNames := map[string]bool{}
+		for _, in := range o.Inputs {
+			uniqueName(pyIdent(in.Key), pyNames, "_")
+		}
+		control := func(name string) string {
+			if pyNames[name] {
+				return uniqueName("anvil_"+name, pyNames, "_")
+			}
+			pyNames[name] = true
+			return name
+		}
+		o.Safety = CatalogSafety{Confirm: control("confirm"), IdempotencyKey: control("idempotency_key"), DryRun: control("dry_run")}
+
+		e := op.Effect
+		switch {
+		case o.EffectClass == air.ClassReversible && e.Inverse != nil && served[e.Inverse.Operation]:
+			o.Undo = &CatalogUndo{Kind: "inverse", Operation: e.Inverse.Operation, Arguments: orEmpty(e.Inverse.Arguments)}
+		case (o.EffectClass == air.ClassReversible || o.EffectClass == air.ClassCompensable) &&
+			e.Compensate != nil && served[e.Compensate.Operation]:
+			o.Undo = &CatalogUndo{Kind: "compensate", Operation: e.Compensate.Operation, Arguments: orEmpty(e.Compensate.Arguments)}
+		}
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+func orEmpty(m air.Mapping) air.Mapping {
+	if m == nil {
+		return air.Mapping{}
+	}
+	return m
+}
+
+// businessInputs lists an operation's own inputs (parameters, then body
+// fields), leaving out the parameter or field that carries the idempotency
+// key: the SDKs take that as their idempotency_key control.
+func businessInputs(op *air.Operation) []CatalogInput {
+	idem := op.Idempotency
+	isCarrier := func(in, name string) bool {
+		return idem.HasCarrier() && in == idem.Mechanism && strings.EqualFold(name, idem.Key)
+	}
+	out := []CatalogInput{}
+	for _, p := range op.Input.Params {
+		if isCarrier(p.In, p.Name) {
+			continue
+		}
+		key := p.Key
+		if key == "" {
+			key = p.Name
+		}
+		out = append(out, CatalogInput{Key: key, Wire: p.Name, Required: p.Required})
+	}
+	b := op.Input.Body
+	if b == nil {
+		return out
+	}
+	if b.Projection == air.ProjectionWhole {
+		key := "body"
+		if len(b.Fields) == 1 && b.Fields[0].Key != "" {
+			key = b.Fields[0].Key
+		}
+		return append(out, CatalogInput{Key: key, Wire: key, Required: b.Required})
+	}
+	for _, f := range b.Fields {
+		if isCarrier("body", f.Name) {
+			continue
+		}
+		key := f.Key
+		if key == "" {
+			key = f.Name
+		}
+		out = append(out, CatalogInput{Key: key, Wire: f.Name, Required: f.Required})
+	}
+	return out
+}
+
+// oneLine collapses whitespace runs into single spaces.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

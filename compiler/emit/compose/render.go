@@ -1,0 +1,225 @@
+package compose
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/templates"
+)
+
+// templateRoot is the composite's tree inside templates.Compose.
+const templateRoot = "compose"
+
+// view is what the composite's templates receive.
+type view struct {
+	Connectors []connView
+	// IDs lists the connector ids, comma separated.
+	IDs string
+	// CatalogJSON is the catalog as indented JSON (no trailing newline).
+	CatalogJSON string
+	// TypesJSON is each operation's input types (no trailing newline).
+	TypesJSON string
+	Reads     int
+	Writes    int
+	// Example is a flow that SKILL.md shows, when the catalog has a read.
+	Example *exampleView
+}
+
+// connView is one connector as templates see it.
+type connView struct {
+	ID        string
+	Title     string
+	Service   string
+	Alias     string // the TypeScript import alias of its client class
+	Client    string
+	Import    string
+	PyPath    string
+	PyPackage string
+	EnvName   string
+	Reads     int
+	Writes    int
+	Undoable  int
+	Methods   []string // TypeScript method names
+}
+
+// exampleView is a two-step flow over real operations.
+type exampleView struct {
+	Read      string // qualified read operation
+	ReadArgs  string // Python keyword arguments
+	Write     string // qualified write operation, or ""
+	WriteArgs string
+	Confirm   bool
+}
+
+// renderTree renders every file of the composite.
+func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
+	catJSON, err := air.Marshal(cat)
+	if err != nil {
+		return nil, fmt.Errorf("compose: catalog: %w", err)
+	}
+	typesJSON, err := inputTypesJSON(conns, cat)
+	if err != nil {
+		return nil, fmt.Errorf("compose: input types: %w", err)
+	}
+	v := &view{CatalogJSON: strings.TrimRight(string(catJSON), "\n"), TypesJSON: strings.TrimRight(string(typesJSON), "\n")}
+	var ids []string
+	for i, c := range cat.Connectors {
+		cv := connView{ID: c.ID, Title: c.Title, Service: c.Service.ID, Alias: "Client" + strconv.Itoa(i),
+			Client: c.TypeScript.Client, Import: c.TypeScript.Import, PyPath: c.Python.Path,
+			PyPackage: c.Python.Package, EnvName: envName(c.ID)}
+		for _, op := range c.Operations {
+			if op.Effect == air.KindRead {
+				cv.Reads++
+			} else {
+				cv.Writes++
+			}
+			if op.Undo != nil {
+				cv.Undoable++
+			}
+			cv.Methods = append(cv.Methods, op.Method.TypeScript)
+		}
+		v.Reads += cv.Reads
+		v.Writes += cv.Writes
+		v.Connectors = append(v.Connectors, cv)
+		ids = append(ids, c.ID)
+	}
+	v.IDs = strings.Join(ids, ", ")
+	v.Example = example(cat)
+
+	tree := files.Tree{}
+	tree.Add("compose.json", catJSON)
+	tree.Add("python/anvil_compose/catalog.json", catJSON)
+	tree.Add("python/anvil_compose/input_types.json", typesJSON)
+	sub, err := fs.Sub(templates.Compose, templateRoot)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
+	}
+	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		if !strings.HasSuffix(p, ".tmpl") {
+			tree.Add(p, b)
+			return nil
+		}
+		t, err := template.New(path.Base(p)).Funcs(funcs).Option("missingkey=error").Parse(string(b))
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrTemplate, p, err)
+		}
+		var buf bytes.Buffer
+		if err := t.Execute(&buf, v); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrTemplate, p, err)
+		}
+		tree.Add(strings.TrimSuffix(p, ".tmpl"), buf.Bytes())
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tree, nil
+}
+
+var funcs = template.FuncMap{
+	"json": func(v any) (string, error) {
+		b, err := air.MarshalCompact(v)
+		return string(b), err
+	},
+	"indent": func(n int, s string) string {
+		pad := strings.Repeat(" ", n)
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if i > 0 && l != "" {
+				lines[i] = pad + l
+			}
+		}
+		return strings.Join(lines, "\n")
+	},
+	"md": func(s string) string { return strings.ReplaceAll(oneLine(s), "|", "\\|") },
+}
+
+// example picks a read (a list, preferably) and a write that can be undone
+// (by an inverse, preferably) from the first connector with a read, for
+// SKILL.md.
+func example(cat *Catalog) *exampleView {
+	for _, c := range cat.Connectors {
+		var read, write *CatalogOp
+		for i := range c.Operations {
+			op := &c.Operations[i]
+			switch {
+			case op.Effect == air.KindRead && (read == nil || (!strings.HasSuffix(read.ID, ".list") && strings.HasSuffix(op.ID, ".list"))):
+				read = op
+			case op.Effect != air.KindRead && op.Undo != nil &&
+				(write == nil || (write.Undo.Kind != "inverse" && op.Undo.Kind == "inverse")):
+				write = op
+			}
+		}
+		if read == nil {
+			continue
+		}
+		ex := &exampleView{Read: read.ID, ReadArgs: pyArgs(read.Inputs, nil)}
+		if len(cat.Connectors) > 1 {
+			ex.Read = c.ID + ":" + read.ID
+		}
+		if write != nil {
+			ex.Write = write.ID
+			if len(cat.Connectors) > 1 {
+				ex.Write = c.ID + ":" + write.ID
+			}
+			ex.WriteArgs = pyArgs(write.Inputs, read)
+			ex.Confirm = write.Confirm
+		}
+		return ex
+	}
+	return nil
+}
+
+// pyArgs writes a Python dict literal of the required inputs; an identifier
+// (…_number, …_id) the read does not take is read from each listed element
+// with item().
+func pyArgs(inputs []CatalogInput, from *CatalogOp) string {
+	var parts []string
+	for _, in := range inputs {
+		if !in.Required {
+			continue
+		}
+		k := strconv.Quote(in.Key)
+		switch {
+		case from == nil:
+			parts = append(parts, k+": ...")
+		case !takes(from, in.Key) && (strings.HasSuffix(in.Key, "_number") || strings.HasSuffix(in.Key, "_id")):
+			parts = append(parts, k+": item("+strconv.Quote(lastWord(in.Key))+")")
+		default:
+			parts = append(parts, k+": ...")
+		}
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func takes(op *CatalogOp, key string) bool {
+	for _, in := range op.Inputs {
+		if in.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// lastWord is the last snake_case word of a key: issue_number → number.
+func lastWord(key string) string {
+	w := words(key)
+	if len(w) == 0 {
+		return key
+	}
+	return w[len(w)-1]
+}

@@ -1,0 +1,231 @@
+// Package harness renders one connector's harness package from an AIR
+// document: SKILL.md and its references, input schemas and examples, the
+// Python and TypeScript SDKs, the bin/<connector> CLI and harness.json. Every
+// SDK and the CLI call the Anvil gateway (MCP over Streamable HTTP) and
+// nothing else.
+//
+// Render returns an in-memory files.Tree; writing it is the caller's job.
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/templates"
+)
+
+// Errors Render returns, wrapped with detail.
+var (
+	// ErrNothingApproved: the document has no operation the gateway serves
+	// (approved and not a webhook receiver), so there is nothing to package.
+	ErrNothingApproved = errors.New("harness: no approved operations to package")
+	// ErrInvalidConnector: the connector id does not match ^[A-Za-z0-9_-]{1,64}$.
+	ErrInvalidConnector = errors.New("harness: invalid connector id")
+	// ErrInvalidDocument: the document is missing or has no service id.
+	ErrInvalidDocument = errors.New("harness: invalid AIR document")
+	// ErrTemplate: a template failed to parse or execute (a bug in Anvil).
+	ErrTemplate = errors.New("harness: template failed")
+)
+
+// Options configures Render.
+type Options struct {
+	// Connector is the id the gateway serves the bundle under: tools are
+	// called as <Connector>__<tool>, and the CLI is bin/<Connector>.
+	Connector string
+	// BundleHash is the bundle's hash (generation.json); harness.json
+	// records it when it is 64 hex characters, else null.
+	BundleHash string
+}
+
+// Render renders the whole harness package of doc. Only served operations
+// (air.IsServed) appear in it.
+func Render(doc *air.Document, opts Options) (files.Tree, error) {
+	if doc == nil || doc.Service.ID == "" {
+		return nil, fmt.Errorf("%w: no service id", ErrInvalidDocument)
+	}
+	if !air.ValidConnectorID.MatchString(opts.Connector) {
+		return nil, fmt.Errorf("%w: %q must match ^[A-Za-z0-9_-]{1,64}$", ErrInvalidConnector, opts.Connector)
+	}
+	v, err := buildView(doc, opts)
+	if err != nil {
+		return nil, err
+	}
+	tree := files.Tree{}
+	for _, set := range []struct{ dir, out string }{
+		{"skill", ""}, {"python", "python"}, {"typescript", "typescript"}, {"bin", "bin"},
+	} {
+		if err := renderSet(tree, set.dir, set.out, v); err != nil {
+			return nil, err
+		}
+	}
+	cliPath := "bin/" + v.Connector
+	f, ok := tree[cliPath]
+	if !ok {
+		return nil, fmt.Errorf("%w: no CLI template", ErrTemplate)
+	}
+	tree.AddMode(cliPath, f.Data, 0o755)
+
+	for i, o := range v.Ops {
+		name := fileName(o)
+		s := o.Schema
+		if s == nil {
+			s = &air.Schema{Type: air.Types{"object"}}
+		}
+		b, err := pretty(s)
+		if err != nil {
+			return nil, fmt.Errorf("harness: schema of %s: %w", o.ID, err)
+		}
+		tree.Add("schemas/"+name+".schema.json", b)
+		ex, err := exampleInput(v, i)
+		if err != nil {
+			return nil, fmt.Errorf("harness: example of %s: %w", o.ID, err)
+		}
+		tree.Add("examples/"+name+".json", ex)
+	}
+	hj, err := harnessJSON(v, opts.BundleHash)
+	if err != nil {
+		return nil, err
+	}
+	tree.Add("harness.json", hj)
+	return tree, nil
+}
+
+var safeFileName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// fileName names an operation's schema and example files: its canonical name.
+func fileName(o *opView) string {
+	if safeFileName.MatchString(o.Canonical) && !strings.HasPrefix(o.Canonical, ".") {
+		return o.Canonical
+	}
+	return o.PyMethod
+}
+
+// exampleInput is one example input: every required input, plus optional
+// ones that declare an example.
+func exampleInput(v *pkgView, i int) ([]byte, error) {
+	o := v.Ops[i]
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	for _, in := range o.Inputs {
+		if !in.Required && !in.HasExample {
+			continue
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(in.Key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(in.Example)
+		n++
+	}
+	b.WriteByte('}')
+	var out bytes.Buffer
+	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}
+
+// funcs are the helpers every template set gets.
+var funcs = template.FuncMap{
+	"pystr": pyString,
+	"jsstr": jsString,
+	"pydoc": pyDoc,
+	"jsdoc": jsDoc,
+	"md":    mdCell,
+	"yaml":  yamlScalar,
+	"join":  strings.Join,
+	"lower": strings.ToLower,
+	"json": func(v any) (string, error) {
+		s, err := jsonText(v)
+		return asciiJSON(s), err
+	},
+	"add":   func(a, b int) int { return a + b },
+	"tsref": tsRef,
+	"indent": func(n int, s string) string {
+		pad := strings.Repeat(" ", n)
+		lines := strings.Split(s, "\n")
+		for i, l := range lines {
+			if i > 0 && l != "" {
+				lines[i] = pad + l
+			}
+		}
+		return strings.Join(lines, "\n")
+	},
+}
+
+// renderSet parses one language's template tree as its own set (names are
+// paths, so base names never collide) and renders every file template.
+func renderSet(tree files.Tree, dir, out string, v *pkgView) error {
+	sub, err := fs.Sub(templates.FS, dir)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrTemplate, dir, err)
+	}
+	set, names, err := parseSet(sub, dir)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		var buf bytes.Buffer
+		if err := set.ExecuteTemplate(&buf, name, v); err != nil {
+			return fmt.Errorf("%w: %s/%s: %v", ErrTemplate, dir, name, err)
+		}
+		rel := strings.TrimSuffix(name, ".tmpl")
+		rel = strings.ReplaceAll(rel, "__pkg__", v.PyPackage)
+		rel = strings.ReplaceAll(rel, "__connector__", v.Connector)
+		if out != "" {
+			rel = path.Join(out, rel)
+		}
+		tree.Add(rel, buf.Bytes())
+	}
+	return nil
+}
+
+// parseSet parses every .tmpl file under sub into one template set with
+// missingkey=error and returns the names of the file (non-partial) templates.
+func parseSet(sub fs.FS, dir string) (*template.Template, []string, error) {
+	set := template.New(dir).Funcs(funcs).Option("missingkey=error")
+	var names []string
+	err := fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".tmpl") {
+			return err
+		}
+		b, err := fs.ReadFile(sub, p)
+		if err != nil {
+			return err
+		}
+		if _, err := set.New(p).Parse(string(b)); err != nil {
+			return err
+		}
+		if !strings.HasSuffix(p, ".partial.tmpl") {
+			names = append(names, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %s: %v", ErrTemplate, dir, err)
+	}
+	return set, names, nil
+}
+
+// tsRef qualifies a result type with the types module (T.) unless it is built in.
+func tsRef(t string) string {
+	base := strings.TrimSuffix(t, "[]")
+	switch base {
+	case "unknown", "string", "number", "boolean", "null", "never":
+		return t
+	}
+	return "T." + t
+}

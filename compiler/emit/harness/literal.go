@@ -1,0 +1,184 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// pyLiteral converts JSON text into an equivalent Python literal, keeping
+// object key order, indented by four spaces per level starting at indent.
+func pyLiteral(b []byte, indent string) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out strings.Builder
+	if err := pyValue(dec, &out, indent); err != nil {
+		return "", err
+	}
+	return out.String(), nil
+}
+
+func pyValue(dec *json.Decoder, out *strings.Builder, indent string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		inner := indent + "    "
+		switch t {
+		case '{':
+			if !dec.More() {
+				_, _ = dec.Token()
+				out.WriteString("{}")
+				return nil
+			}
+			out.WriteString("{\n")
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				k, _ := kt.(string)
+				out.WriteString(inner + pyString(k) + ": ")
+				if err := pyValue(dec, out, inner); err != nil {
+					return err
+				}
+				out.WriteString(",\n")
+			}
+			_, _ = dec.Token()
+			out.WriteString(indent + "}")
+		case '[':
+			if !dec.More() {
+				_, _ = dec.Token()
+				out.WriteString("[]")
+				return nil
+			}
+			out.WriteString("[\n")
+			for dec.More() {
+				out.WriteString(inner)
+				if err := pyValue(dec, out, inner); err != nil {
+					return err
+				}
+				out.WriteString(",\n")
+			}
+			_, _ = dec.Token()
+			out.WriteString(indent + "]")
+		default:
+			return fmt.Errorf("unexpected delimiter %v", t)
+		}
+	case string:
+		out.WriteString(pyString(t))
+	case json.Number:
+		out.WriteString(t.String())
+	case bool:
+		if t {
+			out.WriteString("True")
+		} else {
+			out.WriteString("False")
+		}
+	case nil:
+		out.WriteString("None")
+	default:
+		return fmt.Errorf("unexpected token %v", t)
+	}
+	return nil
+}
+
+// pyString writes a Python string literal (double-quoted, ASCII only).
+func pyString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x80:
+			b.WriteRune(r)
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// jsString writes a JavaScript string literal (double-quoted, ASCII only).
+func jsString(s string) string {
+	b, _ := json.Marshal(s)
+	return asciiJSON(string(b))
+}
+
+// asciiJSON escapes every non-ASCII character of JSON text as \uXXXX, so the
+// text is also a valid JavaScript (and Python) source fragment.
+func asciiJSON(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			r -= 0x10000
+			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+		}
+	}
+	return b.String()
+}
+
+// pyDoc makes text safe inside a triple-quoted Python docstring.
+func pyDoc(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	s = strings.ReplaceAll(s, `"""`, `\"\"\"`)
+	if strings.HasSuffix(s, `"`) {
+		s += " "
+	}
+	return s
+}
+
+// mdCell makes text safe inside a Markdown table cell, on one line.
+func mdCell(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// oneLine collapses whitespace.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// firstSentence returns the first sentence of s (up to the first ". ").
+func firstSentence(s string) string {
+	s = oneLine(s)
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// yamlScalar writes s as a YAML scalar: plain when that reads back as the
+// same string, else double-quoted.
+func yamlScalar(s string) string {
+	plain := s != "" && s == strings.TrimSpace(s) && !strings.Contains(s, ": ") && !strings.Contains(s, " #") &&
+		!strings.ContainsAny(s[:1], "!&*-?:,[]{}#|>@`\"'%") && !strings.HasSuffix(s, ":") && !strings.ContainsAny(s, "\n\t")
+	if plain {
+		return s
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
