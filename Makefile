@@ -9,7 +9,7 @@ SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo test deps lint vet fmt-check golden check-drift bench fuzz clean
+.PHONY: all build demo example test deps lint vet fmt-check golden check-drift bench fuzz clean
 
 all: build
 
@@ -17,8 +17,12 @@ all: build
 build:
 	$(GO) build -o $(ANVIL) ./cmd/anvil
 
-## demo: the main job on the bundled example
-demo: build
+## demo: the main job: the bundled example end to end (compile, package, gateway, SDKs, effects, composite)
+demo:
+	$(GO) run ./examples/github-mini/cmd/e2e $(DEMO_FLAGS)
+
+## example: compile the bundled example and print the summary
+example: build
 	@rm -rf $(BIN)/demo && mkdir -p $(BIN)/demo
 	$(ANVIL) compile $(EXAMPLE)/openapi.yaml --manifest $(EXAMPLE)/anvil.yaml --out $(BIN)/demo/workspace/github
 
