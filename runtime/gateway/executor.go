@@ -134,24 +134,29 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 func (x *Executor) run(ctx context.Context, call Call, st *callState) *Outcome {
 	tool := st.tool
 
-	// The grant comes first: nothing about a refused call reaches the upstream or the vault.
+	// The arguments and the caller's key are read first (nothing is sent or
+	// stored for that), so even a refused call's audit line carries its input
+	// hash and ledger id, and its effect report can resolve the lookup.
+	args, err := decodeArgs(call.Args)
+	if err == nil {
+		st.args = args
+	}
+	meta, merr := effect.ParseMeta(call.Meta)
+	if merr == nil && meta.HasKey {
+		k := meta.IdempotencyKey
+		st.ledgerID = &k
+	}
+
+	// The grant is decided first: nothing about a refused call reaches the
+	// upstream or the vault.
 	if refusal := x.checkGrant(st, tool); refusal != nil {
 		return &Outcome{Err: refusal}
 	}
-
-	args, err := decodeArgs(call.Args)
 	if err != nil {
 		return &Outcome{Err: validationError("Arguments must be a JSON object.", nil), InvalidParams: true}
 	}
-	st.args = args
-
-	meta, merr := effect.ParseMeta(call.Meta)
 	if merr != nil {
 		return &Outcome{Err: merr}
-	}
-	if meta.HasKey {
-		k := meta.IdempotencyKey
-		st.ledgerID = &k
 	}
 
 	if meta.Stage {
@@ -199,6 +204,23 @@ func (x *Executor) checkGrant(st *callState, tool *Tool) *envelope.Error {
 // stage performs an operation's draft form instead of the operation.
 func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any, meta effect.Meta) *Outcome {
 	tool := st.tool
+	// The staged call's own arguments meet its tool's schema first, as any
+	// call's do (nothing passes unchecked because it is staged).
+	if err := tool.schema.Validate(args); err != nil {
+		return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, schemaMessage(err)), nil), InvalidParams: true}
+	}
+	// The key the draft carries: the caller's, which must not differ from
+	// one already in the staged call's own arguments, or else that one (an
+	// SDK sends its key as an argument).
+	key, hasKey := meta.IdempotencyKey, meta.HasKey
+	if hasKey {
+		if cerr := effect.CheckKeyConflict(tool.Op, args, key); cerr != nil {
+			return &Outcome{Err: cerr}
+		}
+	} else if _, k := effect.PlaceKey(tool.Op, args, ""); k != "" {
+		key, hasKey = k, true
+		st.ledgerID = &k
+	}
 	draftID, resolved, derr := effect.ResolveDraft(tool.Op, args, tool.Connector)
 	if derr != nil {
 		return &Outcome{Err: derr}
@@ -214,6 +236,11 @@ func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any
 			draftArgs[ck] = v
 		}
 	}
+	// A staged dry run stays a dry run: the flag is passed on to the draft,
+	// which then reports its plan and sends nothing.
+	if v, _ := args[air.DryRunKey].(bool); v {
+		draftArgs[air.DryRunKey] = true
+	}
 	if err := draft.schema.Validate(draftArgs); err != nil {
 		return &Outcome{Err: effect.DraftInputInvalid(draftID, schemaMessage(err))}
 	}
@@ -225,7 +252,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any
 		}
 	}
 	st.tool = draft
-	out := x.execute(ctx, st, draft, draftArgs, meta.IdempotencyKey, meta.HasKey)
+	out := x.execute(ctx, st, draft, draftArgs, key, hasKey)
 	if out.Plan != nil {
 		return out
 	}
