@@ -68,7 +68,7 @@ func oddDocument() *air.Document {
 
 	return &air.Document{
 		Schema:     air.SchemaVersion,
-		Service:    air.Service{ID: "odd-svc", Version: "2024-01-01", DisplayName: "Odd: Service #1"},
+		Service:    air.Service{ID: "odd-svc", Version: "2024-01-01", DisplayName: "Odd: Service #1 \"\"\" */ \\"},
 		Operations: []air.Operation{search, put, ping, hook},
 		Schemas:    map[string]*air.Schema{"Node": node},
 	}

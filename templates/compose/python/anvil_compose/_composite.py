@@ -10,7 +10,7 @@ import re
 import sys
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
-from ._errors import ComposeError, error_json
+from ._errors import ComposeError, error_json, fmt
 from ._flow import Flow, Run
 from ._refs import Placeholder, stand_in
 
@@ -83,10 +83,10 @@ class Composite:
             items = connectors.items() if isinstance(connectors, dict) else ((c, None) for c in connectors)
             for cid, opts in items:
                 if cid not in by_id:
-                    raise ComposeError("unknown_connector", "No connector %r in this composite (it has: %s)." % (
+                    raise ComposeError("unknown_connector", fmt("No connector %r in this composite (it has: %s).",
                         cid, ", ".join(by_id)), {"connector": cid})
                 if opts is not None and not isinstance(opts, dict):
-                    raise ComposeError("invalid_flow", "The options of connector %r must be a dict." % cid)
+                    raise ComposeError("invalid_flow", fmt("The options of connector %r must be a dict.", cid))
                 per[cid] = dict(opts or {})
         self._conns = {cid: by_id[cid] for cid in by_id if cid in per}
         self._per = per
@@ -140,16 +140,16 @@ class Composite:
         return "\n".join(lines) + "\n"
 
     def _unknown_connector(self, cid: Any) -> ComposeError:
-        return ComposeError("unknown_connector", "No connector %r in this composite (it has: %s)." % (
+        return ComposeError("unknown_connector", fmt("No connector %r in this composite (it has: %s).",
             cid, ", ".join(self._conns) or "none"), {"connector": cid})
 
     def _lookup(self, op: Any, connector: Optional[str] = None) -> Tuple[str, Dict[str, Any]]:
         if not isinstance(op, str) or not op:
-            raise ComposeError("unknown_operation", "An operation is named by its AIR id, not %r." % (op,))
+            raise ComposeError("unknown_operation", fmt("An operation is named by its AIR id, not %r.", op))
         if ":" in op:
             prefix, op = op.split(":", 1)
             if connector is not None and connector != prefix:
-                raise ComposeError("unknown_connector", "The step names connector %r but its operation says %r." % (
+                raise ComposeError("unknown_connector", fmt("The step names connector %r but its operation says %r.",
                     connector, prefix), {"connector": connector})
             connector = prefix
         if connector is not None:
@@ -157,16 +157,16 @@ class Composite:
                 raise self._unknown_connector(connector)
             entry = self._ops[connector].get(op)
             if entry is None:
-                raise ComposeError("unknown_operation", "Connector %r has no operation %r." % (connector, op),
+                raise ComposeError("unknown_operation", fmt("Connector %r has no operation %r.", connector, op),
                                    {"connector": connector, "operation": op})
             return connector, entry
         matches = [(cid, ops[op]) for cid, ops in self._ops.items() if op in ops]
         if not matches:
-            raise ComposeError("unknown_operation", "No connector of this composite has operation %r." % op,
+            raise ComposeError("unknown_operation", fmt("No connector of this composite has operation %r.", op),
                                {"operation": op})
         if len(matches) > 1:
             cids = [cid for cid, _ in matches]
-            raise ComposeError("ambiguous_operation", "%r is an operation of %s: name one (connector=, or \"<connector>:%s\")." % (
+            raise ComposeError("ambiguous_operation", fmt("%r is an operation of %s: name its connector (\"<connector>:%s\").",
                 op, " and ".join(cids), op), {"operation": op, "connectors": cids})
         return matches[0]
 
@@ -186,13 +186,13 @@ class Composite:
         pkg_dir = os.path.normpath(os.path.join(_ROOT, conn["python"]["path"], conn["python"]["package"]))
         init = os.path.join(pkg_dir, "__init__.py")
         if not os.path.isfile(init):
-            raise ComposeError("connector_missing", "The SDK of connector %r is not at %s." % (cid, pkg_dir), {"connector": cid})
+            raise ComposeError("connector_missing", fmt("The SDK of connector %r is not at %s.", cid, pkg_dir), {"connector": cid})
         alias = "_anvil_compose__" + cid
         module = sys.modules.get(alias)
         if module is None or os.path.normpath(os.path.abspath(getattr(module, "__file__", "") or "")) != os.path.normpath(os.path.abspath(init)):
             spec = importlib.util.spec_from_file_location(alias, init, submodule_search_locations=[pkg_dir])
             if spec is None or spec.loader is None:
-                raise ComposeError("connector_missing", "The SDK of connector %r cannot be loaded from %s." % (cid, pkg_dir),
+                raise ComposeError("connector_missing", fmt("The SDK of connector %r cannot be loaded from %s.", cid, pkg_dir),
                                    {"connector": cid})
             module = importlib.util.module_from_spec(spec)
             sys.modules[alias] = module
@@ -200,7 +200,7 @@ class Composite:
                 spec.loader.exec_module(module)
             except Exception as exc:
                 del sys.modules[alias]
-                raise ComposeError("connector_missing", "The SDK of connector %r failed to load: %s" % (cid, exc),
+                raise ComposeError("connector_missing", fmt("The SDK of connector %r failed to load: %s", cid, exc),
                                    {"connector": cid})
         self._modules[cid] = module
         return module
@@ -215,7 +215,7 @@ class Composite:
         name = self._conns[cid]["python"]["client"]
         cls = getattr(module, name, None)
         if cls is None:
-            raise ComposeError("connector_missing", "The SDK of connector %r has no %s." % (cid, name), {"connector": cid})
+            raise ComposeError("connector_missing", fmt("The SDK of connector %r has no %s.", cid, name), {"connector": cid})
         kwargs = dict(self._options)
         kwargs.update(self._per.get(cid) or {})
         kwargs["gateway_connector"] = cid
@@ -259,7 +259,7 @@ class Composite:
         for name, value in args.items():
             i = by_key.get(name) or by_wire.get(name)
             if i is None:
-                raise ComposeError("unknown_input", "%s takes no input %r." % (entry["id"], name),
+                raise ComposeError("unknown_input", fmt("%s takes no input %r.", entry["id"], name),
                                    {"operation": entry["id"], "input": name})
             out[i["key"]] = value
         return out
@@ -277,7 +277,7 @@ class Composite:
         client = self.client(cid)
         method = getattr(client, entry["method"]["python"], None)
         if not callable(method):
-            raise ComposeError("connector_missing", "The SDK of connector %r has no method %s." % (
+            raise ComposeError("connector_missing", fmt("The SDK of connector %r has no method %s.",
                 cid, entry["method"]["python"]), {"connector": cid})
         names, controls = self._names(cid, entry)
         kwargs = {names[k]: v for k, v in request.items()}

@@ -2,10 +2,9 @@
 """Flows: DAGs of connector calls, with plan, validate, dry run, run and compensate."""
 
 import copy
-import json
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-from ._errors import ComposeError, error_json
+from ._errors import ComposeError, error_json, fmt
 from ._paths import join, lookup, valid_path
 from ._refs import Cond, Placeholder, Ref, StepHandle, encode, is_item, is_ref, items_in, refs_in
 
@@ -80,7 +79,7 @@ class Run:
         )
 
     def __repr__(self) -> str:
-        return "<Run %r %s%s>" % (self.flow, self.status, " (dry run)" if self.dry_run else "")
+        return fmt("<Run %r %s%s>", self.flow, self.status, " (dry run)" if self.dry_run else "")
 
 
 class Flow:
@@ -143,14 +142,14 @@ class Flow:
         if isinstance(over, Ref):
             over = over.to_json()
         if not is_ref(over):
-            raise ComposeError("invalid_flow", "map %r: over must be ref(step, path) or a step's handle." % id)
+            raise ComposeError("invalid_flow", fmt("map %r: over must be ref(step, path) or a step's handle.", id))
         return self._add(self._doc(id, op, self._args(id, args), over, connector, after, when, confirm, idempotency_key))
 
     def _args(self, id: Any, args: Any) -> Dict[str, Any]:
         if args is None:
             return {}
         if not isinstance(args, dict):
-            raise ComposeError("invalid_flow", "step %r: args must be a dict of inputs." % (id,))
+            raise ComposeError("invalid_flow", fmt("step %r: args must be a dict of inputs.", id))
         return encode(args)
 
     def _doc(self, id, op, args, over, connector, after, when, confirm, key) -> Dict[str, Any]:
@@ -178,25 +177,25 @@ class Flow:
         if not isinstance(sid, str) or not sid:
             raise ComposeError("invalid_flow", "Every step needs an id (a non-empty string).")
         if not isinstance(doc.get("operation"), str) or not doc["operation"]:
-            raise ComposeError("invalid_flow", "Step %r needs an operation (an AIR operation id)." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r needs an operation (an AIR operation id).", sid), {"step": sid})
         if sid in self._ids:
-            raise ComposeError("duplicate_step", "Step %r is defined twice." % sid, {"step": sid})
+            raise ComposeError("duplicate_step", fmt("Step %r is defined twice.", sid), {"step": sid})
         for key in ("connector",):
             if key in doc and not isinstance(doc[key], str):
-                raise ComposeError("invalid_flow", "Step %r: %s must be a string." % (sid, key), {"step": sid})
+                raise ComposeError("invalid_flow", fmt("Step %r: %s must be a string.", sid, key), {"step": sid})
         if not isinstance(doc.get("args", {}), dict):
-            raise ComposeError("invalid_flow", "Step %r: args must be an object." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r: args must be an object.", sid), {"step": sid})
         if "after" in doc and not (isinstance(doc["after"], list) and all(isinstance(a, str) for a in doc["after"])):
-            raise ComposeError("invalid_flow", "Step %r: after must be a list of step ids." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r: after must be a list of step ids.", sid), {"step": sid})
         if "for_each" in doc and not is_ref(doc["for_each"]):
-            raise ComposeError("invalid_flow", "Step %r: for_each must be {\"$ref\": step}." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r: for_each must be {\"$ref\": step}.", sid), {"step": sid})
         if "when" in doc and not isinstance(doc["when"], dict):
-            raise ComposeError("invalid_flow", "Step %r: when must be a condition object." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r: when must be a condition object.", sid), {"step": sid})
         if "confirm" in doc and not isinstance(doc["confirm"], bool):
-            raise ComposeError("invalid_flow", "Step %r: confirm must be true or false." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r: confirm must be true or false.", sid), {"step": sid})
         key = doc.get("idempotency_key")
         if key is not None and not isinstance(key, str) and not is_ref(key) and not is_item(key):
-            raise ComposeError("invalid_flow", "Step %r: idempotency_key must be a string, ref() or item()." % sid, {"step": sid})
+            raise ComposeError("invalid_flow", fmt("Step %r: idempotency_key must be a string, ref() or item().", sid), {"step": sid})
         self._steps.append(doc)
         self._ids.add(sid)
         return StepHandle(sid)
@@ -208,7 +207,7 @@ class Flow:
             raise ComposeError("invalid_flow", "A flow document is a JSON object.")
         schema = doc.get("schema")
         if schema is not None and schema != FLOW_SCHEMA:
-            raise ComposeError("invalid_flow", "Expected schema %s, not %r." % (FLOW_SCHEMA, schema))
+            raise ComposeError("invalid_flow", fmt("Expected schema %s, not %r.", FLOW_SCHEMA, schema))
         steps = doc.get("steps")
         if not isinstance(steps, list):
             raise ComposeError("invalid_flow", "A flow document lists its steps under \"steps\".")
@@ -220,7 +219,7 @@ class Flow:
             if not isinstance(s.get("id"), str) or not s["id"]:
                 raise ComposeError("invalid_flow", "Step %d has no id." % i)
             if not isinstance(s.get("operation"), str) or not s["operation"]:
-                raise ComposeError("invalid_flow", "Step %r has no operation." % s["id"], {"step": s["id"]})
+                raise ComposeError("invalid_flow", fmt("Step %r has no operation.", s["id"]), {"step": s["id"]})
             d = {"id": s["id"], "operation": s["operation"]}  # type: Dict[str, Any]
             for key in ("connector",):
                 if key in s and s[key] is not None:
@@ -241,7 +240,7 @@ class Flow:
         return {"schema": FLOW_SCHEMA, "name": self.name, "steps": copy.deepcopy(self._steps)}
 
     def __repr__(self) -> str:
-        return "<Flow %r (%d step(s))>" % (self.name, len(self._steps))
+        return fmt("<Flow %r (%d step(s))>", self.name, len(self._steps))
 
     # Reading the DAG -------------------------------------------------------
 
@@ -422,21 +421,21 @@ class Flow:
                 for r in refs_in(value):
                     target = r.get("$ref")
                     if not isinstance(target, str) or target not in self._ids:
-                        err("unknown_step", sid, "%s refers to step %r, which the flow does not define." % (place, target))
+                        err("unknown_step", sid, fmt("%s refers to step %r, which the flow does not define.", place, target))
                     if not valid_path(r.get("path")):
-                        err("invalid_path", sid, "%s: %r is not a path (dotted names and [n] indices)." % (place, r.get("path")))
+                        err("invalid_path", sid, fmt("%s: %r is not a path (dotted names and [n] indices).", place, r.get("path")))
                 for it in items_in(value):
                     if not is_map or place in ("for_each", "when"):
                         where = "a step that is not a map" if not is_map else place
-                        err("item_outside_map", sid, "item(%r) is used in %s; it reads the element of a map step." % (it.get("$item"), where))
+                        err("item_outside_map", sid, fmt("item(%r) is used in %s; it reads the element of a map step.", it.get("$item"), where))
                     if not valid_path(it.get("$item")):
-                        err("invalid_path", sid, "item(%r) is not a path (dotted names and [n] indices)." % (it.get("$item"),))
+                        err("invalid_path", sid, fmt("item(%r) is not a path (dotted names and [n] indices).", it.get("$item")))
             when = s.get("when")
             if isinstance(when, dict) and not is_ref(when) and not is_item(when):
                 err("unknown_step", sid, "when names no step (expected {\"$ref\": step, ...}).")
             for a in s.get("after", []):
                 if a not in self._ids:
-                    err("unknown_step", sid, "after names step %r, which the flow does not define." % (a,))
+                    err("unknown_step", sid, fmt("after names step %r, which the flow does not define.", a))
 
             if entry is None:
                 continue
@@ -451,11 +450,11 @@ class Flow:
                 if name in known:
                     given.add(known[name]["key"])
                 else:
-                    err("unknown_input", sid, "%s takes no input %r (it takes: %s)." % (
+                    err("unknown_input", sid, fmt("%s takes no input %r (it takes: %s).",
                         entry["id"], name, ", ".join(i["key"] for i in entry["inputs"]) or "nothing"))
             for i in entry["inputs"]:
                 if i["required"] and i["key"] not in given:
-                    err("missing_input", sid, "%s needs input %r." % (entry["id"], i["key"]))
+                    err("missing_input", sid, fmt("%s needs input %r.", entry["id"], i["key"]))
             # Safety gates, checked before anything is sent.
             if entry["confirm"] and s.get("confirm") is not True:
                 err("confirmation_required", sid, "%s needs confirmation: the step must say confirm: true." % entry["id"])
@@ -469,7 +468,7 @@ class Flow:
 
         for comp in self._cycles():
             if len(comp) == 1:
-                err("cycle", comp[0], "Step %r depends on itself." % comp[0])
+                err("cycle", comp[0], fmt("Step %r depends on itself.", comp[0]))
             else:
                 findings.append(_finding("error", "cycle", None, "Steps %s form a cycle." % ", ".join(comp)))
         return findings
@@ -540,7 +539,7 @@ class Flow:
                     if dry_run:
                         over = [Placeholder("<item>")]
                     elif not isinstance(over, list):
-                        raise ComposeError("not_a_list", "map %r: %s is not a list." % (sid, _describe(s["for_each"])), {"step": sid})
+                        raise ComposeError("not_a_list", fmt("map %r: %s is not a list.", sid, _describe(s["for_each"])), {"step": sid})
                     out = []
                     state["calls_completed"] = 0
                     for n, element in enumerate(over):
@@ -594,7 +593,7 @@ class Flow:
                 return Placeholder("<%s>" % join(target, path))
             found, got = lookup(results.get(target), path) if target in results else (False, None)
             if not found:
-                raise ComposeError("unresolved_ref", "%s names nothing in the result of step %r." % (_describe(value), target),
+                raise ComposeError("unresolved_ref", fmt("%s names nothing in the result of step %r.", _describe(value), target),
                                    {"ref": target, "path": path})
             return copy.deepcopy(got)
         if is_item(value):
@@ -603,7 +602,7 @@ class Flow:
                 return Placeholder("<%s>" % join("item", path))
             found, got = lookup(element, path)
             if not found:
-                raise ComposeError("unresolved_ref", "item(%r) names nothing in the element %s." % (path, _short(element)),
+                raise ComposeError("unresolved_ref", fmt("item(%r) names nothing in the element.", path),
                                    {"item": path})
             return copy.deepcopy(got)
         if isinstance(value, dict):
@@ -621,13 +620,8 @@ def _same(a: Any, b: Any) -> bool:
 
 def _describe(r: Dict[str, Any]) -> str:
     if r.get("path"):
-        return "ref(%r, %r)" % (r.get("$ref"), r.get("path"))
-    return "ref(%r)" % (r.get("$ref"),)
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, default=str)
-    return text if len(text) <= 80 else text[:77] + "..."
+        return fmt("ref(%r, %r)", r.get("$ref"), r.get("path"))
+    return fmt("ref(%r)", r.get("$ref"))
 
 
 def _undo_entry(step, call, cid, entry, request, response, key) -> Dict[str, Any]:

@@ -1175,7 +1175,7 @@ export class Composite {
       const cids = matches.map(([c]) => c);
       throw new ComposeError(
         "ambiguous_operation",
-        `${JSON.stringify(id)} is an operation of ${cids.join(" and ")}: name one (connector, or "<connector>:${id}").`,
+        `${JSON.stringify(id)} is an operation of ${cids.join(" and ")}: name its connector ("<connector>:${id}").`,
         { operation: id, connectors: cids },
       );
     }
