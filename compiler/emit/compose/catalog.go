@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -167,10 +168,18 @@ func orEmpty(m air.Mapping) air.Mapping {
 	return m
 }
 
-// businessInputs lists an operation's own inputs (parameters, then body
-// fields), leaving out the parameter or field that carries the idempotency
-// key: the SDKs take that as their idempotency_key control.
+// businessInputs lists an operation's own inputs as the SDK methods take
+// them: required ones first, each group in parameter-then-body-field order.
+// The parameter or field that carries the idempotency key is left out: the
+// SDKs take that as their idempotency_key control.
 func businessInputs(op *air.Operation) []CatalogInput {
+	in := declaredInputs(op)
+	sort.SliceStable(in, func(i, j int) bool { return in[i].Required && !in[j].Required })
+	return in
+}
+
+// declaredInputs lists the business inputs in declaration order.
+func declaredInputs(op *air.Operation) []CatalogInput {
 	idem := op.Idempotency
 	isCarrier := func(in, name string) bool {
 		return idem.HasCarrier() && in == idem.Mechanism && strings.EqualFold(name, idem.Key)

@@ -218,7 +218,6 @@ func catalogConnector(c Connector, layout, root, out string) (CatalogConnector, 
 
 // harnessJSON is the part of harness.json the composite reads.
 type harnessJSON struct {
-	Connector   string `json:"connector"`
 	Entrypoints struct {
 		Python     string `json:"python"`
 		TypeScript string `json:"typescript"`

@@ -64,10 +64,7 @@ func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compose: catalog: %w", err)
 	}
-	typesJSON, err := inputTypesJSON(conns, cat)
-	if err != nil {
-		return nil, fmt.Errorf("compose: input types: %w", err)
-	}
+	typesJSON := inputTypesJSON(conns, cat)
 	v := &view{CatalogJSON: strings.TrimRight(string(catJSON), "\n"), TypesJSON: strings.TrimRight(string(typesJSON), "\n")}
 	var ids []string
 	for i, c := range cat.Connectors {
@@ -104,6 +101,9 @@ func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
 	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
+		}
+		if strings.Contains(p, "__pycache__") || strings.HasSuffix(p, ".pyc") {
+			return nil // left behind by a local Python run, never part of the tree
 		}
 		b, err := fs.ReadFile(sub, p)
 		if err != nil {

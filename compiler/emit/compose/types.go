@@ -15,7 +15,7 @@ import (
 
 // inputTypesJSON is {connector: {operation: {input key: JSON type}}}, keys
 // in catalog order, with a trailing newline.
-func inputTypesJSON(conns []Connector, cat *Catalog) ([]byte, error) {
+func inputTypesJSON(conns []Connector, cat *Catalog) []byte {
 	var b bytes.Buffer
 	b.WriteString("{")
 	for i, cc := range cat.Connectors {
@@ -53,7 +53,7 @@ func inputTypesJSON(conns []Connector, cat *Catalog) ([]byte, error) {
 		b.WriteString("\n")
 	}
 	b.WriteString("}\n")
-	return b.Bytes(), nil
+	return b.Bytes()
 }
 
 func writeKey(b *bytes.Buffer, k string) {

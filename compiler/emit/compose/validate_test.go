@@ -71,13 +71,18 @@ var validationCases = []struct {
 		[]string{"warning:irreversible:a"}},
 }
 
-func TestValidateFindingsAndRefusal(t *testing.T) {
-	t.Parallel()
-	e := startLive(t, []string{"github", "gh_home"}, requireKey)
+// validationDocs is a JSON object of every validation case's flow document.
+func validationDocs() string {
 	var docs []string
 	for _, c := range validationCases {
 		docs = append(docs, fmt.Sprintf(`%q: {"schema":"anvil.compose-flow/v1","name":%q,"steps":[%s]}`, c.name, c.name, c.steps))
 	}
+	return "{" + strings.Join(docs, ",") + "}"
+}
+
+func TestValidateFindingsAndRefusal(t *testing.T) {
+	t.Parallel()
+	e := startLive(t, []string{"github", "gh_home"}, requireKey)
 	out, code := e.python(t, `
 import json, sys
 from anvil_compose import Composite
@@ -89,7 +94,7 @@ for name, doc in json.loads(sys.argv[1]).items():
     run = flow.run().to_json()
     res[name] = {"findings": findings, "run": run}
 print(json.dumps(res))
-`, "{"+strings.Join(docs, ",")+"}")
+`, validationDocs())
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
@@ -264,5 +269,95 @@ print(json.dumps({"plan": flow.plan(), "flow": flow.to_json()}))
 	}
 	if !strings.Contains(string(got.Flow), `"for_each": {"$ref": "issues"}`) && !strings.Contains(string(got.Flow), `"for_each":{"$ref":"issues"}`) {
 		t.Errorf("flow document does not carry the map's dependency: %s", got.Flow)
+	}
+}
+
+// TestPythonComposeErrors covers the ComposeErrors a flow raises while it is
+// built or read, before anything could be sent.
+func TestPythonComposeErrors(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	doc := miniDoc(t)
+	writeHarness(t, root, "github", doc)
+	out := writeComposite(t, root, []Connector{{ID: "github", Doc: doc}})
+	stdout, code := runPython(t, []string{"PYTHONPATH=" + filepath.Join(out, "python"), "PYTHONDONTWRITEBYTECODE=1"}, out, `
+import json
+from anvil_compose import Composite, ComposeError, item, ref, COMPOSE_ERROR_CODES
+c = Composite("github")
+codes = {}
+def attempt(name, fn):
+    try:
+        fn()
+        codes[name] = None
+    except ComposeError as e:
+        codes[name] = e.code
+def dup():
+    f = c.flow("f"); f.step("a", "github.issues.list"); f.step("a", "github.pulls.list")
+def cycle():
+    f = c.flow("f"); f.step("a", "github.issues.list", {"owner": ref("b")}); f.step("b", "github.issues.list", {"owner": ref("a")}); f.order()
+def not_a_flow():
+    c.load('{"schema": "anvil.compose-plan/v1", "nodes": []}')
+attempt("duplicate_step", dup)
+attempt("cycle", cycle)
+attempt("invalid_path", lambda: ref("a", "x..y"))
+attempt("invalid_item_path", lambda: item("[x]"))
+attempt("unknown_connector", lambda: Composite(["jira"]))
+attempt("unknown_operation", lambda: c.resolve("github.nope"))
+attempt("unknown_input", lambda: c.call("github.issues.list", {"ownr": "o"}))
+attempt("invalid_flow", not_a_flow)
+attempt("map_over", lambda: c.flow("f").map("m", "github.issues.get", over="issues", args={}))
+f = c.flow("order")
+a = f.step("a", "github.issues.list", owner="o", repo="r")
+f.step("c", "github.pulls.list", owner="o", repo="r", after=[a])
+f.step("b", "github.issues.get", {"owner": "o", "repo": "r", "issue_number": a["[0].number"]})
+# Every catalog method is the SDK's own, for the same operation, with the same controls.
+sdk = c._module("github")
+client = c.client("github")
+drift = []
+for op in c.operations("github"):
+    spec = sdk.OPERATIONS.get(op["method"]["python"])
+    if spec is None or spec["id"] != op["id"] or not callable(getattr(client, op["method"]["python"], None)):
+        drift.append(op["id"])
+    elif [i["key"] for i in spec["inputs"]] != [i["key"] for i in op["inputs"]]:
+        drift.append(op["id"] + " inputs")
+    elif spec["controls"]["confirm"] != op["safety"]["confirm"] or spec["controls"]["dry_run"] != op["safety"]["dryRun"]:
+        drift.append(op["id"] + " controls")
+print(json.dumps({"codes": codes, "all": list(COMPOSE_ERROR_CODES), "order": f.order(), "drift": drift,
+                  "resolve": c.resolve("github:github.comments.create")["method"]}))
+`)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stdout)
+	}
+	var got struct {
+		Codes   map[string]*string
+		All     []string
+		Order   []string
+		Drift   []string
+		Resolve map[string]string
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	want := map[string]string{"duplicate_step": "duplicate_step", "cycle": "cycle", "invalid_path": "invalid_path",
+		"invalid_item_path": "invalid_path", "unknown_connector": "unknown_connector", "unknown_operation": "unknown_operation",
+		"unknown_input": "unknown_input", "invalid_flow": "invalid_flow", "map_over": "invalid_flow"}
+	for name, code := range want {
+		if got.Codes[name] == nil || *got.Codes[name] != code {
+			t.Errorf("%s: raised %v, want %s", name, got.Codes[name], code)
+		}
+	}
+	wantAll := []string{"duplicate_step", "cycle", "unknown_operation", "ambiguous_operation", "unknown_connector",
+		"connector_missing", "unknown_input", "invalid_path", "unresolved_ref", "not_a_list", "invalid_flow"}
+	if !reflect.DeepEqual(got.All, wantAll) {
+		t.Errorf("COMPOSE_ERROR_CODES %v", got.All)
+	}
+	if len(got.Drift) != 0 {
+		t.Errorf("the catalog and the Python SDK disagree on %v", got.Drift)
+	}
+	if !reflect.DeepEqual(got.Order, []string{"a", "c", "b"}) {
+		t.Errorf("order %v", got.Order)
+	}
+	if got.Resolve["python"] != "create_comment" || got.Resolve["typescript"] != "createComment" {
+		t.Errorf("resolve: %v", got.Resolve)
 	}
 }

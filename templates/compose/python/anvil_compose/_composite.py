@@ -80,6 +80,8 @@ class Composite:
         if connectors is None:
             per = {cid: {} for cid in by_id}
         else:
+            if isinstance(connectors, str):
+                connectors = [connectors]
             items = connectors.items() if isinstance(connectors, dict) else ((c, None) for c in connectors)
             for cid, opts in items:
                 if cid not in by_id:

@@ -330,6 +330,13 @@ class Flow:
         comps.sort(key=lambda c: ids.index(c[0]))
         return comps
 
+    def order(self) -> List[str]:
+        """The step ids in the order run() calls them (topological, declaration order within a wave)."""
+        cycles = self._cycles()
+        if cycles:
+            raise ComposeError("cycle", fmt("Steps %s form a cycle.", ", ".join(cycles[0])), {"steps": cycles[0]})
+        return [sid for wave in self._waves() for sid in wave]
+
     def plan(self) -> Dict[str, Any]:
         """The DAG as ``anvil.compose-plan/v1``: nodes, edges, waves, summary. Nothing is sent."""
         nodes = []
@@ -342,7 +349,7 @@ class Flow:
                 "id": s["id"],
                 "operation": entry["id"] if entry else s["operation"],
                 "depends_on": self._deps(s),
-                "connector": cid if cid else s.get("connector"),
+                "connector": cid if cid else _named_connector(s),
                 "qualified": "%s:%s" % (cid, entry["id"]) if entry else None,
                 "effect": entry["effect"] if entry else None,
                 "effect_class": entry["effectClass"] if entry else None,
@@ -501,7 +508,7 @@ class Flow:
             resolved[s["id"]] = (cid, entry)
             run.steps[s["id"]] = {
                 "operation": entry["id"] if entry else s["operation"],
-                "connector": cid if cid else s.get("connector"),
+                "connector": cid if cid else _named_connector(s),
                 "status": "not_run",
             }
         findings = self.validate()
@@ -612,10 +619,27 @@ class Flow:
         return value
 
 
+def _named_connector(s: Dict[str, Any]) -> Optional[str]:
+    """The connector a step names (its connector, else its "connector:" prefix), resolved or not."""
+    if isinstance(s.get("connector"), str):
+        return s["connector"]
+    op = s.get("operation")
+    if isinstance(op, str) and ":" in op:
+        return op.split(":", 1)[0]
+    return None
+
+
 def _same(a: Any, b: Any) -> bool:
+    """JSON equality: true is not 1, key order does not matter."""
     if isinstance(a, bool) or isinstance(b, bool):
         return isinstance(a, bool) and isinstance(b, bool) and a == b
-    return a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
 
 
 def _describe(r: Dict[str, Any]) -> str:

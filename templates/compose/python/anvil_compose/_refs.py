@@ -8,7 +8,8 @@ In a flow document they are JSON objects: ``{"$ref": step, "path": p}``,
 import copy
 from typing import Any, Dict, Iterator, List, Optional
 
-from ._errors import ComposeError
+from ._errors import ComposeError, fmt
+from ._paths import valid_path
 
 
 class Cond:
@@ -44,6 +45,7 @@ class Ref:
 
     def ref(self, path: Optional[str] = None) -> "Ref":
         """A reference into this one: ``handle.ref("number")``."""
+        _check(path)
         if not path:
             return Ref(self.step, self.path)
         if not self.path:
@@ -114,8 +116,14 @@ def stand_in(json_type: str, placeholder: "Placeholder") -> Any:
     return {"integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}.get(json_type, str(placeholder))
 
 
+def _check(path: Any) -> None:
+    if path is not None and not valid_path(path):
+        raise ComposeError("invalid_path", fmt("%r is not a path (dotted names and [n] indices).", path), {"path": path})
+
+
 def ref(step: Any, path: Optional[str] = None) -> Ref:
     """A reference to an earlier step's result (a step id or handle), at path."""
+    _check(path)
     if isinstance(step, Ref):
         return step.ref(path)
     if not isinstance(step, str) or not step:
@@ -127,6 +135,7 @@ def item(path: Optional[str] = None) -> Item:
     """The current element of a map step, at path (the whole element by default)."""
     if path is not None and not isinstance(path, str):
         raise ComposeError("invalid_flow", "item() takes a path string.")
+    _check(path)
     return Item(path)
 
 

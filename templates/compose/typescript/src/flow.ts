@@ -176,6 +176,7 @@ export class Ref {
 
   /** A reference into this one. */
   ref(path?: string): Ref {
+    checkPath(path);
     if (!path) return new Ref(this.step, this.path);
     if (!this.path) return new Ref(this.step, path);
     return new Ref(this.step, this.path + (path.startsWith("[") ? path : "." + path));
@@ -223,8 +224,15 @@ export class Item {
   }
 }
 
+function checkPath(path: unknown): void {
+  if (path !== undefined && !validPath(path)) {
+    throw new ComposeError("invalid_path", `${JSON.stringify(path)} is not a path (dotted names and [n] indices).`, { path });
+  }
+}
+
 /** A reference to an earlier step's result (a step id or handle), at path. */
 export function ref(step: string | Ref, path?: string): Ref {
+  checkPath(path);
   if (step instanceof Ref) return step.ref(path);
   if (typeof step !== "string" || step === "") {
     throw new ComposeError("invalid_flow", "ref() takes a step id or the handle step() returned.");
@@ -234,6 +242,7 @@ export function ref(step: string | Ref, path?: string): Ref {
 
 /** The current element of a map step, at path (the whole element by default). */
 export function item(path?: string): Item {
+  checkPath(path);
   return new Item(path);
 }
 
@@ -685,6 +694,15 @@ export class Flow {
     return comps.sort((a, b) => ids.indexOf(a[0]) - ids.indexOf(b[0]));
   }
 
+  /** The step ids in the order run() calls them (topological, declaration order within a wave). */
+  order(): string[] {
+    const cycles = this.#cycles();
+    if (cycles.length > 0) {
+      throw new ComposeError("cycle", `Steps ${cycles[0].join(", ")} form a cycle.`, { steps: cycles[0] });
+    }
+    return this.#waves().flat();
+  }
+
   /** The DAG as anvil.compose-plan/v1: nodes, edges, waves, summary. Nothing is sent. */
   plan(): Plan {
     const nodes: PlanNode[] = [];
@@ -698,7 +716,7 @@ export class Flow {
         id: s.id,
         operation: entry ? entry.id : s.operation,
         depends_on: this.#deps(s),
-        connector: cid ?? s.connector ?? null,
+        connector: cid ?? namedConnector(s),
         qualified: entry ? `${cid}:${entry.id}` : null,
         effect: entry ? entry.effect : null,
         effect_class: entry ? entry.effectClass : null,
@@ -854,7 +872,7 @@ export class Flow {
     for (const s of this.#steps) {
       const r = this.#resolve(s);
       resolved.set(s.id, r);
-      run.steps[s.id] = { operation: r[1] ? r[1].id : s.operation, connector: r[0] ?? s.connector ?? null, status: "not_run" };
+      run.steps[s.id] = { operation: r[1] ? r[1].id : s.operation, connector: r[0] ?? namedConnector(s), status: "not_run" };
     }
     const findings = this.validate();
     const errors = findings.filter((f) => f.level === "error");
@@ -934,8 +952,24 @@ export class Flow {
   }
 }
 
+/** The connector a step names (its connector, else its "connector:" prefix), resolved or not. */
+function namedConnector(s: StepDocument): string | null {
+  if (typeof s.connector === "string") return s.connector;
+  const colon = s.operation.indexOf(":");
+  return colon >= 0 ? s.operation.slice(0, colon) : null;
+}
+
+/** JSON equality: key order does not matter. */
 function same(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b) && (typeof a === "boolean") === (typeof b === "boolean");
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => same(x, b[i]));
+  }
+  if (isRecord(a) || isRecord(b)) {
+    if (!isRecord(a) || !isRecord(b)) return false;
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && same(a[k], b[k]));
+  }
+  return a === b;
 }
 
 function holds(when: Record<string, unknown>, results: Map<string, unknown>, skipped: Set<string>): boolean {
