@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"sort"
 	"strings"
 
@@ -128,20 +129,20 @@ func catalogOps(doc *air.Document) []CatalogOp {
 		idem := op.Idempotency
 		o.IdempotencyKeyRequired = idem.Mode == air.IdemRequired && idem.KeyDerivation != "request_fingerprint"
 
-		o.Method.Python = uniqueName(pyIdent(op.CanonicalName), pyTaken, "_")
-		ts := camel(op.CanonicalName)
-		if ts == "" || !isJSIdent(ts) {
-			ts = "op" + pascal(op.CanonicalName)
+		o.Method.Python = naming.Unique(naming.PyIdent(op.CanonicalName), pyTaken, "_")
+		ts := naming.Camel(op.CanonicalName)
+		if ts == "" || !naming.IsJSIdent(ts) {
+			ts = "op" + naming.Pascal(op.CanonicalName)
 		}
-		o.Method.TypeScript = uniqueName(ts, tsTaken, "_")
+		o.Method.TypeScript = naming.Unique(ts, tsTaken, "_")
 
 		pyNames := map[string]bool{}
 		for _, in := range o.Inputs {
-			uniqueName(pyIdent(in.Key), pyNames, "_")
+			naming.Unique(naming.PyIdent(in.Key), pyNames, "_")
 		}
 		control := func(name string) string {
 			if pyNames[name] {
-				return uniqueName("anvil_"+name, pyNames, "_")
+				return naming.Unique("anvil_"+name, pyNames, "_")
 			}
 			pyNames[name] = true
 			return name

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"os"
 	"path"
 	"path/filepath"
@@ -149,11 +150,11 @@ func Render(conns []Connector, opts Options) (files.Tree, error) {
 // catalogConnector describes one connector, locating its SDKs.
 func catalogConnector(c Connector, layout, root, out string) (CatalogConnector, error) {
 	svc := c.Doc.Service
-	pkg := snake(svc.ID)
+	pkg := naming.Snake(svc.ID)
 	if pkg == "" {
 		pkg = "service"
 	}
-	client := pascal(pkg) + "Client"
+	client := naming.Pascal(pkg) + "Client"
 	title := oneLine(svc.DisplayName)
 	if title == "" {
 		title = svc.ID

@@ -3,6 +3,7 @@ package compose
 import (
 	"bytes"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"io/fs"
 	"path"
 	"strconv"
@@ -70,7 +71,7 @@ func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
 	for i, c := range cat.Connectors {
 		cv := connView{ID: c.ID, Title: c.Title, Service: c.Service.ID, Alias: "Client" + strconv.Itoa(i),
 			Client: c.TypeScript.Client, Import: c.TypeScript.Import, PyPath: c.Python.Path,
-			PyPackage: c.Python.Package, EnvName: envName(c.ID)}
+			PyPackage: c.Python.Package, EnvName: naming.EnvName(c.ID)}
 		for _, op := range c.Operations {
 			if op.Effect == air.KindRead {
 				cv.Reads++
@@ -217,7 +218,7 @@ func takes(op *CatalogOp, key string) bool {
 
 // lastWord is the last snake_case word of a key: issue_number → number.
 func lastWord(key string) string {
-	w := words(key)
+	w := naming.Words(key)
 	if len(w) == 0 {
 		return key
 	}

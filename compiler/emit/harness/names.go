@@ -1,117 +1,9 @@
 package harness
 
-import (
-	"strconv"
-	"strings"
-	"unicode"
-)
-
-// words splits s into lower-case words at camelCase boundaries and at every
-// run of characters that are not letters or digits (the snakeCase rule of
-// the naming contract).
-func words(s string) []string {
-	var out []string
-	rs := []rune(s)
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			continue
-		}
-		if unicode.IsUpper(r) && len(cur) > 0 {
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				flush()
-			}
-		}
-		cur = append(cur, r)
-	}
-	flush()
-	return out
-}
-
-// snake is snake_case: listIssues → list_issues.
-func snake(s string) string { return strings.Join(words(s), "_") }
-
-// kebab is kebab-case: issue_number → issue-number.
-func kebab(s string) string { return strings.Join(words(s), "-") }
-
-// pascal is PascalCase: github → Github, list_issue → ListIssue.
-func pascal(s string) string {
-	var b strings.Builder
-	for _, w := range words(s) {
-		rs := []rune(w)
-		rs[0] = unicode.ToUpper(rs[0])
-		b.WriteString(string(rs))
-	}
-	return b.String()
-}
-
-// camel is camelCase: create_comment → createComment.
-func camel(s string) string {
-	p := pascal(s)
-	if p == "" {
-		return ""
-	}
-	rs := []rune(p)
-	rs[0] = unicode.ToLower(rs[0])
-	return string(rs)
-}
-
-// pythonKeywords are Python's reserved words (and soft keywords and names
-// that would shadow what generated code relies on).
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
-	"self": true, "match": true, "case": true, "type": true, "print": true,
-}
-
-// pyIdent turns an input key into a Python identifier: snake_case, never a
-// keyword, never starting with a digit.
-func pyIdent(key string) string {
-	s := snake(key)
-	if s == "" {
-		s = "value"
-	}
-	if s[0] >= '0' && s[0] <= '9' {
-		s = "_" + s
-	}
-	if pythonKeywords[s] {
-		s += "_"
-	}
-	return s
-}
+import "strings"
 
 // tsReserved are names a TypeScript class member must not take.
 var tsReserved = map[string]bool{"constructor": true, "lastEffect": true, "connector": true}
-
-var jsIdentStart = func(r rune) bool { return r == '_' || r == '$' || unicode.IsLetter(r) }
-
-// isJSIdent reports whether s can be written as an unquoted property name.
-func isJSIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if i == 0 && !jsIdentStart(r) {
-			return false
-		}
-		if i > 0 && !jsIdentStart(r) && !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
-}
 
 // skillName is the SKILL.md name: the connector lower-cased, in [a-z0-9-].
 func skillName(connector string) string {
@@ -133,19 +25,4 @@ func skillName(connector string) string {
 		return "connector"
 	}
 	return s
-}
-
-// uniqueName returns name, or name with a numeric suffix, so that it is not in taken; it records the result.
-func uniqueName(name string, taken map[string]bool, sep string) string {
-	if !taken[name] {
-		taken[name] = true
-		return name
-	}
-	for i := 2; ; i++ {
-		c := name + sep + strconv.Itoa(i)
-		if !taken[c] {
-			taken[c] = true
-			return c
-		}
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"strings"
 	"testing"
 
@@ -22,22 +23,22 @@ func TestNames(t *testing.T) {
 		{"my-api.v2", "my_api_v2", "myApiV2", "MyApiV2", "my-api-v2"},
 	}
 	for _, c := range cases {
-		if got := snake(c.in); got != c.snake {
-			t.Errorf("snake(%q) = %q, want %q", c.in, got, c.snake)
+		if got := naming.Snake(c.in); got != c.snake {
+			t.Errorf("naming.Snake(%q) = %q, want %q", c.in, got, c.snake)
 		}
-		if got := camel(c.in); got != c.camel {
-			t.Errorf("camel(%q) = %q, want %q", c.in, got, c.camel)
+		if got := naming.Camel(c.in); got != c.camel {
+			t.Errorf("naming.Camel(%q) = %q, want %q", c.in, got, c.camel)
 		}
-		if got := pascal(c.in); got != c.pascal {
-			t.Errorf("pascal(%q) = %q, want %q", c.in, got, c.pascal)
+		if got := naming.Pascal(c.in); got != c.pascal {
+			t.Errorf("naming.Pascal(%q) = %q, want %q", c.in, got, c.pascal)
 		}
-		if got := kebab(c.in); got != c.kebab {
-			t.Errorf("kebab(%q) = %q, want %q", c.in, got, c.kebab)
+		if got := naming.Kebab(c.in); got != c.kebab {
+			t.Errorf("naming.Kebab(%q) = %q, want %q", c.in, got, c.kebab)
 		}
 	}
 	for in, want := range map[string]string{"class": "class_", "from": "from_", "2fa": "_2fa", "self": "self_", "owner": "owner"} {
-		if got := pyIdent(in); got != want {
-			t.Errorf("pyIdent(%q) = %q, want %q", in, got, want)
+		if got := naming.PyIdent(in); got != want {
+			t.Errorf("naming.PyIdent(%q) = %q, want %q", in, got, want)
 		}
 	}
 	for in, want := range map[string]string{"github": "github", "team_github": "team-github", "GH__Work-": "gh-work", "___": "connector"} {

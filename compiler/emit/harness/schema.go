@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"sort"
 	"strings"
 
@@ -238,11 +239,11 @@ func (g *tsTypes) name(root *air.Schema, schemaName string, s *air.Schema) strin
 	if n, ok := g.names[schemaName]; ok {
 		return n
 	}
-	base := pascal(schemaName)
-	if base == "" || !isJSIdent(base) {
+	base := naming.Pascal(schemaName)
+	if base == "" || !naming.IsJSIdent(base) {
 		base = "Schema" + base
 	}
-	n := uniqueName(base, g.taken, "")
+	n := naming.Unique(base, g.taken, "")
 	g.names[schemaName] = n
 	if root == nil || root.Defs == nil || root.Defs[schemaName] != s {
 		root = s
@@ -402,7 +403,7 @@ func tsLiteral(v json.RawMessage) string {
 
 // tsKey quotes a property name when it is not an identifier.
 func tsKey(k string) string {
-	if isJSIdent(k) {
+	if naming.IsJSIdent(k) {
 		return k
 	}
 	b, _ := json.Marshal(k)

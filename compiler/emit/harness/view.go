@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"regexp"
 	"sort"
 	"strings"
@@ -220,7 +221,7 @@ var pep440 = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 	c := schemas{doc: doc}
 	svc := doc.Service.ID
-	pkg := snake(svc)
+	pkg := naming.Snake(svc)
 	if pkg == "" {
 		pkg = "service"
 	}
@@ -238,7 +239,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		Description:    oneLine(doc.Service.Description),
 		PyPackage:      "anvil_" + pkg,
 		PyDist:         "anvil-" + strings.ReplaceAll(pkg, "_", "-"),
-		ClassName:      pascal(pkg) + "Client",
+		ClassName:      naming.Pascal(pkg) + "Client",
 		ErrorCodes:     envelope.Codes,
 		ExitCodes:      exitTable,
 		DryRunArg:      air.DryRunKey,
@@ -353,24 +354,24 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		pyNames := map[string]bool{}
 		flags := map[string]bool{"help": true, "schema": true}
 		for _, in := range inputs {
-			in.Py = uniqueName(in.Py, pyNames, "_")
-			in.Flag = uniqueName(in.Flag, flags, "-")
+			in.Py = naming.Unique(in.Py, pyNames, "_")
+			in.Flag = naming.Unique(in.Flag, flags, "-")
 		}
 		safe := func(name string) string {
 			if pyNames[name] {
-				return uniqueName("anvil_"+name, pyNames, "_")
+				return naming.Unique("anvil_"+name, pyNames, "_")
 			}
 			pyNames[name] = true
 			return name
 		}
 		o.PyConfirm, o.PyIdem, o.PyDryRun = safe("confirm"), safe("idempotency_key"), safe("dry_run")
 		o.PyHeaders, o.PyTimeout = safe("headers"), safe("timeout")
-		o.PyMethod = uniqueName(pyIdent(op.CanonicalName), pyTaken, "_")
-		o.TSMethod = camel(op.CanonicalName)
-		if o.TSMethod == "" || !isJSIdent(o.TSMethod) {
-			o.TSMethod = "op" + pascal(op.CanonicalName)
+		o.PyMethod = naming.Unique(naming.PyIdent(op.CanonicalName), pyTaken, "_")
+		o.TSMethod = naming.Camel(op.CanonicalName)
+		if o.TSMethod == "" || !naming.IsJSIdent(o.TSMethod) {
+			o.TSMethod = "op" + naming.Pascal(op.CanonicalName)
 		}
-		o.TSMethod = uniqueName(o.TSMethod, tsMethods, "_")
+		o.TSMethod = naming.Unique(o.TSMethod, tsMethods, "_")
 		o.Inputs = inputs
 		var pyArgs, exArgs []string
 		for _, in := range inputs {
@@ -385,11 +386,11 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		o.Usage = usage(o)
 
 		// TypeScript types.
-		base := pascal(op.CanonicalName)
-		if base == "" || !isJSIdent(base) {
+		base := naming.Pascal(op.CanonicalName)
+		if base == "" || !naming.IsJSIdent(base) {
 			base = "Op" + base
 		}
-		o.TSInput = uniqueName(base+"Input", tsTaken, "")
+		o.TSInput = naming.Unique(base+"Input", tsTaken, "")
 		o.TSInputOptional = len(o.Required) == 0
 		o.TSInputDecl = tsInputDecl(ts, op.Input.Schema, o)
 		out := "unknown"
@@ -399,7 +400,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		if simpleTSType.MatchString(out) {
 			o.TSResult = out
 		} else {
-			o.TSResult = uniqueName(base+"Result", tsTaken, "")
+			o.TSResult = naming.Unique(base+"Result", tsTaken, "")
 			o.TSResultDecl = out
 		}
 		if op.Pagination != nil {
@@ -539,7 +540,7 @@ func cliWords(op *air.Operation) []string {
 		return f[1:]
 	}
 	if w := strings.Fields(strings.ReplaceAll(op.CanonicalName, "_", " ")); len(w) > 0 {
-		return []string{kebab(op.CanonicalName)}
+		return []string{naming.Kebab(op.CanonicalName)}
 	}
 	return []string{"call"}
 }
@@ -571,7 +572,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			desc = description(c.resolve(root, s))
 		}
 		t := c.jsonType(root, s)
-		iv := &inputView{Key: key, Name: name, In: in, Py: pyIdent(key), Flag: kebab(key), Type: t,
+		iv := &inputView{Key: key, Name: name, In: in, Py: naming.PyIdent(key), Flag: naming.Kebab(key), Type: t,
 			Required: required, Description: oneLine(desc)}
 		if iv.Flag == "" {
 			iv.Flag = "input-" + fmt.Sprint(len(inputs)+1)

@@ -1,4 +1,8 @@
-package compose
+// Package naming holds the identifier rules every emitter shares: how input
+// keys and operation names become Python, TypeScript, CLI and environment
+// names. The harness SDKs define their methods with these rules and the
+// composite calls those methods, so both must use this one package.
+package naming
 
 import (
 	"strconv"
@@ -6,14 +10,10 @@ import (
 	"unicode"
 )
 
-// The naming rules below are the harness SDKs' (compiler/emit/harness): the
-// composite calls the methods those SDKs define, so it must name them the
-// same way. The integration tests load real harness packages and fail on
-// any drift.
-
-// words splits s into lower-case words at camelCase boundaries and at every
-// run of characters that are not letters or digits.
-func words(s string) []string {
+// Words splits s into lower-case words at camelCase boundaries and at every
+// run of characters that are not letters or digits (the snakeCase rule of
+// the naming contract).
+func Words(s string) []string {
 	var out []string
 	rs := []rune(s)
 	var cur []rune
@@ -41,13 +41,16 @@ func words(s string) []string {
 	return out
 }
 
-// snake is snake_case: listIssues → list_issues.
-func snake(s string) string { return strings.Join(words(s), "_") }
+// Snake is snake_case: listIssues → list_issues.
+func Snake(s string) string { return strings.Join(Words(s), "_") }
 
-// pascal is PascalCase: github → Github, list_issue → ListIssue.
-func pascal(s string) string {
+// Kebab is kebab-case: issue_number → issue-number.
+func Kebab(s string) string { return strings.Join(Words(s), "-") }
+
+// Pascal is PascalCase: github → Github, list_issue → ListIssue.
+func Pascal(s string) string {
 	var b strings.Builder
-	for _, w := range words(s) {
+	for _, w := range Words(s) {
 		rs := []rune(w)
 		rs[0] = unicode.ToUpper(rs[0])
 		b.WriteString(string(rs))
@@ -55,9 +58,9 @@ func pascal(s string) string {
 	return b.String()
 }
 
-// camel is camelCase: create_comment → createComment.
-func camel(s string) string {
-	p := pascal(s)
+// Camel is camelCase: create_comment → createComment.
+func Camel(s string) string {
+	p := Pascal(s)
 	if p == "" {
 		return ""
 	}
@@ -66,7 +69,8 @@ func camel(s string) string {
 	return string(rs)
 }
 
-// pythonKeywords are the names a generated Python identifier must not take.
+// pythonKeywords are Python's reserved words, soft keywords and names that
+// would shadow what generated code relies on.
 var pythonKeywords = map[string]bool{
 	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
 	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
@@ -76,10 +80,10 @@ var pythonKeywords = map[string]bool{
 	"self": true, "match": true, "case": true, "type": true, "print": true,
 }
 
-// pyIdent turns a name into a Python identifier: snake_case, never a
+// PyIdent turns an input key into a Python identifier: snake_case, never a
 // keyword, never starting with a digit.
-func pyIdent(key string) string {
-	s := snake(key)
+func PyIdent(key string) string {
+	s := Snake(key)
 	if s == "" {
 		s = "value"
 	}
@@ -92,26 +96,28 @@ func pyIdent(key string) string {
 	return s
 }
 
-// isJSIdent reports whether s can be written as an unquoted identifier.
-func isJSIdent(s string) bool {
+func jsIdentStart(r rune) bool { return r == '_' || r == '$' || unicode.IsLetter(r) }
+
+// IsJSIdent reports whether s can be written as an unquoted JavaScript
+// identifier or property name.
+func IsJSIdent(s string) bool {
 	if s == "" {
 		return false
 	}
 	for i, r := range s {
-		start := r == '_' || r == '$' || unicode.IsLetter(r)
-		if i == 0 && !start {
+		if i == 0 && !jsIdentStart(r) {
 			return false
 		}
-		if i > 0 && !start && !unicode.IsDigit(r) {
+		if i > 0 && !jsIdentStart(r) && !unicode.IsDigit(r) {
 			return false
 		}
 	}
 	return true
 }
 
-// uniqueName returns name, or name with a numeric suffix, so that it is not
-// in taken; it records the result.
-func uniqueName(name string, taken map[string]bool, sep string) string {
+// Unique returns name, or name with a numeric suffix joined by sep, so that
+// it is not in taken; it records the result in taken.
+func Unique(name string, taken map[string]bool, sep string) string {
 	if !taken[name] {
 		taken[name] = true
 		return name
@@ -125,9 +131,9 @@ func uniqueName(name string, taken map[string]bool, sep string) string {
 	}
 }
 
-// envName is a connector id as it appears in an environment variable name:
+// EnvName is a connector id as it appears in an environment variable name:
 // upper case, every character outside [A-Z0-9] an underscore.
-func envName(id string) string {
+func EnvName(id string) string {
 	var b strings.Builder
 	for _, r := range strings.ToUpper(id) {
 		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
