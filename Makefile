@@ -70,10 +70,11 @@ bench:
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-			echo "fuzz $$pkg $$f ($(FUZZTIME))"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/tmp/anvil-fuzz.log 2>&1 || { cat /tmp/anvil-fuzz.log; exit 1; }; \
+	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
+		dir=$$(dirname $$f); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "fuzz $$dir $$t ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$dir >/tmp/anvil-fuzz.log 2>&1 || { cat /tmp/anvil-fuzz.log; exit 1; }; \
 		done; \
 	done
 
