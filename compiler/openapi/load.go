@@ -132,6 +132,37 @@ type Options struct {
 // A fatal problem is returned as a *diag.Failure whose diagnostics carry a
 // spec/* code (see the Code constants); non-fatal findings are in
 // Spec.Diagnostics.
+//
+// How the model is filled:
+//   - Schemas: a $ref to a schema becomes {"$ref": "#/$defs/<name>"} and the
+//     target is converted once into Spec.Schemas[<name>]. The entry document's
+//     components/schemas (definitions for Swagger 2.0) keep their names
+//     (characters outside [A-Za-z0-9._-] become "_"); other targets are named
+//     after the last pointer token when it sits under schemas, definitions or
+//     $defs, after the joined pointer tokens otherwise, or after the file's
+//     stem for a whole-file $ref; a collision adds the file stem ("common_Error"),
+//     then "_2", "_3"... Only referenced schemas are in Spec.Schemas.
+//     nullable (3.0) and x-nullable (2.0) add "null" to the type list (and to
+//     an enum); a typeless nullable oneOf/anyOf gets a {"type":"null"} branch
+//     and a nullable allOf is wrapped as anyOf [{allOf...}, {"type":"null"}].
+//     Boolean exclusiveMinimum/Maximum become the 2020-12 numeric forms,
+//     "example" joins "examples", Swagger's type "file" is a binary string,
+//     $defs are dropped (their members are reachable by $ref), and unknown
+//     keywords are dropped. In 3.1, keywords beside a $ref are kept.
+//   - Parameters, request bodies, responses, path items, security schemes
+//     and examples referenced with $ref are inlined.
+//   - Params: path-level first, an operation parameter with the same name
+//     and "in" replaces it in place. Path parameters are always Required.
+//     Example is "example", else the value of the first of "examples".
+//     A parameter declared with "content" takes that media type's schema.
+//   - RequestBody is nil when the operation has none or it declares no
+//     media type. ContentType (as written) is chosen: application/json, then
+//     any +json, then application/x-www-form-urlencoded, then
+//     multipart/form-data, then the first declared. Schema may be nil.
+//   - Responses keep their written order; ContentType is chosen the same way
+//     and is "" (with a nil Schema) for a response without content.
+//   - Servers substitute server variables with their defaults.
+//   - Extensions hold the operation's x-* members as compact JSON.
 func Load(path string, opts *Options) (*Spec, error) {
 	l := newLoader(opts, true)
 	name := filepath.ToSlash(path)
@@ -185,11 +216,14 @@ type loader struct {
 	tooMuch bool
 	nodes   int // parsed nodes, for the work budget
 
-	names   map[*node]*named
-	taken   map[string]bool
-	queue   []*named
-	schemas map[string]*air.Schema
-	jsonBuf []byte
+	names     map[*node]*named
+	taken     map[string]bool
+	suffix    map[string]int // next numeric suffix to try per base name
+	queue     []*named
+	schemas   map[string]*air.Schema
+	jsonBuf   []byte
+	index     map[*node]map[string]int // keys of large objects
+	following int                      // nesting of follow calls
 }
 
 func newLoader(opts *Options, osFiles bool) *loader {
@@ -277,6 +311,7 @@ func (l *loader) read(name string) ([]byte, error) {
 		err error
 	)
 	if l.opts.FS != nil {
+		name = path.Clean(name)
 		if !fs.ValidPath(name) {
 			return nil, fmt.Errorf("%s is not a valid path in the file system", quote(name))
 		}
@@ -306,10 +341,11 @@ func (l *loader) read(name string) ([]byte, error) {
 	if fi.Size() > l.opts.MaxFileSize {
 		return nil, fmt.Errorf("it is larger than %d bytes", l.opts.MaxFileSize)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, l.opts.MaxFileSize+1))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, fi.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, l.opts.MaxFileSize+1)); err != nil {
 		return nil, describeFSError(err)
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > l.opts.MaxFileSize {
 		return nil, fmt.Errorf("it is larger than %d bytes", l.opts.MaxFileSize)
 	}
@@ -441,6 +477,14 @@ func refOf(n *node) (*node, bool) {
 // follow resolves the reference r (the value of a "$ref" written in doc).
 // On failure it records an error and returns ok=false.
 func (l *loader) follow(doc *document, r *node) (*document, *node, bool) {
+	// A pointer may pass through other $refs (see below), which may lead
+	// back into the same pointer: bound the nesting.
+	l.following++
+	defer func() { l.following-- }()
+	if l.following > maxRefHops {
+		l.errorf(l.pos(doc, r), CodeRefCycle, "$ref %s: JSON pointers pass through more than %d nested $refs (a cycle?)", quote(r.text()), maxRefHops)
+		return nil, nil, false
+	}
 	if r.kind != kString {
 		l.errorf(l.pos(doc, r), CodeInvalidRef, "$ref must be a string, not %s", r.kind)
 		return nil, nil, false
@@ -489,7 +533,7 @@ func (l *loader) follow(doc *document, r *node) (*document, *node, bool) {
 	hops := 0
 	for _, tok := range strings.Split(frag[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		next := child(cur, tok)
+		next := l.child(cur, tok)
 		for next == nil && hops < maxRefHops {
 			// A pointer may pass through a $ref'd object.
 			rr, ok := refOf(cur)
@@ -502,7 +546,7 @@ func (l *loader) follow(doc *document, r *node) (*document, *node, bool) {
 				return nil, nil, false
 			}
 			curDoc, cur = d2, n2
-			next = child(cur, tok)
+			next = l.child(cur, tok)
 		}
 		if next == nil {
 			where := walked
@@ -521,10 +565,28 @@ func (l *loader) follow(doc *document, r *node) (*document, *node, bool) {
 }
 
 // child returns the member tok of an object or the element tok of a list.
-func child(n *node, tok string) *node {
+// Large objects get an index, so that many pointers into one stay cheap.
+func (l *loader) child(n *node, tok string) *node {
 	switch n.kind {
 	case kObject:
-		return n.get(tok)
+		if len(n.kids) <= 16 {
+			return n.get(tok)
+		}
+		idx := l.index[n]
+		if idx == nil {
+			idx = make(map[string]int, len(n.kids))
+			for i := len(n.kids) - 1; i >= 0; i-- {
+				idx[n.kids[i].key] = i
+			}
+			if l.index == nil {
+				l.index = map[*node]map[string]int{}
+			}
+			l.index[n] = idx
+		}
+		if i, ok := idx[tok]; ok {
+			return n.kids[i].val
+		}
+		return nil
 	case kArray:
 		i, err := strconv.Atoi(tok)
 		if err != nil || i < 0 || i >= len(n.kids) || (len(tok) > 1 && tok[0] == '0') {

@@ -434,6 +434,9 @@ func TestFSOption(t *testing.T) {
 	if len(s.Operations) != 3 || s.Operations[0].Pos.File != "api/paths/pets.yaml" || len(s.Schemas) != 4 {
 		t.Errorf("FS load: %d ops, first at %s, %d schemas", len(s.Operations), s.Operations[0].Pos, len(s.Schemas))
 	}
+	if s2, err := Load("./api/../api/openapi.yaml", &Options{FS: fsys}); err != nil || s2.File != "./api/../api/openapi.yaml" || len(s2.Operations) != 3 {
+		t.Errorf("unclean entry path: %v", err)
+	}
 	// LoadBytes with the same FS resolves the other files too.
 	s2, err := LoadBytes("api/openapi.yaml", fsys["api/openapi.yaml"].Data, &Options{FS: fsys})
 	if err != nil {
@@ -550,6 +553,7 @@ func TestInlineBadInput(t *testing.T) {
 		{"http ref upper", head + "paths:\n  /a:\n    $ref: 'HTTP://x.example/p.yaml'\n", CodeRemoteRef, "in.yaml:5:11", "refused"},
 		{"path item self cycle", head + "paths:\n  /a:\n    $ref: '#/paths/~1a'\n", CodeRefCycle, "in.yaml:5:11", `$ref cycle: "#/paths/~1a" -> "#/paths/~1a"`},
 		{"response cycle", head + "paths:\n  /a:\n    get:\n      responses:\n        '200': {$ref: '#/components/responses/r'}\ncomponents:\n  responses:\n    r: {$ref: '#/components/responses/r'}\n", CodeRefCycle, "in.yaml:10:15", `$ref cycle: "#/components/responses/r" -> "#/components/responses/r"`},
+		{"pointer through itself", head + "paths:\n  /a:\n    get:\n      parameters:\n        - $ref: '#/components/parameters/a/x'\n      responses: {}\ncomponents:\n  parameters:\n    a: {$ref: '#/components/parameters/a/x'}\n", CodeRefCycle, "in.yaml:11:15", "more than 64 nested $refs"},
 		{"tags not list", head + "paths:\n  /a:\n    get:\n      tags: x\n      responses: {}\n", CodeInvalidStructure, "in.yaml:6:13", `"tags" must be a list`},
 		{"security not list", head + "paths:\n  /a:\n    get:\n      security: {a: []}\n      responses: {}\n", CodeInvalidStructure, "in.yaml:6:17", `"security" must be a list`},
 		{"requestBody scalar", head + "paths:\n  /a:\n    post:\n      requestBody: true\n      responses: {}\n", CodeInvalidStructure, "in.yaml:6:20", `"requestBody" must be an object, not a boolean`},
@@ -703,5 +707,106 @@ definitions:
 	}
 	if js(t, s.Schemas["lib_Odd_name_3"]) != `{"type":"array"}` || js(t, s.Schemas["Odd_name_2"]) != `{"type":"string"}` {
 		t.Errorf("schemas %s", js(t, s.Schemas))
+	}
+}
+
+// TestYAMLFeatures covers anchors, aliases, merge keys, YAML scalars and a BOM.
+func TestYAMLFeatures(t *testing.T) {
+	src := "\xef\xbb\xbf" + `openapi: 3.0
+info: {title: yaml, version: 1.10}
+x-common: &common
+  responses:
+    '200': {description: ok}
+paths:
+  /a:
+    get:
+      <<: *common
+      operationId: a
+      parameters:
+        - &p {name: n, in: query, schema: {type: integer, maximum: 0x10, minimum: -0o7, default: 1_000, multipleOf: 0.5e1}}
+    put:
+      <<: [*common]
+      operationId: b
+      responses:
+        '201': {description: created}
+      parameters: [*p]
+`
+	s, err := LoadBytes("y.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != KindOpenAPI30 || s.Version != "1.10" {
+		t.Errorf("kind %s version %q", s.Kind, s.Version)
+	}
+	a, b := s.Operations[0], s.Operations[1]
+	if len(a.Responses) != 1 || a.Responses[0].Status != "200" {
+		t.Errorf("merged responses %s", js(t, a.Responses))
+	}
+	if len(b.Responses) != 1 || b.Responses[0].Status != "201" {
+		t.Errorf("explicit keys win over merged ones: %s", js(t, b.Responses))
+	}
+	want := `{"type":"integer","default":1000,"minimum":-7,"maximum":16,"multipleOf":0.5e1}`
+	if got := js(t, a.Params[0].Schema); got != want {
+		t.Errorf("schema %s, want %s", got, want)
+	}
+	if got := js(t, b.Params[0].Schema); got != want {
+		t.Errorf("aliased parameter %s", got)
+	}
+}
+
+// TestRefEdgeCases covers pointers through $ref'd objects, escaped pointer
+// tokens and $ref siblings in 3.0.
+func TestRefEdgeCases(t *testing.T) {
+	src := `openapi: 3.0.3
+info: {title: refs, version: '1'}
+paths:
+  /a/{id}:
+    parameters:
+      - $ref: '#/paths/~1b~1%7Bid%7D/parameters/0'
+    get:
+      responses:
+        '200':
+          description: ok
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/responses/Alias/content/application~1json/schema'
+                description: ignored in 3.0
+  /b/{id}:
+    parameters:
+      - {name: id, in: path, required: true, schema: {type: string}}
+    get:
+      responses:
+        '200': {$ref: '#/components/responses/Alias'}
+components:
+  responses:
+    Alias: {$ref: '#/components/responses/Real'}
+    Real:
+      description: real
+      content:
+        application/json:
+          schema: {type: object, properties: {x: {type: string}}}
+`
+	s, err := LoadBytes("r.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Diagnostics) != 0 {
+		t.Errorf("diagnostics %v", s.Diagnostics)
+	}
+	a := s.Operations[0]
+	if got := paramNames(a); !cmp.Equal(got, []string{"path:id"}) {
+		t.Errorf("params %v", got)
+	}
+	// The pointer passes through Alias (a $ref) into Real; the target is not
+	// a component schema, so it gets a name derived from the pointer.
+	if got := js(t, a.Responses[0].Schema); got != `{"$ref":"#/$defs/components_responses_Alias_content_application_json_schema"}` {
+		t.Errorf("schema %s", got)
+	}
+	if got := js(t, s.Schemas["components_responses_Alias_content_application_json_schema"]); got != `{"type":"object","properties":{"x":{"type":"string"}}}` {
+		t.Errorf("named %s", got)
+	}
+	if got := js(t, s.Operations[1].Responses); got != `[{"Status":"200","Description":"real","ContentType":"application/json","Schema":{"type":"object","properties":{"x":{"type":"string"}}}}]` {
+		t.Errorf("response chain %s", got)
 	}
 }

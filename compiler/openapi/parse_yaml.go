@@ -168,6 +168,13 @@ func (c *yamlConv) mapping(n *node, y *yaml.Node, depth int) int64 {
 		size += c.size
 		n.kids = append(n.kids, member{key: key, line: int32(k.Line), col: int32(k.Column), val: val, written: true})
 	}
+	var have map[string]bool
+	if len(merges) > 0 {
+		have = make(map[string]bool, len(n.kids))
+		for _, km := range n.kids {
+			have[km.key] = true
+		}
+	}
 	for _, m := range merges {
 		var sources []*yaml.Node
 		src := m
@@ -190,9 +197,10 @@ func (c *yamlConv) mapping(n *node, y *yaml.Node, depth int) int64 {
 				return size
 			}
 			for _, km := range sv.kids {
-				if n.get(km.key) == nil {
+				if !have[km.key] {
+					have[km.key] = true
 					n.kids = append(n.kids, km)
-					size += 1
+					size++
 				}
 			}
 			size += c.size

@@ -44,10 +44,14 @@ func (l *loader) uniqueName(base, alt string) string {
 	if alt != "" {
 		base = alt
 	}
-	for i := 2; ; i++ {
+	if l.suffix == nil {
+		l.suffix = map[string]int{}
+	}
+	for i := max(2, l.suffix[base]); ; i++ {
 		c := base + "_" + strconv.Itoa(i)
 		if !l.taken[c] {
 			l.taken[c] = true
+			l.suffix[base] = i + 1
 			return c
 		}
 	}

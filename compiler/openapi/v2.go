@@ -102,13 +102,14 @@ func (l *loader) operationV2(spec *Spec, p *pathCtx, consumes, produces []string
 	}
 	// Merge on name+in, the operation's winning, in place.
 	all := append([]v2Param(nil), pathLevel...)
-next:
+	at := make(map[paramKey]int, len(pathLevel))
+	for i, q := range pathLevel {
+		at[paramKey{q.head.Name, q.head.In}] = i
+	}
 	for _, q := range opLevel {
-		for i := range all[:len(pathLevel)] {
-			if all[i].head.Name == q.head.Name && all[i].head.In == q.head.In {
-				all[i] = q
-				continue next
-			}
+		if i, ok := at[paramKey{q.head.Name, q.head.In}]; ok {
+			all[i] = q
+			continue
 		}
 		all = append(all, q)
 	}
@@ -194,6 +195,7 @@ next:
 // paramsV2 loads a Swagger parameter list.
 func (l *loader) paramsV2(doc *document, lst *node) []v2Param {
 	out := make([]v2Param, 0, len(lst.kids))
+	seen := make(map[paramKey]bool, len(lst.kids))
 	for _, e := range lst.kids {
 		pdoc, pn, ok := l.deref(doc, e.val)
 		if !ok {
@@ -203,16 +205,12 @@ func (l *loader) paramsV2(doc *document, lst *node) []v2Param {
 		if head == nil {
 			continue
 		}
-		dup := false
-		for _, q := range out {
-			if q.head.Name == head.Name && q.head.In == head.In {
-				dup = true
-			}
-		}
-		if dup {
+		k := paramKey{head.Name, head.In}
+		if seen[k] {
 			l.warnf(l.pos(pdoc, pn), CodeDuplicateParameter, "parameter %s in %s is declared twice; the first is kept", quote(head.Name), head.In)
 			continue
 		}
+		seen[k] = true
 		out = append(out, v2Param{doc: pdoc, node: pn, head: head})
 	}
 	return out

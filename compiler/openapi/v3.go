@@ -395,6 +395,9 @@ func chooseType(types []string) string {
 	return best
 }
 
+// paramKey identifies a parameter within one list.
+type paramKey struct{ name, in string }
+
 // mergeParams merges path-level and operation-level parameters: the
 // operation's replaces a path-level one with the same name and "in", in
 // place; the others follow in order.
@@ -404,13 +407,14 @@ func mergeParams(pathParams, opParams []*Param) []*Param {
 	}
 	out := make([]*Param, 0, len(pathParams)+len(opParams))
 	out = append(out, pathParams...)
-next:
+	at := make(map[paramKey]int, len(pathParams))
+	for i, p := range pathParams {
+		at[paramKey{p.Name, p.In}] = i
+	}
 	for _, p := range opParams {
-		for i, q := range out[:len(pathParams)] {
-			if q.Name == p.Name && q.In == p.In {
-				out[i] = p
-				continue next
-			}
+		if i, ok := at[paramKey{p.Name, p.In}]; ok {
+			out[i] = p
+			continue
 		}
 		out = append(out, p)
 	}
@@ -420,6 +424,7 @@ next:
 // paramsV3 loads a parameter list.
 func (l *loader) paramsV3(doc *document, lst *node) []*Param {
 	out := make([]*Param, 0, len(lst.kids))
+	seen := make(map[paramKey]bool, len(lst.kids))
 	for _, e := range lst.kids {
 		pdoc, pn, ok := l.deref(doc, e.val)
 		if !ok {
@@ -429,22 +434,15 @@ func (l *loader) paramsV3(doc *document, lst *node) []*Param {
 		if p == nil {
 			continue
 		}
-		if dupParam(out, p) {
+		k := paramKey{p.Name, p.In}
+		if seen[k] {
 			l.warnf(l.pos(pdoc, pn), CodeDuplicateParameter, "parameter %s in %s is declared twice; the first is kept", quote(p.Name), p.In)
 			continue
 		}
+		seen[k] = true
 		out = append(out, p)
 	}
 	return out
-}
-
-func dupParam(list []*Param, p *Param) bool {
-	for _, q := range list {
-		if q.Name == p.Name && q.In == p.In {
-			return true
-		}
-	}
-	return false
 }
 
 // paramHead checks a parameter object and reads its name, in, required,
