@@ -1,0 +1,36 @@
+package diag
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestSortAndPrint(t *testing.T) {
+	var l List
+	l.Errorf(Pos{File: "b.yaml", Line: 2, Col: 1}, "effect/x", "second file")
+	l.Warnf(Pos{File: "a.yaml", Line: 10, Col: 3}, "w/code", "later line")
+	l.Infof(Pos{File: "a.yaml", Line: 2, Col: 7}, "i/code", "early line")
+	l.Sort()
+	var buf bytes.Buffer
+	l.WriteText(&buf)
+	want := "a.yaml:2:7: info i/code: early line\na.yaml:10:3: warning w/code: later line\nb.yaml:2:1: error effect/x: second file\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s", buf.String())
+	}
+	if !l.HasErrors() || l.Count(Warning) != 1 {
+		t.Error("counts")
+	}
+	buf.Reset()
+	List(nil).WriteJSON(&buf)
+	if strings.TrimSpace(buf.String()) != "[]" {
+		t.Errorf("empty JSON %q", buf.String())
+	}
+	if (Pos{}).String() != "-" || (Pos{File: "f"}).String() != "f" || (Pos{File: "f", Line: 3}).String() != "f:3" {
+		t.Error("Pos.String")
+	}
+	f := Fail(Pos{File: "x", Line: 1, Col: 1}, "spec/empty", "nothing in %s", "x")
+	if f.Error() != "x:1:1: error spec/empty: nothing in x" {
+		t.Errorf("Failure: %s", f.Error())
+	}
+}
