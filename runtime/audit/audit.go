@@ -208,16 +208,20 @@ func GrantWithIndex(index int, entry any) (json.RawMessage, error) {
 // gateway without ANVIL_AUDIT_FILE can call Write unconditionally. A Logger is
 // safe for concurrent use.
 //
-// Like the earlier gateway's appendFileSync, every Write opens the file by
-// path (O_APPEND|O_CREATE|O_WRONLY, mode 0600 when created), writes one
-// complete line with a single write call, and closes it; so a log that is
-// moved or removed is re-created on the next line rather than written into
-// an unlinked file. A mutex keeps writers of one Logger from interleaving;
+// The file is opened once (O_APPEND|O_CREATE|O_WRONLY, mode 0600 when
+// created) and each Write writes one complete line with a single write call.
+// Before each write the path is checked to still name the open file, so a
+// log that is moved or removed is re-created on the next line rather than
+// written into an unlinked file (as the earlier gateway's appendFileSync did). A mutex keeps writers of one Logger from interleaving;
 // O_APPEND keeps whole lines from different processes apart.
 type Logger struct {
 	path string
 	mu   sync.Mutex
 	now  func() time.Time
+	// f is the open log file; it is reopened when the path no longer names
+	// it (the log was moved or removed), so appends never go to a file that
+	// is gone from the directory.
+	f *os.File
 }
 
 // Open returns a Logger appending to path, creating the file with mode 0600
@@ -231,10 +235,42 @@ func Open(path string) (*Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrWrite, err)
+	return &Logger{path: path, now: time.Now, f: f}, nil
+}
+
+// Close closes the log file. Later writes reopen it.
+func (l *Logger) Close() error {
+	if l == nil {
+		return nil
 	}
-	return &Logger{path: path, now: time.Now}, nil
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// file returns the open log file, reopening it when the path names another
+// file or none. The caller holds l.mu.
+func (l *Logger) file() (*os.File, error) {
+	if l.f != nil {
+		cur, err1 := l.f.Stat()
+		at, err2 := os.Stat(l.path)
+		if err1 == nil && err2 == nil && os.SameFile(cur, at) {
+			return l.f, nil
+		}
+		l.f.Close()
+		l.f = nil
+	}
+	f, err := openAppend(l.path)
+	if err != nil {
+		return nil, err
+	}
+	l.f = f
+	return f, nil
 }
 
 // Path returns the file the logger appends to ("" for a nil Logger).
@@ -271,20 +307,18 @@ func (l *Logger) Write(line Line) error {
 	b = append(b, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	f, err := openAppend(l.path)
+	f, err := l.file()
 	if err != nil {
 		return err
 	}
 	n, werr := f.Write(b)
-	cerr := f.Close()
 	if werr == nil && n != len(b) {
 		werr = fmt.Errorf("short write (%d of %d bytes)", n, len(b))
 	}
 	if werr != nil {
+		f.Close()
+		l.f = nil
 		return fmt.Errorf("%w: %w", ErrWrite, werr)
-	}
-	if cerr != nil {
-		return fmt.Errorf("%w: %w", ErrWrite, cerr)
 	}
 	return nil
 }
