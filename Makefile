@@ -9,7 +9,7 @@ SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden check-drift bench fuzz clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load fuzz clean
 
 all: build
 
@@ -25,6 +25,14 @@ demo:
 example: build
 	@rm -rf $(BIN)/demo && mkdir -p $(BIN)/demo
 	$(ANVIL) compile $(EXAMPLE)/openapi.yaml --manifest $(EXAMPLE)/anvil.yaml --out $(BIN)/demo/workspace/github
+
+## gen: regenerate gen/github-mini, the bundled example's generated gateway
+## (make check-drift regenerates it too, through the golden tests)
+gen: build
+	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
+	$(ANVIL) compile $(EXAMPLE)/openapi.yaml --manifest $(EXAMPLE)/anvil.yaml --out $$tmp/workspace/github >/dev/null && \
+	$(ANVIL) compile --workspace $$tmp/workspace --yard github-mini --gen gen && \
+	$(GO) vet ./gen/... && $(GO) build -o $(BIN)/ ./gen/...
 
 ## deps: everything the tests need beyond Go modules (TypeScript, real-world specs)
 deps:
@@ -67,6 +75,13 @@ check-drift:
 ## bench: benchmarks (compile, gateway, load)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
+## proxy and the mock upstream, all on loopback: req/s at 64 connections and
+## single-client p50/p99 side by side (internal/loadgen; about 40 s)
+LOADTIME ?= 4s
+load:
+	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz:

@@ -64,7 +64,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
 		Commands: []*cli.Command{
-			compileCommand(e),
+			withGatewayCompile(e, compileCommand(e)), // compile_gateway.go: --workspace --yard
 			approveCommand(e),
 			serveCommand(e),
 			connectCommand(e),

@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/envelope"
@@ -26,6 +29,7 @@ var validAccount = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
 type connectRoutes struct {
 	g     *Gateway
 	oauth oauthRoutes // pending OAuth flows and refreshes (oauth.go)
+	creds credCache   // decrypted vault records, validated by stat on each use
 }
 
 func newConnectRoutes(g *Gateway) *connectRoutes { return &connectRoutes{g: g} }
@@ -183,7 +187,7 @@ func (cr *connectRoutes) Resolve(ctx context.Context, sub string, c *Connector, 
 	if cr.g.vault == nil {
 		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person.", c.ID, account))
 	}
-	conn, err := cr.g.vault.Get(sub, c.ID, account)
+	conn, err := cr.creds.get(cr.g.vault, sub, c.ID, account)
 	switch {
 	case errors.Is(err, vault.ErrNotFound):
 		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person; the person must connect it first.", c.ID, account))
@@ -201,4 +205,55 @@ func (cr *connectRoutes) Resolve(ctx context.Context, sub string, c *Connector, 
 		return cr.oauthCredential(ctx, sub, c, account, conn, refuse)
 	}
 	return nil, refuse("connector/needs_reconnect", fmt.Sprintf("The stored connection for %s (account %s) is unusable; connect it again.", c.ID, account))
+}
+
+// maxCachedCreds bounds the credential cache; past it the cache starts over.
+const maxCachedCreds = 4096
+
+// credCache keeps decrypted vault records so that a granted call does not
+// read and decrypt its record every time. An entry is used only while the
+// record file is the very file it was read from (same inode, size and
+// modification time, checked with one stat per call): every vault write
+// (this gateway's /connect routes, an OAuth refresh, another process)
+// renames a new file into place, so a changed or removed record is read
+// again at once. Entries hold secrets in memory only, as a call does anyway.
+type credCache struct {
+	mu sync.Mutex
+	m  map[string]credEntry
+}
+
+type credEntry struct {
+	fi   os.FileInfo
+	conn vault.Connection
+}
+
+// get returns the record for the coordinates as Store.Get does (a copy the
+// caller may keep), from the cache when the file is unchanged.
+func (cc *credCache) get(st *vault.Store, sub, connector, account string) (*vault.Connection, error) {
+	path := filepath.Join(st.Dir(), vault.FileName(sub, connector, account))
+	fi, serr := os.Stat(path)
+	if serr == nil {
+		cc.mu.Lock()
+		e, ok := cc.m[path]
+		cc.mu.Unlock()
+		if ok && os.SameFile(e.fi, fi) && e.fi.Size() == fi.Size() && e.fi.ModTime().Equal(fi.ModTime()) {
+			conn := e.conn
+			return &conn, nil
+		}
+	}
+	conn, err := st.Get(sub, connector, account)
+	cc.mu.Lock()
+	defer cc.mu.Unlock()
+	switch {
+	case err != nil || serr != nil:
+		delete(cc.m, path)
+	default:
+		if cc.m == nil || len(cc.m) >= maxCachedCreds {
+			cc.m = make(map[string]credEntry)
+		}
+		// fi was taken before the read: if the file changed in between, the
+		// next stat differs from fi and the record is read again.
+		cc.m[path] = credEntry{fi: fi, conn: *conn}
+	}
+	return conn, err
 }

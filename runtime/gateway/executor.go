@@ -99,6 +99,7 @@ type callState struct {
 	account   *string
 	rule      *string
 	args      map[string]any
+	input     Input // a compiled tool's typed arguments (compiled_exec.go)
 	status    *int
 	ledgerID  *string
 	sentKey   string
@@ -115,7 +116,12 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 			Message: fmt.Sprintf("No tool named %s is served by this gateway.", call.Tool), TraceID: st.traceID}}
 	}
 	st.tool = tool
-	out := x.run(ctx, call, st)
+	var out *Outcome
+	if tool.compiled != nil {
+		out = x.runCompiled(ctx, call, st) // compiled_exec.go
+	} else {
+		out = x.run(ctx, call, st)
+	}
 	out.Tool = tool
 	if out.Err != nil {
 		out.Err.TraceID = st.traceID
@@ -171,9 +177,9 @@ func (x *Executor) checkGrant(st *callState, tool *Tool) *envelope.Error {
 	if p == nil || p.Unrestricted {
 		return nil
 	}
-	d := p.Grants.Decide(tool.GrantOp)
+	d := p.decision(tool)
 	if d.Entry != nil {
-		st.grantRule = d.Entry.AuditJSON(d.Index)
+		st.grantRule = d.Rule() // precomputed for a compiled grant
 		acct := d.Entry.EffectiveAccount()
 		st.account = &acct
 	}
@@ -304,9 +310,10 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args 
 	}
 	host := hostOf(base)
 	if !x.Allowlist.Allows(host) {
+		// Audited denied (a policy refusal), with rule null: rule names only
+		// grant sub-codes.
 		code := "policy/egress_denied"
 		st.decision = "denied"
-		st.rule = &code
 		return &Outcome{Err: &envelope.Error{Code: envelope.PolicyDenied,
 			Message: fmt.Sprintf("Upstream host is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS): %s.", host),
 			Details: orderedJSON("code", code, "host", host)}}
@@ -517,7 +524,7 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		Grant:          st.grantRule,
 		UpstreamStatus: st.status,
 		LatencyMs:      x.now().Sub(st.start).Milliseconds(),
-		InputSHA256:    audit.InputSHA256(st.args),
+		InputSHA256:    st.inputSHA256(),
 		Rule:           st.rule,
 		DryRun:         st.dryRun,
 		TraceID:        st.traceID,

@@ -39,6 +39,7 @@ type Tool struct {
 	GrantOp   grant.Op
 	schema    *jsonschema.Schema
 	listing   json.RawMessage // the tools/list entry
+	compiled  *compiledTool   // set for a generated gateway's tool (compiled.go)
 }
 
 // Fleet is the set of connectors and tools a gateway serves.

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -34,6 +35,9 @@ var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-
 
 type principalKey struct{}
 
+// sdkBearer is the placeholder bearer the SDK's middleware sees.
+const sdkBearer = "anvil-verified-caller"
+
 func withPrincipal(ctx context.Context, p *Principal, fingerprint string) context.Context {
 	return context.WithValue(ctx, principalKey{}, &sessionCaller{principal: p, fingerprint: fingerprint})
 }
@@ -51,8 +55,17 @@ type mcpServer struct {
 	server  *mcp.Server
 	handler http.Handler
 
+	// registered names the tools the SDK server serves (the fast path
+	// answers only those).
+	registered map[string]bool
+	// slow turns the tools/call fast path off (tests compare the two).
+	slow atomic.Bool
+	// fastCalls counts the calls the fast path answered.
+	fastCalls atomic.Int64
+
 	mu       sync.Mutex
 	sessions map[string]*sessionEntry
+	pending  int // initialize requests admitted but not yet registered
 	now      func() time.Time
 }
 
@@ -62,7 +75,7 @@ type sessionEntry struct {
 }
 
 func newMCPServer(exec *Executor) *mcpServer {
-	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, now: time.Now}
+	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, registered: map[string]bool{}, now: time.Now}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
 	for _, t := range exec.Fleet.Tools {
@@ -71,11 +84,13 @@ func newMCPServer(exec *Executor) *mcpServer {
 			continue
 		}
 		srv.AddTool(mt, m.callTool)
+		m.registered[t.Name] = true
 	}
 	srv.AddReceivingMiddleware(m.filterToolsList)
 	m.server = srv
+	// No SessionTimeout: the gateway's table expires idle sessions (it also
+	// sees the tools/call fast path's traffic) and closes them in the SDK.
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		SessionTimeout:      SessionIdleTime,
 		MaxRequestBodyBytes: MaxMCPBody,
 		JSONResponse:        true,
 	})
@@ -195,7 +210,7 @@ func marshalData(v any) ([]byte, error) {
 
 // jsonrpcError writes {"jsonrpc":"2.0","error":{code,message},"id":null}.
 func jsonrpcError(w http.ResponseWriter, status, code int, message string) {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "error": map[string]any{"code": code, "message": message}, "id": nil})
+	b := orderedJSON("jsonrpc", "2.0", "error", orderedJSON("code", code, "message", message), "id", nil)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
@@ -205,6 +220,7 @@ func jsonrpcError(w http.ResponseWriter, status, code int, message string) {
 func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, fingerprint string) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	initialize := false
+	var msg rpcMessage
 	switch r.Method {
 	case http.MethodPost:
 		if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
@@ -221,12 +237,12 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, 
 			jsonrpcError(w, http.StatusBadRequest, -32600, "Could not read the request body.")
 			return
 		}
-		isInit, ok := inspectMessage(body)
-		if !ok {
+		var ok bool
+		if msg, ok = parseMessage(body); !ok {
 			jsonrpcError(w, http.StatusBadRequest, -32600, "Parse error: the body is not a JSON-RPC message.")
 			return
 		}
-		initialize = isInit && sid == ""
+		initialize = !msg.batch && msg.method == "initialize" && sid == ""
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	case http.MethodGet, http.MethodDelete:
@@ -236,15 +252,27 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, 
 		return
 	}
 	if !initialize {
-		if status, code, msg := m.checkSession(sid, fingerprint); status != 0 {
-			jsonrpcError(w, status, code, msg)
+		if status, code, text := m.checkSession(sid, fingerprint); status != 0 {
+			jsonrpcError(w, status, code, text)
 			return
+		}
+		if r.Method == http.MethodPost && !m.slow.Load() {
+			if c, ok := m.fastCallOf(r.Context(), &msg, r.Header, r.Host); ok {
+				m.serveFastCall(r.Context(), w, c, p)
+				return
+			}
 		}
 	} else if !m.reserve() {
 		jsonrpcError(w, http.StatusServiceUnavailable, -32000, "Too many MCP sessions; try again later.")
 		return
 	}
 	r = r.WithContext(withPrincipal(r.Context(), p, fingerprint))
+	// The SDK's bearer middleware only carries the verified caller (from the
+	// context) into the SDK, but it wants an Authorization header: give it a
+	// placeholder, so the local caller of auth mode none gets through and no
+	// real token is handed to the SDK.
+	r.Header = r.Header.Clone()
+	r.Header.Set("Authorization", "Bearer "+sdkBearer)
 	if initialize {
 		rec := &sessionRecorder{ResponseWriter: w}
 		m.handler.ServeHTTP(rec, r)
@@ -255,29 +283,6 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, 
 	if r.Method == http.MethodDelete {
 		m.forget(sid)
 	}
-}
-
-// inspectMessage reports whether body is a JSON-RPC initialize request, and
-// whether it is a JSON-RPC message (or batch) at all.
-func inspectMessage(body []byte) (initialize, ok bool) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return false, false
-	}
-	var probe struct {
-		Method string `json:"method"`
-	}
-	if body[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(body, &batch) != nil || len(batch) == 0 {
-			return false, false
-		}
-		return false, true
-	}
-	if body[0] != '{' || json.Unmarshal(body, &probe) != nil {
-		return false, false
-	}
-	return probe.Method == "initialize", true
 }
 
 // checkSession validates a session id against the table.
@@ -295,20 +300,27 @@ func (m *mcpServer) checkSession(sid, fingerprint string) (status, code int, msg
 	return 0, 0, ""
 }
 
-// reserve reports whether a new session may start (sweeping idle ones first).
+// reserve reports whether a new session may start (sweeping idle ones
+// first), and if so holds a place for it until register.
 func (m *mcpServer) reserve() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
-	return len(m.sessions) < MaxSessions
+	if len(m.sessions)+m.pending >= MaxSessions {
+		return false
+	}
+	m.pending++
+	return true
 }
 
+// register releases the place reserve held and records the session the
+// initialize answer named, if any.
 func (m *mcpServer) register(sid, fingerprint string) {
-	if sid == "" {
-		return
-	}
 	m.mu.Lock()
-	m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, lastSeen: m.now()}
+	m.pending--
+	if sid != "" {
+		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, lastSeen: m.now()}
+	}
 	m.mu.Unlock()
 }
 
@@ -318,13 +330,44 @@ func (m *mcpServer) forget(sid string) {
 	m.mu.Unlock()
 }
 
+// sweepLocked drops the sessions idle for SessionIdleTime and closes them in
+// the SDK (in the background: closing takes the SDK's own locks).
 func (m *mcpServer) sweepLocked() {
 	cut := m.now().Add(-SessionIdleTime)
+	var expired []string
 	for id, e := range m.sessions {
 		if e.lastSeen.Before(cut) {
 			delete(m.sessions, id)
+			expired = append(expired, id)
 		}
 	}
+	if len(expired) > 0 {
+		go m.closeSDKSessions(expired)
+	}
+}
+
+// closeSDKSessions closes the SDK's sessions with the given ids.
+func (m *mcpServer) closeSDKSessions(ids []string) {
+	drop := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		drop[id] = true
+	}
+	for ss := range m.server.Sessions() {
+		if drop[ss.ID()] {
+			_ = ss.Close()
+		}
+	}
+}
+
+// closeAll closes every MCP session (ending any open event stream) and
+// empties the table; Serve calls it when shutting down.
+func (m *mcpServer) closeAll() {
+	for ss := range m.server.Sessions() {
+		_ = ss.Close()
+	}
+	m.mu.Lock()
+	clear(m.sessions)
+	m.mu.Unlock()
 }
 
 // sweep removes idle sessions; run every sessionSweep.

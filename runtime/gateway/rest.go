@@ -112,7 +112,11 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 	}
 	if s, ok := raw["stage"]; ok {
 		var b bool
-		if json.Unmarshal(s, &b) != nil {
+		switch string(bytes.TrimSpace(s)) {
+		case "true":
+			b = true
+		case "false":
+		default: // null too: json.Unmarshal would leave b false
 			return nil, &envelope.Error{Code: envelope.ValidationError, Message: "\"stage\" must be a boolean."}
 		}
 		out.Stage = &b

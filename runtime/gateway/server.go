@@ -84,6 +84,8 @@ type Options struct {
 	Transport http.RoundTripper
 	// HTTPClient fetches https JWKS (tests).
 	HTTPClient *http.Client
+
+	fleet *Fleet // a compiled workspace's fleet (NewCompiled), served instead of cfg.Workspace
 }
 
 // New loads the workspace and checks the configuration, refusing to start on
@@ -110,8 +112,13 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 	if branchyard && cfg.VaultKeyFile == "" {
 		return nil, errors.New("branchyard mode needs ANVIL_VAULT_KEY_FILE (a 32-byte key in a file only its owner can read)")
 	}
-	fleet, err := LoadFleet(cfg.Workspace)
-	if err != nil {
+	fleet, err := opts.fleet, error(nil)
+	if fleet == nil {
+		if fleet, err = LoadFleet(cfg.Workspace); err != nil {
+			return nil, err
+		}
+	}
+	if err := applyUpstreamOverrides(fleet, cfg.Getenv); err != nil { // compiled.go
 		return nil, err
 	}
 	g.fleet = fleet
@@ -162,20 +169,35 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 // Fleet returns the served fleet.
 func (g *Gateway) Fleet() *Fleet { return g.fleet }
 
-// Handler returns the gateway's HTTP handler.
+// Handler returns the gateway's HTTP handler. Routes match the request path
+// exactly, without cleaning or redirects (anvil-reference §e "Routes on one
+// listener"): /healthz, /readyz, /.well-known/oauth-protected-resource,
+// /mcp, /call/<tool>, /connect/callback and /connect/<route>; anything else is
+// 404 {"error":{"code":"not_found","message":"No such route."}}.
 func (g *Gateway) Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", g.serveHealth)
-	mux.HandleFunc("/readyz", g.serveReady)
-	mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
-	mux.HandleFunc("/mcp", g.withTurnToken(g.serveMCP))
-	mux.HandleFunc("/call/", g.withTurnToken(g.serveCall))
-	mux.HandleFunc("/connect/callback", g.connect.serveCallback)
-	mux.HandleFunc("/connect/", g.withConnectToken(g.connect.serve))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+	mcpRoute := g.withTurnToken(g.serveMCP)
+	callRoute := g.withTurnToken(g.serveCall)
+	connectRoute := g.withConnectToken(g.connect.serve)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/mcp":
+			mcpRoute(w, r)
+		case strings.HasPrefix(p, "/call/"):
+			callRoute(w, r)
+		case p == "/healthz":
+			g.serveHealth(w, r)
+		case p == "/readyz":
+			g.serveReady(w, r)
+		case p == "/.well-known/oauth-protected-resource":
+			g.serveResourceMetadata(w, r)
+		case p == "/connect/callback":
+			g.connect.serveCallback(w, r)
+		case strings.HasPrefix(p, "/connect/"):
+			connectRoute(w, r)
+		default:
+			envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+		}
 	})
-	return mux
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, p *Principal, fingerprint string) {
@@ -304,7 +326,13 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	close(done)
 	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	err := srv.Shutdown(sctx)
+	// Stop taking requests first, then end the MCP sessions so that open
+	// event streams (GET /mcp) return and Shutdown need not wait for them.
+	srv.SetKeepAlivesEnabled(false)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	g.mcp.closeAll()
+	err := <-shut
 	if errors.Is(err, context.DeadlineExceeded) {
 		err = srv.Close()
 	}

@@ -14,8 +14,16 @@ import (
 // TestEndToEnd builds the runner command and runs it against the generic
 // gateway; every check must hold. It skips nothing: a component that is not
 // there yet fails the test with that check's detail.
+// TestEndToEnd runs the example against the generic fleet gateway
+// (anvil serve mcp --fleet) and against the generated per-yard gateway built
+// from gen/github-mini, and fails on any failing check.
 func TestEndToEnd(t *testing.T) {
-	t.Parallel()
+	for _, mode := range []string{GatewayGeneric, GatewayGenerated} {
+		t.Run(mode, func(t *testing.T) { runEndToEnd(t, mode) })
+	}
+}
+
+func runEndToEnd(t *testing.T, mode string) {
 	repo, err := findRepo("")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +49,7 @@ func TestEndToEnd(t *testing.T) {
 		defer cancel()
 	}
 	res := runCmd(ctx, cmdSpec{
-		argv:    []string{bin, "--gateway", GatewayGeneric, "--timeout", DefaultTimeout.String()},
+		argv:    []string{bin, "--gateway", mode, "--timeout", DefaultTimeout.String()},
 		env:     baseEnv(),
 		dir:     repo,
 		timeout: DefaultTimeout + 30*time.Second,

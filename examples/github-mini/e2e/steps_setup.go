@@ -329,9 +329,13 @@ func (r *runner) buildGeneratedGateway(ctx context.Context) error {
 }
 
 // gatewayEnv is step 5's environment, plus a wrong upstream token the
-// gateway must never use.
+// gateway must never use. ANVIL_UPSTREAM_GITHUB_URL points the generated
+// gateway (whose bundles, and so server URLs, are compiled in from the
+// unmodified example) at the mock; the generic gateway already reads the
+// mock's URL from the compiled workspace and honours the same override.
 func (r *runner) gatewayEnv() []string {
 	return withEnv(baseEnv(),
+		"ANVIL_UPSTREAM_GITHUB_URL="+r.mockURL,
 		"ANVIL_INBOUND_AUTH_MODE=branchyard",
 		"ANVIL_INBOUND_ISSUER="+issuer,
 		"ANVIL_INBOUND_AUDIENCE="+r.audience(),

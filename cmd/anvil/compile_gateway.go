@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/anvil-dev/anvil/compiler/emit/files"
+	gatewayemit "github.com/anvil-dev/anvil/compiler/emit/gateway"
+	"github.com/anvil-dev/anvil/runtime/gateway"
+)
+
+// withGatewayCompile adds the generated-gateway form to the compile
+// command:
+//
+//	anvil compile --workspace <dir> --yard <name> [--gen <dir>] [--import-path <path>]
+//
+// It (re)generates <gen>/<yard>/, the specialised gateway of every bundle
+// the fleet gateway would serve from <dir>, atomically. Without --workspace
+// the command compiles a spec as before.
+func withGatewayCompile(e *env, cmd *cli.Command) *cli.Command {
+	cmd.Flags = append(cmd.Flags,
+		&cli.StringFlag{Name: "workspace", Usage: "generate the gateway of this workspace of bundles (no spec argument)"},
+		&cli.StringFlag{Name: "yard", Usage: "the generated gateway's name: writes <gen>/<yard>/"},
+		&cli.StringFlag{Name: "gen", Value: "gen", Usage: "the directory holding generated gateways"},
+		&cli.StringFlag{Name: "import-path", Usage: "Go import path of --gen (default: from the enclosing go.mod)"},
+	)
+	cmd.Usage += "; with --workspace, generate a workspace's gateway (<gen>/<yard>/, built with go build)"
+	if cmd.ArgsUsage != "" {
+		cmd.ArgsUsage += " | --workspace <dir> --yard <name> [--gen <dir>]"
+	}
+	spec := cmd.Action
+	cmd.Action = func(c *cli.Context) error {
+		if c.IsSet("workspace") || c.IsSet("yard") {
+			return runCompileGateway(e, c)
+		}
+		return spec(c)
+	}
+	return cmd
+}
+
+func runCompileGateway(e *env, c *cli.Context) error {
+	ws, yard, gen := c.String("workspace"), c.String("yard"), c.String("gen")
+	switch {
+	case c.NArg() != 0:
+		return fail(1, "compile --workspace takes no spec argument (usage: anvil compile --workspace <dir> --yard <name> [--gen <dir>])")
+	case ws == "":
+		return fail(1, "compile --yard needs --workspace <dir> (usage: anvil compile --workspace <dir> --yard <name> [--gen <dir>])")
+	case yard == "":
+		return fail(1, "compile --workspace needs --yard <name> (usage: anvil compile --workspace <dir> --yard <name> [--gen <dir>])")
+	}
+	importPath := c.String("import-path")
+	if importPath == "" {
+		p, err := importPathOf(gen)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		importPath = p
+	}
+	model, err := gatewayModel(ws, yard, importPath)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	tree, stats, err := gatewayemit.Generate(model)
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	out := filepath.Join(gen, yard)
+	if err := files.FromBytes(tree).WriteTo(out); err != nil {
+		return fail(1, "writing %s: %v", out, err)
+	}
+	pkg := filepath.ToSlash(out)
+	if !filepath.IsAbs(out) && !strings.HasPrefix(pkg, ".") {
+		pkg = "./" + pkg
+	}
+	fmt.Fprintf(e.stdout, "Generated the %s gateway → %s (%d files, %d operations, %d fully specialised); build it with go build %s\n",
+		yard, out, stats.Files, stats.Operations, stats.Specialised, pkg)
+	return nil
+}
+
+// gatewayModel loads the workspace as the fleet gateway does and turns it
+// into the generator's view model: connector ids, served tools and their
+// tools/list entries come from the runtime itself.
+func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, error) {
+	fleet, err := gateway.LoadFleet(ws)
+	if err != nil {
+		return nil, err
+	}
+	model := &gatewayemit.Workspace{Yard: yard, ImportPath: importPath}
+	for _, c := range fleet.Connectors {
+		mc := gatewayemit.Connector{ID: c.ID, Doc: c.Doc}
+		for i := range c.Doc.Operations {
+			t := c.ToolFor(c.Doc.Operations[i].ID)
+			if t == nil {
+				continue
+			}
+			mc.Tools = append(mc.Tools, gatewayemit.Tool{Name: t.Name, Op: t.Op, Listing: t.Listing()})
+		}
+		model.Connectors = append(model.Connectors, mc)
+	}
+	return model, nil
+}
+
+// importPathOf derives the Go import path of dir from the go.mod of the
+// module that encloses it.
+func importPathOf(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			mod := modulePath(b)
+			if mod == "" {
+				return "", fmt.Errorf("%s declares no module", filepath.Join(d, "go.mod"))
+			}
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return "", err
+			}
+			return path.Join(mod, filepath.ToSlash(rel)), nil
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return "", err
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("%s is not inside a Go module: create one (go mod init) that requires github.com/anvil-dev/anvil, or pass --import-path", dir)
+		}
+	}
+}
+
+// modulePath reads the module line of a go.mod.
+func modulePath(gomod []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(gomod))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(line, "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}

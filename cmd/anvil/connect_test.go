@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/gateway"
+)
+
+// connectGateway is a gateway serving github (a key connector, upstream the
+// mock) and tracker (an OAuth connector), started in-process.
+type connectGateway struct {
+	*serveSetup
+	mock *mockupstream.Server
+	url  string // the /mcp URL
+}
+
+func newConnectGateway(t *testing.T) *connectGateway {
+	t.Helper()
+	mock, err := mockupstream.Start(mockupstream.Options{Token: "e2e-upstream-pat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	s := newServeSetup(t, mock.URL)
+	copyBundle(t, gatewayFixture, filepath.Join(s.ws, "tracker"), mock.URL, func(doc *air.Document) {
+		doc.Service.ID = "tracker"
+		doc.Service.Auth = air.Auth{Type: air.AuthOAuth2AuthorizationCode, Scheme: "oauth", Scopes: []string{"tickets:read"},
+			Provider: &air.Provider{AuthorizationEndpoint: "http://127.0.0.1:9/authorize", TokenEndpoint: "http://127.0.0.1:9/token"}}
+		for i := range doc.Operations {
+			doc.Operations[i].Auth = nil
+		}
+	})
+	vars := map[string]string{}
+	for k, v := range s.vars {
+		vars[k] = v
+	}
+	vars["ANVIL_CONNECT_TRACKER_CLIENT_ID"] = "tracker-client"
+	cfg, err := gateway.ConfigFromEnv(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workspace, cfg.Host, cfg.Port = s.ws, "127.0.0.1", s.port
+	g, err := gateway.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = g.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return &connectGateway{serveSetup: s, mock: mock, url: s.vars["ANVIL_INBOUND_AUDIENCE"]}
+}
+
+// tokenFile writes tok to a 0600 file and returns its path.
+func (c *connectGateway) tokenFile(t *testing.T, name, tok string) string {
+	t.Helper()
+	p := filepath.Join(c.dir, name)
+	if err := os.WriteFile(p, []byte(tok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestConnectCommand(t *testing.T) {
+	c := newConnectGateway(t)
+	connectTok := c.tokenFile(t, "connect.token", c.token("connect"))
+	turnTok := c.tokenFile(t, "turn.token", c.token(""))
+	emptyTok := c.tokenFile(t, "empty.token", "  ")
+	emptyWS := filepath.Join(c.dir, "emptyws")
+	if err := os.MkdirAll(emptyWS, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A workspace naming a connector the gateway does not serve.
+	cliWS := filepath.Join(c.dir, "cliws")
+	copyBundle(t, gatewayFixture, filepath.Join(cliWS, "extra"), "http://127.0.0.1:1", nil)
+	deadGateway := fmt.Sprintf("http://127.0.0.1:%d/mcp", freePort(t))
+
+	cases := []struct {
+		name   string
+		vars   map[string]string
+		stdin  string
+		args   []string
+		code   int
+		stdout string   // exact
+		stderr []string // substrings
+	}{
+		{"unknown connector", nil, "", []string{"connect", c.ws, "jira", "--gateway", c.url, "--token-file", connectTok}, 1, "",
+			[]string{"anvil: no connector 'jira' in " + c.ws + " (it serves: github, tracker)."}},
+		{"no bundles", nil, "", []string{"connect", emptyWS, "github", "--gateway", c.url, "--token-file", connectTok}, 1, "",
+			[]string{"anvil: no connector 'github' in " + emptyWS + " (no bundles found)."}},
+		{"no gateway URL", nil, "", []string{"connect", c.ws, "github", "--token-file", connectTok}, 1, "", []string{"--gateway", "ANVIL_GATEWAY_URL"}},
+		{"gateway URL with userinfo", nil, "", []string{"connect", c.ws, "github", "--gateway", "http://u:p@127.0.0.1:1/mcp", "--token-file", connectTok}, 1, "",
+			[]string{"without credentials"}},
+		{"gateway URL not http", nil, "", []string{"connect", c.ws, "github", "--gateway", "ftp://127.0.0.1/mcp", "--token-file", connectTok}, 1, "", []string{"http(s)"}},
+		{"no token", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url}, 4, "", []string{"ANVIL_GATEWAY_TOKEN_FILE"}},
+		{"empty token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", emptyTok}, 4, "", []string{"missing or empty"}},
+		{"missing token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", filepath.Join(c.dir, "nope")}, 4, "", []string{"missing or empty"}},
+		{"gateway unreachable", nil, "", []string{"connect", c.ws, "github", "--gateway", deadGateway, "--token-file", connectTok}, 7, "",
+			[]string{"could not be reached"}},
+		{"turn token refused", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", turnTok, "--api-key-stdin"}, 4, "",
+			[]string{"anvil: the gateway refused (403 connect_token_required): "}},
+		{"connector the gateway does not serve", nil, "", []string{"connect", cliWS, "extra", "--gateway", c.url, "--token-file", connectTok}, 1, "",
+			[]string{"anvil: the gateway refused (404 unknown_connector): "}},
+		{"key connector without --api-key-stdin", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", connectTok}, 1, "",
+			[]string{"--api-key-stdin"}},
+		{"empty stdin", nil, " \n", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", connectTok, "--api-key-stdin"}, 1, "",
+			[]string{"no key on stdin"}},
+		{"key with a line break inside", nil, "a\nb\n", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", connectTok, "--api-key-stdin"}, 1, "",
+			[]string{"anvil: the gateway refused (400 invalid_secret): "}},
+		{"oauth connector prints the URL", nil, "", []string{"connect", c.ws, "tracker", "--account", "work", "--gateway", c.url, "--token-file", connectTok}, 0, "*oauth",
+			[]string{"open this URL"}},
+		{"key connector from the environment", map[string]string{"ANVIL_GATEWAY_URL": c.url, "ANVIL_GATEWAY_TOKEN_FILE": connectTok}, "e2e-upstream-pat\n",
+			[]string{"connect", c.ws, "github", "--api-key-stdin"}, 0, "Connected github (account default).\n", nil},
+		{"key connector, another account", nil, "pat-work\n",
+			[]string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", connectTok, "--api-key-stdin", "--account", "work"}, 0,
+			"Connected github (account work).\n", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runWithEnv(context.Background(), tc.vars, tc.stdin, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout %q\nstderr %q", code, tc.code, stdout, stderr)
+			}
+			switch {
+			case tc.stdout == "*oauth":
+				u, err := url.Parse(strings.TrimSpace(stdout))
+				q := u.Query()
+				if err != nil || strings.Count(stdout, "\n") != 1 || !strings.HasPrefix(stdout, "http://127.0.0.1:9/authorize?") ||
+					q.Get("client_id") != "tracker-client" || q.Get("code_challenge_method") != "S256" ||
+					q.Get("redirect_uri") != fmt.Sprintf("http://127.0.0.1:%d/connect/callback", c.port) {
+					t.Errorf("stdout %q", stdout)
+				}
+			case stdout != tc.stdout:
+				t.Errorf("stdout %q, want %q", stdout, tc.stdout)
+			}
+			for _, w := range tc.stderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr %q lacks %q", stderr, w)
+				}
+			}
+			if strings.Contains(stderr, "e2e-upstream-pat") || strings.Contains(stdout, "e2e-upstream-pat") {
+				t.Error("the key was printed")
+			}
+		})
+	}
+
+	// The stored key now authorizes a granted call upstream.
+	req, _ := http.NewRequest("POST", strings.TrimSuffix(c.url, "/mcp")+"/call/github__github_list_issue",
+		strings.NewReader(`{"arguments":{"owner":"octo","repo":"hello"}}`))
+	req.Header.Set("Authorization", "Bearer "+c.token(""))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("call after connect: %d", resp.StatusCode)
+	}
+	if reqs := c.mock.Requests(); len(reqs) != 1 || !reqs[0].Authorized {
+		t.Errorf("upstream: %+v", reqs)
+	}
+}

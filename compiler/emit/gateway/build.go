@@ -1,0 +1,575 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// Reserved control inputs, never sent upstream (upstream.BuildRequest).
+const (
+	projectionKey   = "anvil_projection"
+	wholeBodyKey    = "body"
+	idempotencyKey  = "idempotency_key"
+	mechanismHeader = "header"
+	mechanismQuery  = "query"
+	mechanismBody   = "body"
+)
+
+func reservedKey(key string) bool { return key == air.DryRunKey || key == projectionKey }
+
+func inputKey(key, name string) string {
+	if key != "" {
+		return key
+	}
+	return name
+}
+
+// Body encodings, as the runtime's gateway.Body* constants.
+const (
+	encJSON = iota
+	encForm
+	encRaw
+)
+
+// bodyEncoding decides how a body of contentType is written, and its
+// Content-Type.
+func bodyEncoding(contentType string) (int, string) {
+	mt := strings.ToLower(strings.TrimSpace(contentType))
+	if i := strings.IndexByte(mt, ';'); i >= 0 {
+		mt = strings.TrimSpace(mt[:i])
+	}
+	switch {
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return encJSON, contentType
+	case mt == "application/x-www-form-urlencoded":
+		return encForm, "application/x-www-form-urlencoded"
+	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
+		return encRaw, contentType
+	}
+	return encJSON, "application/json"
+}
+
+// jsonString is s as a request body writes it (encoding/json without HTML
+// escaping).
+func jsonString(s string) string {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return strings.TrimSuffix(buf.String(), "\n")
+}
+
+// builder prints one operation's request builder.
+type builder struct {
+	op    *air.Operation
+	in    *input
+	stmts []jen.Code
+	// done is set once a statically known error returns: nothing after it
+	// is printed.
+	done bool
+	// usesIn is set once a statement reads the typed input.
+	usesIn bool
+}
+
+func (b *builder) add(c ...jen.Code) {
+	if !b.done {
+		b.stmts = append(b.stmts, c...)
+	}
+}
+
+func (b *builder) opID() jen.Code { return jen.Id("opID") }
+
+func (b *builder) fail(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
+
+func (b *builder) missing(key string) jen.Code {
+	return b.fail(jen.Qual(pkgGateway, "MissingInput").Call(b.opID(), jen.Lit(key)))
+}
+
+func (b *builder) buildError(msg string, internal bool) jen.Code {
+	return b.fail(jen.Qual(pkgGateway, "BuildError").Call(b.opID(), jen.Lit(msg), jen.Lit(internal)))
+}
+
+// returnNow prints a statically known error and ends the builder.
+func (b *builder) returnNow(c jen.Code) {
+	b.add(c)
+	b.done = true
+}
+
+// scalarString is the expression of a present, non-null typed field as
+// a URL, header or form writes it.
+func scalarString(fl *field) *jen.Statement {
+	x := jen.Id("in." + fl.goName)
+	switch fl.kind {
+	case kString:
+		return x
+	case kNumber:
+		return jen.Qual(pkgGateway, "NumberString").Call(x)
+	case kBool:
+		return jen.Qual("strconv", "FormatBool").Call(x)
+	}
+	return jen.Qual(pkgGateway, "ScalarString").Call(x)
+}
+
+// emitBuild prints the request builder of t.
+func (g *generator) emitBuild(f *jen.File, t *Tool, n opNames, in *input) {
+	op := t.Op
+	b := &builder{op: op, in: in}
+	b.add(
+		jen.Const().Id("opID").Op("=").Lit(op.ID),
+		jen.If(jen.Id("base").Dot("Err")).Block(b.fail(jen.Qual(pkgGateway, "BadBase").Call(b.opID()))),
+		jen.Var().Id("u").Qual("strings", "Builder"),
+		jen.Id("u").Dot("WriteString").Call(jen.Id("base").Dot("Prefix")),
+	)
+	b.path(op.SourceRef.Path)
+	b.add(jen.Id("q").Op(":=").Id("base").Dot("Query"))
+	headers, cookies := b.params()
+	hasBody := b.body()
+	b.carrier(&headers)
+	b.finish(op, hasBody, headers, cookies)
+	param := jen.Id("_").Qual(pkgGateway, "Input")
+	if b.usesIn {
+		param = jen.Id("in0").Qual(pkgGateway, "Input")
+		b.stmts = append([]jen.Code{jen.Id("in").Op(":=").Id("in0").Assert(jen.Op("*").Id(n.input))}, b.stmts...)
+	}
+
+	f.Commentf("%s builds the upstream request of %s.", n.build, op.ID)
+	f.Func().Id(n.build).Params(
+		jen.Id("ctx").Qual("context", "Context"),
+		jen.Id("base").Op("*").Qual(pkgGateway, "Base"),
+		param,
+	).Params(jen.Op("*").Qual(pkgHTTP, "Request"), jen.Error()).Block(b.stmts...)
+}
+
+// path prints the path template's expansion.
+func (b *builder) path(tmpl string) {
+	for tmpl != "" && !b.done {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(tmpl)))
+			return
+		}
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(tmpl)))
+			return
+		}
+		if i > 0 {
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(tmpl[:i])))
+		}
+		name := tmpl[i+1 : i+j]
+		tmpl = tmpl[i+j+1:]
+		var p *air.Param
+		for k := range b.op.Input.Params {
+			if q := &b.op.Input.Params[k]; q.In == "path" && q.Name == name {
+				p = q
+				break
+			}
+		}
+		if p == nil {
+			b.returnNow(b.buildError(fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name), true))
+			return
+		}
+		key := inputKey(p.Key, p.Name)
+		fl := b.in.byProp[key]
+		if fl == nil || reservedKey(key) || fl.never {
+			b.returnNow(b.missing(key))
+			return
+		}
+		b.usesIn = true
+		b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+		empty := b.buildError(fmt.Sprintf("Path input %s must not be empty.", key), false)
+		if fl.kind == kAny {
+			explode := p.Explode != nil && *p.Explode
+			b.add(jen.Block(
+				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
+				jen.If(jen.Op("!").Id("ok")).Block(empty),
+				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
+			))
+			continue
+		}
+		if fl.kind == kString {
+			b.add(jen.If(jen.Id("in." + fl.goName).Op("==").Lit("")).Block(empty))
+		}
+		switch p.Style {
+		case "label":
+			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
+		case "matrix":
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgGateway, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
+		}
+		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgGateway, "PathSegment").Call(scalarString(fl))))
+	}
+}
+
+// headerSet is a header input kept until the request exists.
+type headerSet struct {
+	name string // the header name
+	v    string // the Go variable holding the value
+	ok   string // the Go variable telling it is set
+}
+
+// params prints the query, header and cookie inputs in declaration order.
+func (b *builder) params() (headers []headerSet, cookies bool) {
+	for i := range b.op.Input.Params {
+		if b.done {
+			return
+		}
+		p := &b.op.Input.Params[i]
+		key := inputKey(p.Key, p.Name)
+		if p.In == "path" || reservedKey(key) {
+			continue
+		}
+		fl := b.in.byProp[key]
+		if fl == nil || fl.never {
+			if p.Required {
+				b.returnNow(b.missing(key))
+			}
+			continue
+		}
+		if !b.done {
+			b.usesIn = true
+		}
+		var present []jen.Code
+		switch p.In {
+		case "query":
+			if fl.kind == kAny {
+				explode := p.Explode == nil || *p.Explode
+				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQueryValue").Call(
+					jen.Id("q"), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode), jen.Id("in."+fl.goName)))
+			} else {
+				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
+			}
+		case "header":
+			h := headerSet{name: p.Name, v: fmt.Sprintf("h%d", len(headers)), ok: fmt.Sprintf("h%dSet", len(headers))}
+			headers = append(headers, h)
+			b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False())
+			val := scalarString(fl)
+			if fl.kind == kAny {
+				val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+			}
+			present = append(present,
+				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
+				jen.If(jen.Qual(pkgGateway, "BadHeader").Call(jen.Id(h.v))).Block(
+					b.buildError(fmt.Sprintf("Header input %s must not contain line breaks.", key), false)))
+		case "cookie":
+			if !cookies {
+				cookies = true
+				b.add(jen.Var().Id("cookies").Index().String())
+			}
+			val := scalarString(fl)
+			if fl.kind == kAny {
+				val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+			}
+			present = append(present, jen.Id("cookies").Op("=").Append(jen.Id("cookies"),
+				jen.Lit(p.Name+"=").Op("+").Qual(pkgGateway, "CookieValue").Call(val)))
+		}
+		stmt := jen.If(value(fl)).Block(present...)
+		if p.Required {
+			stmt = stmt.Else().Block(b.missing(key))
+		}
+		if len(present) == 0 {
+			if p.Required {
+				b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+			}
+			continue
+		}
+		b.add(stmt)
+	}
+	return headers, cookies
+}
+
+// carrierStatic reports whether the idempotency key goes through the
+// operation's carrier from the undeclared "idempotency_key" input, as far
+// as generation time can tell (the input must also be present).
+func carrierStatic(op *air.Operation) bool {
+	idem := op.Idempotency
+	if !idem.HasCarrier() {
+		return false
+	}
+	switch idem.Mechanism {
+	case mechanismHeader, mechanismQuery, mechanismBody:
+	default:
+		return false
+	}
+	for _, p := range op.Input.Params {
+		if inputKey(p.Key, p.Name) == idempotencyKey {
+			return false
+		}
+		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
+			return false
+		}
+	}
+	if bd := op.Input.Body; bd != nil {
+		for _, f := range bd.Fields {
+			if inputKey(f.Key, f.Name) == idempotencyKey || (idem.Mechanism == mechanismBody && f.Name == idem.Key) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// carrierField is the typed field of the undeclared carrier input, or nil
+// when no key can go that way.
+func (b *builder) carrierField() *field {
+	if !carrierStatic(b.op) {
+		return nil
+	}
+	fl := b.in.byProp[idempotencyKey]
+	if fl == nil || fl.never {
+		return nil
+	}
+	return fl
+}
+
+// boxed is a present field's value as any.
+func boxed(fl *field) jen.Code { return jen.Id("in." + fl.goName) }
+
+// body prints the request body; it reports whether there may be one.
+func (b *builder) body() bool {
+	bd := b.op.Input.Body
+	if bd == nil || b.done {
+		return false
+	}
+	enc, ctype := bodyEncoding(bd.ContentType)
+	carrier := b.carrierField()
+	inBody := carrier != nil && b.op.Idempotency.Mechanism == mechanismBody
+	if bd.Projection == air.ProjectionWhole {
+		key := wholeBodyKey
+		if len(bd.Fields) == 1 && bd.Fields[0].Key != "" {
+			key = bd.Fields[0].Key
+		}
+		fl := b.in.byProp[key]
+		if fl == nil || fl.never {
+			if bd.Required {
+				b.returnNow(b.missing(key))
+			}
+			return false
+		}
+		b.add(jen.Var().Id("body").Index().Byte(), jen.Id("ctype").Op(":=").Lit(ctype))
+		b.usesIn = true
+		ckey, cval := jen.Lit(""), jen.Code(jen.Nil())
+		if inBody {
+			ckey = jen.Lit(b.op.Idempotency.Key)
+			cval = jen.Nil()
+		}
+		var carrierSetup []jen.Code
+		if inBody {
+			carrierSetup = []jen.Code{
+				jen.Var().Id("ck").String(),
+				jen.Var().Id("cv").Any(),
+				jen.If(value(carrier)).Block(jen.List(jen.Id("ck"), jen.Id("cv")).Op("=").List(ckey, boxed(carrier))),
+			}
+			ckey, cval = jen.Id("ck"), jen.Id("cv")
+		}
+		stmt := []jen.Code{}
+		stmt = append(stmt, carrierSetup...)
+		stmt = append(stmt,
+			jen.Var().Id("err").Error(),
+			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgGateway, "WholeBody").Call(
+				jen.Id("opID"), jen.Lit(key), jen.Lit(enc), jen.Lit(bd.ContentType), boxed(fl), ckey, cval),
+			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
+		)
+		ifs := jen.If(value(fl)).Block(stmt...)
+		if bd.Required {
+			ifs = ifs.Else().Block(b.missing(key))
+		}
+		b.add(ifs)
+		return true
+	}
+
+	// Fields projection: the present fields, in declaration order.
+	b.add(jen.Var().Id("body").Index().Byte(), jen.Id("ctype").Op(":=").Lit(ctype))
+	b.usesIn = true
+	type bodyField struct {
+		name string
+		fl   *field
+	}
+	var fields []bodyField
+	for _, bf := range bd.Fields {
+		key := inputKey(bf.Key, bf.Name)
+		if reservedKey(key) {
+			continue
+		}
+		if fl := b.in.byProp[key]; fl != nil && !fl.never {
+			fields = append(fields, bodyField{bf.Name, fl})
+		}
+	}
+	carrierNamed := false
+	for _, f := range fields {
+		if f.name == b.op.Idempotency.Key {
+			carrierNamed = true
+		}
+	}
+	var required []jen.Code
+	for _, bf := range bd.Fields {
+		if !bf.Required {
+			continue
+		}
+		key := inputKey(bf.Key, bf.Name)
+		fl := b.in.byProp[key]
+		if fl == nil || fl.never {
+			required = append(required, b.missing(key))
+			break
+		}
+		required = append(required, jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+	}
+	var count []jen.Code
+	count = append(count, jen.Id("nf").Op(":=").Lit(0))
+	var stmts []jen.Code
+	if enc == encForm {
+		stmts = append(stmts, jen.Id("form").Op(":=").Lit(""))
+		for _, bf := range fields {
+			fl := bf.fl
+			var add jen.Code
+			if fl.kind == kAny {
+				add = jen.Id("form").Op("=").Qual(pkgGateway, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
+			} else {
+				add = jen.Id("form").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
+				if fl.nullable {
+					add = jen.If(jen.Op("!").Parens(isNull(fl))).Block(add)
+				}
+			}
+			stmts = append(stmts, jen.If(has(fl)).Block(jen.Id("nf").Op("++"), add))
+		}
+		if inBody && !carrierNamed {
+			stmts = append(stmts, jen.If(value(carrier)).Block(jen.Id("nf").Op("++"),
+				jen.Id("form").Op("=").Qual(pkgGateway, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
+		}
+		tail := append([]jen.Code{}, required...)
+		tail = append(tail, jen.Id("body").Op("=").Index().Byte().Parens(jen.Id("form")))
+		cond := jen.Id("nf").Op(">").Lit(0)
+		if bd.Required {
+			cond = jen.True()
+		}
+		stmts = append(stmts, jen.If(cond).Block(tail...))
+		b.add(jen.Block(append(count, stmts...)...))
+		return true
+	}
+	// JSON (a raw-text type with fields is sent as JSON).
+	if enc == encRaw {
+		b.add(jen.Id("ctype").Op("=").Lit("application/json"))
+	}
+	stmts = append(stmts, jen.Id("w").Op(":=").Make(jen.Index().Byte(), jen.Lit(1), jen.Lit(128)), jen.Id("w").Index(jen.Lit(0)).Op("=").LitRune('{'))
+	sep := jen.If(jen.Id("nf").Op(">").Lit(0)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.LitRune(',')))
+	needErr := false
+	for _, bf := range fields {
+		fl := bf.fl
+		key := jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(bf.name)+":").Op("..."))
+		var val jen.Code
+		switch fl.kind {
+		case kString:
+			val = jen.Id("w").Op("=").Qual(pkgGateway, "AppendJSONString").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+		case kNumber:
+			val = jen.Id("w").Op("=").Qual(pkgGateway, "AppendJSONNumber").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+		case kBool:
+			val = jen.Id("w").Op("=").Qual("strconv", "AppendBool").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+		default:
+			needErr = true
+			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgGateway, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
+				b.fail(jen.Qual(pkgGateway, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
+		}
+		if fl.nullable && fl.kind != kAny {
+			val = jen.If(isNull(fl)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit("null").Op("..."))).Else().Block(val)
+		}
+		stmts = append(stmts, jen.If(has(fl)).Block(sep.Clone(), jen.Id("nf").Op("++"), key, val))
+	}
+	if inBody && !carrierNamed {
+		needErr = true
+		stmts = append(stmts, jen.If(value(carrier)).Block(sep.Clone(), jen.Id("nf").Op("++"),
+			jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(b.op.Idempotency.Key)+":").Op("...")),
+			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgGateway, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
+				b.fail(jen.Qual(pkgGateway, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
+	}
+	if needErr {
+		count = append(count, jen.Var().Id("err").Error())
+	}
+	tail := append([]jen.Code{}, required...)
+	tail = append(tail, jen.Id("body").Op("=").Append(jen.Id("w"), jen.LitRune('}')))
+	cond := jen.Id("nf").Op(">").Lit(0)
+	if bd.Required {
+		cond = jen.True()
+	}
+	if bd.Required {
+		stmts = append(stmts, tail...)
+	} else {
+		stmts = append(stmts, jen.If(cond).Block(tail...))
+	}
+	b.add(jen.Block(append(count, stmts...)...))
+	return true
+}
+
+// carrier prints the undeclared idempotency carrier for a header or query.
+func (b *builder) carrier(headers *[]headerSet) {
+	fl := b.carrierField()
+	if fl == nil || b.done {
+		return
+	}
+	idem := b.op.Idempotency
+	b.usesIn = true
+	switch idem.Mechanism {
+	case mechanismHeader:
+		h := headerSet{name: idem.Key, v: fmt.Sprintf("h%d", len(*headers)), ok: fmt.Sprintf("h%dSet", len(*headers))}
+		*headers = append(*headers, h)
+		val := scalarString(fl)
+		if fl.kind == kAny {
+			val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+		}
+		b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False(),
+			jen.If(value(fl)).Block(
+				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
+				jen.If(jen.Qual(pkgGateway, "BadHeader").Call(jen.Id(h.v))).Block(
+					b.buildError("The idempotency key must not contain line breaks.", false))))
+	case mechanismQuery:
+		val := scalarString(fl)
+		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
+	}
+}
+
+// finish prints the request and its headers.
+func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, cookies bool) {
+	if b.done {
+		return
+	}
+	method := strings.ToUpper(op.SourceRef.Method)
+	if method == "" {
+		method = "GET"
+	}
+	b.add(jen.If(jen.Id("q").Op("!=").Lit("")).Block(
+		jen.Id("u").Dot("WriteByte").Call(jen.LitRune('?')),
+		jen.Id("u").Dot("WriteString").Call(jen.Id("q"))))
+	rd := jen.Code(jen.Nil())
+	if hasBody {
+		b.add(jen.Var().Id("rd").Qual("io", "Reader"),
+			jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("rd").Op("=").Qual("bytes", "NewReader").Call(jen.Id("body"))))
+		rd = jen.Id("rd")
+	}
+	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHTTP, "NewRequestWithContext").Call(jen.Id("ctx"), jen.Lit(method), jen.Id("u").Dot("String").Call(), rd),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(b.buildError("The arguments do not make a valid upstream URL.", false)))
+	for _, h := range headers {
+		b.add(jen.If(jen.Id(h.ok)).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit(h.name), jen.Id(h.v))))
+	}
+	if cookies {
+		b.add(jen.If(jen.Len(jen.Id("cookies")).Op(">").Lit(0)).Block(
+			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Cookie"), jen.Qual("strings", "Join").Call(jen.Id("cookies"), jen.Lit("; ")))))
+	}
+	if hasBody {
+		b.add(jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Content-Type"), jen.Id("ctype"))))
+	}
+	accept := op.Output.ContentType
+	if accept == "" {
+		accept = "application/json"
+	}
+	b.add(
+		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("Accept")).Op("==").Lit("")).Block(
+			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Accept"), jen.Lit(accept))),
+		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("User-Agent")).Op("==").Lit("")).Block(
+			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("User-Agent"), jen.Lit("anvil-gateway/").Op("+").Qual(pkgAir, "AnvilVersion"))),
+		jen.Return(jen.Id("req"), jen.Nil()),
+	)
+}

@@ -1,0 +1,360 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// kind is how a typed input field holds its value.
+type kind int
+
+const (
+	kString kind = iota // string
+	kNumber             // json.Number (integer or number)
+	kBool               // bool
+	kAny                // any decoded JSON value
+)
+
+// field is one property of an operation's input schema.
+type field struct {
+	prop     string // the JSON key
+	goName   string // the struct field
+	index    int    // bit index; fields are in canonical key order
+	kind     kind
+	integer  bool // type integer (kNumber)
+	nullable bool // null is allowed besides the scalar type
+	required bool
+	schema   *air.Schema
+	// never is set for the false schema: any value is invalid.
+	never bool
+
+	// Scalar checks, validated in generated code.
+	strEnum    []string // allowed strings (enum ∩ string); nil: no enum
+	numEnum    []string // allowed numbers as JSON (enum ∩ number)
+	boolEnum   []bool   // allowed booleans (enum ∩ boolean)
+	hasEnum    bool     // an enum (or const) applies
+	nullInEnum bool     // null is a member of the enum
+	minLen     *int
+	maxLen     *int
+	pattern    string
+	minimum    string // JSON numbers; "" when absent
+	maximum    string
+	exclMin    string
+	exclMax    string
+}
+
+// input is the analysed input of one operation.
+type input struct {
+	typeName    string
+	fields      []*field // canonical order (UTF-16 code units of the key)
+	byProp      map[string]*field
+	closed      bool // additionalProperties: false
+	schemaCheck bool // the shared validator runs too
+	words       int  // bitset words
+}
+
+// anyMask returns, per word, the bits of kAny fields.
+func (in *input) anyMask() []uint64 {
+	m := make([]uint64, in.words)
+	for _, f := range in.fields {
+		if f.kind == kAny {
+			m[f.index/64] |= 1 << (f.index % 64)
+		}
+	}
+	return m
+}
+
+// requiredMask returns, per word, the bits of required fields.
+func (in *input) requiredMask() []uint64 {
+	m := make([]uint64, in.words)
+	for _, f := range in.fields {
+		if f.required {
+			m[f.index/64] |= 1 << (f.index % 64)
+		}
+	}
+	return m
+}
+
+// compareUTF16 orders strings by UTF-16 code units (the audit hash's key
+// order).
+func compareUTF16(a, b string) int {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return int(ua[i]) - int(ub[i])
+		}
+	}
+	return len(ua) - len(ub)
+}
+
+// analyseInput reads an operation's input schema.
+func analyseInput(typeName string, op *air.Operation) *input {
+	in := &input{typeName: typeName, byProp: map[string]*field{}}
+	s := op.Input.Schema
+	if s == nil || s.Bool != nil {
+		// No object schema: anything the shared validator takes.
+		in.schemaCheck = true
+		in.words = 1
+		return in
+	}
+	if !s.Type.Has("object") || len(s.Type) != 1 {
+		in.schemaCheck = true
+	}
+	switch ap := s.AdditionalProperties; {
+	case ap == nil:
+	case ap.Bool != nil && !*ap.Bool:
+		in.closed = true
+	case ap.Bool != nil && *ap.Bool:
+	default:
+		in.schemaCheck = true
+	}
+	if s.Ref != "" || len(s.OneOf) > 0 || len(s.AnyOf) > 0 || len(s.AllOf) > 0 || s.Not != nil ||
+		s.MinProperties != nil || s.MaxProperties != nil || len(s.Enum) > 0 || s.Const != nil {
+		in.schemaCheck = true
+	}
+	names := make([]string, 0, len(s.Properties))
+	for name := range s.Properties {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return compareUTF16(names[i], names[j]) < 0 })
+	required := map[string]bool{}
+	for _, r := range s.Required {
+		required[r] = true
+		if _, ok := s.Properties[r]; !ok {
+			in.schemaCheck = true
+		}
+	}
+	used := map[string]bool{}
+	reserved := map[string]bool{}
+	for _, m := range reservedMethods {
+		reserved[m] = true
+	}
+	for i, name := range names {
+		f := analyseField(s.Properties[name])
+		f.prop = name
+		f.index = i
+		f.required = required[name]
+		goName := exportedName(name)
+		if reserved[goName] {
+			goName += "Arg"
+		}
+		f.goName = uniqueName(goName, used)
+		if f.kind == kAny && !trivialSchema(f.schema) {
+			in.schemaCheck = true
+		}
+		in.fields = append(in.fields, f)
+		in.byProp[name] = f
+	}
+	// The idempotency carrier may be set to a string key: a field of another
+	// type holds any value, checked by the shared validator.
+	if k := op.Input.Safety.IdempotencyKey; k != "" {
+		if f := in.byProp[k]; f != nil && f.kind != kString && f.kind != kAny {
+			f.kind = kAny
+			in.schemaCheck = true
+		}
+	}
+	in.words = (len(in.fields) + 63) / 64
+	if in.words == 0 {
+		in.words = 1
+	}
+	return in
+}
+
+// reservedMethods are the Input methods a field name must not take.
+var reservedMethods = []string{"Validate", "Args", "InputSHA256", "IdempotencyKey", "SetIdempotencyKey",
+	"Confirm", "SetConfirm", "DryRun", "SetDryRun"}
+
+// trivialSchema reports a schema that takes any value.
+func trivialSchema(s *air.Schema) bool {
+	if s == nil {
+		return true
+	}
+	if s.Bool != nil {
+		return *s.Bool
+	}
+	c := *s
+	c.Title, c.Description, c.Default, c.Examples, c.Format = "", "", nil, nil, ""
+	c.Deprecated, c.ReadOnly, c.WriteOnly = false, false, false
+	c.Defs = nil
+	b, _ := json.Marshal(&c)
+	return string(b) == "{}"
+}
+
+// analyseField classifies one property schema.
+func analyseField(s *air.Schema) *field {
+	f := &field{schema: s, kind: kAny}
+	if s == nil {
+		return f
+	}
+	if s.Bool != nil {
+		f.never = !*s.Bool
+		return f
+	}
+	if s.Ref != "" || len(s.OneOf) > 0 || len(s.AnyOf) > 0 || len(s.AllOf) > 0 || s.Not != nil {
+		return f
+	}
+	var scalar string
+	nullable := false
+	for _, t := range s.Type {
+		switch t {
+		case "null":
+			nullable = true
+		case "string", "integer", "number", "boolean":
+			if scalar != "" && !(scalar == "integer" && t == "number" || scalar == "number" && t == "integer") {
+				return f
+			}
+			if scalar == "" || t == "number" {
+				scalar = t
+			}
+		default:
+			return f
+		}
+	}
+	switch scalar {
+	case "string":
+		f.kind = kString
+	case "integer":
+		f.kind, f.integer = kNumber, true
+	case "number":
+		f.kind = kNumber
+	case "boolean":
+		f.kind = kBool
+	default:
+		return f
+	}
+	f.nullable = nullable
+	values := s.Enum
+	if s.Const != nil {
+		values = append([]json.RawMessage(nil), s.Const)
+		if len(s.Enum) > 0 {
+			// Both apply: keep the const only when the enum allows it.
+			keep := false
+			for _, e := range s.Enum {
+				if jsonEqual(e, s.Const) {
+					keep = true
+				}
+			}
+			if !keep {
+				values = []json.RawMessage{}
+			}
+		}
+	}
+	if values != nil || s.Const != nil || len(s.Enum) > 0 {
+		f.hasEnum = true
+		for _, raw := range values {
+			v := decodeJSON(raw)
+			switch x := v.(type) {
+			case nil:
+				f.nullInEnum = true
+			case string:
+				f.strEnum = append(f.strEnum, x)
+			case json.Number:
+				f.numEnum = append(f.numEnum, string(x))
+			case bool:
+				f.boolEnum = append(f.boolEnum, x)
+			}
+		}
+	}
+	switch f.kind {
+	case kString:
+		f.minLen, f.maxLen = s.MinLength, s.MaxLength
+		if s.Pattern != "" {
+			if _, err := regexp.Compile(s.Pattern); err != nil {
+				f.kind = kAny
+				return f
+			}
+			f.pattern = s.Pattern
+		}
+	case kNumber:
+		if s.MultipleOf != nil {
+			f.kind = kAny
+			return f
+		}
+		if s.Minimum != nil {
+			f.minimum = s.Minimum.String()
+		}
+		if s.Maximum != nil {
+			f.maximum = s.Maximum.String()
+		}
+		if s.ExclusiveMinimum != nil {
+			f.exclMin = s.ExclusiveMinimum.String()
+		}
+		if s.ExclusiveMaximum != nil {
+			f.exclMax = s.ExclusiveMaximum.String()
+		}
+	}
+	return f
+}
+
+// decodeJSON decodes a JSON value with numbers as json.Number.
+func decodeJSON(raw []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	return v
+}
+
+// jsonEqual compares two JSON values by their decoded form.
+func jsonEqual(a, b json.RawMessage) bool {
+	x, _ := json.Marshal(decodeJSON(a))
+	y, _ := json.Marshal(decodeJSON(b))
+	return bytes.Equal(x, y)
+}
+
+// exportedName turns a JSON key into an exported Go identifier.
+func exportedName(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if r >= utf8.RuneSelf {
+			r = 'X'
+		}
+		if up {
+			b.WriteRune(unicode.ToUpper(r))
+			up = false
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	out := b.String()
+	if out == "" {
+		out = "Field"
+	}
+	if out[0] >= '0' && out[0] <= '9' {
+		out = "F" + out
+	}
+	return out
+}
+
+// lowerName turns an id into an unexported Go identifier.
+func lowerName(s string) string {
+	e := exportedName(s)
+	r, n := utf8.DecodeRuneInString(e)
+	return string(unicode.ToLower(r)) + e[n:]
+}
+
+// uniqueName returns name, or name with a numeric suffix, not yet in used.
+func uniqueName(name string, used map[string]bool) string {
+	out := name
+	for i := 2; used[out]; i++ {
+		out = name + strconv.Itoa(i)
+	}
+	used[out] = true
+	return out
+}

@@ -1,0 +1,177 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// The generated code's behaviour is tested where it runs: runtime/gateway
+// compares the committed trees (gen/github-mini, runtime/gateway/internal/
+// testgen/sink) handler by handler with the generic code and drives the
+// built binary with a differential script. These tests cover the printer.
+
+func schema(t *testing.T, s string) *air.Schema {
+	t.Helper()
+	var x air.Schema
+	if err := json.Unmarshal([]byte(s), &x); err != nil {
+		t.Fatal(err)
+	}
+	return &x
+}
+
+func tinyOp(t *testing.T, id, props string) *air.Operation {
+	return &air.Operation{ID: id, MCP: air.MCP{ToolName: strings.ReplaceAll(id, ".", "_")},
+		SourceRef: air.SourceRef{Path: "/x", Method: "GET"}, Effect: air.Effect{Kind: air.KindRead},
+		Input: air.Input{Schema: schema(t, `{"type":"object","properties":`+props+`,"additionalProperties":false}`)},
+		State: air.StateApproved}
+}
+
+func tinyWorkspace(t *testing.T, n int) *Workspace {
+	doc := &air.Document{Service: air.Service{ID: "svc", Servers: []air.Server{{URL: "https://x.example"}}}}
+	c := Connector{ID: "team_svc", Doc: doc}
+	for i := 0; i < n; i++ {
+		op := tinyOp(t, fmt.Sprintf("svc.things%d.list", i), `{"a-b":{"type":"string"},"Validate":{"type":"boolean"},"validate":{"type":"integer"},"x":{"type":"array"}}`)
+		doc.Operations = append(doc.Operations, *op)
+	}
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		c.Tools = append(c.Tools, Tool{Name: c.ID + "__" + op.MCP.ToolName, Op: op, Listing: []byte(`{"name":"` + op.MCP.ToolName + `"}`)})
+	}
+	return &Workspace{Yard: "tiny", ImportPath: "example.com/m/gen", Connectors: []Connector{c}}
+}
+
+func TestGenerateRefusals(t *testing.T) {
+	good := tinyWorkspace(t, 1)
+	for name, ws := range map[string]*Workspace{
+		"nil":            nil,
+		"empty yard":     {Yard: "", ImportPath: "a/b", Connectors: good.Connectors},
+		"climbing yard":  {Yard: "..", ImportPath: "a/b", Connectors: good.Connectors},
+		"slash in yard":  {Yard: "a/b", ImportPath: "a/b", Connectors: good.Connectors},
+		"bad import":     {Yard: "y", ImportPath: "/abs/path", Connectors: good.Connectors},
+		"no connectors":  {Yard: "y", ImportPath: "a/b"},
+		"no doc":         {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "c"}}},
+		"bad connector":  {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "a b", Doc: good.Connectors[0].Doc}}},
+		"twice the same": {Yard: "y", ImportPath: "a/b", Connectors: []Connector{good.Connectors[0], good.Connectors[0]}},
+		"no listing":     {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "c", Doc: good.Connectors[0].Doc, Tools: []Tool{{Name: "c__t", Op: good.Connectors[0].Tools[0].Op}}}}},
+	} {
+		if _, _, err := Generate(ws); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+func TestGenerateTree(t *testing.T) {
+	ws := tinyWorkspace(t, 2*opsPerFile+3)
+	out, stats, err := Generate(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for n := range out {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	want := []string{"main_gen.go", "workspace/team_svc_gen.go", "workspace/team_svc_ops_000_gen.go",
+		"workspace/team_svc_ops_001_gen.go", "workspace/team_svc_ops_002_gen.go", "workspace/workspace_gen.go"}
+	if strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("files %v, want %v", names, want)
+	}
+	if stats.Operations != 2*opsPerFile+3 || stats.Specialised != 0 || stats.Files != len(want) {
+		t.Errorf("stats %+v", stats) // the array input asks for the shared validator
+	}
+	fset := token.NewFileSet()
+	for n, b := range out {
+		if !bytes.HasPrefix(b, []byte("// "+Header+"\n")) {
+			t.Errorf("%s: no header", n)
+		}
+		if f, err := format.Source(b); err != nil || !bytes.Equal(f, b) {
+			t.Errorf("%s: not gofmt-clean: %v", n, err)
+		}
+		if _, err := parser.ParseFile(fset, n, b, 0); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+	ops := strings.Join(strings.Fields(string(out["workspace/team_svc_ops_000_gen.go"])), " ")
+	for _, want := range []string{"AB string", "ValidateArg bool", "ValidateArg2 json.Number", "X any",
+		"func (in *svcThings0ListInput) Validate() bool", `"example.com/m/gen/tiny/workspace"`} {
+		if !strings.Contains(ops+string(out["main_gen.go"]), want) {
+			t.Errorf("the generated code lacks %q", want)
+		}
+	}
+	again, _, err := Generate(tinyWorkspace(t, 2*opsPerFile+3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range out {
+		if !bytes.Equal(out[n], again[n]) {
+			t.Errorf("%s differs between two runs", n)
+		}
+	}
+}
+
+func TestAnalyseField(t *testing.T) {
+	for _, c := range []struct {
+		schema   string
+		kind     kind
+		nullable bool
+		check    func(f *field) bool
+	}{
+		{`{"type":"string","enum":["a",1,null]}`, kString, false, func(f *field) bool { return len(f.strEnum) == 1 && f.nullInEnum }},
+		{`{"type":["string","null"]}`, kString, true, nil},
+		{`{"type":["integer","number"]}`, kNumber, false, func(f *field) bool { return !f.integer }},
+		{`{"type":"integer","minimum":1,"exclusiveMaximum":5}`, kNumber, false, func(f *field) bool { return f.integer && f.minimum == "1" && f.exclMax == "5" }},
+		{`{"type":"integer","multipleOf":2}`, kAny, false, nil},
+		{`{"type":"string","pattern":"(?=x)"}`, kAny, false, nil},
+		{`{"type":"string","const":"x","enum":["y"]}`, kString, false, func(f *field) bool { return f.hasEnum && len(f.strEnum) == 0 }},
+		{`{"type":"boolean","const":true}`, kBool, false, func(f *field) bool { return len(f.boolEnum) == 1 && f.boolEnum[0] }},
+		{`{"type":["string","integer"]}`, kAny, false, nil},
+		{`{"oneOf":[{"type":"string"}]}`, kAny, false, nil},
+		{`{"$ref":"#/$defs/x"}`, kAny, false, nil},
+		{`{"description":"anything"}`, kAny, false, func(f *field) bool { return trivialSchema(f.schema) }},
+		{`false`, kAny, false, func(f *field) bool { return f.never }},
+	} {
+		f := analyseField(schema(t, c.schema))
+		if f.kind != c.kind || f.nullable != c.nullable || (c.check != nil && !c.check(f)) {
+			t.Errorf("%s: kind %d nullable %v %+v", c.schema, f.kind, f.nullable, f)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for in, want := range map[string]string{"issue_number": "IssueNumber", "a-b.c": "ABC", "9lives": "F9lives", "": "Field", "øcto": "Xcto", "X-Trace": "XTrace"} {
+		if got := exportedName(in); got != want {
+			t.Errorf("exportedName(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := lowerName("github.comments.create"); got != "githubCommentsCreate" {
+		t.Errorf("lowerName: %q", got)
+	}
+	used := map[string]bool{}
+	if a, b := uniqueName("X", used), uniqueName("X", used); a != "X" || b != "X2" {
+		t.Errorf("uniqueName: %q %q", a, b)
+	}
+	// UTF-16 order puts a supplementary character (a surrogate pair) before
+	// U+FFFF, unlike byte order.
+	if compareUTF16("\U0001F600", "\uffff") >= 0 || compareUTF16("a", "ab") >= 0 {
+		t.Error("compareUTF16 does not order by UTF-16 code units")
+	}
+	if bodyEncodingOf("application/vnd.api+json; charset=utf-8") != encJSON || bodyEncodingOf("text/csv") != encRaw ||
+		bodyEncodingOf("application/x-www-form-urlencoded") != encForm || bodyEncodingOf("image/png") != encJSON {
+		t.Error("bodyEncoding")
+	}
+}
+
+func bodyEncodingOf(ct string) int {
+	e, _ := bodyEncoding(ct)
+	return e
+}

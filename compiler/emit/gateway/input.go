@@ -1,0 +1,532 @@
+package gateway
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// Import paths of the runtime packages generated code uses.
+const (
+	pkgGateway = "github.com/anvil-dev/anvil/runtime/gateway"
+	pkgAir     = "github.com/anvil-dev/anvil/runtime/air"
+	pkgEffect  = "github.com/anvil-dev/anvil/runtime/effect"
+	pkgAudit   = "github.com/anvil-dev/anvil/runtime/audit"
+	pkgJSON    = "encoding/json"
+	pkgHTTP    = "net/http"
+)
+
+// bit is the set/null word and mask of a field.
+func bit(f *field) (int, string) {
+	return f.index / 64, "1<<" + strconv.Itoa(f.index%64)
+}
+
+// has is "the field is present".
+func has(f *field) *jen.Statement {
+	w, m := bit(f)
+	return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0", w, m))
+}
+
+// isNull is "the field is present as null".
+func isNull(f *field) *jen.Statement {
+	w, m := bit(f)
+	return jen.Id(fmt.Sprintf("in.null[%d]&(%s) != 0", w, m))
+}
+
+// value is "the field is present and not null".
+func value(f *field) *jen.Statement {
+	w, m := bit(f)
+	switch {
+	case f.kind == kAny:
+		return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0 && in.%s != nil", w, m, f.goName))
+	case f.nullable:
+		return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0 && in.null[%d]&(%s) == 0", w, m, w, m))
+	}
+	return has(f)
+}
+
+// markSet sets the field's set bit.
+func markSet(f *field) jen.Code {
+	w, m := bit(f)
+	return jen.Id(fmt.Sprintf("in.set[%d] |= %s", w, m))
+}
+
+// markNull sets the field's null bit.
+func markNull(f *field) jen.Code {
+	w, m := bit(f)
+	return jen.Id(fmt.Sprintf("in.null[%d] |= %s", w, m))
+}
+
+// clearNull clears the field's null bit.
+func clearNull(f *field) jen.Code {
+	w, m := bit(f)
+	return jen.Id(fmt.Sprintf("in.null[%d] &^= %s", w, m))
+}
+
+// goType is a field's Go type.
+func goType(f *field) jen.Code {
+	switch f.kind {
+	case kString:
+		return jen.String()
+	case kNumber:
+		return jen.Qual(pkgJSON, "Number")
+	case kBool:
+		return jen.Bool()
+	}
+	return jen.Any()
+}
+
+// opNames are the Go names of one operation's generated declarations.
+type opNames struct {
+	input    string // the input struct
+	decode   string
+	fromArgs string
+	build    string
+	effect   string
+	draft    string
+	redact   string
+}
+
+func newOpNames(base string) opNames {
+	return opNames{
+		input:    base + "Input",
+		decode:   "decode" + exportedName(base),
+		fromArgs: "fromArgs" + exportedName(base),
+		build:    "build" + exportedName(base),
+		effect:   "effect" + exportedName(base),
+		draft:    "draft" + exportedName(base),
+		redact:   base + "Redact",
+	}
+}
+
+// emitInput prints the input struct of op with its methods, decoder and
+// converter.
+func (g *generator) emitInput(f *jen.File, t *Tool, n opNames, in *input) {
+	op := t.Op
+	f.Commentf("%s holds the arguments of %s (%s).", n.input, t.Name, op.ID)
+	fields := []jen.Code{
+		jen.Id("set").Index(jen.Lit(in.words)).Uint64(),
+		jen.Id("null").Index(jen.Lit(in.words)).Uint64(),
+		jen.Id("bad").Bool(),
+		jen.Id("extra").Map(jen.String()).Any(),
+		jen.Line(),
+	}
+	for _, fl := range in.fields {
+		fields = append(fields, jen.Id(fl.goName).Add(goType(fl)).Comment(strconv.Quote(fl.prop)))
+	}
+	f.Type().Id(n.input).Struct(fields...)
+	f.Line()
+
+	if len(in.fields) > 0 {
+		var names []jen.Code
+		for _, fl := range in.fields {
+			names = append(names, jen.Lit(fl.prop))
+		}
+		f.Var().Id(n.redact).Op("=").Qual(pkgGateway, "SensitiveKeys").Call(names...)
+	}
+	for _, fl := range in.fields {
+		if fl.pattern != "" {
+			f.Var().Id(patternName(n, fl)).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(fl.pattern))
+		}
+	}
+	f.Line()
+
+	g.emitValidate(f, n, in)
+	g.emitArgs(f, n, in)
+	g.emitHash(f, n, in)
+	g.emitControls(f, op, n, in)
+	g.emitDecode(f, n, in)
+	g.emitFromArgs(f, n, in)
+}
+
+func patternName(n opNames, fl *field) string { return n.input + "Pattern" + fl.goName }
+
+func recv(n opNames) *jen.Statement { return jen.Params(jen.Id("in").Op("*").Id(n.input)) }
+
+// emitValidate prints Validate: the scalar checks of the schema.
+func (g *generator) emitValidate(f *jen.File, n opNames, in *input) {
+	var body []jen.Code
+	body = append(body, jen.If(jen.Id("in.bad")).Block(jen.Return(jen.False())))
+	if in.closed {
+		body = append(body, jen.If(jen.Len(jen.Id("in.extra")).Op(">").Lit(0)).Block(jen.Return(jen.False())))
+	}
+	for w, m := range in.requiredMask() {
+		if m != 0 {
+			body = append(body, jen.If(jen.Id(fmt.Sprintf("in.set[%d]&%#x != %#x", w, m, m))).Block(jen.Return(jen.False())))
+		}
+	}
+	for _, fl := range in.fields {
+		if fl.never {
+			body = append(body, jen.If(has(fl)).Block(jen.Return(jen.False())))
+			continue
+		}
+		if fl.kind == kAny {
+			continue
+		}
+		if fl.nullable && fl.hasEnum && !fl.nullInEnum {
+			body = append(body, jen.If(has(fl).Op("&&").Add(isNull(fl))).Block(jen.Return(jen.False())))
+		}
+		checks := scalarChecks(n, fl)
+		if len(checks) > 0 {
+			body = append(body, jen.If(value(fl)).Block(checks...))
+		}
+	}
+	body = append(body, jen.Return(jen.True()))
+	f.Comment("Validate reports whether the arguments match the input schema.")
+	f.Func().Add(recv(n)).Id("Validate").Params().Bool().Block(body...)
+}
+
+// scalarChecks are the checks of a present, non-null scalar field.
+func scalarChecks(n opNames, fl *field) []jen.Code {
+	x := jen.Id("in." + fl.goName)
+	ret := jen.Return(jen.False())
+	var out []jen.Code
+	switch fl.kind {
+	case kString:
+		if fl.hasEnum {
+			if len(fl.strEnum) == 0 {
+				return []jen.Code{ret}
+			}
+			var cases []jen.Code
+			for _, s := range fl.strEnum {
+				cases = append(cases, jen.Lit(s))
+			}
+			out = append(out, jen.Switch(x.Clone()).Block(jen.Case(cases...), jen.Default().Block(ret)))
+		}
+		if fl.minLen != nil || fl.maxLen != nil {
+			cond := []string{}
+			if fl.minLen != nil {
+				cond = append(cond, "l < "+strconv.Itoa(*fl.minLen))
+			}
+			if fl.maxLen != nil {
+				cond = append(cond, "l > "+strconv.Itoa(*fl.maxLen))
+			}
+			c := cond[0]
+			if len(cond) == 2 {
+				c = cond[0] + " || " + cond[1]
+			}
+			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgGateway, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret))
+		}
+		if fl.pattern != "" {
+			out = append(out, jen.If(jen.Op("!").Id(patternName(n, fl)).Dot("MatchString").Call(x.Clone())).Block(ret))
+		}
+	case kNumber:
+		if fl.integer {
+			out = append(out, jen.If(jen.Op("!").Qual(pkgGateway, "IsInteger").Call(x.Clone())).Block(ret))
+		}
+		if fl.hasEnum {
+			if len(fl.numEnum) == 0 {
+				return append(out, ret)
+			}
+			args := []jen.Code{x.Clone()}
+			for _, v := range fl.numEnum {
+				args = append(args, jen.Lit(v))
+			}
+			out = append(out, jen.If(jen.Op("!").Qual(pkgGateway, "NumberIn").Call(args...)).Block(ret))
+		}
+		bound := func(b, op string) {
+			if b == "" {
+				return
+			}
+			out = append(out, jen.If(
+				jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "CompareNumber").Call(x.Clone(), jen.Lit(b)),
+				jen.Id("!ok || c "+op+" 0")).Block(ret))
+		}
+		bound(fl.minimum, "<")
+		bound(fl.maximum, ">")
+		bound(fl.exclMin, "<=")
+		bound(fl.exclMax, ">=")
+	case kBool:
+		if fl.hasEnum {
+			t, fa := false, false
+			for _, b := range fl.boolEnum {
+				if b {
+					t = true
+				} else {
+					fa = true
+				}
+			}
+			switch {
+			case t && fa:
+			case t:
+				out = append(out, jen.If(jen.Op("!").Add(x.Clone())).Block(ret))
+			case fa:
+				out = append(out, jen.If(x.Clone()).Block(ret))
+			default:
+				out = append(out, ret)
+			}
+		}
+	}
+	return out
+}
+
+// emitArgs prints Args: the arguments as decoded JSON.
+func (g *generator) emitArgs(f *jen.File, n opNames, in *input) {
+	body := []jen.Code{
+		jen.Id("m").Op(":=").Make(jen.Map(jen.String()).Any(), jen.Len(jen.Id("in.extra")).Op("+").Lit(len(in.fields))),
+	}
+	for _, fl := range in.fields {
+		set := jen.Id("m").Index(jen.Lit(fl.prop)).Op("=").Id("in." + fl.goName)
+		if fl.nullable && fl.kind != kAny {
+			body = append(body, jen.If(has(fl)).Block(
+				jen.If(isNull(fl)).Block(jen.Id("m").Index(jen.Lit(fl.prop)).Op("=").Nil()).Else().Block(set)))
+		} else {
+			body = append(body, jen.If(has(fl)).Block(set))
+		}
+	}
+	body = append(body,
+		jen.For(jen.List(jen.Id("k"), jen.Id("v")).Op(":=").Range().Id("in.extra")).Block(jen.Id("m").Index(jen.Id("k")).Op("=").Id("v")),
+		jen.Return(jen.Id("m")))
+	f.Comment("Args returns the arguments as decoded JSON.")
+	f.Func().Add(recv(n)).Id("Args").Params().Map(jen.String()).Any().Block(body...)
+}
+
+// emitHash prints InputSHA256: the canonical JSON of the typed fields,
+// with the shared hasher for values of any shape.
+func (g *generator) emitHash(f *jen.File, n opNames, in *input) {
+	var body []jen.Code
+	cond := jen.Id("in.extra").Op("!=").Nil()
+	for w, m := range in.anyMask() {
+		if m != 0 {
+			cond = cond.Op("||").Id(fmt.Sprintf("in.set[%d]&%#x != 0", w, m))
+		}
+	}
+	body = append(body, jen.If(cond).Block(jen.Return(jen.Qual(pkgAudit, "InputSHA256").Call(jen.Id("in").Dot("Args").Call()))))
+	body = append(body,
+		jen.Var().Id("buf").Index(jen.Lit(256)).Byte(),
+		jen.Id("c").Op(":=").Qual(pkgGateway, "NewCanonical").Call(jen.Id("buf").Index(jen.Op(":"))))
+	for i, fl := range in.fields {
+		if fl.kind == kAny {
+			continue
+		}
+		var val jen.Code
+		switch fl.kind {
+		case kString:
+			val = jen.Id("c").Dot("String").Call(jen.Id("in." + fl.goName))
+		case kNumber:
+			val = jen.Id("c").Dot("Number").Call(jen.Id("in." + fl.goName))
+		case kBool:
+			val = jen.Id("c").Dot("Bool").Call(jen.Id("in." + fl.goName))
+		}
+		var write jen.Code
+		if fl.nullable {
+			write = jen.If(jen.Id(n.redact).Index(jen.Lit(i))).Block(jen.Id("c").Dot("Redacted").Call()).
+				Else().If(isNull(fl)).Block(jen.Id("c").Dot("Null").Call()).
+				Else().Block(val)
+		} else {
+			write = jen.If(jen.Id(n.redact).Index(jen.Lit(i))).Block(jen.Id("c").Dot("Redacted").Call()).
+				Else().Block(val)
+		}
+		body = append(body, jen.If(has(fl)).Block(jen.Id("c").Dot("Key").Call(jen.Lit(fl.prop)), write))
+	}
+	body = append(body, jen.Return(jen.Id("c").Dot("SHA256").Call()))
+	f.Comment("InputSHA256 is the audit hash of the arguments.")
+	f.Func().Add(recv(n)).Id("InputSHA256").Params().String().Block(body...)
+}
+
+// emitControls prints the accessors of the control inputs.
+func (g *generator) emitControls(f *jen.File, op *air.Operation, n opNames, in *input) {
+	// The idempotency carrier.
+	k := op.Input.Safety.IdempotencyKey
+	var get, set []jen.Code
+	extraGet := jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("in.extra").Index(jen.Lit(k)), jen.Id("ok && v != nil")).Block(
+		jen.List(jen.Id("s"), jen.Id("isString")).Op(":=").Id("v").Assert(jen.String()),
+		jen.Return(jen.Id("s"), jen.Id("isString"), jen.True()))
+	extraSet := func(v jen.Code) []jen.Code {
+		return []jen.Code{
+			jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
+			jen.Id("in.extra").Index(jen.Lit(k)).Op("=").Add(v),
+		}
+	}
+	switch fl := in.byProp[k]; {
+	case k == "":
+		get = []jen.Code{jen.Return(jen.Lit(""), jen.False(), jen.False())}
+	case fl == nil:
+		get = []jen.Code{extraGet, jen.Return(jen.Lit(""), jen.False(), jen.False())}
+		set = extraSet(jen.Id("key"))
+	case fl.kind == kString:
+		get = []jen.Code{jen.If(value(fl)).Block(jen.Return(jen.Id("in."+fl.goName), jen.True(), jen.True())),
+			extraGet, jen.Return(jen.Lit(""), jen.False(), jen.False())}
+		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Id("key"), markSet(fl), clearNull(fl)}
+	default: // kAny
+		get = []jen.Code{jen.If(value(fl)).Block(
+			jen.List(jen.Id("s"), jen.Id("isString")).Op(":=").Id("in."+fl.goName).Assert(jen.String()),
+			jen.Return(jen.Id("s"), jen.Id("isString"), jen.True())),
+			extraGet, jen.Return(jen.Lit(""), jen.False(), jen.False())}
+		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Id("key"), markSet(fl)}
+	}
+	f.Comment("IdempotencyKey reads the idempotency carrier input.")
+	f.Func().Add(recv(n)).Id("IdempotencyKey").Params().Params(jen.Id("s").String(), jen.Id("isString"), jen.Id("present").Bool()).Block(get...)
+	f.Comment("SetIdempotencyKey sets the idempotency carrier input.")
+	f.Func().Add(recv(n)).Id("SetIdempotencyKey").Params(jen.Id("key").String()).Block(set...)
+
+	g.emitBoolControl(f, n, in, "Confirm", "SetConfirm", confirmKey(op), "the confirm input")
+	g.emitBoolControl(f, n, in, "DryRun", "SetDryRun", air.DryRunKey, "anvil_dry_run")
+}
+
+// confirmKey is the input the confirmation gate reads.
+func confirmKey(op *air.Operation) string {
+	if op.Input.Safety.ConfirmKey != "" {
+		return op.Input.Safety.ConfirmKey
+	}
+	return "confirm"
+}
+
+// emitBoolControl prints the getter and setter of a boolean control input.
+// Confirm returns (value, present); DryRun returns the value only.
+func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, setName, key, what string) {
+	confirm := getName == "Confirm"
+	ret := func(v, present jen.Code) jen.Code {
+		if confirm {
+			return jen.Return(v, present)
+		}
+		return jen.Return(jen.Add(present).Op("&&").Add(v))
+	}
+	fl := in.byProp[key]
+	extra := []jen.Code{
+		jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("in.extra").Index(jen.Lit(key)),
+		jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Id("x").Assert(jen.Bool()),
+		ret(jen.Id("b"), jen.Id("ok")),
+	}
+	val := jen.Lit(true)
+	if confirm {
+		val = jen.Id("v")
+	}
+	extraSet := []jen.Code{
+		jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
+		jen.Id("in.extra").Index(jen.Lit(key)).Op("=").Add(val),
+	}
+	var get, set []jen.Code
+	switch {
+	case fl == nil:
+		get, set = extra, extraSet
+	case fl.kind == kBool:
+		v := jen.Id("in." + fl.goName)
+		if fl.nullable {
+			v = jen.Id("in." + fl.goName).Op("&&").Op("!").Parens(isNull(fl))
+		}
+		get = []jen.Code{
+			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			ret(v, jen.True()),
+		}
+		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Add(val), markSet(fl), clearNull(fl)}
+	case fl.kind == kAny:
+		get = []jen.Code{
+			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Id("in." + fl.goName).Assert(jen.Bool()),
+			ret(jen.Id("b"), jen.True()),
+		}
+		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Add(val), markSet(fl)}
+	default:
+		// A control input of another type: it can only be mistyped.
+		get = []jen.Code{
+			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			ret(jen.False(), jen.True()),
+		}
+		set = append([]jen.Code{jen.Id("in.bad").Op("=").True()}, extraSet...)
+	}
+	if confirm {
+		f.Commentf("%s reads %s: its value and whether it is present.", getName, what)
+		f.Func().Add(recv(n)).Id(getName).Params().Params(jen.Bool(), jen.Bool()).Block(get...)
+		f.Commentf("%s sets %s.", setName, what)
+		f.Func().Add(recv(n)).Id(setName).Params(jen.Id("v").Bool()).Block(set...)
+		return
+	}
+	f.Commentf("%s reports whether %s is true.", getName, what)
+	f.Func().Add(recv(n)).Id(getName).Params().Bool().Block(get...)
+	f.Commentf("%s sets %s to true.", setName, what)
+	f.Func().Add(recv(n)).Id(setName).Params().Block(set...)
+}
+
+// emitDecode prints the decoder that reads the arguments from JSON.
+func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
+	fail := jen.Return(jen.Nil(), jen.False())
+	var cases []jen.Code
+	for _, fl := range in.fields {
+		w, m := bit(fl)
+		stmts := []jen.Code{
+			jen.If(jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0", w, m))).Block(fail),
+			markSet(fl),
+		}
+		if fl.nullable && fl.kind != kAny {
+			stmts = append(stmts, jen.If(jen.Id("r").Dot("Null").Call()).Block(markNull(fl), jen.Continue()))
+		}
+		var read string
+		switch fl.kind {
+		case kString:
+			read = "String"
+		case kNumber:
+			read = "Number"
+		case kBool:
+			read = "Bool"
+		default:
+			read = "Any"
+		}
+		stmts = append(stmts, jen.If(jen.Op("!").Id("r").Dot(read).Call(jen.Op("&").Id("in."+fl.goName))).Block(fail))
+		cases = append(cases, jen.Case(jen.Lit(fl.prop)).Block(stmts...))
+	}
+	cases = append(cases, jen.Default().Block(fail))
+	f.Commentf("%s reads the arguments straight from their JSON; false sends them the generic way.", n.decode)
+	f.Func().Id(n.decode).Params(jen.Id("raw").Index().Byte()).Params(jen.Qual(pkgGateway, "Input"), jen.Bool()).Block(
+		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
+		jen.Var().Id("r").Qual(pkgGateway, "ArgReader"),
+		jen.Id("r").Dot("Reset").Call(jen.Id("raw")),
+		jen.For(jen.Id("r").Dot("Next").Call()).Block(
+			jen.Switch(jen.String().Parens(jen.Id("r").Dot("Key").Call())).Block(cases...),
+		),
+		jen.If(jen.Op("!").Id("r").Dot("Done").Call().Op("||").Op("!").Id("in").Dot("Validate").Call()).Block(fail),
+		jen.Return(jen.Id("in"), jen.True()),
+	)
+}
+
+// emitFromArgs prints the converter from decoded arguments.
+func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
+	fail := jen.Return(jen.Nil(), jen.False())
+	var cases []jen.Code
+	for _, fl := range in.fields {
+		stmts := []jen.Code{markSet(fl)}
+		if fl.kind == kAny {
+			stmts = append(stmts, jen.Id("in."+fl.goName).Op("=").Id("v"))
+			cases = append(cases, jen.Case(jen.Lit(fl.prop)).Block(stmts...))
+			continue
+		}
+		if fl.nullable {
+			stmts = append(stmts, jen.If(jen.Id("v").Op("==").Nil()).Block(markNull(fl), jen.Continue()))
+		}
+		var typ jen.Code
+		switch fl.kind {
+		case kString:
+			typ = jen.String()
+		case kNumber:
+			typ = jen.Qual(pkgJSON, "Number")
+		default:
+			typ = jen.Bool()
+		}
+		stmts = append(stmts,
+			jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("v").Assert(typ),
+			jen.If(jen.Op("!").Id("ok")).Block(fail),
+			jen.Id("in."+fl.goName).Op("=").Id("x"))
+		cases = append(cases, jen.Case(jen.Lit(fl.prop)).Block(stmts...))
+	}
+	if in.closed {
+		cases = append(cases, jen.Default().Block(fail))
+	} else {
+		cases = append(cases, jen.Default().Block(
+			jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
+			jen.Id("in.extra").Index(jen.Id("k")).Op("=").Id("v")))
+	}
+	kv := jen.List(jen.Id("k"), jen.Id("v"))
+	if len(in.fields) == 0 && in.closed {
+		kv = jen.Id("k")
+	}
+	f.Commentf("%s converts decoded arguments (numbers as json.Number) and validates them.", n.fromArgs)
+	f.Func().Id(n.fromArgs).Params(jen.Id("args").Map(jen.String()).Any()).Params(jen.Qual(pkgGateway, "Input"), jen.Bool()).Block(
+		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
+		jen.For(kv.Op(":=").Range().Id("args")).Block(jen.Switch(jen.Id("k")).Block(cases...)),
+		jen.If(jen.Op("!").Id("in").Dot("Validate").Call()).Block(fail),
+		jen.Return(jen.Id("in"), jen.True()),
+	)
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
+	"github.com/anvil-dev/anvil/runtime/gateway"
+)
+
+// startGenerated serves the generated github-mini gateway (gen/github-mini,
+// linked in through its registration table) with the generic gateway's
+// configuration — the same audience, JWKS, vault and connection — on its
+// own listener and audit log, its upstream pointed at the mock through
+// ANVIL_UPSTREAM_GITHUB_URL. It returns the base URL and a stop function.
+func startGenerated(cfg gateway.Config, mockURL, auditFile string) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.Port = ln.Addr().(*net.TCPAddr).Port
+	cfg.AuditFile = auditFile
+	cfg.Workspace = ""
+	env := map[string]string{gateway.UpstreamURLEnv("github"): mockURL}
+	cfg.Getenv = func(k string) string { return env[k] }
+	g, err := gateway.NewCompiled(cfg, workspace.Workspace(), nil)
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { _ = g.Serve(ctx, ln); close(served) }()
+	return "http://" + ln.Addr().String(), func() { cancel(); <-served }, nil
+}
+
+// mcpTarget opens an MCP session on base per worker and calls mcpCall on it.
+func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error) {
+	return func() (func() error, func(), error) {
+		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
+		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
+			"Accept": {"application/json, text/event-stream"}}
+		var sid string
+		err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
+			func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
+		if err != nil || sid == "" {
+			return nil, nil, fmt.Errorf("initialize: %v", err)
+		}
+		sh := h.Clone()
+		sh.Set("Mcp-Session-Id", sid)
+		sh.Set("Mcp-Protocol-Version", "2025-06-18")
+		req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
+		req.Header = sh.Clone()
+		if resp, err := c.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		closeSession := func() {
+			req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
+			req.Header = sh.Clone()
+			if resp, err := c.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			c.CloseIdleConnections()
+		}
+		return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
+	}
+}
+
+// printGenerated compares the generated gateway's rows with the bare proxy
+// (the issue's targets: at least 0.8x its throughput, at most 1.15x its
+// single-client p50) and with the generic gateway's rows.
+func printGenerated(targets []target, results []result) {
+	idx := map[string]int{}
+	for i, t := range targets {
+		idx[t.name] = i
+	}
+	bare, ok := idx["bare proxy"]
+	if !ok {
+		return
+	}
+	fmt.Println()
+	for _, pair := range [][2]string{{"generated /call", "gateway /call"}, {"generated MCP", "gateway MCP"}} {
+		gi, ok1 := idx[pair[0]]
+		ci, ok2 := idx[pair[1]]
+		if !ok1 || !ok2 {
+			continue
+		}
+		g, c, b := results[gi], results[ci], results[bare]
+		tp, lat := g.rps/b.rps, float64(g.p50)/float64(b.p50)
+		fmt.Printf("%-15s vs the proxy: throughput %.2fx (issue target >= 0.80) %s, p50 %.2fx (issue target <= 1.15) %s; vs the generic gateway: throughput %.2fx, p50 %.2fx, p99 %.2fx\n",
+			pair[0], tp, verdict(tp >= 0.8), lat, verdict(lat <= 1.15), g.rps/c.rps, float64(g.p50)/float64(c.p50), float64(g.p99)/float64(c.p99))
+	}
+}

@@ -1,0 +1,403 @@
+// Command loadgen measures the fleet gateway against a bare reverse proxy on
+// loopback (make load). It starts, in this process, the github-mini mock
+// upstream, a bare httputil.ReverseProxy in front of it (tuned transport) and
+// the gateway in branchyard mode (file JWKS, vault, audit log in a temporary
+// directory) serving the committed github-mini bundle, then for each of
+//
+//   - bare proxy:   GET /repos/octo/hello/pulls through the proxy;
+//   - gateway REST: POST /call/github__github_list_pull;
+//   - gateway MCP:  tools/call github__github_list_pull on open sessions;
+//
+// (and, for reference, the mock reached directly) it measures requests per second with -conns concurrent connections and
+// single-client latency (p50, p99), -duration each, split into -rounds
+// interleaved rounds so that background load hits every target alike, and
+// prints them side by side with the gateway's ratios to the proxy. Everything binds
+// 127.0.0.1 and ends when the measurements do.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/auth/authtest"
+	"github.com/anvil-dev/anvil/runtime/gateway"
+)
+
+const (
+	issuer      = "branchyard:local:loadgen"
+	upstreamPAT = "loadgen-upstream-pat"
+)
+
+func main() {
+	bundle := flag.String("bundle", "runtime/gateway/testdata/workspace/github", "the github-mini bundle to serve")
+	duration := flag.Duration("duration", 4*time.Second, "how long each target is measured, per phase (throughput, latency)")
+	conns := flag.Int("conns", 64, "concurrent connections for the throughput runs")
+	rounds := flag.Int("rounds", 8, "interleaved rounds the measurements are split into")
+	flag.Parse()
+	if *rounds < 1 || *conns < 1 || *duration <= 0 {
+		fmt.Fprintln(os.Stderr, "loadgen: -rounds and -conns must be positive, -duration too")
+		os.Exit(2)
+	}
+	// A hung run never outlives its budget.
+	budget := 2*2*4*(*duration) + time.Minute
+	time.AfterFunc(budget, func() {
+		fmt.Fprintf(os.Stderr, "loadgen: still running after %v; giving up\n", budget)
+		os.Exit(1)
+	})
+	if err := run(*bundle, *duration, *conns, *rounds); err != nil {
+		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// target is one thing to measure: newWorker returns a function that sends
+// one request on its own connection state and reports an error.
+type target struct {
+	name      string
+	newWorker func() (func() error, func(), error)
+}
+
+// result is a target's figures.
+type result struct {
+	rps      float64
+	p50, p99 time.Duration
+	errors   int64
+}
+
+func run(bundle string, d time.Duration, conns, rounds int) error {
+	dir, err := os.MkdirTemp("", "anvil-loadgen-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	mock, err := mockupstream.Start(mockupstream.Options{Token: upstreamPAT})
+	if err != nil {
+		return err
+	}
+	defer mock.Close()
+
+	// The workspace: the committed bundle pointed at the mock.
+	doc, err := air.Load(bundle)
+	if err != nil {
+		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
+	}
+	doc.Service.Servers = []air.Server{{URL: mock.URL}}
+	files, err := air.Files(doc)
+	if err != nil {
+		return err
+	}
+	ws := filepath.Join(dir, "workspace")
+	for name, b := range files {
+		p := filepath.Join(ws, "github", filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+
+	// Keys, vault key, gateway.
+	key := authtest.NewKey("by-loadgen0001")
+	jwks := filepath.Join(dir, "jwks.json")
+	if err := authtest.WriteJWKS(jwks, key); err != nil {
+		return err
+	}
+	vk := make([]byte, 32)
+	_, _ = rand.Read(vk)
+	keyFile := filepath.Join(dir, "vault.key")
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
+		return err
+	}
+	gln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	base := "http://" + gln.Addr().String()
+	cfg := gateway.Config{
+		Workspace: ws, Host: "127.0.0.1", Port: gln.Addr().(*net.TCPAddr).Port,
+		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: base + "/mcp",
+			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
+		VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, "vault"), AuditFile: filepath.Join(dir, "audit.jsonl"),
+		AllowedHosts: "127.0.0.1", Getenv: func(string) string { return "" },
+	}
+	g, err := gateway.New(cfg, nil)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { _ = g.Serve(ctx, gln); close(served) }()
+	defer func() { cancel(); <-served }()
+
+	now := time.Now().Unix()
+	mint := func(extra map[string]any) string {
+		c := map[string]any{"iss": issuer, "aud": base + "/mcp", "sub": "local:loadgen", "iat": now, "exp": now + 3000,
+			"jti": "loadgen-" + hex.EncodeToString(vk[:4]), "by_tenant": "loadgen"}
+		for k, v := range extra {
+			c[k] = v
+		}
+		return authtest.Mint(key, c)
+	}
+	connectTok := mint(map[string]any{"exp": now + 300, "by_purpose": "connect", "by_grants": []any{}})
+	turnTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
+		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "read"}}})
+	client := &http.Client{Transport: tunedTransport(conns), Timeout: 10 * time.Second}
+	if err := expect200(client, "POST", base+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectTok},
+		"Content-Type": {"application/json"}}, `{"connector":"github","api_key":"`+upstreamPAT+`"}`, nil); err != nil {
+		return fmt.Errorf("connecting: %w", err)
+	}
+
+	// The bare proxy.
+	pln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	mockURL, _ := url.Parse(mock.URL)
+	rp := httputil.NewSingleHostReverseProxy(mockURL)
+	rp.Transport = tunedTransport(conns)
+	proxy := &http.Server{Handler: rp}
+	go func() { _ = proxy.Serve(pln) }()
+	defer proxy.Close()
+
+	upstreamHeader := http.Header{"Authorization": {"Bearer " + upstreamPAT}, "Accept": {"application/json"}}
+	callHeader := http.Header{"Authorization": {"Bearer " + turnTok}, "Content-Type": {"application/json"}}
+	listBody := `{"arguments":{"owner":"octo","repo":"hello"}}`
+	mcpCall := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"github__github_list_pull","arguments":{"owner":"octo","repo":"hello"}}}`
+
+	simple := func(method, u string, h http.Header, body string) func() (func() error, func(), error) {
+		return func() (func() error, func(), error) {
+			c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
+			return func() error { return expect200(c, method, u, h, body, nil) }, c.CloseIdleConnections, nil
+		}
+	}
+	targets := []target{
+		{"upstream", simple("GET", mock.URL+"/repos/octo/hello/pulls", upstreamHeader, "")},
+		{"bare proxy", simple("GET", "http://"+pln.Addr().String()+"/repos/octo/hello/pulls", upstreamHeader, "")},
+		{"gateway /call", simple("POST", base+"/call/github__github_list_pull", callHeader, listBody)},
+		{"gateway MCP", func() (func() error, func(), error) {
+			c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
+			h := http.Header{"Authorization": {"Bearer " + turnTok}, "Content-Type": {"application/json"},
+				"Accept": {"application/json, text/event-stream"}}
+			var sid string
+			err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
+				func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
+			if err != nil || sid == "" {
+				return nil, nil, fmt.Errorf("initialize: %v", err)
+			}
+			sh := h.Clone()
+			sh.Set("Mcp-Session-Id", sid)
+			sh.Set("Mcp-Protocol-Version", "2025-06-18")
+			req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
+			req.Header = sh.Clone()
+			if resp, err := c.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			closeSession := func() {
+				req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
+				req.Header = sh.Clone()
+				if resp, err := c.Do(req); err == nil {
+					resp.Body.Close()
+				}
+				c.CloseIdleConnections()
+			}
+			return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
+		}},
+	}
+	// The generated gateway, when gen/github-mini exists (generated.go).
+	gbase, stopGenerated, err := startGenerated(cfg, mock.URL, filepath.Join(dir, "audit-generated.jsonl"))
+	if err != nil {
+		return fmt.Errorf("the generated gateway: %w", err)
+	}
+	defer stopGenerated()
+	targets = append(targets,
+		target{"generated /call", simple("POST", gbase+"/call/github__github_list_pull", callHeader, listBody)},
+		target{"generated MCP", mcpTarget(gbase, turnTok, mcpCall)})
+
+	fmt.Printf("loadgen: %d rounds; per round and target %v at %d connections, then %v with one client (GOMAXPROCS %d)\n",
+		rounds, d/time.Duration(rounds), conns, d/time.Duration(rounds), runtime.GOMAXPROCS(0))
+	results, err := measureAll(targets, conns, d, rounds)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n%-15s %12s %10s %10s %8s\n", "target", fmt.Sprintf("req/s@%d", conns), "p50", "p99", "errors")
+	for i, t := range targets {
+		r := results[i]
+		fmt.Printf("%-15s %12.0f %10s %10s %8d\n", t.name, r.rps, fmtDur(r.p50), fmtDur(r.p99), r.errors)
+	}
+	bare := results[1]
+	fmt.Println()
+	for i := 2; i < len(targets); i++ {
+		r := results[i]
+		tp, lat := r.rps/bare.rps, float64(r.p50)/float64(bare.p50)
+		fmt.Printf("%-15s throughput %.2fx the proxy (target >= 0.60) %s; p50 %.2fx (target <= 1.30) %s\n",
+			targets[i].name, tp, verdict(tp >= 0.6), lat, verdict(lat <= 1.3))
+	}
+	printGenerated(targets, results) // generated.go
+	for _, r := range results {
+		if r.errors > 0 {
+			return errors.New("some requests failed")
+		}
+	}
+	return nil
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "MISSED"
+}
+
+// measureAll measures every target in rounds, interleaved (throughput with
+// conns workers, then latency with one, for d/rounds each per round), so a
+// change in the machine's background load hits every target alike.
+func measureAll(targets []target, conns int, d time.Duration, rounds int) ([]result, error) {
+	type state struct {
+		workers []func() error
+		closers []func()
+		done    int64
+		elapsed time.Duration
+		lat     []time.Duration
+		failed  int64
+	}
+	states := make([]*state, len(targets))
+	defer func() {
+		for _, st := range states {
+			if st == nil {
+				continue
+			}
+			for _, c := range st.closers {
+				c()
+			}
+		}
+	}()
+	for i, t := range targets {
+		st := &state{}
+		states[i] = st
+		for j := 0; j < conns; j++ {
+			w, c, err := t.newWorker()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.name, err)
+			}
+			st.workers = append(st.workers, w)
+			st.closers = append(st.closers, c)
+			if err := w(); err != nil { // warm the connection
+				return nil, fmt.Errorf("%s: %w", t.name, err)
+			}
+		}
+	}
+	slice := d / time.Duration(rounds)
+	for r := 0; r < rounds; r++ {
+		for _, st := range states {
+			var done, failed atomic.Int64
+			stop := time.Now().Add(slice)
+			var wg sync.WaitGroup
+			start := time.Now()
+			for _, w := range st.workers {
+				wg.Add(1)
+				go func(w func() error) {
+					defer wg.Done()
+					for time.Now().Before(stop) {
+						if err := w(); err != nil {
+							failed.Add(1)
+							continue
+						}
+						done.Add(1)
+					}
+				}(w)
+			}
+			wg.Wait()
+			st.elapsed += time.Since(start)
+			st.done += done.Load()
+			st.failed += failed.Load()
+		}
+		for _, st := range states {
+			w := st.workers[0]
+			stop := time.Now().Add(slice)
+			for time.Now().Before(stop) {
+				t0 := time.Now()
+				if err := w(); err != nil {
+					st.failed++
+					continue
+				}
+				st.lat = append(st.lat, time.Since(t0))
+			}
+		}
+	}
+	out := make([]result, len(targets))
+	for i, st := range states {
+		if len(st.lat) == 0 {
+			return nil, fmt.Errorf("%s: no request succeeded", targets[i].name)
+		}
+		sort.Slice(st.lat, func(a, b int) bool { return st.lat[a] < st.lat[b] })
+		out[i] = result{rps: float64(st.done) / st.elapsed.Seconds(), p50: st.lat[len(st.lat)/2],
+			p99: st.lat[len(st.lat)*99/100], errors: st.failed}
+	}
+	return out, nil
+}
+
+// tunedTransport keeps up to n connections to one host alive.
+func tunedTransport(n int) *http.Transport {
+	return &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        n + 16,
+		MaxIdleConnsPerHost: n + 16,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+// expect200 sends one request, reads the whole answer and wants a 200.
+func expect200(c *http.Client, method, u string, h http.Header, body string, seen func(*http.Response)) error {
+	var rd io.Reader
+	if body != "" {
+		rd = bytes.NewReader([]byte(body))
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		return err
+	}
+	req.Header = h.Clone()
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if seen != nil {
+		seen(resp)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s %s: status %d", method, u, resp.StatusCode)
+	}
+	return nil
+}
+
+func fmtDur(d time.Duration) string {
+	return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
+}
