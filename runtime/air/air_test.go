@@ -106,7 +106,7 @@ func TestDiscover(t *testing.T) {
 	mk("team/jira/nested") // not descended into
 	mk(".hidden/x")
 	mk("node_modules/y")
-	mk("a/b/c/d/e") // depth 5: too deep
+	mk("a/b/c/d/e")                                                      // depth 5: too deep
 	os.WriteFile(filepath.Join(root, DocumentFile), []byte("{}"), 0o644) // the root is never a bundle
 	got, err := Discover(root)
 	if err != nil {
