@@ -1,91 +1,11 @@
 package harness
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 )
-
-// pyLiteral converts JSON text into an equivalent Python literal, keeping
-// object key order, indented by four spaces per level starting at indent.
-func pyLiteral(b []byte, indent string) (string, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var out strings.Builder
-	if err := pyValue(dec, &out, indent); err != nil {
-		return "", err
-	}
-	return out.String(), nil
-}
-
-func pyValue(dec *json.Decoder, out *strings.Builder, indent string) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		inner := indent + "    "
-		switch t {
-		case '{':
-			if !dec.More() {
-				_, _ = dec.Token()
-				out.WriteString("{}")
-				return nil
-			}
-			out.WriteString("{\n")
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return err
-				}
-				k, _ := kt.(string)
-				out.WriteString(inner + pyString(k) + ": ")
-				if err := pyValue(dec, out, inner); err != nil {
-					return err
-				}
-				out.WriteString(",\n")
-			}
-			_, _ = dec.Token()
-			out.WriteString(indent + "}")
-		case '[':
-			if !dec.More() {
-				_, _ = dec.Token()
-				out.WriteString("[]")
-				return nil
-			}
-			out.WriteString("[\n")
-			for dec.More() {
-				out.WriteString(inner)
-				if err := pyValue(dec, out, inner); err != nil {
-					return err
-				}
-				out.WriteString(",\n")
-			}
-			_, _ = dec.Token()
-			out.WriteString(indent + "]")
-		default:
-			return fmt.Errorf("unexpected delimiter %v", t)
-		}
-	case string:
-		out.WriteString(pyString(t))
-	case json.Number:
-		out.WriteString(t.String())
-	case bool:
-		if t {
-			out.WriteString("True")
-		} else {
-			out.WriteString("False")
-		}
-	case nil:
-		out.WriteString("None")
-	default:
-		return fmt.Errorf("unexpected token %v", t)
-	}
-	return nil
-}
 
 // pyString writes a Python string literal (double-quoted, ASCII only).
 func pyString(s string) string {
