@@ -726,13 +726,46 @@ func drainNamed(ts *tsTypes) []tsNamed {
 	for _, n := range sortedByValue(ts.names) {
 		decl := done[n]
 		tn := ts.names[n]
-		if strings.HasPrefix(decl, "{") {
+		if isObjectLiteral(decl) {
 			out = append(out, tsNamed{Name: tn, Decl: "export interface " + tn + " " + decl})
 		} else {
 			out = append(out, tsNamed{Name: tn, Decl: "export type " + tn + " = " + decl + ";"})
 		}
 	}
 	return out
+}
+
+// isObjectLiteral reports whether a type expression is one object type
+// literal ({...} and nothing after it, such as "| null"), which can be
+// declared as an interface. Quoted strings are skipped so braces inside
+// string literal types do not count.
+func isObjectLiteral(expr string) bool {
+	if !strings.HasPrefix(expr, "{") {
+		return false
+	}
+	depth := 0
+	var quote byte
+	for i := 0; i < len(expr); i++ {
+		c := expr[i]
+		switch {
+		case quote != 0:
+			if c == '\\' {
+				i++
+			} else if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'' || c == '`':
+			quote = c
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth == 0 {
+				return i == len(expr)-1
+			}
+		}
+	}
+	return false
 }
 
 // sortedByValue returns the keys of m ordered by their values.
