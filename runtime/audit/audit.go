@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"os"
 	"strconv"
 	"sync"
@@ -129,7 +130,7 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 		b = append(b, ',', '"')
 		b = append(b, key...)
 		b = append(b, '"', ':')
-		b = appendJSString(b, v)
+		b = jsstring.Append(b, v)
 	}
 	nullable := func(key string, v *string) {
 		if v == nil {
@@ -141,7 +142,7 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 		str(key, *v)
 	}
 	b = append(b, `{"time":`...)
-	b = appendJSString(b, l.Time.UTC().Format(TimeFormat))
+	b = jsstring.Append(b, l.Time.UTC().Format(TimeFormat))
 	str("sub", l.Sub)
 	nullable("by_tenant", l.ByTenant)
 	nullable("by_branch", l.ByBranch)

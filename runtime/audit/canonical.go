@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"math"
 	"reflect"
 	"slices"
@@ -77,7 +78,7 @@ func appendCanonical(b []byte, v any, redact bool) []byte {
 	case bool:
 		return strconv.AppendBool(b, x)
 	case string:
-		return appendJSString(b, x)
+		return jsstring.Append(b, x)
 	case float64:
 		return appendJSNumber(b, x)
 	case float32:
@@ -109,10 +110,10 @@ func appendCanonical(b []byte, v any, redact bool) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSString(b, k)
+			b = jsstring.Append(b, k)
 			b = append(b, ':')
 			if redact && SensitiveKey(k) {
-				b = appendJSString(b, Redacted)
+				b = jsstring.Append(b, Redacted)
 			} else {
 				b = appendCanonical(b, x[k], redact)
 			}
@@ -200,50 +201,4 @@ func firstUnit(r rune) rune {
 		return 0xD800 + (r-0x10000)>>10
 	}
 	return r
-}
-
-// appendJSString appends s quoted as JSON.stringify would: only '"', '\\'
-// and control characters are escaped (\b \f \n \r \t, others as lowercase
-// \u00xx); HTML characters and U+2028/U+2029 are written as they are.
-// Invalid UTF-8 bytes become U+FFFD.
-func appendJSString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"':
-				b = append(b, '\\', '"')
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				if c < 0x20 {
-					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				} else {
-					b = append(b, c)
-				}
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }

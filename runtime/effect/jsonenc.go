@@ -3,6 +3,7 @@ package effect
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"math"
 	"sort"
 	"strconv"
@@ -31,7 +32,7 @@ func appendValue(b []byte, v any, depth int) []byte {
 	case nil:
 		return append(b, "null"...)
 	case string:
-		return appendString(b, x)
+		return jsstring.Append(b, x)
 	case bool:
 		return strconv.AppendBool(b, x)
 	case float64:
@@ -62,7 +63,7 @@ func appendValue(b []byte, v any, depth int) []byte {
 		if validNumber(string(x)) {
 			return append(b, x...)
 		}
-		return appendString(b, string(x))
+		return jsstring.Append(b, string(x))
 	case json.RawMessage:
 		return appendRaw(b, x)
 	case map[string]any:
@@ -79,7 +80,7 @@ func appendValue(b []byte, v any, depth int) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, k)
+			b = jsstring.Append(b, k)
 			b = append(b, ':')
 			b = appendValue(b, x[k], depth+1)
 		}
@@ -162,54 +163,6 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		}
 	}
 	return b
-}
-
-// appendString writes s as a JSON string the way JSON.stringify does: only
-// the quote, the backslash and control characters are escaped; invalid
-// UTF-8 becomes \ufffd.
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // appendU16 writes \uXXXX for one UTF-16 code unit.

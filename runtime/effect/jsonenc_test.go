@@ -40,7 +40,7 @@ func TestAppendValue(t *testing.T) {
 		{json.RawMessage(`{bad`), `null`},
 		{json.RawMessage(nil), `null`},
 		{"a\"b\\c\n\t\r\b\f\x01\x1f\u007f<&>\u2028ø🚀", `"a\"b\\c\n\t\r\b\f\u0001\u001f` + "\u007f<&>\u2028ø🚀" + `"`},
-		{"bad\xffutf8", `"bad\ufffdutf8"`},
+		{"bad\xffutf8", "\"bad\ufffdutf8\""}, // U+FFFD written as is, as JSON.stringify does
 		{map[string]any{"b": 1.0, "a": []any{nil, "x"}, "c": map[string]any{}}, `{"a":[null,"x"],"b":1,"c":{}}`},
 		{map[string]any(nil), `null`},
 		{[]any(nil), `null`},

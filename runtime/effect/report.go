@@ -1,6 +1,9 @@
 package effect
 
-import "strconv"
+import (
+	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"strconv"
+)
 
 // Undo kinds.
 const (
@@ -48,7 +51,7 @@ func (a Args) appendJSON(b []byte, depth int) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, x.Name)
+		b = jsstring.Append(b, x.Name)
 		b = append(b, ':')
 		b = appendValue(b, x.Value, depth+1)
 	}
@@ -65,9 +68,9 @@ type FollowUp struct {
 
 func (f *FollowUp) appendFields(b []byte) []byte {
 	b = append(b, `"operation":`...)
-	b = appendString(b, f.Operation)
+	b = jsstring.Append(b, f.Operation)
 	b = append(b, `,"tool":`...)
-	b = appendString(b, f.Tool)
+	b = jsstring.Append(b, f.Tool)
 	b = append(b, `,"arguments":`...)
 	return f.Arguments.appendJSON(b, 0)
 }
@@ -125,7 +128,7 @@ func (s *Staged) AppendJSON(b []byte) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"draft_operation":`...)
-	b = appendString(b, s.DraftOperation)
+	b = jsstring.Append(b, s.DraftOperation)
 	b = append(b, `,"handle":`...)
 	b = appendValue(b, s.Handle, 0)
 	b = append(b, `,"promote":`...)
@@ -134,7 +137,7 @@ func (s *Staged) AppendJSON(b []byte) []byte {
 	b = s.Discard.appendJSON(b)
 	if s.Unavailable != "" {
 		b = append(b, `,"unavailable":`...)
-		b = appendString(b, s.Unavailable)
+		b = jsstring.Append(b, s.Unavailable)
 	}
 	return append(b, '}')
 }
@@ -180,21 +183,21 @@ func (r *Report) AppendJSON(b []byte) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"class":`...)
-	b = appendString(b, r.Class)
+	b = jsstring.Append(b, r.Class)
 	b = append(b, `,"operation":`...)
-	b = appendString(b, r.Operation)
+	b = jsstring.Append(b, r.Operation)
 	b = append(b, `,"idempotency_key":`...)
 	if r.IdempotencyKey == "" {
 		b = append(b, "null"...)
 	} else {
-		b = appendString(b, r.IdempotencyKey)
+		b = jsstring.Append(b, r.IdempotencyKey)
 	}
 	b = append(b, `,"undo":`...)
 	if r.Undo == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"kind":`...)
-		b = appendString(b, r.Undo.Kind)
+		b = jsstring.Append(b, r.Undo.Kind)
 		b = append(b, ',')
 		b = r.Undo.appendFields(b)
 		b = append(b, '}')
@@ -208,7 +211,7 @@ func (r *Report) AppendJSON(b []byte) []byte {
 		b = append(b, '{')
 		b = r.Lookup.appendFields(b)
 		b = append(b, `,"by":`...)
-		b = appendString(b, r.Lookup.By)
+		b = jsstring.Append(b, r.Lookup.By)
 		b = append(b, '}')
 	}
 	if c := r.Compensate; c != nil {
@@ -220,7 +223,7 @@ func (r *Report) AppendJSON(b []byte) []byte {
 	}
 	if r.UndoUnavailable != "" {
 		b = append(b, `,"undo_unavailable":`...)
-		b = appendString(b, r.UndoUnavailable)
+		b = jsstring.Append(b, r.UndoUnavailable)
 	}
 	if r.Staged != nil {
 		b = append(b, `,"staged":`...)

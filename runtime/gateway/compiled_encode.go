@@ -5,12 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"math"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/envelope"
@@ -457,16 +457,8 @@ func (c *Canonical) SHA256() string {
 	return string(out[:])
 }
 
-func appendCanonicalString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			return append(b, audit.CanonicalJSON(s)...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
-}
+// appendCanonicalString writes s as the audit hash's canonical JSON does.
+func appendCanonicalString(b []byte, s string) []byte { return jsstring.Append(b, s) }
 
 // SensitiveKeys reports, for each input name, whether the audit hash
 // redacts its value (audit.SensitiveKey). Generated code calls it once.

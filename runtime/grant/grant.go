@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -92,23 +93,23 @@ func (e *Entry) appendJSON(b []byte, index int) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, `"connector":`...)
-	b = appendString(b, e.Connector)
+	b = jsstring.Append(b, e.Connector)
 	b = append(b, `,"operations":[`...)
 	for i, g := range e.Operations {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, g)
+		b = jsstring.Append(b, g)
 	}
 	b = append(b, `],"mode":`...)
-	b = appendString(b, e.Mode)
+	b = jsstring.Append(b, e.Mode)
 	if e.Account != "" {
 		b = append(b, `,"account":`...)
-		b = appendString(b, e.Account)
+		b = jsstring.Append(b, e.Account)
 	}
 	if e.Confirm != "" {
 		b = append(b, `,"confirm":`...)
-		b = appendString(b, e.Confirm)
+		b = jsstring.Append(b, e.Confirm)
 	}
 	return append(b, '}')
 }
@@ -344,49 +345,4 @@ func utf16Len(s string) int {
 		i += w
 	}
 	return n
-}
-
-// appendString appends s as a JSON string the way JSON.stringify writes it:
-// quotes, backslashes and control characters escaped, nothing else. Invalid
-// UTF-8 becomes U+FFFD.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			if r, w := utf8.DecodeRuneInString(s[i:]); r == utf8.RuneError && w == 1 {
-				b = append(b, s[start:i]...)
-				b = append(b, `\ufffd`...)
-				start = i + 1
-			} else {
-				i += w - 1
-			}
-			continue
-		}
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -195,7 +195,7 @@ func TestJSONForms(t *testing.T) {
 		t.Errorf("entry marshals %s", b)
 	}
 	bad := Entry{Connector: "c\xff", Operations: []string{"\x01"}, Mode: "read"}
-	if got := string(bad.AuditJSON(0)); got != `{"index":0,"connector":"c\ufffd","operations":["\u0001"],"mode":"read"}` || !json.Valid([]byte(got)) {
+	if got := string(bad.AuditJSON(0)); got != "{\"index\":0,\"connector\":\"c\ufffd\",\"operations\":[\"\\u0001\"],\"mode\":\"read\"}" || !json.Valid([]byte(got)) {
 		t.Errorf("AuditJSON = %s", got)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"io"
 	"io/fs"
 	"os"
@@ -36,7 +37,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // Sentinel errors. Every error the package returns wraps one of them.
@@ -164,11 +164,11 @@ func FormatTime(t time.Time) string {
 func Coordinates(sub, connector, account string) string {
 	b := make([]byte, 0, len(sub)+len(connector)+len(account)+10)
 	b = append(b, '[')
-	b = appendJSString(b, sub)
+	b = jsstring.Append(b, sub)
 	b = append(b, ',')
-	b = appendJSString(b, connector)
+	b = jsstring.Append(b, connector)
 	b = append(b, ',')
-	b = appendJSString(b, account)
+	b = jsstring.Append(b, account)
 	b = append(b, ']')
 	return string(b)
 }
@@ -178,52 +178,6 @@ func Coordinates(sub, connector, account string) string {
 func FileName(sub, connector, account string) string {
 	sum := sha256.Sum256([]byte(Coordinates(sub, connector, account)))
 	return hex.EncodeToString(sum[:]) + ".json"
-}
-
-// appendJSString appends s quoted as JSON.stringify would: only '"', '\\'
-// and control characters are escaped (\b \f \n \r \t, others as lowercase
-// \u00xx); HTML characters and U+2028/U+2029 are written as they are.
-// Invalid UTF-8 bytes become U+FFFD.
-func appendJSString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch c {
-			case '"':
-				b = append(b, '\\', '"')
-			case '\\':
-				b = append(b, '\\', '\\')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				if c < 0x20 {
-					b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-				} else {
-					b = append(b, c)
-				}
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = utf8.AppendRune(b, utf8.RuneError)
-		} else {
-			b = append(b, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(b, '"')
 }
 
 // record is the on-disk envelope of one connection.
