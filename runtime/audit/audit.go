@@ -155,11 +155,11 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(l.Grant)) == 0 {
 		b = append(b, "null"...)
 	} else {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, l.Grant); err != nil {
+		buf := bytes.NewBuffer(b) // compact straight onto the line
+		if err := json.Compact(buf, l.Grant); err != nil {
 			return nil, fmt.Errorf("audit: grant is not valid JSON: %w", err)
 		}
-		b = append(b, buf.Bytes()...)
+		b = buf.Bytes()
 	}
 	b = append(b, `,"upstream_status":`...)
 	if l.UpstreamStatus == nil {
@@ -223,6 +223,9 @@ type Logger struct {
 	// it (the log was moved or removed), so appends never go to a file that
 	// is gone from the directory.
 	f *os.File
+	// fi is f's identity, taken by fstat when it was opened (an open file
+	// keeps its device and inode), so each write needs only a stat of path.
+	fi os.FileInfo
 }
 
 // Open returns a Logger appending to path, creating the file with mode 0600
@@ -236,7 +239,9 @@ func Open(path string) (*Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Logger{path: path, now: time.Now, f: f}, nil
+	l := &Logger{path: path, now: time.Now, f: f}
+	l.fi, _ = f.Stat() // nil on failure: the first write reopens
+	return l, nil
 }
 
 // Close closes the log file. Later writes reopen it.
@@ -250,7 +255,7 @@ func (l *Logger) Close() error {
 		return nil
 	}
 	err := l.f.Close()
-	l.f = nil
+	l.f, l.fi = nil, nil
 	return err
 }
 
@@ -258,19 +263,19 @@ func (l *Logger) Close() error {
 // file or none. The caller holds l.mu.
 func (l *Logger) file() (*os.File, error) {
 	if l.f != nil {
-		cur, err1 := l.f.Stat()
-		at, err2 := os.Stat(l.path)
-		if err1 == nil && err2 == nil && os.SameFile(cur, at) {
+		at, err := os.Stat(l.path)
+		if err == nil && l.fi != nil && os.SameFile(l.fi, at) {
 			return l.f, nil
 		}
 		l.f.Close()
-		l.f = nil
+		l.f, l.fi = nil, nil
 	}
 	f, err := openAppend(l.path)
 	if err != nil {
 		return nil, err
 	}
 	l.f = f
+	l.fi, _ = f.Stat() // nil on failure: the next write reopens
 	return f, nil
 }
 
@@ -318,7 +323,7 @@ func (l *Logger) Write(line Line) error {
 	}
 	if werr != nil {
 		f.Close()
-		l.f = nil
+		l.f, l.fi = nil, nil
 		return fmt.Errorf("%w: %w", ErrWrite, werr)
 	}
 	return nil

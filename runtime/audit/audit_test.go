@@ -407,3 +407,35 @@ func TestDecisionFor(t *testing.T) {
 		}
 	}
 }
+
+// TestLoggerFollowsRename: after the log is moved aside (rotation), the next
+// line goes to a new file at the path, never to the moved one.
+func TestLoggerFollowsRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := l.Write(Line{Sub: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(dir, "audit.jsonl.1")
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"b", "c"} {
+		if err := l.Write(Line{Sub: sub}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old, _ := os.ReadFile(moved)
+	cur, _ := os.ReadFile(path)
+	if strings.Count(string(old), "\n") != 1 || !strings.Contains(string(old), `"sub":"a"`) {
+		t.Fatalf("moved log: %s", old)
+	}
+	if strings.Count(string(cur), "\n") != 2 || !strings.Contains(string(cur), `"sub":"b"`) || !strings.Contains(string(cur), `"sub":"c"`) {
+		t.Fatalf("new log: %s", cur)
+	}
+}

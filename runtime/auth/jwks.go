@@ -137,83 +137,102 @@ type keySource interface {
 	refresh(ctx context.Context) (*keySet, error)
 }
 
-// fileSource reads a JWKS file on every call. It keeps the file open and,
-// per call, stats the path (a replaced file has another identity and is
-// opened afresh) and reads the whole content again from offset 0, so both an
-// atomic replacement and an in-place edit take effect on the very next call.
-// Parsing is skipped when the bytes are the same as last time. Replaced
-// handles are closed by the garbage collector, never under a concurrent
-// reader.
+// fileSource reads a JWKS file. Each call stats the path once and compares
+// the file's identity (device and inode), size and modification time with
+// those of the bytes it parsed last: an atomic replacement (another inode),
+// an in-place edit (another mtime, nanoseconds on Linux) or a removal (stat
+// fails) therefore takes effect on the very next call, while an unchanged
+// file costs one stat. A snapshot whose mtime was within racyWindow of the
+// read is not trusted (a same-size rewrite within the file
+// system's timestamp granularity could keep the mtime): such a file is read
+// again on every call until it has aged, parsing skipped when the bytes are
+// the same.
 type fileSource struct {
-	path   string
-	handle atomic.Pointer[openFile]
-	last   atomic.Pointer[fileSnapshot]
+	path string
+	last atomic.Pointer[fileSnapshot]
 }
 
-type openFile struct {
-	f  *os.File
-	fi os.FileInfo
+// racyWindow is how recent a file's mtime may be, when it is read, before a
+// later stat showing the same identity, size and mtime is no longer proof
+// that the content is unchanged: a write within the same timestamp tick
+// keeps the mtime. Linux file systems with sub-second mtimes stamp with the
+// kernel's coarse clock (a tick of at most 10 ms); an mtime on a whole second
+// suggests a file system with 1 or 2 s granularity, which gets the wider
+// window.
+func racyWindow(mtime time.Time) time.Duration {
+	if mtime.Nanosecond() == 0 {
+		return 2 * time.Second
+	}
+	return 50 * time.Millisecond
 }
 
 type fileSnapshot struct {
-	raw []byte
-	set *keySet
+	fi   os.FileInfo // fstat of the file the bytes were read from
+	racy bool        // fi's mtime was within racyWindow of the read
+	raw  []byte
+	set  *keySet
 }
 
 func (s *fileSource) current(context.Context) (*keySet, error) {
-	raw, err := s.read()
+	fi, err := os.Stat(s.path)
+	if err != nil || !fi.Mode().IsRegular() { // never open a FIFO or device
+		return nil, errJWKSUnreadable
+	}
+	snap := s.last.Load()
+	if snap != nil && !snap.racy && sameFile(snap.fi, fi) {
+		return snap.set, nil
+	}
+	raw, rfi, err := s.read()
 	if err != nil {
 		return nil, errJWKSUnreadable
 	}
-	if snap := s.last.Load(); snap != nil && bytes.Equal(snap.raw, raw) {
+	racy := time.Since(rfi.ModTime()) < racyWindow(rfi.ModTime())
+	if snap != nil && bytes.Equal(snap.raw, raw) {
+		if snap.racy != racy || !sameFile(snap.fi, rfi) {
+			s.last.Store(&fileSnapshot{fi: rfi, racy: racy, raw: raw, set: snap.set})
+		}
 		return snap.set, nil
 	}
 	set, err := parseKeySet(raw)
 	if err != nil {
 		return nil, err
 	}
-	s.last.Store(&fileSnapshot{raw: raw, set: set})
+	s.last.Store(&fileSnapshot{fi: rfi, racy: racy, raw: raw, set: set})
 	return set, nil
+}
+
+// sameFile reports whether two stats show the same file with the same size
+// and modification time.
+func sameFile(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 func (s *fileSource) refresh(context.Context) (*keySet, error) { return nil, nil }
 
-// read returns the file's current content: a regular file of at most
-// MaxJWKSBytes.
-func (s *fileSource) read() ([]byte, error) {
-	fi, err := os.Stat(s.path)
+// read returns the file's current content, a regular file of at most
+// MaxJWKSBytes, with the stat of the opened file taken before reading (a
+// write after it changes the mtime, so the next call reads again).
+func (s *fileSource) read() ([]byte, os.FileInfo, error) {
+	f, err := os.Open(s.path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h := s.handle.Load()
-	if h == nil || !os.SameFile(h.fi, fi) {
-		if !fi.Mode().IsRegular() {
-			return nil, errJWKSUnreadable
-		}
-		f, err := os.Open(s.path)
-		if err != nil {
-			return nil, err
-		}
-		ffi, err := f.Stat()
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		h = &openFile{f: f, fi: ffi}
-		s.handle.Store(h)
-		if !os.SameFile(ffi, fi) { // replaced between the stat and the open
-			fi = ffi
-		}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > MaxJWKSBytes {
-		return nil, errJWKSUnreadable
+		return nil, nil, errJWKSUnreadable
 	}
-	buf := make([]byte, fi.Size())
-	n, err := h.f.ReadAt(buf, 0)
-	if err != nil && !errors.Is(err, io.EOF) { // EOF: it shrank since the stat
-		return nil, err
+	raw, err := io.ReadAll(io.LimitReader(f, MaxJWKSBytes+1))
+	if err != nil {
+		return nil, nil, err
 	}
-	return buf[:n], nil
+	if len(raw) > MaxJWKSBytes {
+		return nil, nil, errJWKSUnreadable
+	}
+	return raw, fi, nil
 }
 
 // httpsSource fetches a JWKS over https and caches it for JWKSCacheTTL.

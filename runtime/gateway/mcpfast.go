@@ -257,14 +257,17 @@ func (m *mcpServer) serveFastCall(ctx context.Context, w http.ResponseWriter, c 
 		buf.Write(e)
 	} else {
 		buf.WriteString(`,"result":`)
-		res := toolResult(out)
-		if res.Content == nil {
-			res.Content = []mcp.Content{}
-		}
-		b, err := marshalData(res)
-		if err != nil {
-			jsonrpcError(w, http.StatusInternalServerError, -32603, "The tool result could not be encoded.")
-			return
+		b, ok := appendPlainToolResult(buf.AvailableBuffer(), out)
+		if !ok {
+			res := toolResult(out)
+			if res.Content == nil {
+				res.Content = []mcp.Content{}
+			}
+			var err error
+			if b, err = marshalData(res); err != nil {
+				jsonrpcError(w, http.StatusInternalServerError, -32603, "The tool result could not be encoded.")
+				return
+			}
 		}
 		buf.Write(b)
 	}
@@ -274,4 +277,47 @@ func (m *mcpServer) serveFastCall(ctx context.Context, w http.ResponseWriter, c 
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// appendPlainToolResult appends the result of a call that answered with data
+// (no error, no dry run) byte for byte as marshalData(toolResult(out)) writes
+// it, without the reflection and the two re-compactions of the SDK's
+// MarshalJSON methods: {"_meta":{"effect":…},"content":[{"type":"text",
+// "text":…}],"structuredContent":…}. Every piece goes through json.Marshal
+// as the SDK's encoding does (HTML escaping included). It reports false,
+// leaving the encoding to marshalData, for any other outcome or when a piece
+// does not encode.
+func appendPlainToolResult(b []byte, out *Outcome) ([]byte, bool) {
+	if out.Err != nil || out.Plan != nil || out.Raw == nil {
+		return b, false
+	}
+	b = append(b, '{')
+	if out.Effect != nil {
+		eff, err := json.Marshal(out.Effect)
+		if err != nil {
+			return b, false
+		}
+		b = append(b, `"_meta":{"effect":`...)
+		b = append(b, eff...)
+		b = append(b, "},"...)
+	}
+	text, err := json.Marshal(string(out.Raw))
+	if err != nil {
+		return b, false
+	}
+	structured, err := json.Marshal(out.Raw)
+	if err != nil {
+		return b, false
+	}
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = append(b, text...)
+	b = append(b, `}],"structuredContent":`...)
+	if _, ok := out.Data.(map[string]any); ok {
+		b = append(b, structured...)
+	} else {
+		b = append(b, `{"result":`...)
+		b = append(b, structured...)
+		b = append(b, '}')
+	}
+	return append(b, '}'), true
 }

@@ -1,0 +1,75 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestPlainToolResultBytes: the direct encoding of a data result is byte for
+// byte what marshalData(toolResult(out)) writes, for objects, arrays,
+// scalars, HTML-sensitive characters, U+2028, non-ASCII text, with and
+// without an effect report; other outcomes are left to marshalData.
+func TestPlainToolResultBytes(t *testing.T) {
+	key := "k<&>\u2028"
+	deadline := int64(1750000000123)
+	reports := []*effect.Report{
+		nil,
+		{Class: "read", Operation: "github.pulls.list"},
+		{Class: "reversible", Operation: "a<b>&c", IdempotencyKey: key, DeadlineMs: &deadline, UndoUnavailable: "x\u2029y"},
+	}
+	raws := []string{
+		`[{"number":3,"title":"Fix the first issue","state":"merged"}]`,
+		`{"a":1,"b":"<script>&amp;</script>","c":[true,false,null],"d":{"e":1.5e300}}`,
+		`{"ü":"é\u2028\u2029","x":"\"quoted\" \u0001 \ud83d\ude00"}`,
+		`"just a string <b>"`,
+		`42`,
+		`null`,
+		`[]`,
+		`{}`,
+		`{ "spaced" : [ 1 , 2 ] }`,
+	}
+	n := 0
+	for _, rep := range reports {
+		for _, raw := range raws {
+			var data any
+			if err := json.Unmarshal([]byte(raw), &data); err != nil {
+				t.Fatal(err)
+			}
+			out := &Outcome{Data: data, Raw: json.RawMessage(raw), Effect: rep}
+			got, ok := appendPlainToolResult([]byte("prefix"), out)
+			if !ok {
+				t.Fatalf("%s: not encoded", raw)
+			}
+			res := toolResult(out)
+			if res.Content == nil {
+				res.Content = []mcp.Content{}
+			}
+			want, err := marshalData(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+				t.Errorf("%s (effect %v):\n got %s\nwant prefix%s", raw, rep != nil, got, want)
+			}
+			n++
+		}
+	}
+	for name, out := range map[string]*Outcome{
+		"error":    {Err: &envelope.Error{Code: envelope.PolicyDenied, Message: "no"}},
+		"dry run":  {Plan: map[string]any{"method": "GET"}},
+		"no raw":   {Data: map[string]any{"a": 1}},
+		"bad json": {Data: "x", Raw: json.RawMessage(`{"a":`)},
+	} {
+		if b, ok := appendPlainToolResult(nil, out); ok {
+			t.Errorf("%s: encoded directly as %s", name, b)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no cases")
+	}
+}
