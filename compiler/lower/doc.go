@@ -8,8 +8,12 @@
 // # Service id
 //
 // The manifest's service.name, else Options.ServiceID (--service), else the
-// snake_case of the spec's title ("GitHub Mini" → "git_hub_mini"; "service"
-// when the title has no letters or digits).
+// snake_case of the ASCII spelling of the spec's title ("GitHub Mini" →
+// "git_hub_mini", "Überschall API" → "uberschall_api"), cut at a word
+// boundary to at most 32 characters, "s_" before a leading digit, and
+// "service" when nothing is left. A given id outside ^[A-Za-z0-9_-]{1,64}$
+// is an error, lower/invalid_service_id, and is used sanitized (other
+// characters become "_").
 //
 // # Names
 //
@@ -33,6 +37,14 @@
 // segment splits only when its last part is camelCase or a known method
 // word, so domain-like segments (apiextensions.k8s.io) stay whole.
 //
+// Ids, canonical names, tool names and collision tokens are ASCII: they are
+// derived from the ASCII spelling of the operationId and path, in which
+// Latin letters lose their diacritics (é → e, ß → ss) and any other
+// character outside ASCII separates words. An operationId with no ASCII
+// letter or digit counts as absent (the canonical name comes from the
+// path; info weak_operation_name). The CLI command keeps the resource word
+// as written.
+//
 // Collisions are resolved on the CLI commands, then the tool names, then the
 // ids, repeatedly: each operation sharing a name gets "_tok" appended to its
 // id, canonical name, CLI command and tool name, where tok is the shortest of
@@ -43,6 +55,16 @@
 // command. Each resolution is an info naming_collision_resolved. An
 // operation with no operationId, or a one-word one, gets the info
 // weak_operation_name (unless the manifest renames it).
+//
+// Tool names are at most MaxToolName (64) characters, so that a served name
+// <connector>__<tool> fits the REST route's 128 for any connector id up to
+// 62 characters: a canonical name that would make the tool longer is cut
+// (at a word boundary when one is near) and ends in "_" and 8 hex digits of
+// the SHA-256 of the full name, so the result depends on nothing but the
+// name (info naming_shortened); collisions are then resolved again. The
+// canonical name keeps at least 24 characters, so a service id longer than
+// 39 characters lengthens tools accordingly. Ids and CLI commands are not
+// shortened.
 //
 // # Effect defaults
 //
@@ -85,7 +107,9 @@
 // # Inputs
 //
 // Parameters keep their order (header Accept, Content-Type and Authorization,
-// and the auth scheme's own api-key parameter, are not inputs). An input key
+// and the auth scheme's own api-key parameter, are not inputs); a {name} of
+// the path template that no path parameter declares follows them as a
+// required string path input, so the URL can always be built. An input key
 // is the wire name when it matches ^[A-Za-z_][A-Za-z0-9_]*$, else its
 // snake_case; a key already taken gets the location as a prefix
 // (header_x_trace). A JSON object body with properties is projected as

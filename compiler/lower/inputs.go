@@ -97,6 +97,19 @@ func (l *lowerer) buildInput(op *openapi.Operation, idem *air.Idempotency, skipA
 			Explode:     p.Explode,
 		})
 	}
+	for _, name := range undeclaredPathParams(op) {
+		// The path names a parameter the description does not declare
+		// (spec/undeclared_path_param): without an input for it, the
+		// gateway could never build the URL.
+		b.in.Params = append(b.in.Params, air.Param{
+			Name:        name,
+			Key:         b.take(InputKey(name), "path"),
+			In:          "path",
+			Required:    true,
+			Schema:      &air.Schema{Type: air.Types{"string"}},
+			Description: "The {" + name + "} segment of the path (the description does not declare this parameter).",
+		})
+	}
 	if rb != nil {
 		body := &air.Body{Required: rb.Required, ContentType: rb.ContentType, Fields: []air.BodyField{}, Schema: orEmpty(rb.Schema)}
 		if project {
@@ -198,6 +211,34 @@ func wireCarrier(b *inputBuilder, idem *air.Idempotency) string {
 		return k
 	}
 	return ""
+}
+
+// undeclaredPathParams lists, in path order and once each, the {names} of
+// the operation's path template that no path parameter declares.
+func undeclaredPathParams(op *openapi.Operation) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range op.Params {
+		if p != nil && p.In == "path" {
+			seen[p.Name] = true
+		}
+	}
+	rest := op.Path
+	for {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return out
+		}
+		if name := rest[i+1 : i+j]; name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+		rest = rest[i+j+1:]
+	}
 }
 
 func orEmpty(s *air.Schema) *air.Schema {

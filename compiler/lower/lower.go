@@ -167,6 +167,7 @@ func (l *lowerer) run() *air.Document {
 		}
 	}
 	l.noteCollisions(resolveCollisions(l.service, routes))
+	l.shorten(routes)
 	l.buildRefs(true)
 
 	// Operations.
@@ -213,21 +214,47 @@ func (l *lowerer) noteCollisions(notes []collisionNote) {
 }
 
 // serviceID is the manifest's service.name, else Options.ServiceID, else
-// the snake_case of the spec title ("service" when that is empty).
+// derived from the spec title (serviceFromTitle). A given id that AIR cannot
+// hold (outside ^[A-Za-z0-9_-]{1,64}$) is an error, lower/invalid_service_id,
+// and is used sanitized.
 func (l *lowerer) serviceID() string {
-	if l.man != nil && l.man.Service != nil && l.man.Service.Name != "" {
-		return l.man.Service.Name
+	given, where, pos := "", "", diag.Pos{}
+	switch {
+	case l.man != nil && l.man.Service != nil && l.man.Service.Name != "":
+		given, where, pos = l.man.Service.Name, "service.name", l.man.Service.Pos
+	case l.opts.ServiceID != "":
+		given, where = l.opts.ServiceID, "--service"
+	default:
+		return serviceFromTitle(l.spec.Title)
 	}
-	if l.opts.ServiceID != "" {
-		return l.opts.ServiceID
+	if validServiceID.MatchString(given) {
+		return given
 	}
-	if id := SnakeCase(l.spec.Title); id != "" {
-		if id[0] >= '0' && id[0] <= '9' {
-			id = "s_" + id
+	id := sanitizeServiceID(given)
+	l.addDiag(pos, diag.Error, "lower/invalid_service_id", -1,
+		"%s %q is not a service id (1 to 64 characters of A-Z, a-z, 0-9, _ and -); using %q", where, given, id)
+	return id
+}
+
+// shorten keeps every tool name within MaxToolName characters (see
+// shortenNames), resolving any collision that shortening causes, and notes
+// each shortened name as info naming_shortened.
+func (l *lowerer) shorten(routes []*routing) {
+	for round := 0; round < 4; round++ {
+		changed := shortenNames(l.service, routes)
+		for _, i := range changed {
+			l.addDiag(l.opPos(l.ops[i]), diag.Info, "naming_shortened", i,
+				"the tool name would be longer than %d characters; canonical name shortened to %q (tool %s)", MaxToolName, routes[i].Canonical, routes[i].Tool)
 		}
-		return id
+		if len(changed) == 0 {
+			return
+		}
+		notes := resolveCollisions(l.service, routes)
+		if len(notes) == 0 {
+			return
+		}
+		l.noteCollisions(notes)
 	}
-	return "service"
 }
 
 func (l *lowerer) serviceBlock() air.Service {
@@ -376,7 +403,9 @@ func (l *lowerer) applyNameOverride(st *opState) {
 		verb = strings.SplitN(st.r.Canonical, "_", 2)[0]
 	}
 	st.resource = Singularize(res)
-	st.r.Canonical = SnakeCase(verb + "_" + Singularize(res))
+	if c := nameSnake(verb + "_" + Singularize(res)); c != "" {
+		st.r.Canonical = c
+	}
 	st.r.CLI = l.service + " " + res + " " + verb
 	st.r.Tool = l.service + "_" + st.r.Canonical
 }

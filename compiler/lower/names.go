@@ -207,7 +207,7 @@ func deriveNames(service, path, method, operationID, grammar string) baseNames {
 			}
 		}
 	}
-	opWords := snakeWords(operationID)
+	opWords := asciiWords(operationID)
 	first := ""
 	if len(opWords) > 0 {
 		first = opWords[0]
@@ -249,7 +249,7 @@ func deriveNames(service, path, method, operationID, grammar string) baseNames {
 	}
 	switch {
 	case custom != "":
-		action = SnakeCase(custom)
+		action = nameSnake(custom)
 	case rpcAction != "":
 		action = rpcAction
 	case verbAction != "":
@@ -258,7 +258,7 @@ func deriveNames(service, path, method, operationID, grammar string) baseNames {
 	if action == "" {
 		action = "call"
 	}
-	resSnake := SnakeCase(raw)
+	resSnake := nameSnake(raw)
 	if resSnake == "" {
 		raw, resSnake = "root", "root"
 	}
@@ -273,6 +273,9 @@ func deriveNames(service, path, method, operationID, grammar string) baseNames {
 	} else {
 		b.Canonical = action + "_" + Singularize(resSnake)
 		b.Weak = "the operation has no operationId; its canonical name " + quote(b.Canonical) + " comes from its path"
+		if operationID != "" {
+			b.Weak = "operationId " + quote(operationID) + " has no ASCII letter or digit to name it by; its canonical name " + quote(b.Canonical) + " comes from its path"
+		}
 	}
 	return b
 }
@@ -337,19 +340,19 @@ func pathTokens(path, method string) []string {
 	seen := map[string]bool{}
 	for _, s := range splitPath(path) {
 		if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.ContainsAny(s[i:], "{}") {
-			if t := SnakeCase(s[i+1:]); t != "" && !seen[t] {
+			if t := nameSnake(s[i+1:]); t != "" && !seen[t] {
 				seen[t] = true
 				lit = append(lit, t)
 			}
 			s = s[:i]
 		}
 		if isParamSeg(s) {
-			if t := SnakeCase(s[1 : len(s)-1]); t != "" {
+			if t := nameSnake(s[1 : len(s)-1]); t != "" {
 				params = append(params, t)
 			}
 			continue
 		}
-		if t := SnakeCase(cleanSegment(s)); t != "" && !seen[t] {
+		if t := nameSnake(cleanSegment(s)); t != "" && !seen[t] {
 			seen[t] = true
 			lit = append(lit, t)
 		}

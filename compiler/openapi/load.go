@@ -72,6 +72,15 @@ import (
 //     unknown type (skipped).
 //   - spec/empty_request_body: a request body that declares no media type
 //     (the operation is loaded without a body).
+//   - spec/empty_parameter_name: a parameter whose "name" is the empty
+//     string (skipped; a Swagger body parameter, whose name is never sent,
+//     is kept as "body" without a warning).
+//   - spec/unsupported_pattern: schema patterns that Go's RE2 engine (which
+//     the gateway validates arguments with) cannot run as written; they are
+//     loosened (lookarounds removed, repeat counts capped at 1000) or
+//     dropped (backreferences, class intersection). One warning per
+//     description counts them and names the first; exact rewrites (\uXXXX
+//     escapes, Java's \p{Alpha} classes) are silent.
 const (
 	CodeUnreadable            = "spec/unreadable"
 	CodeEmpty                 = "spec/empty"
@@ -99,6 +108,8 @@ const (
 	CodeUnknownSecurityScheme = "spec/unknown_security_scheme"
 	CodeInvalidSecurityScheme = "spec/invalid_security_scheme"
 	CodeEmptyRequestBody      = "spec/empty_request_body"
+	CodeUnsupportedPattern    = "spec/unsupported_pattern"
+	CodeEmptyParameterName    = "spec/empty_parameter_name"
 )
 
 const (
@@ -148,7 +159,9 @@ type Options struct {
 //     Boolean exclusiveMinimum/Maximum become the 2020-12 numeric forms,
 //     "example" joins "examples", Swagger's type "file" is a binary string,
 //     $defs are dropped (their members are reachable by $ref), and unknown
-//     keywords are dropped. In 3.1, keywords beside a $ref are kept.
+//     keywords are dropped. In 3.1, keywords beside a $ref are kept. A
+//     "pattern" that Go's RE2 cannot compile is rewritten for it (see
+//     spec/unsupported_pattern).
 //   - Parameters, request bodies, responses, path items, security schemes
 //     and examples referenced with $ref are inlined.
 //   - Params: path-level first, an operation parameter with the same name
@@ -161,7 +174,8 @@ type Options struct {
 //     multipart/form-data, then the first declared. Schema may be nil.
 //   - Responses keep their written order; ContentType is chosen the same way
 //     and is "" (with a nil Schema) for a response without content.
-//   - Servers substitute server variables with their defaults.
+//   - Servers substitute server variables with their defaults (a variable
+//     without one, with its enum's first value).
 //   - Extensions hold the operation's x-* members as compact JSON.
 func Load(path string, opts *Options) (*Spec, error) {
 	l := newLoader(opts, true)
@@ -224,6 +238,7 @@ type loader struct {
 	jsonBuf   []byte
 	index     map[*node]map[string]int // keys of large objects
 	following int                      // nesting of follow calls
+	patterns  patternStats             // patterns RE2 cannot run as written
 }
 
 func newLoader(opts *Options, osFiles bool) *loader {
@@ -265,6 +280,7 @@ func (l *loader) run(name string, data []byte) (*Spec, error) {
 		l.loadV3(spec)
 	}
 	l.drainSchemas()
+	l.reportPatterns()
 	if len(l.errs) > 0 {
 		l.errs.Sort()
 		return nil, &diag.Failure{Diagnostics: l.errs}

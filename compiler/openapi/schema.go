@@ -213,7 +213,7 @@ func (l *loader) schemaBody(doc *document, n *node, depth int) *air.Schema {
 		case "format":
 			s.Format = l.str(doc, m)
 		case "pattern":
-			s.Pattern = l.str(doc, m)
+			s.Pattern = l.pattern(doc, m)
 		case "type":
 			switch v.kind {
 			case kString:

@@ -29,7 +29,11 @@ func (l *loader) loadV3(spec *Spec) {
 			u := e.val.get("url").text()
 			if vars := e.val.get("variables"); vars != nil && vars.kind == kObject {
 				for _, v := range vars.kids {
-					if def := v.val.get("default"); def != nil {
+					def := v.val.get("default")
+					if enum := v.val.get("enum"); def == nil && enum != nil && enum.kind == kArray && len(enum.kids) > 0 {
+						def = enum.kids[0].val // "default" is required; its enum's first value is the likeliest
+					}
+					if def != nil {
 						u = strings.ReplaceAll(u, "{"+v.key+"}", def.text())
 					}
 				}
@@ -453,7 +457,18 @@ func (l *loader) paramHead(doc *document, n *node, ins ...string) *Param {
 		return nil
 	}
 	name := n.get("name")
-	if name == nil || name.kind != kString || name.str == "" {
+	if name != nil && name.kind == kString && name.str == "" {
+		if n.get("in").text() == "body" {
+			// A Swagger body parameter's name is never sent.
+			name = &node{kind: kString, str: "body", line: name.line, col: name.col}
+		} else {
+			// An artifact of generated descriptions (Postman exports): it
+			// names nothing that could be sent.
+			l.warnf(l.pos(doc, n), CodeEmptyParameterName, "a parameter has an empty \"name\"; it is skipped")
+			return nil
+		}
+	}
+	if name == nil || name.kind != kString {
 		l.errorf(l.pos(doc, n), CodeInvalidParameter, "a parameter needs a \"name\"")
 		return nil
 	}

@@ -94,10 +94,7 @@ type schemaAlias Schema
 
 // MarshalJSON writes boolean schemas as true/false.
 func (s *Schema) MarshalJSON() ([]byte, error) {
-	if s.Bool != nil {
-		return json.Marshal(*s.Bool)
-	}
-	return json.Marshal((*schemaAlias)(s))
+	return appendSchemaJSON(nil, s)
 }
 
 // UnmarshalJSON reads boolean schemas and objects.
