@@ -350,41 +350,11 @@ func (l *lowerer) matchManifest() {
 	}
 }
 
-// nearestName suggests the operationId, canonical name or AIR id closest to key.
+// nearestName suggests the operationId, canonical name or AIR id closest to
+// key, with the manifest decoder's rule for likely typos.
 func (l *lowerer) nearestName(key string) string {
-	best, bestD := "", -1
-	names := sortedKeys(l.refs)
-	for _, n := range names {
-		d := levenshtein(strings.ToLower(key), strings.ToLower(n))
-		if bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if bestD < 0 || bestD > max(2, len(key)/3) {
-		return ""
-	}
+	best, _ := manifest.Suggest(key, sortedKeys(l.refs))
 	return best
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			c := 1
-			if ra[i-1] == rb[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // applyNameOverride re-homes the canonical name, CLI command and tool name

@@ -514,7 +514,7 @@ func (d *decoder) object(v *yaml.Node, label string, keys []string, fn func(p pa
 
 // unknownKey reports p's key as not part of the grammar at label.
 func (d *decoder) unknownKey(p pair, label string, keys []string) {
-	if s, ok := suggest(p.key, keys); ok {
+	if s, ok := Suggest(p.key, keys); ok {
 		d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; did you mean %q?", quote(p.key), where(label), s)
 		return
 	}
@@ -618,7 +618,7 @@ func (d *decoder) enum(v *yaml.Node, label string, allowed []string) (string, bo
 // invalidValue reports s at label as not one of allowed.
 func (d *decoder) invalidValue(v *yaml.Node, label, s string, allowed []string) {
 	msg := fmt.Sprintf("%s: %s is not one of %s", label, quote(s), strings.Join(allowed, ", "))
-	if sug, ok := suggest(s, allowed); ok {
+	if sug, ok := Suggest(s, allowed); ok {
 		msg += fmt.Sprintf("; did you mean %q?", sug)
 	}
 	d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s", msg)

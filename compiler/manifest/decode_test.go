@@ -502,9 +502,9 @@ func TestSuggest(t *testing.T) {
 	}
 	keys := append(append([]string{}, effectKeys...), "retries")
 	for _, tt := range tests {
-		got, ok := suggest(tt.in, keys)
+		got, ok := Suggest(tt.in, keys)
 		if got != tt.want || ok != (tt.want != "") {
-			t.Errorf("suggest(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
+			t.Errorf("Suggest(%q) = %q, %v; want %q", tt.in, got, ok, tt.want)
 		}
 	}
 }

@@ -390,7 +390,7 @@ func (d *decoder) retryReason(v *yaml.Node, label string) (string, bool) {
 		}
 	}
 	msg := label + ": " + quote(s) + " is not one of timeout, connection_reset, dns_failure or an HTTP status code (100..599)"
-	if sug, ok := suggest(s, retryReasons); ok {
+	if sug, ok := Suggest(s, retryReasons); ok {
 		msg += "; did you mean " + strconv.Quote(sug) + "?"
 	}
 	d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s", msg)

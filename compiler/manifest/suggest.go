@@ -2,11 +2,11 @@ package manifest
 
 import "strings"
 
-// suggest returns the candidate nearest to s when it is close enough to be
+// Suggest returns the candidate nearest to s when it is close enough to be
 // a likely typo: an optimal-string-alignment edit distance (a transposition
 // counts as one edit) of at most a third of the longer word, and at least 1.
 // Letter case is ignored. Ties go to the candidate listed first.
-func suggest(s string, candidates []string) (string, bool) {
+func Suggest(s string, candidates []string) (string, bool) {
 	if len(s) > 64 {
 		return "", false
 	}
