@@ -127,3 +127,39 @@ func (m *Mapping) UnmarshalJSON(b []byte) error {
 	*m = out
 	return nil
 }
+
+// ReadsResponse reports whether building the effect report of a call can
+// read the upstream's answer: a follow-up, lookup or draft argument taken
+// from response.*, a deadline at a response path, or a draft (its handle is
+// a response path). A gateway decodes an answer only for such operations.
+// A path that does not parse counts as reading the response.
+func (e *Effect) ReadsResponse() bool {
+	if e == nil {
+		return false
+	}
+	if e.Draft != nil {
+		return true
+	}
+	for _, f := range []*FollowUp{e.Inverse, e.Compensate} {
+		if f == nil {
+			continue
+		}
+		if f.Deadline != nil && f.Deadline.At != "" || f.Arguments.readsResponse() {
+			return true
+		}
+	}
+	return e.Lookup != nil && e.Lookup.Arguments.readsResponse()
+}
+
+// readsResponse reports whether a path source of m is rooted at response.
+func (m Mapping) readsResponse() bool {
+	for _, en := range m {
+		if en.ArgSource.IsConst() {
+			continue
+		}
+		if p, err := ParsePath(en.ArgSource.Path); err != nil || p.Root == RootResponse {
+			return true
+		}
+	}
+	return false
+}

@@ -103,6 +103,10 @@ type CompiledOp struct {
 	Build func(ctx context.Context, base *Base, in Input) (*http.Request, error)
 	// Effect builds the effect report of a finished call.
 	Effect func(c *EffectCall) *effect.Report
+	// IgnoresResponse says the effect report never reads the upstream's
+	// answer (air.Effect.ReadsResponse is false), so the answer is not
+	// decoded for it. The zero value decodes it.
+	IgnoresResponse bool
 	// DraftOp is the AIR id of the draft form's operation; "" when the
 	// operation has none.
 	DraftOp string

@@ -207,7 +207,7 @@ func (x *Executor) stageCompiled(ctx context.Context, st *callState, in Input, a
 	if out.Plan != nil {
 		return out
 	}
-	out.Effect = ct.op.Effect(&EffectCall{Input: in, Response: out.Data, IdempotencyKey: st.sentKey,
+	out.Effect = ct.op.Effect(&EffectCall{Input: in, Response: out.data(), IdempotencyKey: st.sentKey,
 		Staged: true, Failed: out.Err != nil, Now: x.now()})
 	return out
 }
@@ -301,6 +301,6 @@ func (x *Executor) executeCompiled(ctx context.Context, st *callState, tool *Too
 	if resp.Status < 200 || resp.Status >= 300 {
 		return &Outcome{Err: upstream.ErrorFor(resp, op)}
 	}
-	rep := ct.op.Effect(&EffectCall{Input: in, Response: resp.JSON, IdempotencyKey: st.sentKey, Now: x.now()})
-	return &Outcome{Data: resp.JSON, Raw: answerJSON(resp), Effect: rep}
+	rep := ct.op.Effect(&EffectCall{Input: in, Response: responseFor(!ct.op.IgnoresResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()})
+	return &Outcome{resp: resp, Raw: answerJSON(resp), Effect: rep}
 }

@@ -64,12 +64,12 @@ type Call struct {
 // Outcome is what a call produced.
 type Outcome struct {
 	Tool *Tool // nil when no such tool is served
-	// Data is the decoded upstream answer (nil for an empty body); effect
-	// resolution reads it.
-	Data any
 	// Raw is the answer as the caller sees it: the upstream's JSON compacted
 	// with its key order kept, a JSON string for a non-JSON body, or null.
 	Raw json.RawMessage
+	// resp is the upstream's answer to a call that reached it; data decodes
+	// it when something reads it.
+	resp *upstream.Response
 	// Plan is set for a dry run.
 	Plan any
 	// Err is set when the call failed.
@@ -79,6 +79,22 @@ type Outcome struct {
 	InvalidParams bool
 	// Effect is the effect report; nil for a dry run or an unknown tool.
 	Effect *effect.Report
+}
+
+// data is the decoded upstream answer (nil for an empty or non-JSON body).
+func (o *Outcome) data() any { return o.resp.Decoded() }
+
+// answersObject reports whether the answer is a JSON object (MCP passes an
+// object as structuredContent and wraps anything else as {"result": …}).
+func (o *Outcome) answersObject() bool { return len(o.Raw) > 0 && o.Raw[0] == '{' }
+
+// responseFor is the decoded answer for an effect report that reads it,
+// else nil (the answer is then never decoded).
+func responseFor(reads bool, resp *upstream.Response) any {
+	if !reads {
+		return nil
+	}
+	return resp.Decoded()
 }
 
 func (x *Executor) now() time.Time {
@@ -262,7 +278,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any
 	if out.Plan != nil {
 		return out
 	}
-	out.Effect = effect.Build(tool.Op, effect.Call{Request: args, Response: out.Data, IdempotencyKey: st.sentKey,
+	out.Effect = effect.Build(tool.Op, effect.Call{Request: args, Response: out.data(), IdempotencyKey: st.sentKey,
 		Staged: true, Failed: out.Err != nil, Now: x.now()}, tool.Connector)
 	return out
 }
@@ -344,18 +360,15 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args 
 	if resp.Status < 200 || resp.Status >= 300 {
 		return &Outcome{Err: upstream.ErrorFor(resp, op)}
 	}
-	rep := effect.Build(op, effect.Call{Request: args, Response: resp.JSON, IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
-	return &Outcome{Data: resp.JSON, Raw: answerJSON(resp), Effect: rep}
+	rep := effect.Build(op, effect.Call{Request: args, Response: responseFor(tool.readsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
+	return &Outcome{resp: resp, Raw: answerJSON(resp), Effect: rep}
 }
 
 // answerJSON renders an upstream answer for the caller, keeping the
 // upstream's key order: compact JSON, a JSON string for text, or null.
 func answerJSON(resp *upstream.Response) json.RawMessage {
 	if resp.IsJSON {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, resp.Body); err == nil {
-			return buf.Bytes()
-		}
+		return resp.Compact
 	}
 	if len(bytes.TrimSpace(resp.Body)) == 0 {
 		return json.RawMessage("null")

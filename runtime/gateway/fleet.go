@@ -38,8 +38,11 @@ type Tool struct {
 	Op        *air.Operation
 	GrantOp   grant.Op
 	schema    *jsonschema.Schema
-	listing   json.RawMessage // the tools/list entry
-	compiled  *compiledTool   // set for a generated gateway's tool (compiled.go)
+	// readsResponse: the effect report reads the upstream's answer, which
+	// is then decoded (air.Effect.ReadsResponse).
+	readsResponse bool
+	listing       json.RawMessage // the tools/list entry
+	compiled      *compiledTool   // set for a generated gateway's tool (compiled.go)
 }
 
 // Fleet is the set of connectors and tools a gateway serves.
@@ -129,6 +132,7 @@ func newTool(c *Connector, op *air.Operation) (*Tool, error) {
 		Op:        op,
 		GrantOp: grant.Op{Connector: c.ID, ID: op.ID, ServiceID: c.Doc.Service.ID,
 			Mutation: op.Effect.Kind == air.KindMutation, NeedsConfirm: op.Confirmation.Required},
+		readsResponse: op.Effect.ReadsResponse(),
 	}
 	if op.Input.Schema == nil {
 		return nil, fmt.Errorf("bundle %s: operation %s has no input schema", c.Dir, op.ID)

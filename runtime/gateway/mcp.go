@@ -185,10 +185,10 @@ func toolResult(out *Outcome) *mcp.CallToolResult {
 	default:
 		raw := out.Raw
 		if raw == nil {
-			raw, _ = marshalData(out.Data)
+			raw = json.RawMessage("null")
 		}
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
-		if _, ok := out.Data.(map[string]any); ok {
+		if out.answersObject() {
 			res.StructuredContent = raw
 		} else {
 			res.StructuredContent = map[string]any{"result": raw}

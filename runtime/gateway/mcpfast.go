@@ -312,7 +312,7 @@ func appendPlainToolResult(b []byte, out *Outcome) ([]byte, bool) {
 	b = append(b, `"content":[{"type":"text","text":`...)
 	b = append(b, text...)
 	b = append(b, `}],"structuredContent":`...)
-	if _, ok := out.Data.(map[string]any); ok {
+	if out.answersObject() {
 		b = append(b, structured...)
 	} else {
 		b = append(b, `{"result":`...)

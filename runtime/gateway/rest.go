@@ -71,15 +71,12 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *Principal
 		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(out.Effect))
 	}
 	b := out.Raw
-	if out.Plan != nil || b == nil {
-		data := out.Data
-		if out.Plan != nil {
-			data = out.Plan
-		}
-		b, _ = marshalData(data)
+	if out.Plan != nil {
+		b, _ = marshalData(out.Plan)
+	} else if b == nil {
+		b = json.RawMessage("null")
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	setJSONHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
 }
@@ -95,13 +92,34 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 	if len(body) == 0 {
 		return &callBody{}, nil
 	}
-	var raw map[string]json.RawMessage
-	if body[0] != '{' || json.Unmarshal(body, &raw) != nil {
-		return nil, &envelope.Error{Code: envelope.ValidationError, Message: "The body must be a JSON object {\"arguments\": {...}}."}
+	notObject := &envelope.Error{Code: envelope.ValidationError, Message: "The body must be a JSON object {\"arguments\": {...}}."}
+	if body[0] != '{' {
+		return nil, notObject
+	}
+	members, ok := scanMembers(body)
+	if !ok {
+		var raw map[string]json.RawMessage
+		if json.Unmarshal(body, &raw) != nil {
+			return nil, notObject
+		}
+		members = members[:0]
+		for k, v := range raw {
+			members = append(members, member{k, v})
+		}
+	}
+	var args, stage []byte
+	var hasArgs, hasStage bool
+	for _, m := range members { // the last of repeated keys wins, as in a map
+		switch m.key {
+		case "arguments":
+			args, hasArgs = m.value, true
+		case "stage":
+			stage, hasStage = m.value, true
+		}
 	}
 	out := &callBody{}
-	if a, ok := raw["arguments"]; ok {
-		a = bytes.TrimSpace(a)
+	if hasArgs {
+		a := bytes.TrimSpace(args)
 		if len(a) == 0 || a[0] != '{' {
 			if !bytes.Equal(a, []byte("null")) {
 				return nil, &envelope.Error{Code: envelope.ValidationError, Message: "\"arguments\" must be a JSON object."}
@@ -110,9 +128,9 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 			out.Arguments = a
 		}
 	}
-	if s, ok := raw["stage"]; ok {
+	if hasStage {
 		var b bool
-		switch string(bytes.TrimSpace(s)) {
+		switch string(bytes.TrimSpace(stage)) {
 		case "true":
 			b = true
 		case "false":
@@ -124,16 +142,74 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 	return out, nil
 }
 
+// member is one key of a JSON object with its raw value.
+type member struct {
+	key   string
+	value []byte
+}
+
+// scanMembers lists the members of a valid JSON object without decoding
+// its values. It reports false, leaving the object to encoding/json, when
+// body is not valid JSON or a key has an escape sequence.
+func scanMembers(body []byte) ([]member, bool) {
+	if !json.Valid(body) {
+		return nil, false
+	}
+	var out []member
+	i := skipSpace(body, 1)
+	for i < len(body) && body[i] != '}' {
+		if body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+		end := i + 1
+		for body[end] != '"' {
+			if body[end] == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		key := string(body[i+1 : end])
+		i = skipSpace(body, end+1) + 1 // past the colon
+		i = skipSpace(body, i)
+		vend, ok := skipValue(body, i, 0) // compiled_decode.go
+		if !ok {
+			return nil, false
+		}
+		out = append(out, member{key, body[i:vend]})
+		i = skipSpace(body, vend)
+	}
+	return out, true
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
 // writeEnvelope answers an error with the status of its code, with the
 // effect report in X-Anvil-Effect when there is one.
 func writeEnvelope(w http.ResponseWriter, e *envelope.Error, rep *effect.Report) {
 	if rep != nil {
 		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(rep))
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	setJSONHeaders(w.Header())
 	w.WriteHeader(envelope.RESTStatus(e.Code))
 	_, _ = w.Write(e.Marshal())
+}
+
+// Shared header values: a response's header map may hold them (nothing
+// appends to or edits a value slice in place).
+var (
+	headerJSON    = []string{"application/json"}
+	headerNoStore = []string{"no-store"}
+)
+
+// setJSONHeaders marks an answer as uncacheable JSON.
+func setJSONHeaders(h http.Header) {
+	h["Content-Type"] = headerJSON
+	h["Cache-Control"] = headerNoStore
 }
 
 // mediaType returns the lower-cased media type of a Content-Type value.

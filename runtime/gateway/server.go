@@ -292,8 +292,7 @@ func (g *Gateway) withConnectToken(next func(http.ResponseWriter, *http.Request,
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	setJSONHeaders(w.Header())
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -65,7 +65,10 @@ type Client struct {
 	allow   Allowlist
 	timeout time.Duration
 	max     int64
-	hc      *http.Client
+	// rt sends requests. It is called directly rather than through an
+	// http.Client: the gateway never follows a redirect (Do turns one into
+	// an error) and keeps no cookies, which is all a Client would add.
+	rt http.RoundTripper
 }
 
 // NewTransport returns an http.Transport tuned for a gateway: proxy from the
@@ -106,11 +109,7 @@ func NewClient(opts *ClientOptions) *Client {
 		allow:   o.Allowlist,
 		timeout: o.Timeout,
 		max:     o.MaxResponseBytes,
-		hc: &http.Client{
-			Transport: o.Transport,
-			// Redirects are never followed: Do turns them into errors.
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		rt:      o.Transport,
 	}
 }
 
@@ -142,11 +141,31 @@ type Response struct {
 	Header http.Header
 	// Body is the whole response body (at most the client's cap).
 	Body []byte
-	// JSON is the decoded body when it is JSON (numbers as json.Number), or
-	// nil for an empty or non-JSON body.
+	// JSON is the decoded body (numbers as json.Number), filled in by
+	// Decoded on first use; nil for an empty or non-JSON body.
 	JSON any
-	// IsJSON reports whether Body was decoded into JSON.
+	// IsJSON reports whether Body is one JSON value (by its content type, or
+	// any body that parses when the upstream names no content type).
 	IsJSON bool
+	// Compact is Body with insignificant whitespace removed and its key
+	// order kept, when IsJSON.
+	Compact json.RawMessage
+
+	decoded bool
+}
+
+// Decoded returns the decoded JSON body (numbers as json.Number), or nil
+// when the body is not JSON. It decodes on first use: a gateway whose
+// effect report never reads the answer does not pay for it.
+func (r *Response) Decoded() any {
+	if r == nil {
+		return nil
+	}
+	if r.JSON == nil && r.IsJSON && !r.decoded {
+		r.decoded = true
+		r.JSON = decodeJSON(r.Body)
+	}
+	return r.JSON
 }
 
 // OK reports a 2xx status.
@@ -181,9 +200,27 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 	parent := req.Context()
 	ctx, cancel := context.WithTimeout(parent, c.timeout)
 	defer cancel()
-	resp, err := c.hc.Do(req.WithContext(ctx))
+	req = req.WithContext(ctx)
+	if req.Header == nil {
+		req.Header = http.Header{}
+	}
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		// As http.Client does: credentials in the server URL are basic auth.
+		pw, _ := u.Password()
+		req.SetBasicAuth(u.Username(), pw)
+	}
+	resp, err := c.rt.RoundTrip(req)
 	if err != nil {
+		if resp != nil && resp.Body != nil {
+			resp.Body.Close()
+		}
 		return nil, c.transportError(err, ctx, parent, "before response")
+	}
+	if resp == nil {
+		return nil, c.transportError(io.ErrUnexpectedEOF, ctx, parent, "before response")
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -208,7 +245,7 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 		return nil, c.tooLarge(resp)
 	}
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
-	out.JSON, out.IsJSON = decodeBody(resp.Header.Get("Content-Type"), body)
+	out.Compact, out.IsJSON = compactBody(resp.Header.Get("Content-Type"), body)
 	return out, nil
 }
 
@@ -275,25 +312,32 @@ func transportKind(err error) string {
 	return "network_error"
 }
 
-// decodeBody decodes a JSON body (by content type, or any body that parses
-// when no content type is given), keeping numbers as json.Number.
-func decodeBody(contentType string, body []byte) (any, bool) {
+// compactBody checks that body is one JSON value (by content type, or any
+// body that parses when no content type is given) and returns it compacted.
+func compactBody(contentType string, body []byte) (json.RawMessage, bool) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, false
 	}
 	if contentType != "" && !isJSONType(contentType) {
 		return nil, false
 	}
+	out := make([]byte, 0, len(body))
+	buf := bytes.NewBuffer(out)
+	if err := json.Compact(buf, body); err != nil {
+		return nil, false
+	}
+	return buf.Bytes(), true
+}
+
+// decodeJSON decodes one valid JSON value keeping numbers as json.Number.
+func decodeJSON(body []byte) any {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, false
+	if dec.Decode(&v) != nil {
+		return nil
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false // trailing data
-	}
-	return v, true
+	return v
 }
 
 func isJSONType(contentType string) bool {

@@ -163,7 +163,7 @@ func TestDoEndToEndWithCredential(t *testing.T) {
 	if resp.Status != 201 || !resp.OK() || !resp.IsJSON {
 		t.Fatalf("resp %+v", resp)
 	}
-	m := resp.JSON.(map[string]any)
+	m := resp.Decoded().(map[string]any)
 	if m["id"] != json.Number("100") || m["big"] != json.Number("12345678901234567890") {
 		t.Fatalf("JSON %v", m)
 	}
@@ -350,7 +350,7 @@ func TestDoBodies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if resp.IsJSON != wantJSON || (resp.JSON != nil) != wantJSON {
+		if resp.IsJSON != wantJSON || (resp.Decoded() != nil) != wantJSON {
 			t.Errorf("%s: IsJSON %v JSON %v", path, resp.IsJSON, resp.JSON)
 		}
 	}
@@ -366,8 +366,7 @@ func TestErrorFor(t *testing.T) {
 		return hh
 	}
 	js := func(s string) any {
-		v, _ := decodeBody("application/json", []byte(s))
-		return v
+		return decodeJSON([]byte(s))
 	}
 	tests := []struct {
 		status    int

@@ -67,7 +67,7 @@ func ErrorFor(resp *Response, op *air.Operation, secrets ...string) *envelope.Er
 		e.Operation = op.ID
 		e.SafeToRetry = retryable && op.Retries.Mode == "safe"
 	}
-	msg, upCode := upstreamDetail(resp.JSON)
+	msg, upCode := upstreamDetail(resp.Decoded())
 	e.Upstream.Code = scrub(upCode, secrets)
 	if len(e.Upstream.Code) > 100 {
 		e.Upstream.Code = ""

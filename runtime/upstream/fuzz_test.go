@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
@@ -45,13 +46,16 @@ func FuzzDecodeBody(f *testing.F) {
 		f.Add(s, 400)
 	}
 	f.Fuzz(func(t *testing.T, body string, status int) {
-		v, ok := decodeBody("application/json", []byte(body))
-		if ok && !json.Valid([]byte(body)) {
-			t.Fatalf("decoded invalid JSON %q", body)
+		compact, ok := compactBody("application/json", []byte(body))
+		if ok != json.Valid([]byte(body)) && len(bytes.TrimSpace([]byte(body))) > 0 {
+			t.Fatalf("compactBody says %v for %q", ok, body)
+		}
+		if ok && !json.Valid(compact) {
+			t.Fatalf("compacted %q into invalid JSON %q", body, compact)
 		}
 		if status < 100 || status > 599 {
 			status = 500
 		}
-		_ = ErrorFor(&Response{Status: status, JSON: v}, listIssues(), "secret-value")
+		_ = ErrorFor(&Response{Status: status, Body: []byte(body), IsJSON: ok, Compact: compact}, listIssues(), "secret-value")
 	})
 }

@@ -274,6 +274,9 @@ func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) {
 	if in.schemaCheck {
 		dict[jen.Id("SchemaCheck")] = jen.True()
 	}
+	if !op.Effect.ReadsResponse() {
+		dict[jen.Id("IgnoresResponse")] = jen.True()
+	}
 	if d := op.Effect.Draft; d != nil {
 		dict[jen.Id("DraftOp")] = jen.Lit(d.Operation)
 		dict[jen.Id("Draft")] = jen.Id(n.draft)
