@@ -62,14 +62,18 @@ func parseMessage(body []byte) (msg rpcMessage, ok bool) {
 		msg.batch = true
 		return msg, true
 	}
-	var obj map[string]json.RawMessage
-	if body[0] != '{' || json.Unmarshal(body, &obj) != nil {
+	if body[0] != '{' {
 		return msg, false
 	}
-	for k, v := range obj {
+	obj, ok := objectMembers(body)
+	if !ok {
+		return msg, false
+	}
+	for _, m := range obj {
+		k, v := m.key, m.value
 		switch k {
 		case "method":
-			if json.Unmarshal(v, &msg.method) != nil {
+			if msg.method, ok = jsonString(v); !ok {
 				return rpcMessage{}, false
 			}
 			msg.hasMethod = true
@@ -114,15 +118,22 @@ func (m *mcpServer) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Head
 	if local, _ := ctx.Value(http.LocalAddrContextKey).(net.Addr); local != nil && isLoopbackAddr(local.String()) && !isLoopbackAddr(host) {
 		return nil, false // the SDK's DNS-rebinding protection answers it (403)
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg.params, &params) != nil || params == nil {
+	if p := bytes.TrimSpace(msg.params); len(p) == 0 || p[0] != '{' {
+		return nil, false
+	}
+	params, ok := objectMembers(bytes.TrimSpace(msg.params))
+	if !ok {
 		return nil, false
 	}
 	c := &fastCall{id: id}
-	for k, v := range params {
+	for _, m := range params {
+		k, v := m.key, m.value
 		switch k {
 		case "name":
-			if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &c.name) != nil {
+			if len(v) == 0 || v[0] != '"' {
+				return nil, false
+			}
+			if c.name, ok = jsonString(v); !ok {
 				return nil, false
 			}
 		case "arguments":

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/effect"
 	"github.com/anvil-dev/anvil/runtime/envelope"
@@ -96,16 +97,9 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 	if body[0] != '{' {
 		return nil, notObject
 	}
-	members, ok := scanMembers(body)
+	members, ok := objectMembers(body)
 	if !ok {
-		var raw map[string]json.RawMessage
-		if json.Unmarshal(body, &raw) != nil {
-			return nil, notObject
-		}
-		members = members[:0]
-		for k, v := range raw {
-			members = append(members, member{k, v})
-		}
+		return nil, notObject
 	}
 	var args, stage []byte
 	var hasArgs, hasStage bool
@@ -146,6 +140,51 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 type member struct {
 	key   string
 	value []byte
+}
+
+// objectMembers lists the members of the JSON object body (which starts
+// with '{'), in order; a repeated key appears each time (the last one is the
+// one encoding/json keeps). ok is false when body is not a JSON object.
+func objectMembers(body []byte) ([]member, bool) {
+	if m, ok := scanMembers(body); ok {
+		return m, true
+	}
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(body, &raw) != nil || raw == nil {
+		return nil, false
+	}
+	out := make([]member, 0, len(raw))
+	for k, v := range raw {
+		out = append(out, member{k, v})
+	}
+	return out, true
+}
+
+// jsonString decodes a JSON string literal (the common case without escapes
+// is a plain copy).
+func jsonString(v []byte) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		if in := v[1 : len(v)-1]; plainString(in) {
+			return string(in), true
+		}
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// plainString reports whether s can stand as a JSON string's content as it
+// is: valid UTF-8 with no quote, backslash or control character.
+func plainString(s []byte) bool {
+	for _, c := range s {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(s)
 }
 
 // scanMembers lists the members of a valid JSON object without decoding

@@ -69,3 +69,19 @@ func TestParseCallBodyFastPath(t *testing.T) {
 		}
 	}
 }
+
+func TestJSONString(t *testing.T) {
+	for _, lit := range []string{`"tools/call"`, `""`, `"a\"b"`, `"\u0041"`, `"é"`, "\"\xff\"", `"a\\b"`, ` "x" `, `null`} {
+		var want string
+		werr := json.Unmarshal([]byte(lit), &want)
+		got, ok := jsonString([]byte(lit))
+		if ok != (werr == nil) || got != want {
+			t.Errorf("%q: got %q %v, want %q %v", lit, got, ok, want, werr)
+		}
+	}
+	for _, bad := range []string{`x`, `1`, `"`, `"a`} {
+		if _, ok := jsonString([]byte(bad)); ok {
+			t.Errorf("%q decoded as a string", bad)
+		}
+	}
+}
