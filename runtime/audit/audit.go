@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"os"
 	"strconv"
@@ -226,6 +227,25 @@ type Logger struct {
 	// fi is f's identity, taken by fstat when it was opened (an open file
 	// keeps its device and inode), so each write needs only a stat of path.
 	fi os.FileInfo
+	// watcher and watch, when set (Watch), replace that stat: while the
+	// path's stamp is the one seen when the path last named f (stamp), no
+	// rename, removal or creation has touched it.
+	watcher *fswatch.Watcher
+	watch   *fswatch.Handle
+	stamp   uint64
+}
+
+// Watch makes the logger learn from w, instead of a stat before every line,
+// that its path still names the open file: each write polls w (one
+// non-blocking read) and stats the path only after w reported a change to
+// it. On a path w cannot watch the logger keeps its stat.
+func (l *Logger) Watch(w *fswatch.Watcher) {
+	if l == nil || w == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.watcher, l.watch, l.stamp = w, w.File(l.path, false), 0
 }
 
 // Open returns a Logger appending to path, creating the file with mode 0600
@@ -255,16 +275,25 @@ func (l *Logger) Close() error {
 		return nil
 	}
 	err := l.f.Close()
-	l.f, l.fi = nil, nil
+	l.f, l.fi, l.stamp = nil, nil, 0
 	return err
 }
 
 // file returns the open log file, reopening it when the path names another
 // file or none. The caller holds l.mu.
 func (l *Logger) file() (*os.File, error) {
+	var stamp uint64
+	if l.watch != nil {
+		l.watcher.Poll()
+		stamp = l.watch.Stamp()
+	}
 	if l.f != nil {
+		if stamp != 0 && stamp == l.stamp {
+			return l.f, nil
+		}
 		at, err := os.Stat(l.path)
 		if err == nil && l.fi != nil && os.SameFile(l.fi, at) {
+			l.stamp = stamp
 			return l.f, nil
 		}
 		l.f.Close()
@@ -276,6 +305,10 @@ func (l *Logger) file() (*os.File, error) {
 	}
 	l.f = f
 	l.fi, _ = f.Stat() // nil on failure: the next write reopens
+	l.stamp = 0
+	if l.fi != nil {
+		l.stamp = stamp
+	}
 	return f, nil
 }
 
@@ -323,7 +356,7 @@ func (l *Logger) Write(line Line) error {
 	}
 	if werr != nil {
 		f.Close()
-		l.f, l.fi = nil, nil
+		l.f, l.fi, l.stamp = nil, nil, 0
 		return fmt.Errorf("%w: %w", ErrWrite, werr)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"os"
 	"path/filepath"
 	"strings"
@@ -437,5 +438,69 @@ func TestLoggerFollowsRename(t *testing.T) {
 	}
 	if strings.Count(string(cur), "\n") != 2 || !strings.Contains(string(cur), `"sub":"b"`) || !strings.Contains(string(cur), `"sub":"c"`) {
 		t.Fatalf("new log: %s", cur)
+	}
+}
+
+// TestWatchedLogger: with a watcher the logger skips the per-line stat while
+// nothing touched its path, and still follows a removal, a rotation and a
+// file put in place by someone else on the very next line.
+func TestWatchedLogger(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	l, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	w := fswatch.New()
+	defer w.Close()
+	l.Watch(w)
+	if l.watch.Stamp() == 0 {
+		t.Skip("the audit directory cannot be watched here")
+	}
+	write := func(sub string) {
+		t.Helper()
+		if err := l.Write(Line{Sub: sub}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func(p string) string {
+		t.Helper()
+		raw, _ := os.ReadFile(p)
+		return string(raw)
+	}
+	write("a")
+	write("b")
+	if l.stamp == 0 || l.stamp != l.watch.Stamp() {
+		t.Fatal("an unchanged log path is not trusted from its stamp")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	write("c")
+	if got := lines(path); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"sub":"c"`) {
+		t.Fatalf("after removal: %s", got)
+	}
+	moved := path + ".1"
+	if err := os.Rename(path, moved); err != nil {
+		t.Fatal(err)
+	}
+	write("d")
+	if got := lines(path); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"sub":"d"`) {
+		t.Fatalf("after rotation: %s", got)
+	}
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(other, path); err != nil {
+		t.Fatal(err)
+	}
+	write("e")
+	if got := lines(path); got != "{}\n"+lines(path)[3:] || !strings.Contains(got, `"sub":"e"`) || strings.Count(got, "\n") != 2 {
+		t.Fatalf("after replacement: %s", got)
+	}
+	if got := lines(moved); strings.Contains(got, `"sub":"e"`) {
+		t.Fatalf("a line went to the rotated file: %s", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"io"
 	"net/http"
 	"os"
@@ -149,7 +150,9 @@ type keySource interface {
 // the same.
 type fileSource struct {
 	path string
-	last atomic.Pointer[fileSnapshot]
+	// watch reports changes to path (nil or unwatched: stat every call).
+	watch *fswatch.Handle
+	last  atomic.Pointer[fileSnapshot]
 }
 
 // racyWindow is how recent a file's mtime may be, when it is read, before a
@@ -171,15 +174,26 @@ type fileSnapshot struct {
 	racy bool        // fi's mtime was within racyWindow of the read
 	raw  []byte
 	set  *keySet
+	// stamp is the watch stamp taken before the file was checked: while the
+	// stamp stays the same, no write, rename or removal has touched path
+	// since, so the snapshot is current without a stat.
+	stamp uint64
 }
 
 func (s *fileSource) current(context.Context) (*keySet, error) {
+	stamp := s.watch.Stamp()
+	snap := s.last.Load()
+	if stamp != 0 && snap != nil && snap.stamp == stamp {
+		return snap.set, nil
+	}
 	fi, err := os.Stat(s.path)
 	if err != nil || !fi.Mode().IsRegular() { // never open a FIFO or device
 		return nil, errJWKSUnreadable
 	}
-	snap := s.last.Load()
-	if snap != nil && !snap.racy && sameFile(snap.fi, fi) {
+	// Unwatched, an unchanged stat vouches for the content (outside the racy
+	// window). Watched, the stamp moved: something touched the file, maybe
+	// keeping its size and mtime, so it is read again.
+	if stamp == 0 && snap != nil && !snap.racy && sameFile(snap.fi, fi) {
 		return snap.set, nil
 	}
 	raw, rfi, err := s.read()
@@ -189,7 +203,11 @@ func (s *fileSource) current(context.Context) (*keySet, error) {
 	racy := time.Since(rfi.ModTime()) < racyWindow(rfi.ModTime())
 	if snap != nil && bytes.Equal(snap.raw, raw) {
 		if snap.racy != racy || !sameFile(snap.fi, rfi) {
-			s.last.Store(&fileSnapshot{fi: rfi, racy: racy, raw: raw, set: snap.set})
+			s.last.Store(&fileSnapshot{fi: rfi, racy: racy, raw: raw, set: snap.set, stamp: stamp})
+		} else if stamp != snap.stamp {
+			next := *snap
+			next.stamp = stamp
+			s.last.Store(&next)
 		}
 		return snap.set, nil
 	}
@@ -197,7 +215,7 @@ func (s *fileSource) current(context.Context) (*keySet, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.last.Store(&fileSnapshot{fi: rfi, racy: racy, raw: raw, set: set})
+	s.last.Store(&fileSnapshot{fi: rfi, racy: racy, raw: raw, set: set, stamp: stamp})
 	return set, nil
 }
 

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"os"
 	"path/filepath"
 	"testing"
@@ -138,5 +139,75 @@ func TestRacyWindow(t *testing.T) {
 		if got := racyWindow(tc.mtime); got != tc.want {
 			t.Errorf("racyWindow(%v) = %v, want %v", tc.mtime, got, tc.want)
 		}
+	}
+}
+
+// TestJWKSFileWatched: with a watcher, an unchanged JWKS file is neither
+// read nor stat-ed again, and every change takes effect on the very next
+// request — even an in-place rewrite that keeps the size and the mtime of an
+// hour-old file, which no stat can tell apart.
+func TestJWKSFileWatched(t *testing.T) {
+	w := fswatch.New()
+	defer w.Close()
+	f := newFixture(t, &VerifierOptions{Watcher: w})
+	if fs := f.v.keys.(*fileSource); fs.watch.Stamp() == 0 {
+		t.Skip("the JWKS directory cannot be watched here")
+	}
+	a, b := f.key, authtest.NewKey("by-secondary0")
+	tokA, tokB := authtest.Mint(a, turnClaims()), authtest.Mint(b, turnClaims())
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	write := func(k authtest.Key) {
+		t.Helper()
+		if err := os.WriteFile(f.jwks, authtest.JWKS(k), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(f.jwks, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(a)
+	if _, err := f.verify(tokA); err != nil {
+		t.Fatal(err)
+	}
+	snap := fileSnap(t, f.v)
+	for i := 0; i < 3; i++ {
+		if _, err := f.verify(tokA); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fileSnap(t, f.v) != snap || snap.stamp == 0 {
+		t.Fatal("an unchanged watched file was checked again")
+	}
+
+	write(b) // same inode, same size, same mtime
+	if _, err := f.verify(tokA); err == nil {
+		t.Fatal("in-place rewrite keeping size and mtime: the removed key still verifies")
+	}
+	if _, err := f.verify(tokB); err != nil {
+		t.Fatalf("in-place rewrite: the new key: %v", err)
+	}
+
+	tmp := filepath.Join(f.dir, "next.json")
+	if err := os.WriteFile(tmp, authtest.JWKS(a), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, f.jwks); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.verify(tokB); err == nil {
+		t.Fatal("rename: the removed key still verifies")
+	}
+	if _, err := f.verify(tokA); err != nil {
+		t.Fatalf("rename: the new key: %v", err)
+	}
+
+	if err := os.Remove(f.jwks); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.verify(tokA)
+	wantAuthError(t, err, CodeInvalidToken, "could not be read")
+	write(a)
+	if _, err := f.verify(tokA); err != nil {
+		t.Fatalf("recreated: %v", err)
 	}
 }

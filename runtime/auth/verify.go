@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"math"
 	"net/http"
 	"strconv"
@@ -88,6 +89,11 @@ type VerifierOptions struct {
 	// forced by an unknown kid (and between retries after a failed fetch).
 	// 0 means DefaultRefreshInterval; a negative value means no limit.
 	RefreshInterval time.Duration
+	// Watcher, when set, tells a file: JWKS's changes: Verify then reads the
+	// file again only after a change notification rather than stat-ing it on
+	// every call. Its owner must Poll it before each Verify (the gateway
+	// does once per request); an unwatchable path falls back to the stat.
+	Watcher *fswatch.Watcher
 }
 
 // Verifier verifies bearer tokens for one configuration. It is safe for
@@ -132,7 +138,7 @@ func NewVerifier(cfg Config, opts *VerifierOptions) (*Verifier, error) {
 	src, _ := parseJWKSURI(cfg.JWKSURI) // validated above
 	v := &Verifier{cfg: cfg, leeway: cfg.Leeway.Seconds(), now: o.Now}
 	if src.path != "" {
-		v.keys = &fileSource{path: src.path}
+		v.keys = &fileSource{path: src.path, watch: o.Watcher.File(src.path, true)}
 	} else {
 		v.keys = &httpsSource{url: src.url, client: o.HTTPClient, now: o.Now, interval: o.RefreshInterval}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -31,6 +32,8 @@ type fixture struct {
 	jwks string
 	key  authtest.Key
 	v    *Verifier
+	// watch is the verifier's watcher, when the test gave one.
+	watch *fswatch.Watcher
 
 	mu  sync.Mutex
 	now time.Time
@@ -48,6 +51,7 @@ func newFixture(t testing.TB, opts *VerifierOptions) *fixture {
 		o = *opts
 	}
 	o.Now = f.clock
+	f.watch = o.Watcher
 	v, err := NewVerifier(f.config(), &o)
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +120,9 @@ func with(c map[string]any, kv ...any) map[string]any {
 var deleted any = nil
 
 func (f *fixture) verify(token string) (*Claims, error) {
+	if f.watch != nil {
+		f.watch.Poll() // as the gateway does at the start of each request
+	}
 	return f.v.Verify(context.Background(), "Bearer "+token)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"net"
 	"net/http"
 	"net/url"
@@ -74,6 +75,9 @@ type Gateway struct {
 	mcp      *mcpServer
 	connect  *connectRoutes
 	logf     func(format string, args ...any)
+	// watch reports changes to the files read on every call (the JWKS file,
+	// vault records, the audit log's path); authenticate polls it.
+	watch *fswatch.Watcher
 }
 
 // Options tune a gateway.
@@ -97,7 +101,7 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 	if cfg.Getenv == nil {
 		cfg.Getenv = func(string) string { return "" }
 	}
-	g := &Gateway{cfg: cfg, logf: opts.Logf}
+	g := &Gateway{cfg: cfg, logf: opts.Logf, watch: fswatch.New()}
 	if g.logf == nil {
 		g.logf = func(string, ...any) {}
 	}
@@ -123,7 +127,7 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 	}
 	g.fleet = fleet
 	if branchyard {
-		v, err := auth.NewVerifier(cfg.Auth, &auth.VerifierOptions{HTTPClient: opts.HTTPClient})
+		v, err := auth.NewVerifier(cfg.Auth, &auth.VerifierOptions{HTTPClient: opts.HTTPClient, Watcher: g.watch})
 		if err != nil {
 			return nil, err
 		}
@@ -150,6 +154,7 @@ func New(cfg Config, opts *Options) (*Gateway, error) {
 		if err != nil {
 			return nil, err
 		}
+		logger.Watch(g.watch)
 	}
 	timeout := cfg.UpstreamTimeout
 	allow := upstream.ParseAllowlist(cfg.AllowedHosts, cfg.Env)
@@ -241,6 +246,9 @@ func (g *Gateway) resourceURL() string {
 // authenticate verifies the caller's bearer token. In auth mode none every
 // caller is the local, unrestricted principal.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Claims, bool) {
+	// Changes to the JWKS file and the vault made before this request are
+	// seen by it.
+	g.watch.Poll()
 	if g.verifier == nil {
 		return nil, true
 	}

@@ -1,0 +1,50 @@
+// Package fswatch answers "did this file change?" cheaply and exactly, for
+// hot paths that would otherwise os.Stat the same few files on every request.
+//
+// A [Watcher] owns one inotify instance. [Watcher.File] and [Watcher.Dir]
+// return a [Handle] whose [Handle.Stamp] is a non-zero number that increases
+// whenever [Watcher.Poll] applied an event concerning that file or directory.
+// Poll drains the inotify queue with non-blocking reads, so a change whose
+// system call returned before Poll was called is reflected in the stamps once
+// Poll returns. When nothing is pending Poll costs one read system call and
+// does not allocate; Stamp is a single atomic load.
+//
+// A stamp of 0 means "unwatched": the caller must check the file itself every
+// time. Handles are unwatched when inotify is unavailable (not Linux, out of
+// instances, any error), after [Watcher.Close], when the path or its directory
+// involves a symbolic link (symlink swaps are invisible to a directory watch),
+// when the directory is not on a local file system (remote changes to NFS,
+// SMB, FUSE, 9p and similar are not reported by inotify), and for good once
+// the directory or one of its ancestors has been deleted, moved or unmounted,
+// or a symbolic link has been put in place of a watched file.
+//
+// # Consumer pattern
+//
+// Read the stamp after the owner's Poll and before looking at the file. A
+// change racing the stat then bumps the stamp later, so the next request sees
+// a mismatch and reloads:
+//
+//	w.Poll()                       // once per request, by the owner
+//	s := h.Stamp()
+//	if s != 0 && s == cached.stamp {
+//		// use cached
+//	} else {
+//		// stat/read the file; cached = ...; cached.stamp = s
+//	}
+//
+// # What a handle reports
+//
+// A File handle is bumped when its name is created, deleted, or renamed to or
+// from in its directory, when the directory's own attributes change
+// (permissions may make the file unreachable), and, with content true, on
+// IN_MODIFY, IN_CLOSE_WRITE and IN_ATTRIB of that name. Events are dispatched
+// by name, so writes to a sibling never bump it. A Dir handle is bumped on any
+// entry event in the directory (content adds modify/close-write/attrib of any
+// entry). An IN_Q_OVERFLOW, or a malformed read, bumps every handle.
+//
+// Not reported, so keep to a plain stat if they matter: content written
+// through memory mappings, through a hard link living in another directory,
+// or to the target of a symbolic link entry of a watched directory; a file
+// system mounted over the path after the handle was made; permission changes
+// on ancestors above the file's own directory.
+package fswatch
