@@ -46,8 +46,10 @@ const (
 // int wd; uint32 mask; uint32 cookie; uint32 len.
 const eventHeader = 16
 
-// bufSize holds many events per read; the minimum for one event is
-// eventHeader + NAME_MAX + 1 = 272 bytes.
+// maxEvent is the largest event record: eventHeader + NAME_MAX + 1.
+const maxEvent = eventHeader + 255 + 1
+
+// bufSize holds many events per read (the minimum for one is maxEvent).
 const bufSize = 8192
 
 // rawEvent is one decoded inotify_event. name aliases the read buffer and has

@@ -196,6 +196,13 @@ func (c *core) drainLocked() {
 			break
 		}
 		c.apply(c.buf[:min(n, len(c.buf))])
+		if n <= len(c.buf)-maxEvent {
+			// The read had room for another event and returned none: the
+			// queue was empty when it was taken, so everything queued before
+			// this drain began is applied (a read for EAGAIN would only cost
+			// another system call).
+			break
+		}
 	}
 	c.covered = upTo
 }
