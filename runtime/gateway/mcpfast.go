@@ -304,13 +304,12 @@ func appendPlainToolResult(b []byte, out *Outcome) ([]byte, bool) {
 	}
 	b = append(b, '{')
 	if out.Effect != nil {
-		eff, err := json.Marshal(out.Effect)
-		if err != nil {
-			return b, false
-		}
+		// json.Marshal of the report is its compact AppendJSON with '<', '>',
+		// '&', U+2028 and U+2029 escaped; the escaping alone does the same.
 		b = append(b, `"_meta":{"effect":`...)
-		b = append(b, eff...)
-		b = append(b, "},"...)
+		buf := bytes.NewBuffer(b)
+		json.HTMLEscape(buf, out.Effect.AppendJSON(nil))
+		b = append(buf.Bytes(), "},"...)
 	}
 	text, err := json.Marshal(string(out.Raw))
 	if err != nil {

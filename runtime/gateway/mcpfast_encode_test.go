@@ -21,6 +21,12 @@ func TestPlainToolResultBytes(t *testing.T) {
 		nil,
 		{Class: "read", Operation: "github.pulls.list"},
 		{Class: "reversible", Operation: "a<b>&c", IdempotencyKey: key, DeadlineMs: &deadline, UndoUnavailable: "x\u2029y"},
+		{Class: "reversible", Operation: "github.comments.create", Undo: &effect.Undo{FollowUp: effect.FollowUp{
+			Operation: "github.comments.delete", Tool: "github__delete_comment", Arguments: effect.Args{
+				{Name: "raw", Value: json.RawMessage(` { "a" : [ 1 , "<x>" ] } `)},
+				{Name: "map", Value: map[string]any{"z": "&", "a": []any{json.Number("1.50"), true, nil}}},
+				{Name: "text", Value: "line\u2028<tag>\u00e9"},
+			}}}},
 	}
 	raws := []string{
 		`[{"number":3,"title":"Fix the first issue","state":"merged"}]`,
