@@ -1,13 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
-	"time"
 
 	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
 	"github.com/anvil-dev/anvil/runtime/gateway"
@@ -37,39 +33,6 @@ func startGenerated(cfg gateway.Config, mockURL, auditFile string) (string, func
 	served := make(chan struct{})
 	go func() { _ = g.Serve(ctx, ln); close(served) }()
 	return "http://" + ln.Addr().String(), func() { cancel(); <-served }, nil
-}
-
-// mcpTarget opens an MCP session on base per worker and calls mcpCall on it.
-func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error) {
-	return func() (func() error, func(), error) {
-		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
-		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
-			"Accept": {"application/json, text/event-stream"}}
-		var sid string
-		err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
-			func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
-		if err != nil || sid == "" {
-			return nil, nil, fmt.Errorf("initialize: %v", err)
-		}
-		sh := h.Clone()
-		sh.Set("Mcp-Session-Id", sid)
-		sh.Set("Mcp-Protocol-Version", "2025-06-18")
-		req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
-		req.Header = sh.Clone()
-		if resp, err := c.Do(req); err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		closeSession := func() {
-			req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
-			req.Header = sh.Clone()
-			if resp, err := c.Do(req); err == nil {
-				resp.Body.Close()
-			}
-			c.CloseIdleConnections()
-		}
-		return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
-	}
 }
 
 // printGenerated compares the generated gateway's rows with the bare proxy

@@ -196,35 +196,7 @@ func run(bundle string, d time.Duration, conns, rounds int) error {
 		{"upstream", simple("GET", mock.URL+"/repos/octo/hello/pulls", upstreamHeader, "")},
 		{"bare proxy", simple("GET", "http://"+pln.Addr().String()+"/repos/octo/hello/pulls", upstreamHeader, "")},
 		{"gateway /call", simple("POST", base+"/call/github__github_list_pull", callHeader, listBody)},
-		{"gateway MCP", func() (func() error, func(), error) {
-			c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
-			h := http.Header{"Authorization": {"Bearer " + turnTok}, "Content-Type": {"application/json"},
-				"Accept": {"application/json, text/event-stream"}}
-			var sid string
-			err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
-				func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
-			if err != nil || sid == "" {
-				return nil, nil, fmt.Errorf("initialize: %v", err)
-			}
-			sh := h.Clone()
-			sh.Set("Mcp-Session-Id", sid)
-			sh.Set("Mcp-Protocol-Version", "2025-06-18")
-			req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
-			req.Header = sh.Clone()
-			if resp, err := c.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-			}
-			closeSession := func() {
-				req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
-				req.Header = sh.Clone()
-				if resp, err := c.Do(req); err == nil {
-					resp.Body.Close()
-				}
-				c.CloseIdleConnections()
-			}
-			return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
-		}},
+		{"gateway MCP", mcpTarget(base, turnTok, mcpCall)},
 	}
 	// The generated gateway, when gen/github-mini exists (generated.go).
 	gbase, stopGenerated, err := startGenerated(cfg, mock.URL, filepath.Join(dir, "audit-generated.jsonl"))
@@ -269,6 +241,39 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "MISSED"
+}
+
+// mcpTarget opens an MCP session on base per worker and calls mcpCall on it.
+func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error) {
+	return func() (func() error, func(), error) {
+		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
+		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
+			"Accept": {"application/json, text/event-stream"}}
+		var sid string
+		err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
+			func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
+		if err != nil || sid == "" {
+			return nil, nil, fmt.Errorf("initialize: %v", err)
+		}
+		sh := h.Clone()
+		sh.Set("Mcp-Session-Id", sid)
+		sh.Set("Mcp-Protocol-Version", "2025-06-18")
+		req, _ := http.NewRequest("POST", base+"/mcp", bytes.NewReader([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)))
+		req.Header = sh.Clone()
+		if resp, err := c.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		closeSession := func() {
+			req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
+			req.Header = sh.Clone()
+			if resp, err := c.Do(req); err == nil {
+				resp.Body.Close()
+			}
+			c.CloseIdleConnections()
+		}
+		return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
+	}
 }
 
 // measureAll measures every target in rounds, interleaved (throughput with

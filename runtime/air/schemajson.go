@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 )
 
 // appendSchemaJSON appends s as compact JSON, byte for byte what
@@ -30,7 +31,7 @@ func appendSchemaJSON(b []byte, s *Schema) ([]byte, error) {
 	w.str("description", s.Description)
 	if len(s.Type) == 1 {
 		w.key("type")
-		w.b = appendHTMLString(w.b, s.Type[0])
+		w.b = jsstring.AppendHTML(w.b, s.Type[0])
 	} else if len(s.Type) > 1 {
 		w.strings("type", s.Type)
 	}
@@ -90,7 +91,7 @@ func (w *schemaWriter) key(k string) {
 func (w *schemaWriter) str(k, v string) {
 	if v != "" {
 		w.key(k)
-		w.b = appendHTMLString(w.b, v)
+		w.b = jsstring.AppendHTML(w.b, v)
 	}
 }
 
@@ -104,7 +105,7 @@ func (w *schemaWriter) strings(k string, l []string) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = appendHTMLString(w.b, v)
+		w.b = jsstring.AppendHTML(w.b, v)
 	}
 	w.b = append(w.b, ']')
 }
@@ -149,7 +150,7 @@ func (w *schemaWriter) schemaMap(k string, m map[string]*Schema) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = appendHTMLString(w.b, n)
+		w.b = jsstring.AppendHTML(w.b, n)
 		w.b = append(w.b, ':')
 		if w.b, w.err = appendSchemaJSON(w.b, m[n]); w.err != nil {
 			return
@@ -236,61 +237,6 @@ func appendRawJSON(b []byte, r json.RawMessage) ([]byte, error) {
 }
 
 const hexDigit = "0123456789abcdef"
-
-// appendHTMLString appends s as a JSON string the way encoding/json.Marshal
-// writes one: <, > and & escaped, invalid UTF-8 as U+FFFD, U+2028 and U+2029
-// escaped.
-func appendHTMLString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigit[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
 
 // isJSONNumber reports whether s is a number in JSON's grammar.
 func isJSONNumber(s string) bool {

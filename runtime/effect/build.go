@@ -177,15 +177,7 @@ func deadline(d *air.Deadline, response any, now time.Time) *int64 {
 	}
 	switch {
 	case d.WithinMs != nil && d.At == "":
-		if now.IsZero() {
-			now = time.Now()
-		}
-		base, within := now.UnixMilli(), *d.WithinMs
-		if within < 0 || base > math.MaxInt64-within {
-			return nil
-		}
-		ms := base + within
-		return &ms
+		return DeadlineWithin(now, *d.WithinMs)
 	case d.At != "" && d.WithinMs == nil:
 		rt := roots{response: response}
 		p, valid := parsePath(d.At)
@@ -201,8 +193,38 @@ func deadline(d *air.Deadline, response any, now time.Time) *int64 {
 	return nil
 }
 
-// epochMs converts a decoded JSON value to epoch milliseconds.
+// DeadlineWithin resolves a within_ms deadline: now (time.Now() for the
+// zero time) plus within, in epoch milliseconds; nil for a negative within
+// or one that overflows.
+func DeadlineWithin(now time.Time, within int64) *int64 {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	base := now.UnixMilli()
+	if within < 0 || base > math.MaxInt64-within {
+		return nil
+	}
+	ms := base + within
+	return &ms
+}
+
+// epochMs is EpochMs, accepting Go's int and int64 too.
 func epochMs(v any) *int64 {
+	switch x := v.(type) {
+	case int:
+		n := int64(x)
+		return &n
+	case int64:
+		return &x
+	}
+	return EpochMs(v)
+}
+
+// EpochMs reads an at deadline's value, a decoded JSON value, as epoch
+// milliseconds: a number (float64 or json.Number; a fraction is truncated)
+// or an RFC 3339 time (a string). It returns nil for anything else and for
+// a number out of int64's range.
+func EpochMs(v any) *int64 {
 	var f float64
 	switch x := v.(type) {
 	case float64:
@@ -216,11 +238,6 @@ func epochMs(v any) *int64 {
 			return nil
 		}
 		f = g
-	case int:
-		n := int64(x)
-		return &n
-	case int64:
-		return &x
 	case string:
 		t, err := time.Parse(time.RFC3339Nano, x)
 		if err != nil {

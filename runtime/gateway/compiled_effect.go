@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -49,53 +47,17 @@ func StagedUnavailable(promote, discard string) string {
 }
 
 // DeadlineWithin is a within_ms deadline: now plus within, in epoch
-// milliseconds (nil on overflow or a negative within).
-func DeadlineWithin(now time.Time, within int64) *int64 {
-	if now.IsZero() {
-		now = time.Now()
-	}
-	base := now.UnixMilli()
-	if within < 0 || base > math.MaxInt64-within {
-		return nil
-	}
-	ms := base + within
-	return &ms
-}
+// milliseconds (nil on overflow or a negative within; effect.DeadlineWithin).
+func DeadlineWithin(now time.Time, within int64) *int64 { return effect.DeadlineWithin(now, within) }
 
 // DeadlineAt reads an at deadline's value (a response value): epoch
-// milliseconds as a number, or an RFC 3339 time as a string; nil otherwise.
+// milliseconds as a number, or an RFC 3339 time as a string; nil otherwise
+// and when the value was not found (effect.EpochMs).
 func DeadlineAt(v any, found bool) *int64 {
 	if !found {
 		return nil
 	}
-	var f float64
-	switch x := v.(type) {
-	case float64:
-		f = x
-	case json.Number:
-		if n, err := strconv.ParseInt(string(x), 10, 64); err == nil {
-			return &n
-		}
-		g, err := strconv.ParseFloat(string(x), 64)
-		if err != nil {
-			return nil
-		}
-		f = g
-	case string:
-		t, err := time.Parse(time.RFC3339Nano, x)
-		if err != nil {
-			return nil
-		}
-		n := t.UnixMilli()
-		return &n
-	default:
-		return nil
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) || f >= math.MaxInt64 || f <= math.MinInt64 {
-		return nil
-	}
-	n := int64(math.Trunc(f))
-	return &n
+	return effect.EpochMs(v)
 }
 
 // DecodeJSON decodes a literal of generated code (numbers as json.Number).

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -100,15 +98,15 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		v = normalize(v)
 		switch p.In {
 		case "query":
-			query = appendQuery(query, queryPairs(p, v)...)
+			query = AppendQueryValue(query, p.Name, p.Style, p.Explode == nil || *p.Explode, v)
 		case "header":
-			s := headerValue(v)
+			s := HeaderValue(v)
 			if strings.ContainsAny(s, "\r\n\x00") {
 				return nil, validation(op.ID, key, p.In, fmt.Sprintf("Header input %s must not contain line breaks.", key))
 			}
 			header.Set(p.Name, s)
 		case "cookie":
-			cookies = append(cookies, p.Name+"="+cookieEscape(headerValue(v)))
+			cookies = append(cookies, p.Name+"="+CookieValue(HeaderValue(v)))
 		}
 	}
 	body, contentType, err := b.body()
@@ -119,13 +117,13 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 	if key, ok := b.undeclaredCarrier(); ok {
 		switch op.Idempotency.Mechanism {
 		case "header":
-			s := headerValue(key)
+			s := HeaderValue(key)
 			if strings.ContainsAny(s, "\r\n\x00") {
 				return nil, validation(op.ID, IdempotencyInputKey, "header", "The idempotency key must not contain line breaks.")
 			}
 			header.Set(op.Idempotency.Key, s)
 		case "query":
-			query = appendQuery(query, [2]string{op.Idempotency.Key, scalarString(key)})
+			query = AppendQuery(query, op.Idempotency.Key, ScalarString(key))
 		}
 	}
 
@@ -216,7 +214,7 @@ func (b *builder) path(tmpl string) (string, error) {
 		if !ok || v == nil || reserved(key) {
 			return "", missing(b.op.ID, key, "path")
 		}
-		s, ok := pathValue(p, normalize(v))
+		s, ok := PathValue(normalize(v), p.Name, p.Style, p.Explode != nil && *p.Explode)
 		if !ok {
 			return "", validation(b.op.ID, key, "path", fmt.Sprintf("Path input %s must not be empty.", key))
 		}
@@ -234,269 +232,6 @@ func (b *builder) pathParam(name string) *air.Param {
 	return nil
 }
 
-// pathValue renders a path input; false for an empty value.
-func pathValue(p *air.Param, v any) (string, bool) {
-	explode := p.Explode != nil && *p.Explode
-	var parts []string // already escaped
-	var pairs [][2]string
-	switch x := v.(type) {
-	case []any:
-		for _, e := range x {
-			parts = append(parts, pathSegment(scalarString(e)))
-		}
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			pairs = append(pairs, [2]string{pathSegment(k), pathSegment(scalarString(x[k]))})
-		}
-	default:
-		s := scalarString(x)
-		if s == "" {
-			return "", false
-		}
-		parts = []string{pathSegment(s)}
-	}
-	if pairs != nil {
-		for _, kv := range pairs {
-			if explode {
-				parts = append(parts, kv[0]+"="+kv[1])
-			} else {
-				parts = append(parts, kv[0], kv[1])
-			}
-		}
-	}
-	if len(parts) == 0 {
-		return "", false
-	}
-	switch p.Style {
-	case "label":
-		if explode {
-			return "." + strings.Join(parts, "."), true
-		}
-		return "." + strings.Join(parts, ","), true
-	case "matrix":
-		name := pathSegment(p.Name)
-		if explode && pairs == nil {
-			return ";" + name + "=" + strings.Join(parts, ";"+name+"="), true
-		}
-		if explode {
-			return ";" + strings.Join(parts, ";"), true
-		}
-		return ";" + name + "=" + strings.Join(parts, ","), true
-	}
-	return strings.Join(parts, ","), true
-}
-
-// pathSegment escapes like encodeURIComponent and also escapes the dot
-// segments "." and "..", so an argument cannot climb the upstream's path.
-func pathSegment(s string) string {
-	switch s {
-	case ".":
-		return "%2E"
-	case "..":
-		return "%2E%2E"
-	}
-	return encodeURIComponent(s)
-}
-
-// encodeURIComponent escapes every byte except A-Z a-z 0-9 - _ . ! ~ * ' ( ).
-func encodeURIComponent(s string) string {
-	const hex = "0123456789ABCDEF"
-	n := 0
-	for i := 0; i < len(s); i++ {
-		if !uriUnreserved(s[i]) {
-			n++
-		}
-	}
-	if n == 0 {
-		return s
-	}
-	out := make([]byte, 0, len(s)+2*n)
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if uriUnreserved(c) {
-			out = append(out, c)
-		} else {
-			out = append(out, '%', hex[c>>4], hex[c&0xf])
-		}
-	}
-	return string(out)
-}
-
-func uriUnreserved(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	}
-	switch c {
-	case '-', '_', '.', '!', '~', '*', '\'', '(', ')':
-		return true
-	}
-	return false
-}
-
-// queryPairs renders one query input as name/value pairs (unescaped).
-func queryPairs(p *air.Param, v any) [][2]string {
-	switch x := v.(type) {
-	case []any:
-		explode := p.Explode == nil || *p.Explode
-		sep := ","
-		switch p.Style {
-		case "spaceDelimited":
-			sep, explode = " ", false
-		case "pipeDelimited":
-			sep, explode = "|", false
-		}
-		if explode {
-			out := make([][2]string, 0, len(x))
-			for _, e := range x {
-				out = append(out, [2]string{p.Name, scalarString(e)})
-			}
-			return out
-		}
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = scalarString(e)
-		}
-		return [][2]string{{p.Name, strings.Join(parts, sep)}}
-	case map[string]any:
-		if p.Style == "deepObject" {
-			out := make([][2]string, 0, len(x))
-			for _, k := range sortedKeys(x) {
-				if x[k] == nil {
-					continue
-				}
-				out = append(out, [2]string{p.Name + "[" + k + "]", scalarString(x[k])})
-			}
-			return out
-		}
-		return [][2]string{{p.Name, scalarString(x)}}
-	}
-	return [][2]string{{p.Name, scalarString(v)}}
-}
-
-// appendQuery appends escaped name=value pairs to a raw query.
-func appendQuery(q string, pairs ...[2]string) string {
-	for _, kv := range pairs {
-		if q != "" {
-			q += "&"
-		}
-		q += url.QueryEscape(kv[0]) + "=" + url.QueryEscape(kv[1])
-	}
-	return q
-}
-
-// headerValue renders a header or cookie input.
-func headerValue(v any) string {
-	if l, ok := v.([]any); ok {
-		parts := make([]string, len(l))
-		for i, e := range l {
-			parts[i] = scalarString(e)
-		}
-		return strings.Join(parts, ",")
-	}
-	return scalarString(v)
-}
-
-// cookieEscape percent-encodes the bytes a cookie value may not hold.
-func cookieEscape(s string) string {
-	const hex = "0123456789ABCDEF"
-	var out []byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c == 0x21 || (c >= 0x23 && c <= 0x2B) || (c >= 0x2D && c <= 0x3A) ||
-			(c >= 0x3C && c <= 0x5B) || (c >= 0x5D && c <= 0x7E)
-		if ok {
-			if out != nil {
-				out = append(out, c)
-			}
-			continue
-		}
-		if out == nil {
-			out = append(make([]byte, 0, len(s)+8), s[:i]...)
-		}
-		out = append(out, '%', hex[c>>4], hex[c&0xf])
-	}
-	if out == nil {
-		return s
-	}
-	return string(out)
-}
-
-// scalarString renders a value for a URL, header or form: strings as they
-// are, booleans as true/false, numbers without exponent, null as "", and
-// arrays and objects as compact JSON.
-func scalarString(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case bool:
-		return strconv.FormatBool(x)
-	case float64:
-		return formatFloat(x)
-	case float32:
-		return formatFloat(float64(x))
-	case int:
-		return strconv.Itoa(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case int32:
-		return strconv.FormatInt(int64(x), 10)
-	case uint64:
-		return strconv.FormatUint(x, 10)
-	case json.Number:
-		s := string(x)
-		if isIntegerText(s) {
-			return s
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return s
-		}
-		return formatFloat(f)
-	}
-	b, err := marshalJSON(v)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-func formatFloat(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "null"
-	}
-	if f == 0 {
-		return "0"
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-func isIntegerText(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // normalize turns Go values that are not decoded JSON (typed slices and
 // maps, structs, pointers) into decoded JSON with json.Number numbers.
 func normalize(v any) any {
@@ -504,7 +239,7 @@ func normalize(v any) any {
 	case nil, string, bool, float64, float32, int, int64, int32, uint64, json.Number, []any, map[string]any:
 		return v
 	}
-	b, err := marshalJSON(v)
+	b, err := AppendJSON(nil, v)
 	if err != nil {
 		return v
 	}
@@ -517,49 +252,8 @@ func normalize(v any) any {
 	return out
 }
 
-// marshalJSON is compact JSON without HTML escaping.
-func marshalJSON(v any) ([]byte, error) {
-	switch x := v.(type) {
-	case string:
-		if plainString(x) {
-			out := make([]byte, 0, len(x)+2)
-			return append(append(append(out, '"'), x...), '"'), nil
-		}
-	case bool:
-		return strconv.AppendBool(nil, x), nil
-	case json.Number:
-		if isIntegerText(string(x)) {
-			return []byte(x), nil
-		}
-	case nil:
-		return []byte("null"), nil
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
-// plainString reports a string JSON writes between quotes unchanged.
-func plainString(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// Body encodings.
-const (
-	encJSON = iota
-	encForm
-	encRaw
-)
-
+// bodyEncoding returns the body encoding of a Content-Type and the
+// Content-Type to send.
 func bodyEncoding(contentType string) (int, string) {
 	mt := strings.ToLower(strings.TrimSpace(contentType))
 	if i := strings.IndexByte(mt, ';'); i >= 0 {
@@ -567,13 +261,13 @@ func bodyEncoding(contentType string) (int, string) {
 	}
 	switch {
 	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return encJSON, contentType
+		return BodyJSON, contentType
 	case mt == "application/x-www-form-urlencoded":
-		return encForm, "application/x-www-form-urlencoded"
+		return BodyForm, "application/x-www-form-urlencoded"
 	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
-		return encRaw, contentType
+		return BodyRaw, contentType
 	}
-	return encJSON, "application/json"
+	return BodyJSON, "application/json"
 }
 
 // body encodes the request body; nil when there is none.
@@ -599,37 +293,13 @@ func (b *builder) body() ([]byte, string, error) {
 			}
 			return nil, "", nil
 		}
-		v = normalize(v)
+		carrierKey := ""
 		if inBody {
-			if m, ok := v.(map[string]any); ok {
-				c := make(map[string]any, len(m)+1)
-				for k, x := range m {
-					c[k] = x
-				}
-				c[b.op.Idempotency.Key] = carrier
-				v = c
-			}
+			carrierKey = b.op.Idempotency.Key
 		}
-		switch enc {
-		case encRaw:
-			if s, ok := v.(string); ok {
-				return []byte(s), ctype, nil
-			}
-			enc, ctype = encJSON, "application/json"
-		case encForm:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, "", validation(b.op.ID, key, "body", "A form body must be an object.")
-			}
-			var pairs [][2]string
-			for _, k := range sortedKeys(m) {
-				pairs = appendFormPairs(pairs, k, m[k])
-			}
-			return []byte(appendQuery("", pairs...)), ctype, nil
-		}
-		out, err := marshalJSON(v)
-		if err != nil {
-			return nil, "", validation(b.op.ID, key, "body", "The body input cannot be encoded as JSON.")
+		out, ctype, problem := wholeBody(enc, ctype, normalize(v), carrierKey, carrier)
+		if problem != "" {
+			return nil, "", validation(b.op.ID, key, "body", problem)
 		}
 		return out, ctype, nil
 	}
@@ -661,15 +331,15 @@ func (b *builder) body() ([]byte, string, error) {
 			return nil, "", missing(b.op.ID, key, "body")
 		}
 	}
-	if enc == encForm {
-		var pairs [][2]string
+	if enc == BodyForm {
+		q := ""
 		for _, f := range fields {
-			pairs = appendFormPairs(pairs, f.name, f.v)
+			q = AppendFormValue(q, f.name, f.v)
 		}
-		return []byte(appendQuery("", pairs...)), ctype, nil
+		return []byte(q), ctype, nil
 	}
-	if enc == encRaw {
-		enc, ctype = encJSON, "application/json"
+	if enc == BodyRaw {
+		ctype = "application/json"
 	}
 	out := make([]byte, 0, 64)
 	out = append(out, '{')
@@ -677,32 +347,15 @@ func (b *builder) body() ([]byte, string, error) {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		k, _ := marshalJSON(f.name)
-		out = append(out, k...)
+		out, _ = AppendJSON(out, f.name)
 		out = append(out, ':')
-		v, err := marshalJSON(f.v)
-		if err != nil {
+		var err error
+		if out, err = AppendJSON(out, f.v); err != nil {
 			return nil, "", validation(b.op.ID, f.name, "body", fmt.Sprintf("Body input %s cannot be encoded as JSON.", f.name))
 		}
-		out = append(out, v...)
 	}
 	out = append(out, '}')
 	return out, ctype, nil
-}
-
-// appendFormPairs flattens one form field: arrays as repeated keys, objects
-// as JSON, null as nothing.
-func appendFormPairs(pairs [][2]string, name string, v any) [][2]string {
-	switch x := v.(type) {
-	case nil:
-		return pairs
-	case []any:
-		for _, e := range x {
-			pairs = append(pairs, [2]string{name, scalarString(e)})
-		}
-		return pairs
-	}
-	return append(pairs, [2]string{name, scalarString(v)})
 }
 
 // undeclaredCarrier returns the idempotency key to send through the
@@ -763,8 +416,8 @@ func orderedJSON(kv ...any) json.RawMessage {
 		if i > 0 {
 			out = append(out, ',')
 		}
-		k, _ := marshalJSON(kv[i])
-		v, err := marshalJSON(kv[i+1])
+		k, _ := AppendJSON(nil, kv[i])
+		v, err := AppendJSON(nil, kv[i+1])
 		if err != nil {
 			v = []byte("null")
 		}

@@ -1,0 +1,415 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+// The encoders below write the parts of an upstream request: path, query,
+// header, cookie and form values, and JSON bodies. BuildRequest uses them,
+// and so do the request builders of a generated gateway (through
+// runtime/gateway), so both write the same bytes for the same value.
+// Values are decoded JSON (nil, bool, string, float64 or json.Number,
+// []any, map[string]any); ScalarString also reads Go's int, int32, int64,
+// uint64 and float32, and any other Go value is written as encoding/json
+// writes it.
+
+// PathSegment escapes a path value like encodeURIComponent (every byte
+// except A-Z a-z 0-9 - _ . ! ~ * ' ( ) as %XX), and also the dot segments
+// "." and ".." (as %2E and %2E%2E), so an argument cannot climb the
+// upstream's path.
+func PathSegment(s string) string {
+	switch s {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	const hex = "0123456789ABCDEF"
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if !uriUnreserved(s[i]) {
+			n++
+		}
+	}
+	if n == 0 {
+		return s
+	}
+	out := make([]byte, 0, len(s)+2*n)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if uriUnreserved(c) {
+			out = append(out, c)
+		} else {
+			out = append(out, '%', hex[c>>4], hex[c&0xf])
+		}
+	}
+	return string(out)
+}
+
+func uriUnreserved(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	switch c {
+	case '-', '_', '.', '!', '~', '*', '\'', '(', ')':
+		return true
+	}
+	return false
+}
+
+// ScalarString renders a value for a URL, header or form: strings as they
+// are, booleans as true/false, numbers without exponent (NumberString;
+// integers of Go's integer types as decimals, a float32 as the float64 it
+// converts to), null as "", and arrays and objects as compact JSON.
+func ScalarString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return formatFloat(x)
+	case float32:
+		return formatFloat(float64(x))
+	case int:
+		return strconv.Itoa(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int32:
+		return strconv.FormatInt(int64(x), 10)
+	case uint64:
+		return strconv.FormatUint(x, 10)
+	case json.Number:
+		return NumberString(x)
+	}
+	b, err := AppendJSON(nil, v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// NumberString renders a JSON number for a URL, header or form: integers as
+// written, other numbers in the shortest form without exponent; text that
+// float64 cannot hold (not a number, or beyond its range) is returned as it
+// is.
+func NumberString(n json.Number) string {
+	s := string(n)
+	if isIntegerText(s) {
+		return s
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return s
+	}
+	return formatFloat(f)
+}
+
+func formatFloat(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "null"
+	}
+	if f == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+func isIntegerText(s string) bool {
+	if strings.HasPrefix(s, "-") {
+		s = s[1:]
+	}
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// AppendQuery appends name=value, both query-escaped, to a raw query.
+func AppendQuery(q, name, value string) string {
+	if q != "" {
+		q += "&"
+	}
+	return q + url.QueryEscape(name) + "=" + url.QueryEscape(value)
+}
+
+// AppendQueryValue appends a query input to a raw query: an array as
+// repeated name=value pairs (explode) or as one pair joined by "," (form),
+// " " (spaceDelimited) or "|" (pipeDelimited; these two never explode); an
+// object as name[key]=value pairs in key order, nulls left out
+// (deepObject), or as compact JSON; anything else as ScalarString.
+func AppendQueryValue(q, name, style string, explode bool, v any) string {
+	switch x := v.(type) {
+	case []any:
+		sep := ","
+		switch style {
+		case "spaceDelimited":
+			sep, explode = " ", false
+		case "pipeDelimited":
+			sep, explode = "|", false
+		}
+		if explode {
+			for _, e := range x {
+				q = AppendQuery(q, name, ScalarString(e))
+			}
+			return q
+		}
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = ScalarString(e)
+		}
+		return AppendQuery(q, name, strings.Join(parts, sep))
+	case map[string]any:
+		if style == "deepObject" {
+			for _, k := range sortedKeys(x) {
+				if x[k] == nil {
+					continue
+				}
+				q = AppendQuery(q, name+"["+k+"]", ScalarString(x[k]))
+			}
+			return q
+		}
+	}
+	return AppendQuery(q, name, ScalarString(v))
+}
+
+// PathValue renders the path input name holding v in its style: simple
+// (the default; "a,b"), label (".a,b", exploded ".a.b") or matrix
+// (";name=a,b", exploded ";name=a;name=b"); an object's members are
+// key,value pairs in key order (key=value pairs when exploded). Every part
+// is escaped with PathSegment. It returns false for an empty value.
+func PathValue(v any, name, style string, explode bool) (string, bool) {
+	var parts []string // already escaped
+	var pairs [][2]string
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			parts = append(parts, PathSegment(ScalarString(e)))
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			pairs = append(pairs, [2]string{PathSegment(k), PathSegment(ScalarString(x[k]))})
+		}
+	default:
+		s := ScalarString(x)
+		if s == "" {
+			return "", false
+		}
+		parts = []string{PathSegment(s)}
+	}
+	for _, kv := range pairs {
+		if explode {
+			parts = append(parts, kv[0]+"="+kv[1])
+		} else {
+			parts = append(parts, kv[0], kv[1])
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	switch style {
+	case "label":
+		if explode {
+			return "." + strings.Join(parts, "."), true
+		}
+		return "." + strings.Join(parts, ","), true
+	case "matrix":
+		n := PathSegment(name)
+		if explode && pairs == nil {
+			return ";" + n + "=" + strings.Join(parts, ";"+n+"="), true
+		}
+		if explode {
+			return ";" + strings.Join(parts, ";"), true
+		}
+		return ";" + n + "=" + strings.Join(parts, ","), true
+	}
+	return strings.Join(parts, ","), true
+}
+
+// HeaderValue renders a header or cookie input: arrays comma-joined,
+// everything else as ScalarString.
+func HeaderValue(v any) string {
+	if l, ok := v.([]any); ok {
+		parts := make([]string, len(l))
+		for i, e := range l {
+			parts[i] = ScalarString(e)
+		}
+		return strings.Join(parts, ",")
+	}
+	return ScalarString(v)
+}
+
+// CookieValue percent-encodes the bytes a cookie value may not hold
+// (RFC 6265 cookie-octet).
+func CookieValue(s string) string {
+	const hex = "0123456789ABCDEF"
+	var out []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c == 0x21 || (c >= 0x23 && c <= 0x2B) || (c >= 0x2D && c <= 0x3A) ||
+			(c >= 0x3C && c <= 0x5B) || (c >= 0x5D && c <= 0x7E)
+		if ok {
+			if out != nil {
+				out = append(out, c)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]byte, 0, len(s)+8), s[:i]...)
+		}
+		out = append(out, '%', hex[c>>4], hex[c&0xf])
+	}
+	if out == nil {
+		return s
+	}
+	return string(out)
+}
+
+// AppendFormValue appends a form field to a form body: arrays as repeated
+// name=value pairs, null as nothing, anything else as ScalarString.
+func AppendFormValue(q, name string, v any) string {
+	switch x := v.(type) {
+	case nil:
+		return q
+	case []any:
+		for _, e := range x {
+			q = AppendQuery(q, name, ScalarString(e))
+		}
+		return q
+	}
+	return AppendQuery(q, name, ScalarString(v))
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// AppendJSON appends v as compact JSON without HTML escaping, as a request
+// body writes it (encoding/json with SetEscapeHTML(false)). On error b is
+// returned as it was.
+func AppendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case string:
+		if plainString(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
+	case json.Number:
+		if isIntegerText(string(x)) {
+			return append(b, x...), nil
+		}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return b, err
+	}
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+// plainString reports a string JSON writes between quotes unchanged.
+func plainString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// Body encodings of a request body.
+const (
+	// BodyJSON sends the body as JSON.
+	BodyJSON = iota
+	// BodyForm sends the body as application/x-www-form-urlencoded pairs.
+	BodyForm
+	// BodyRaw sends a string body as it is (text/*, application/octet-stream).
+	BodyRaw
+)
+
+// Messages of a "whole" body that cannot be encoded.
+const (
+	formNotObject = "A form body must be an object."
+	bodyNotJSON   = "The body input cannot be encoded as JSON."
+)
+
+// EncodeWholeBody encodes v, the whole request body of operation opID, in
+// the body encoding enc (BodyJSON, BodyForm or BodyRaw): a string as raw
+// text under BodyRaw, an object as flat form pairs in key order under
+// BodyForm, anything else as JSON. It returns the bytes and the
+// Content-Type: contentType, or application/json for a BodyRaw value that
+// is not a string. When carrierKey is not "" and v is an object, the body
+// is a copy of v with carrier under carrierKey (an idempotency key).
+//
+// Errors are *envelope.Error validation_error ("A form body must be an
+// object.", "The body input cannot be encoded as JSON.").
+func EncodeWholeBody(opID string, enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, error) {
+	out, ctype, problem := wholeBody(enc, contentType, v, carrierKey, carrier)
+	if problem != "" {
+		return nil, "", &envelope.Error{Code: envelope.ValidationError, Message: problem, Operation: opID}
+	}
+	return out, ctype, nil
+}
+
+// wholeBody is EncodeWholeBody with the error as its message ("" for none).
+func wholeBody(enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, string) {
+	if carrierKey != "" {
+		if m, ok := v.(map[string]any); ok {
+			c := make(map[string]any, len(m)+1)
+			for k, x := range m {
+				c[k] = x
+			}
+			c[carrierKey] = carrier
+			v = c
+		}
+	}
+	switch enc {
+	case BodyRaw:
+		if s, ok := v.(string); ok {
+			return []byte(s), contentType, ""
+		}
+		contentType = "application/json"
+	case BodyForm:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, "", formNotObject
+		}
+		q := ""
+		for _, k := range sortedKeys(m) {
+			q = AppendFormValue(q, k, m[k])
+		}
+		return []byte(q), contentType, ""
+	}
+	out, err := AppendJSON(nil, v)
+	if err != nil {
+		return nil, "", bodyNotJSON
+	}
+	return out, contentType, ""
+}
