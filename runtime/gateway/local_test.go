@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"github.com/anvil-dev/anvil/runtime/vault"
 	"io"
 	"strings"
 	"testing"
@@ -68,6 +69,31 @@ func TestServeStdio(t *testing.T) {
 	}
 	if rep, _ := res.Meta["effect"].(map[string]any); rep["class"] != "read" {
 		t.Errorf("effect: %v", res.Meta)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "github__github_list_pull", Arguments: map[string]any{"owner": "o", "repo": "r"}}); err != nil || res.IsError {
+		t.Fatalf("second call: %v %v", err, res)
+	}
+	// Another process (anvil connect) replaces the stored key: the very next
+	// call uses the new one.
+	key, err := vault.LoadKey(f.keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := vault.Open(f.vaultDir, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := other.Get("local", "github", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Secret = "not-the-upstream-key"
+	if err := other.Put(conn); err != nil {
+		t.Fatal(err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "github__github_list_pull", Arguments: map[string]any{"owner": "o", "repo": "r"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("a call after the key was replaced: %v %v", err, res)
 	}
 	cs.Close()
 	inW.Close()

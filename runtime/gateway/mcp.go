@@ -407,6 +407,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 				req.Extra = &mcp.RequestExtra{}
 			}
 			req.Extra.TokenInfo = &auth.TokenInfo{Extra: map[string]any{"caller": caller}}
+			g.watch.Poll() // vault changes made before the call are seen by it (authenticate does this over HTTP)
 			return g.mcp.callTool(ctx, req)
 		})
 	}
