@@ -124,6 +124,25 @@
 // hold exactly the named schemas reachable from it; Document.Schemas holds
 // every named schema reachable from any operation's input, body or output.
 //
+// # Input schema budget
+//
+// A published input schema, $defs included, takes at most
+// DefaultInputSchemaBudget (256 KiB) of compact JSON, so that descriptions
+// whose entities reach hundreds of others (Microsoft Graph) do not publish
+// megabytes per operation. A schema that fits is left as it is (every
+// operation of the GitHub, Stripe, Kubernetes and Jira descriptions does).
+// Otherwise the named schemas are taken breadth-first from the schema's own
+// references, each level in name order, and each is kept whole when the
+// total still fits with it; every name that the schema or a kept definition
+// refers to but that is not kept gets a permissive stand-in in $defs under
+// its name: {"description":"Schema omitted: …","type":…}, with the JSON
+// types the left-out schema declares (none when it declares none), so no
+// $ref dangles and a string stays a string. The operation's own schema and
+// every kept definition are unchanged, Document.Schemas still holds the
+// whole schemas, and effect checks read the whole schemas. Each bounded
+// operation gets one warning, spec/schema_truncated (CodeSchemaTruncated),
+// at the operation.
+//
 // # Effect contracts
 //
 // The manifest's effect block becomes air.Effect with operation references

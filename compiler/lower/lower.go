@@ -22,6 +22,9 @@ type Options struct {
 	// Diagnostics are earlier findings (for example the manifest decoder's)
 	// to carry into the document and the returned list.
 	Diagnostics diag.List
+
+	// schemaBudget overrides DefaultInputSchemaBudget (tests); zero: the default.
+	schemaBudget int
 }
 
 // Lower turns a loaded spec and a decoded manifest (nil: none) into an AIR
@@ -79,6 +82,8 @@ type lowerer struct {
 
 	specAuth    air.Auth // the service auth the spec declares
 	serviceAuth air.Auth // after the manifest's auth block
+
+	budget *budgetCache // see boundInputSchema
 }
 
 type pendingDiag struct {
@@ -187,6 +192,12 @@ func (l *lowerer) run() *air.Document {
 				l.publishSchema(st)
 			}
 		}
+	}
+
+	// Bound the published input schemas last: effect checks read the
+	// whole schemas (through the spec's named schemas, not $defs).
+	for _, st := range l.ops {
+		l.boundInputSchema(st)
 	}
 
 	l.capabilitiesAndWorkflows(doc)
