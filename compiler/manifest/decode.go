@@ -39,13 +39,27 @@ const (
 	CodeMissingKey = "manifest/missing_key"
 )
 
-// The decoder walks at most baseVisits + visitsPerNode × (nodes in the
-// document) nodes, counting a node once per alias that reaches it. This stops
-// alias bombs ("billion laughs") and cycles without limiting honest
-// manifests, which visit each node a few times.
+// Aliases let a small document stand for a huge one ("billion laughs", a
+// merge key listing one anchor many times, a long string repeated), so the
+// work they add is budgeted. Walking a node reached through an alias (the
+// alias, the node it names, everything under it and every mapping entry)
+// costs one unit, copying a scalar or key into a JSON value through an alias
+// costs one more unit per bytesPerUnit bytes, and reporting a problem found
+// through an alias costs diagnosticCost units. A document may spend
+// baseExpansion + expansionPerNode × (its node count) units; honest
+// manifests, whose anchors expand to a small multiple of the document, stay
+// far below. Nodes not reached through an alias need no budget: the decoder
+// walks each of them a bounded number of times.
+//
+// Expansion through aliases can also nest deeper than the parser lets a
+// document nest (10000 flow levels and 10000 indentation levels); the decoder
+// refuses to nest deeper than maxNesting collections.
 const (
-	baseVisits    = 1 << 16
-	visitsPerNode = 8
+	baseExpansion    = 1 << 16
+	expansionPerNode = 1
+	bytesPerUnit     = 64
+	diagnosticCost   = 16
+	maxNesting       = 20000 + 100
 )
 
 // Load reads and decodes the manifest at path. Positions use path as given.
@@ -79,8 +93,20 @@ func Load(path string) (*Manifest, diag.List) {
 //
 // Values are kept as written: operation references are not resolved, paths
 // are not parsed, and auth type "oauth2" (legacy) is kept as "oauth2".
-func Decode(file string, data []byte) (m *Manifest, diags diag.List) {
+//
+// Decoding takes time about linear in the size of data. Aliases and merge
+// keys may make the document expand only by a bounded amount (a fixed
+// allowance plus one node for each node written); a document that expands
+// more, or nests deeper through aliases than YAML lets it nest, is refused
+// with a manifest/parse_error at the node where the walk stopped.
+func Decode(file string, data []byte) (*Manifest, diag.List) {
 	d := &decoder{file: file}
+	return d.decode(data)
+}
+
+// decode is Decode with the decoder's counters left for the tests.
+func (d *decoder) decode(data []byte) (m *Manifest, diags diag.List) {
+	file := d.file
 	m = &Manifest{File: file}
 	defer func() {
 		// The YAML library reports some failures by panicking internally;
@@ -100,9 +126,10 @@ func Decode(file string, data []byte) (m *Manifest, diags diag.List) {
 }
 
 // dedupe drops repeated identical diagnostics from a sorted list (an anchor
-// reached through several aliases can report the same problem twice).
+// reached through several aliases can report the same problem twice),
+// reusing its storage.
 func dedupe(l diag.List) diag.List {
-	var out diag.List
+	out := l[:0]
 	for _, x := range l {
 		if len(out) > 0 && x == out[len(out)-1] {
 			continue
@@ -114,13 +141,20 @@ func dedupe(l diag.List) diag.List {
 
 // decoder walks a YAML node tree, collecting diagnostics.
 type decoder struct {
-	file      string
-	diags     diag.List
-	visits    int
-	maxVisits int
-	aborted   bool                // the alias budget ran out; stop walking
-	inAlias   map[*yaml.Node]bool // anchors being expanded, to catch cycles
-	redact    bool                // inside auth: do not repeat values in messages
+	file  string
+	diags diag.List
+	// nodes is the document's node count; steps counts the nodes and
+	// mapping entries walked, through aliases or not (work the tests check
+	// stays linear).
+	nodes, steps int
+	// expansion counts the units spent through aliases, at most
+	// maxExpansion (see baseExpansion).
+	expansion, maxExpansion int
+	aliased                 int                 // aliases being expanded around the current node
+	nesting                 int                 // collections being walked around the current node
+	aborted                 bool                // a budget ran out or an alias contains itself; stop walking
+	inAlias                 map[*yaml.Node]bool // anchors being expanded, to catch cycles
+	redact                  bool                // inside auth: do not repeat values in messages
 	// protected: '?' was replaced by standIn before parsing (see protect).
 	protected bool
 }
@@ -193,7 +227,7 @@ func (d *decoder) parse(data []byte) (*yaml.Node, bool) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		d.diags.Errorf(d.pos(&extra), CodeParseError, "a manifest is a single YAML document; found another document here")
+		d.errorf(d.pos(&extra), CodeParseError, "a manifest is a single YAML document; found another document here")
 		return nil, false
 	} else if !errors.Is(err, io.EOF) {
 		d.parseError(err, src)
@@ -202,8 +236,8 @@ func (d *decoder) parse(data []byte) (*yaml.Node, bool) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil, true
 	}
-	nodes := walk(&doc, d.protected)
-	d.maxVisits = baseVisits + visitsPerNode*nodes
+	d.nodes = walk(&doc, d.protected)
+	d.maxExpansion = baseExpansion + expansionPerNode*d.nodes
 	return doc.Content[0], true
 }
 
@@ -249,7 +283,10 @@ func (d *decoder) parseError(err error, data []byte) {
 			pos.Line, pos.Col = lineCol(data, off)
 		}
 	}
-	d.diags.Errorf(pos, CodeParseError, "%s", msg)
+	if m := anchorRE.FindStringSubmatch(msg); m != nil {
+		msg = "unknown anchor '" + clip(m[1]) + "' referenced"
+	}
+	d.errorf(pos, CodeParseError, "%s", msg)
 }
 
 // problemOffset finds the byte offset of a problem the YAML library reports
@@ -306,62 +343,126 @@ func (d *decoder) pos(n *yaml.Node) diag.Pos {
 	return diag.Pos{File: d.file, Line: line, Col: n.Column}
 }
 
-// visit counts one node walk and reports whether walking may go on.
-func (d *decoder) visit(n *yaml.Node) bool {
+// spend charges units of alias expansion to the walk at node at, and
+// reports whether walking may go on. The first charge past the budget is
+// reported and stops the walk.
+func (d *decoder) spend(at *yaml.Node, units int) bool {
 	if d.aborted {
 		return false
 	}
-	d.visits++
-	if d.visits > d.maxVisits {
-		d.aborted = true
-		d.diags.Errorf(d.pos(n), CodeParseError, "the document expands too many aliases")
+	d.expansion += units
+	if d.expansion > d.maxExpansion {
+		d.abort(at, "the document expands too many aliases")
 		return false
 	}
 	return true
 }
 
-// resolve follows aliases to the node they name, counting the walk. It
-// returns nil once the walk budget is spent (reported once). Callers that
-// recurse into a collection guard it with enter and leave.
-func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		if !d.visit(n) {
-			return nil
+// abort stops the walk with a parse error at n.
+func (d *decoder) abort(n *yaml.Node, msg string) {
+	d.aborted = true
+	d.diags.Errorf(d.pos(n), CodeParseError, "%s", msg)
+}
+
+// errorf reports an error at pos, unless the walk has stopped: what it
+// would report then is noise, such as a mapping left empty by the stop. A
+// report made through an alias (which can repeat it once for every path to
+// the anchor) spends diagnosticCost units of the budget.
+func (d *decoder) errorf(pos diag.Pos, code, format string, args ...any) {
+	if d.aborted {
+		return
+	}
+	if d.aliased > 0 {
+		d.expansion += diagnosticCost
+		if d.expansion > d.maxExpansion {
+			d.aborted = true
+			d.diags.Errorf(pos, CodeParseError, "the document expands too many aliases")
+			return
 		}
+	}
+	d.diags.Errorf(pos, code, format, args...)
+}
+
+// step counts walking one node (or mapping entry) n; through an alias it
+// spends one unit of the budget. It reports whether walking may go on.
+func (d *decoder) step(n *yaml.Node, throughAlias bool) bool {
+	if d.aborted {
+		return false
+	}
+	d.steps++
+	if throughAlias || d.aliased > 0 {
+		return d.spend(n, 1)
+	}
+	return true
+}
+
+// copied charges the copy of n bytes of text at at into a JSON value, when
+// at is reached through an alias. It reports whether walking may go on.
+func (d *decoder) copied(at *yaml.Node, n int) bool {
+	if at.Kind == yaml.AliasNode || d.aliased > 0 {
+		return d.spend(at, n/bytesPerUnit)
+	}
+	return !d.aborted
+}
+
+// resolve follows aliases to the node they name, counting the walk. It
+// returns nil once the walk stopped (reported once). Callers that recurse
+// into a collection guard it with enter and leave.
+func (d *decoder) resolve(n *yaml.Node) *yaml.Node {
+	if n == nil || !d.step(n, false) {
+		return nil
+	}
+	for n.Kind == yaml.AliasNode {
 		if n.Alias == nil {
-			d.diags.Errorf(d.pos(n), CodeParseError, "alias *%s names no anchor", n.Value)
+			d.errorf(d.pos(n), CodeParseError, "alias *%s names no anchor", clip(n.Value))
 			return nil
 		}
 		n = n.Alias
-	}
-	if n != nil && !d.visit(n) {
-		return nil
+		if !d.step(n, true) {
+			return nil
+		}
 	}
 	return n
 }
 
-// enter marks n (a resolved collection) as being expanded, reporting a
-// cycle (an alias inside its own anchor) at at. It returns false for a cycle.
+// enter starts walking the collection n (resolved from at): it counts the
+// nesting, notes whether the walk goes through an alias, and marks an
+// anchored n as being expanded, reporting a cycle (an alias inside its own
+// anchor) at at. It returns false, and the caller must not walk n or call
+// leave, if walking must stop.
 func (d *decoder) enter(n, at *yaml.Node) bool {
-	if n.Anchor == "" {
-		return true
-	}
-	if d.inAlias == nil {
-		d.inAlias = map[*yaml.Node]bool{}
-	}
-	if d.inAlias[n] {
-		d.diags.Errorf(d.pos(at), CodeParseError, "alias *%s contains itself", n.Anchor)
-		d.aborted = true
+	if d.aborted {
 		return false
 	}
-	d.inAlias[n] = true
+	if d.nesting >= maxNesting {
+		d.abort(at, fmt.Sprintf("the document nests more than %d levels deep through aliases", maxNesting))
+		return false
+	}
+	if n.Anchor != "" {
+		if d.inAlias == nil {
+			d.inAlias = map[*yaml.Node]bool{}
+		}
+		if d.inAlias[n] {
+			d.abort(at, fmt.Sprintf("alias *%s contains itself", clip(n.Anchor)))
+			return false
+		}
+		d.inAlias[n] = true
+	}
+	d.nesting++
+	if at.Kind == yaml.AliasNode {
+		d.aliased++
+	}
 	return true
 }
 
-// leave undoes enter.
-func (d *decoder) leave(n *yaml.Node) {
-	if n.Anchor != "" && d.inAlias != nil {
+// leave undoes enter(n, at).
+func (d *decoder) leave(n, at *yaml.Node) {
+	if n.Anchor != "" {
 		delete(d.inAlias, n)
+	}
+	d.nesting--
+	if at.Kind == yaml.AliasNode {
+		d.aliased--
 	}
 }
 
@@ -383,12 +484,15 @@ func isMerge(k *yaml.Node) bool {
 // position of "<<", skipping keys the mapping sets itself, and earlier merged
 // mappings win over later ones. Duplicate keys are reported.
 func (d *decoder) pairs(n *yaml.Node, path string) []pair {
-	explicit := map[string]*yaml.Node{}
-	var out []pair
-	seen := map[string]bool{}
+	explicit := make(map[string]*yaml.Node, len(n.Content)/2)
+	merges := false
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
+		if !d.step(k, false) {
+			return nil
+		}
 		if isMerge(k) {
+			merges = true
 			continue
 		}
 		key, ok := d.key(k, path, true)
@@ -396,29 +500,35 @@ func (d *decoder) pairs(n *yaml.Node, path string) []pair {
 			continue
 		}
 		if first, dup := explicit[key]; dup {
-			d.diags.Errorf(d.pos(k), CodeDuplicateKey, "duplicate key %s %s; first defined at line %d",
+			d.errorf(d.pos(k), CodeDuplicateKey, "duplicate key %s %s; first defined at line %d",
 				quote(key), where(path), first.Line)
 			continue
 		}
 		explicit[key] = k
 	}
+	out := make([]pair, 0, len(explicit))
+	// An explicit key is listed once, where first written; merged keys
+	// (which explicit ones hide) need their own record.
+	var merged map[string]bool
+	if merges {
+		merged = map[string]bool{}
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if isMerge(k) {
 			for _, p := range d.merged(v, path) {
-				if explicit[p.key] != nil || seen[p.key] {
+				if explicit[p.key] != nil || merged[p.key] {
 					continue
 				}
-				seen[p.key] = true
+				merged[p.key] = true
 				out = append(out, p)
 			}
 			continue
 		}
 		key, ok := d.key(k, path, false)
-		if !ok || seen[key] || explicit[key] != k {
+		if !ok || explicit[key] != k {
 			continue
 		}
-		seen[key] = true
 		out = append(out, pair{key: key, k: k, v: v, label: join(path, key)})
 	}
 	return out
@@ -436,7 +546,7 @@ func (d *decoder) merged(v *yaml.Node, path string) []pair {
 		if !d.enter(r, v) {
 			return nil
 		}
-		defer d.leave(r)
+		defer d.leave(r, v)
 		return d.pairs(r, path)
 	case yaml.SequenceNode:
 		var out []pair
@@ -447,7 +557,7 @@ func (d *decoder) merged(v *yaml.Node, path string) []pair {
 				return out
 			}
 			if ri.Kind != yaml.MappingNode {
-				d.diags.Errorf(d.pos(item), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", subject(path), describe(ri))
+				d.errorf(d.pos(item), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", subject(path), describe(ri))
 				continue
 			}
 			if !d.enter(ri, item) {
@@ -459,11 +569,11 @@ func (d *decoder) merged(v *yaml.Node, path string) []pair {
 					out = append(out, p)
 				}
 			}
-			d.leave(ri)
+			d.leave(ri, item)
 		}
 		return out
 	}
-	d.diags.Errorf(d.pos(v), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", subject(path), describe(r))
+	d.errorf(d.pos(v), CodeType, "%s: a merge key (<<) takes a mapping or a list of mappings, got %s", subject(path), describe(r))
 	return nil
 }
 
@@ -476,7 +586,7 @@ func (d *decoder) key(k *yaml.Node, path string, report bool) (string, bool) {
 	}
 	if r == nil || r.Kind != yaml.ScalarNode {
 		if report {
-			d.diags.Errorf(d.pos(k), CodeType, "%s: keys must be strings, got %s", subject(path), describeKind(r))
+			d.errorf(d.pos(k), CodeType, "%s: keys must be strings, got %s", subject(path), describeKind(r))
 		}
 		return "", false
 	}
@@ -498,7 +608,7 @@ func (d *decoder) object(v *yaml.Node, label string, keys []string, fn func(p pa
 	if !d.enter(r, v) {
 		return false
 	}
-	defer d.leave(r)
+	defer d.leave(r, v)
 	for _, p := range d.pairs(r, label) {
 		if d.aborted {
 			return true
@@ -515,10 +625,10 @@ func (d *decoder) object(v *yaml.Node, label string, keys []string, fn func(p pa
 // unknownKey reports p's key as not part of the grammar at label.
 func (d *decoder) unknownKey(p pair, label string, keys []string) {
 	if s, ok := Suggest(p.key, keys); ok {
-		d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; did you mean %q?", quote(p.key), where(label), s)
+		d.errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; did you mean %q?", quote(p.key), where(label), s)
 		return
 	}
-	d.diags.Errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; valid keys: %s", quote(p.key), where(label), strings.Join(keys, ", "))
+	d.errorf(d.pos(p.k), CodeUnknownKey, "unknown key %s %s; valid keys: %s", quote(p.key), where(label), strings.Join(keys, ", "))
 }
 
 // typeError reports that the value v (resolved r) at label is not want.
@@ -528,7 +638,7 @@ func (d *decoder) typeError(v, r *yaml.Node, label, want string) {
 	if d.redact {
 		got = describeType(r)
 	}
-	d.diags.Errorf(d.pos(v), CodeType, "%s: expected %s, got %s", label, want, got)
+	d.errorf(d.pos(v), CodeType, "%s: expected %s, got %s", label, want, got)
 }
 
 // str decodes a string scalar. Null means not set. A timestamp-looking
@@ -593,9 +703,9 @@ func (d *decoder) integer(v *yaml.Node, label string, lo, hi int64) (int64, bool
 	var n int64
 	if err := r.Decode(&n); err != nil || n < lo || n > hi {
 		if hi == maxInt {
-			d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range (at least %d)", label, clip(r.Value), lo)
+			d.errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range (at least %d)", label, clip(r.Value), lo)
 		} else {
-			d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range %d..%d", label, clip(r.Value), lo, hi)
+			d.errorf(d.pos(v), CodeInvalidValue, "%s: %s is out of range %d..%d", label, clip(r.Value), lo, hi)
 		}
 		return 0, false
 	}
@@ -621,7 +731,7 @@ func (d *decoder) invalidValue(v *yaml.Node, label, s string, allowed []string) 
 	if sug, ok := Suggest(s, allowed); ok {
 		msg += fmt.Sprintf("; did you mean %q?", sug)
 	}
-	d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s", msg)
+	d.errorf(d.pos(v), CodeInvalidValue, "%s", msg)
 }
 
 // list walks the sequence v, calling fn with each item and its label. It
@@ -638,12 +748,12 @@ func (d *decoder) list(v *yaml.Node, label string, fn func(item *yaml.Node, labe
 	if !d.enter(r, v) {
 		return false
 	}
-	defer d.leave(r)
+	defer d.leave(r, v)
 	for i, item := range r.Content {
 		if d.aborted {
 			break
 		}
-		fn(item, fmt.Sprintf("%s[%d]", label, i))
+		fn(item, index(label, i))
 	}
 	return true
 }
@@ -671,7 +781,7 @@ func (d *decoder) strList(v *yaml.Node, label string) ([]string, []diag.Pos) {
 
 // required reports a missing key of the block at label (introduced by key).
 func (d *decoder) required(key *yaml.Node, label, missing string) {
-	d.diags.Errorf(d.pos(key), CodeMissingKey, "%s: missing required key %q", label, missing)
+	d.errorf(d.pos(key), CodeMissingKey, "%s: missing required key %q", label, missing)
 }
 
 // isNull reports whether r is a null scalar.
@@ -773,12 +883,39 @@ func subject(path string) string {
 	return path
 }
 
+// maxLabel bounds the length of a path in messages. A longer path is cut
+// and ends with "…" (so it is at least maxLabel bytes long, at most 3 more),
+// and the paths under it stay as they are: building them costs no more than
+// the document, however deep or long-keyed, and messages stay short.
+const maxLabel = 256
+
 // join appends key to path with a dot.
 func join(path, key string) string {
 	if path == "" {
-		return key
+		return extend("", key)
 	}
-	return path + "." + key
+	return extend(path, "."+key)
+}
+
+// index appends a list index to path.
+func index(path string, i int) string {
+	return extend(path, "["+strconv.Itoa(i)+"]")
+}
+
+// extend appends step to path, cutting the result at maxLabel.
+func extend(path, step string) string {
+	if len(path) >= maxLabel {
+		return path
+	}
+	s := path + step
+	if len(s) < maxLabel {
+		return s
+	}
+	cut := maxLabel - len("…")
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	return s[:cut] + "…"
 }
 
 const maxInt = int64(^uint64(0) >> 1)

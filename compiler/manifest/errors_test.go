@@ -217,6 +217,21 @@ var errorCases = []struct {
 		},
 	},
 	{
+		name: "argument mapping with many keys",
+		src:  "operations:\n  x:\n    effect:\n      inverse:\n        operation: y\n        arguments:\n          a: {k1: 1, k2: 1, k3: 1, k4: 1, k5: 1, k6: 1, k7: 1, k8: 1, k9: 1, k10: 1}\n",
+		want: []string{
+			"anvil.yaml:7:14: error manifest/type: operations.x.effect.inverse.arguments.a: expected a path string or {const: value}, got a mapping with keys \"k1\", \"k2\", \"k3\", \"k4\", \"k5\", \"k6\", \"k7\", \"k8\" and 2 more",
+		},
+	},
+	{
+		name: "a problem in an anchor is reported for each alias",
+		src:  "operations:\n  a: &o {stat: approved}\n  b: *o\n",
+		want: []string{
+			"anvil.yaml:2:10: error manifest/unknown_key: unknown key \"stat\" in operations.a; did you mean \"state\"?",
+			"anvil.yaml:2:10: error manifest/unknown_key: unknown key \"stat\" in operations.b; did you mean \"state\"?",
+		},
+	},
+	{
 		name: "alias that contains itself",
 		src:  "query_templates: &a [*a]\n",
 		want: []string{

@@ -1,7 +1,9 @@
 package manifest
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"go.yaml.in/yaml/v3"
@@ -223,7 +225,7 @@ func (d *decoder) operations(at pair) []*OperationEntry {
 	if !d.enter(r, at.v) {
 		return nil
 	}
-	defer d.leave(r)
+	defer d.leave(r, at.v)
 	out = []*OperationEntry{}
 	for _, p := range d.pairs(r, at.label) {
 		if d.aborted {
@@ -393,7 +395,7 @@ func (d *decoder) retryReason(v *yaml.Node, label string) (string, bool) {
 	if sug, ok := Suggest(s, retryReasons); ok {
 		msg += "; did you mean " + strconv.Quote(sug) + "?"
 	}
-	d.diags.Errorf(d.pos(v), CodeInvalidValue, "%s", msg)
+	d.errorf(d.pos(v), CodeInvalidValue, "%s", msg)
 	return "", false
 }
 
@@ -661,7 +663,7 @@ func (d *decoder) arguments(at pair) Arguments {
 	if !d.enter(r, at.v) {
 		return nil
 	}
-	defer d.leave(r)
+	defer d.leave(r, at.v)
 	for _, p := range d.pairs(r, at.label) {
 		if d.aborted {
 			break
@@ -688,7 +690,7 @@ func (d *decoder) argSource(p pair) (air.ArgSource, bool) {
 			return air.ArgSource{Path: r.Value}, true
 		case "!!null":
 		default:
-			d.diags.Errorf(d.pos(p.v), CodeType, "%s: expected %s, got %s (write {const: %s} for a literal)",
+			d.errorf(d.pos(p.v), CodeType, "%s: expected %s, got %s (write {const: %s} for a literal)",
 				p.label, argWant, describe(r), clip(r.Value))
 			return air.ArgSource{}, false
 		}
@@ -696,7 +698,7 @@ func (d *decoder) argSource(p pair) (air.ArgSource, bool) {
 		if !d.enter(r, p.v) {
 			return air.ArgSource{}, false
 		}
-		defer d.leave(r)
+		defer d.leave(r, p.v)
 		entries := d.pairs(r, p.label)
 		if len(entries) == 1 && entries[0].key == "const" {
 			c := d.jsonValue(entries[0].v, entries[0].label, true)
@@ -705,25 +707,38 @@ func (d *decoder) argSource(p pair) (air.ArgSource, bool) {
 			}
 			return air.ArgSource{Const: c}, true
 		}
-		keys := ""
-		for i, e := range entries {
-			if i > 0 {
-				keys += ", "
-			}
-			keys += quote(e.key)
-		}
 		got := "an empty mapping"
 		switch {
 		case len(entries) == 1:
-			got = "a mapping with key " + keys
+			got = "a mapping with key " + listKeys(entries)
 		case len(entries) > 1:
-			got = "a mapping with keys " + keys
+			got = "a mapping with keys " + listKeys(entries)
 		}
-		d.diags.Errorf(d.pos(p.v), CodeType, "%s: expected %s, got %s", p.label, argWant, got)
+		d.errorf(d.pos(p.v), CodeType, "%s: expected %s, got %s", p.label, argWant, got)
 		return air.ArgSource{}, false
 	}
 	d.typeError(p.v, r, p.label, argWant)
 	return air.ArgSource{}, false
+}
+
+// maxListedKeys bounds how many keys of a mapping a message names.
+const maxListedKeys = 8
+
+// listKeys names the keys of entries for a message: quoted, comma-separated,
+// and at most maxListedKeys of them followed by how many more there are.
+func listKeys(entries []pair) string {
+	var b strings.Builder
+	for i, e := range entries {
+		if i == maxListedKeys {
+			fmt.Fprintf(&b, " and %d more", len(entries)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(e.key))
+	}
+	return b.String()
 }
 
 func (d *decoder) workflows(at pair) []*Workflow {
@@ -773,7 +788,7 @@ func (d *decoder) ids(at pair, fn func(p pair)) {
 	if !d.enter(r, at.v) {
 		return
 	}
-	defer d.leave(r)
+	defer d.leave(r, at.v)
 	for _, p := range d.pairs(r, at.label) {
 		if d.aborted {
 			return

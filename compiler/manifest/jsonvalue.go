@@ -27,7 +27,7 @@ func (d *decoder) jsonValue(v *yaml.Node, label string, keepNull bool) json.RawM
 	}
 	b, err := air.MarshalCompact(val)
 	if err != nil {
-		d.diags.Errorf(d.pos(v), CodeType, "%s: the value cannot be written as JSON", label)
+		d.errorf(d.pos(v), CodeType, "%s: the value cannot be written as JSON", label)
 		return nil
 	}
 	return b
@@ -44,11 +44,11 @@ func (d *decoder) toAny(v *yaml.Node, label string) (any, bool) {
 		if !d.enter(r, v) {
 			return nil, false
 		}
-		defer d.leave(r)
+		defer d.leave(r, v)
 		obj := map[string]any{}
 		ok := true
 		for _, p := range d.pairs(r, label) {
-			if d.aborted {
+			if !d.copied(p.k, len(p.key)) {
 				return nil, false
 			}
 			x, good := d.toAny(p.v, p.label)
@@ -63,14 +63,14 @@ func (d *decoder) toAny(v *yaml.Node, label string) (any, bool) {
 		if !d.enter(r, v) {
 			return nil, false
 		}
-		defer d.leave(r)
+		defer d.leave(r, v)
 		arr := make([]any, 0, len(r.Content))
 		ok := true
 		for i, item := range r.Content {
 			if d.aborted {
 				return nil, false
 			}
-			x, good := d.toAny(item, label+"["+strconv.Itoa(i)+"]")
+			x, good := d.toAny(item, index(label, i))
 			if !good {
 				ok = false
 				continue
@@ -79,6 +79,9 @@ func (d *decoder) toAny(v *yaml.Node, label string) (any, bool) {
 		}
 		return arr, ok
 	case yaml.ScalarNode:
+		if !d.copied(v, len(r.Value)) {
+			return nil, false
+		}
 		return d.scalarAny(v, r, label)
 	}
 	d.typeError(v, r, label, "a YAML value")
@@ -91,11 +94,24 @@ func (d *decoder) scalarAny(v, r *yaml.Node, label string) (any, bool) {
 	case "!!null":
 		return nil, true
 	case "!!bool":
+		switch r.Value {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
 		var b bool
 		if err := r.Decode(&b); err == nil {
 			return b, true
 		}
 	case "!!int":
+		if isDecimal(r.Value) {
+			// What the YAML library decodes too, without its per-call
+			// decoder: a plain decimal that fits an int64.
+			if n, err := strconv.ParseInt(r.Value, 10, 64); err == nil {
+				return json.Number(strconv.FormatInt(n, 10)), true
+			}
+		}
 		var x any
 		if err := r.Decode(&x); err == nil {
 			switch n := x.(type) {
@@ -111,7 +127,7 @@ func (d *decoder) scalarAny(v, r *yaml.Node, label string) (any, bool) {
 		var f float64
 		if err := r.Decode(&f); err == nil {
 			if math.IsNaN(f) || math.IsInf(f, 0) {
-				d.diags.Errorf(d.pos(v), CodeType, "%s: %s has no JSON form", label, clip(r.Value))
+				d.errorf(d.pos(v), CodeType, "%s: %s has no JSON form", label, clip(r.Value))
 				return nil, false
 			}
 			if f == 0 {
@@ -124,4 +140,22 @@ func (d *decoder) scalarAny(v, r *yaml.Node, label string) (any, bool) {
 	}
 	d.typeError(v, r, label, "a JSON value")
 	return nil, false
+}
+
+// isDecimal reports whether s is an optionally signed decimal integer
+// without leading zeros (which the YAML library would read as octal) or
+// underscores.
+func isDecimal(s string) bool {
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s = s[1:]
+	}
+	if s == "" || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
