@@ -302,5 +302,5 @@ func (x *Executor) executeCompiled(ctx context.Context, st *callState, tool *Too
 		return &Outcome{Err: upstream.ErrorFor(resp, op)}
 	}
 	rep := ct.op.Effect(&EffectCall{Input: in, Response: responseFor(!ct.op.IgnoresResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()})
-	return &Outcome{resp: resp, Raw: answerJSON(resp), Effect: rep}
+	return &Outcome{resp: resp, Raw: answerJSON(resp), rawCompact: true, Effect: rep}
 }

@@ -67,6 +67,9 @@ type Outcome struct {
 	// Raw is the answer as the caller sees it: the upstream's JSON compacted
 	// with its key order kept, a JSON string for a non-JSON body, or null.
 	Raw json.RawMessage
+	// rawCompact says Raw is compact JSON (answerJSON's), which the MCP
+	// encoding then only escapes.
+	rawCompact bool
 	// resp is the upstream's answer to a call that reached it; data decodes
 	// it when something reads it.
 	resp *upstream.Response
@@ -361,11 +364,12 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args 
 		return &Outcome{Err: upstream.ErrorFor(resp, op)}
 	}
 	rep := effect.Build(op, effect.Call{Request: args, Response: responseFor(tool.readsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
-	return &Outcome{resp: resp, Raw: answerJSON(resp), Effect: rep}
+	return &Outcome{resp: resp, Raw: answerJSON(resp), rawCompact: true, Effect: rep}
 }
 
 // answerJSON renders an upstream answer for the caller, keeping the
-// upstream's key order: compact JSON, a JSON string for text, or null.
+// upstream's key order: compact JSON, a JSON string for text, or null
+// (always compact JSON).
 func answerJSON(resp *upstream.Response) json.RawMessage {
 	if resp.IsJSON {
 		return resp.Compact

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"net"
 	"net/http"
 	"net/netip"
@@ -115,15 +116,18 @@ func (m *mcpServer) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Head
 	if !ok || !fastHeaders(h) {
 		return nil, false
 	}
-	if local, _ := ctx.Value(http.LocalAddrContextKey).(net.Addr); local != nil && isLoopbackAddr(local.String()) && !isLoopbackAddr(host) {
+	if local, _ := ctx.Value(http.LocalAddrContextKey).(net.Addr); local != nil && localLoopback(local) && !isLoopbackAddr(host) {
 		return nil, false // the SDK's DNS-rebinding protection answers it (403)
 	}
 	if p := bytes.TrimSpace(msg.params); len(p) == 0 || p[0] != '{' {
 		return nil, false
 	}
-	params, ok := objectMembers(bytes.TrimSpace(msg.params))
+	// params is a value of a message that parsed, so it is valid JSON.
+	params, ok := validMembers(bytes.TrimSpace(msg.params))
 	if !ok {
-		return nil, false
+		if params, ok = objectMembers(bytes.TrimSpace(msg.params)); !ok {
+			return nil, false
+		}
 	}
 	c := &fastCall{id: id}
 	for _, m := range params {
@@ -191,6 +195,14 @@ func sdkID(raw json.RawMessage) ([]byte, bool) {
 		}
 	}
 	return raw, true
+}
+
+// localLoopback reports whether the listener's address is a loopback one.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return isLoopbackAddr(a.String())
 }
 
 // isLoopbackAddr reports whether a host or host:port names a loopback
@@ -311,22 +323,28 @@ func appendPlainToolResult(b []byte, out *Outcome) ([]byte, bool) {
 		json.HTMLEscape(buf, out.Effect.AppendJSON(nil))
 		b = append(buf.Bytes(), "},"...)
 	}
-	text, err := json.Marshal(string(out.Raw))
-	if err != nil {
-		return b, false
-	}
-	structured, err := json.Marshal(out.Raw)
-	if err != nil {
-		return b, false
+	var structured []byte
+	if !out.rawCompact {
+		var err error
+		if structured, err = json.Marshal(out.Raw); err != nil {
+			return b, false
+		}
 	}
 	b = append(b, `"content":[{"type":"text","text":`...)
-	b = append(b, text...)
+	b = jsstring.AppendHTML(b, string(out.Raw)) // json.Marshal of the string
 	b = append(b, `}],"structuredContent":`...)
-	if out.answersObject() {
-		b = append(b, structured...)
-	} else {
+	if !out.answersObject() {
 		b = append(b, `{"result":`...)
+	}
+	if out.rawCompact {
+		// json.Marshal of compact JSON only escapes it for HTML.
+		buf := bytes.NewBuffer(b)
+		json.HTMLEscape(buf, out.Raw)
+		b = buf.Bytes()
+	} else {
 		b = append(b, structured...)
+	}
+	if !out.answersObject() {
 		b = append(b, '}')
 	}
 	return append(b, '}'), true

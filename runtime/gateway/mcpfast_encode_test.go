@@ -38,27 +38,37 @@ func TestPlainToolResultBytes(t *testing.T) {
 		`[]`,
 		`{}`,
 		`{ "spaced" : [ 1 , 2 ] }`,
+		"\"bad \xff utf-8 \xe2\x80\"",
+		"{\"raw\":\"\xe2\x80\xa8 and \xe2\x80\xa9\"}",
 	}
 	n := 0
 	for _, rep := range reports {
 		for _, raw := range raws {
-			out := &Outcome{Raw: json.RawMessage(raw), Effect: rep}
-			got, ok := appendPlainToolResult([]byte("prefix"), out)
-			if !ok {
-				t.Fatalf("%s: not encoded", raw)
-			}
-			res := toolResult(out)
-			if res.Content == nil {
-				res.Content = []mcp.Content{}
-			}
-			want, err := marshalData(res)
-			if err != nil {
+			var compacted bytes.Buffer
+			if err := json.Compact(&compacted, []byte(raw)); err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(got, append([]byte("prefix"), want...)) {
-				t.Errorf("%s (effect %v):\n got %s\nwant prefix%s", raw, rep != nil, got, want)
+			for _, out := range []*Outcome{
+				{Raw: json.RawMessage(raw), Effect: rep},
+				{Raw: compacted.Bytes(), rawCompact: true, Effect: rep},
+			} {
+				got, ok := appendPlainToolResult([]byte("prefix"), out)
+				if !ok {
+					t.Fatalf("%s: not encoded", raw)
+				}
+				res := toolResult(out)
+				if res.Content == nil {
+					res.Content = []mcp.Content{}
+				}
+				want, err := marshalData(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+					t.Errorf("%s (effect %v, compact %v):\n got %s\nwant prefix%s", out.Raw, rep != nil, out.rawCompact, got, want)
+				}
+				n++
 			}
-			n++
 		}
 	}
 	for name, out := range map[string]*Outcome{

@@ -194,6 +194,12 @@ func scanMembers(body []byte) ([]member, bool) {
 	if !json.Valid(body) {
 		return nil, false
 	}
+	return validMembers(body)
+}
+
+// validMembers is scanMembers for a body already known to be a valid JSON
+// object.
+func validMembers(body []byte) ([]member, bool) {
 	var out []member
 	i := skipSpace(body, 1)
 	for i < len(body) && body[i] != '}' {
