@@ -56,12 +56,15 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *Principal
 		writeEnvelope(w, verr, nil)
 		return
 	}
-	meta := map[string]any{}
-	if len(keys) == 1 {
-		meta["idempotency_key"] = keys[0]
-	}
-	if req.Stage != nil {
-		meta["stage"] = *req.Stage
+	var meta map[string]any // most calls carry neither
+	if len(keys) == 1 || req.Stage != nil {
+		meta = map[string]any{}
+		if len(keys) == 1 {
+			meta["idempotency_key"] = keys[0]
+		}
+		if req.Stage != nil {
+			meta["stage"] = *req.Stage
+		}
 	}
 	out := g.exec.Call(r.Context(), Call{Tool: name, Args: req.Arguments, Meta: meta, Principal: p})
 	if out.Err != nil {
