@@ -79,6 +79,8 @@ type lowerer struct {
 	pending []pendingDiag
 	// refs indexes operationIds, canonical names and AIR ids.
 	refs map[string][]int
+	// refNames is refs' keys, sorted, for suggestions (nearestName).
+	refNames []string
 
 	specAuth    air.Auth // the service auth the spec declares
 	serviceAuth air.Auth // after the manifest's auth block
@@ -298,6 +300,7 @@ func (l *lowerer) serviceBlock() air.Service {
 // name it had before the manifest's name override.
 func (l *lowerer) buildRefs(final bool) {
 	l.refs = make(map[string][]int, 3*len(l.ops))
+	l.refNames = nil
 	add := func(k string, i int) {
 		if k == "" {
 			return
@@ -364,7 +367,10 @@ func (l *lowerer) matchManifest() {
 // nearestName suggests the operationId, canonical name or AIR id closest to
 // key, with the manifest decoder's rule for likely typos.
 func (l *lowerer) nearestName(key string) string {
-	best, _ := manifest.Suggest(key, sortedKeys(l.refs))
+	if l.refNames == nil { // the index is complete before any lookup
+		l.refNames = sortedKeys(l.refs)
+	}
+	best, _ := manifest.Suggest(key, l.refNames)
 	return best
 }
 
