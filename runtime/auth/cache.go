@@ -14,25 +14,39 @@ type cacheEntry struct {
 	times  tokenTimes
 }
 
-// tokenCache remembers verified tokens by the SHA-256 of the token. It never
-// holds more than max entries.
+// tokenCache remembers verified tokens by cacheKey. It never holds more
+// than max entries.
 type tokenCache struct {
 	mu  sync.Mutex
 	max int
-	m   map[[sha256.Size]byte]*cacheEntry
+	m   map[string]*cacheEntry
 }
 
 func newTokenCache(max int) *tokenCache {
-	return &tokenCache{max: max, m: make(map[[sha256.Size]byte]*cacheEntry)}
+	return &tokenCache{max: max, m: make(map[string]*cacheEntry)}
 }
 
-func (c *tokenCache) get(sum [sha256.Size]byte) *cacheEntry {
+// maxKeyedToken is the longest token used as its own cache key; a longer
+// one is keyed by its SHA-256, so the cache's memory stays bounded.
+const maxKeyedToken = 4096
+
+// cacheKey is the key of a token (compact JWT characters only, which never
+// include the NUL that starts a hashed key).
+func cacheKey(token string) string {
+	if len(token) <= maxKeyedToken {
+		return token
+	}
+	sum := sha256.Sum256([]byte(token))
+	return "\x00" + string(sum[:])
+}
+
+func (c *tokenCache) get(sum string) *cacheEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.m[sum]
 }
 
-func (c *tokenCache) remove(sum [sha256.Size]byte) {
+func (c *tokenCache) remove(sum string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.m, sum)
@@ -40,7 +54,7 @@ func (c *tokenCache) remove(sum [sha256.Size]byte) {
 
 // put stores an entry. When the cache is full it first drops expired
 // tokens, then, if still full, an arbitrary eighth of the entries.
-func (c *tokenCache) put(sum [sha256.Size]byte, ent *cacheEntry, now, leeway float64) {
+func (c *tokenCache) put(sum string, ent *cacheEntry, now, leeway float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.m[sum]; !ok && len(c.m) >= c.max {

@@ -19,7 +19,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"github.com/anvil-dev/anvil/runtime/fswatch"
@@ -192,9 +191,9 @@ func (v *Verifier) Verify(ctx context.Context, authorization string) (*Claims, e
 		return nil, invalidToken(msgMalformed)
 	}
 	now := unixSeconds(v.now())
-	var sum [sha256.Size]byte
+	var sum string
 	if v.cache != nil {
-		sum = sha256.Sum256([]byte(token))
+		sum = cacheKey(token)
 		if ent := v.cache.get(sum); ent != nil {
 			set, err := v.keys.current(ctx)
 			if err != nil {

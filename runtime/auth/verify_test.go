@@ -544,3 +544,33 @@ func TestConcurrentVerify(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCacheLongTokens: a token longer than maxKeyedToken is cached under
+// its hash, and two such tokens never share an entry.
+func TestCacheLongTokens(t *testing.T) {
+	f := newFixture(t, nil)
+	long := func(jti string) string {
+		return authtest.Mint(f.key, with(turnClaims(), "jti", jti+strings.Repeat("x", maxKeyedToken)))
+	}
+	a, b := long("a"), long("b")
+	if len(a) <= maxKeyedToken {
+		t.Fatalf("fixture: token of %d bytes", len(a))
+	}
+	for _, tok := range []string{a, a, b, b} {
+		c, err := f.verify(tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (tok == a) != strings.HasPrefix(c.JTI, "a") {
+			t.Fatalf("claims of the wrong token (jti %.3q…)", c.JTI)
+		}
+	}
+	if n := f.v.cache.len(); n != 2 {
+		t.Fatalf("cache holds %d tokens, want 2", n)
+	}
+	for k := range f.v.cache.m {
+		if len(k) != 1+32 || k[0] != 0 {
+			t.Fatalf("a long token is cached under a %d-byte key", len(k))
+		}
+	}
+}
