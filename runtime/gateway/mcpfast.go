@@ -249,14 +249,16 @@ func fastHeaders(h http.Header) bool {
 // does (the base media types, case-insensitively, with wildcards).
 func acceptsJSONAndStream(values []string) (jsonOK, streamOK bool) {
 	for _, value := range values {
-		for _, raw := range strings.Split(value, ",") {
+		for rest := value; rest != ""; {
+			var raw string
+			raw, rest, _ = strings.Cut(rest, ",")
 			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json", "application/*":
+			switch base = strings.TrimSpace(base); {
+			case strings.EqualFold(base, "application/json"), strings.EqualFold(base, "application/*"):
 				jsonOK = true
-			case "text/event-stream", "text/*":
+			case strings.EqualFold(base, "text/event-stream"), strings.EqualFold(base, "text/*"):
 				streamOK = true
-			case "*/*":
+			case base == "*/*":
 				jsonOK, streamOK = true, true
 			}
 		}
@@ -296,8 +298,8 @@ func (m *mcpServer) serveFastCall(ctx context.Context, w http.ResponseWriter, c 
 	}
 	buf.WriteByte('}')
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	h["Cache-Control"] = headerNoCache
+	h["Content-Type"] = headerJSON
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes())
 }

@@ -252,6 +252,7 @@ func writeEnvelope(w http.ResponseWriter, e *envelope.Error, rep *effect.Report)
 var (
 	headerJSON    = []string{"application/json"}
 	headerNoStore = []string{"no-store"}
+	headerNoCache = []string{"no-cache, no-transform"} // as the MCP SDK answers
 )
 
 // setJSONHeaders marks an answer as uncacheable JSON.

@@ -85,3 +85,28 @@ func TestJSONString(t *testing.T) {
 		}
 	}
 }
+
+func TestAcceptsJSONAndStream(t *testing.T) {
+	for _, tt := range []struct {
+		values           []string
+		jsonOK, streamOK bool
+	}{
+		{nil, false, false},
+		{[]string{""}, false, false},
+		{[]string{"application/json, text/event-stream"}, true, true},
+		{[]string{"application/json", "text/event-stream"}, true, true},
+		{[]string{"APPLICATION/JSON;q=0.9 ,  Text/Event-Stream ; q=1"}, true, true},
+		{[]string{"application/*, text/*"}, true, true},
+		{[]string{"*/*"}, true, true},
+		{[]string{"application/json"}, true, false},
+		{[]string{"text/event-stream,"}, false, true},
+		{[]string{",,application/json,,"}, true, false},
+		{[]string{"application/jsonx, text/event-streams"}, false, false},
+		{[]string{"application/json-seq"}, false, false},
+	} {
+		j, s := acceptsJSONAndStream(tt.values)
+		if j != tt.jsonOK || s != tt.streamOK {
+			t.Errorf("%q: %v %v, want %v %v", tt.values, j, s, tt.jsonOK, tt.streamOK)
+		}
+	}
+}
