@@ -220,6 +220,7 @@ func jsonrpcError(w http.ResponseWriter, status, code int, message string) {
 func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, fingerprint string) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	initialize := false
+	var sdkBody []byte // a POST's body, handed to the SDK when it answers
 	var msg rpcMessage
 	switch r.Method {
 	case http.MethodPost:
@@ -243,8 +244,7 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, 
 			return
 		}
 		initialize = !msg.batch && msg.method == "initialize" && sid == ""
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		sdkBody = body
 	case http.MethodGet, http.MethodDelete:
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
@@ -265,6 +265,10 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *Principal, 
 	} else if !m.reserve() {
 		jsonrpcError(w, http.StatusServiceUnavailable, -32000, "Too many MCP sessions; try again later.")
 		return
+	}
+	if sdkBody != nil {
+		r.Body = io.NopCloser(bytes.NewReader(sdkBody))
+		r.ContentLength = int64(len(sdkBody))
 	}
 	r = r.WithContext(withPrincipal(r.Context(), p, fingerprint))
 	// The SDK's bearer middleware only carries the verified caller (from the
