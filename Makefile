@@ -9,7 +9,7 @@ SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load fuzz clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz clean
 
 all: build
 
@@ -82,6 +82,12 @@ bench:
 LOADTIME ?= 4s
 load:
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64
+
+## load-procs: the same with every server in a process of its own, the gateways
+## being bin/anvil and the generated bin/github-mini binary, as deployed
+load-procs: build
+	$(GO) build -o $(BIN)/github-mini ./gen/github-mini
+	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64 -procs -anvil $(BIN)/anvil -generated $(BIN)/github-mini
 
 ## fuzz: run every fuzz target for FUZZTIME each. A crasher fails the run; the fuzzing
 ## engine's own "context deadline exceeded" (a worker still busy with one slow input when

@@ -17,7 +17,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -26,8 +25,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,10 +46,20 @@ const (
 )
 
 func main() {
+	if role, arg, ok := childArgs(os.Args[1:]); ok { // procs.go
+		if err := runChild(role, arg); err != nil {
+			fmt.Fprintf(os.Stderr, "loadgen %s: %v\n", role, err)
+			os.Exit(1)
+		}
+		return
+	}
 	bundle := flag.String("bundle", "runtime/gateway/testdata/workspace/github", "the github-mini bundle to serve")
 	duration := flag.Duration("duration", 4*time.Second, "how long each target is measured, per phase (throughput, latency)")
 	conns := flag.Int("conns", 64, "concurrent connections for the throughput runs")
 	rounds := flag.Int("rounds", 8, "interleaved rounds the measurements are split into")
+	procsMode := flag.Bool("procs", false, "run the mock, the bare proxy and both gateways as processes of their own (the gateways as the binaries -anvil and -generated)")
+	anvilBin := flag.String("anvil", "bin/anvil", "with -procs: the anvil binary (the generic gateway)")
+	generatedBin := flag.String("generated", "bin/github-mini", "with -procs: the generated github-mini gateway binary")
 	flag.Parse()
 	if *rounds < 1 || *conns < 1 || *duration <= 0 {
 		fmt.Fprintln(os.Stderr, "loadgen: -rounds and -conns must be positive, -duration too")
@@ -64,7 +71,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "loadgen: still running after %v; giving up\n", budget)
 		os.Exit(1)
 	})
-	if err := run(*bundle, *duration, *conns, *rounds); err != nil {
+	var procs *procOptions
+	if *procsMode {
+		procs = &procOptions{anvil: *anvilBin, generated: *generatedBin}
+	}
+	if err := run(*bundle, *duration, *conns, *rounds, procs); err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen: %v\n", err)
 		os.Exit(1)
 	}
@@ -84,25 +95,38 @@ type result struct {
 	errors   int64
 }
 
-func run(bundle string, d time.Duration, conns, rounds int) error {
+func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) error {
 	dir, err := os.MkdirTemp("", "anvil-loadgen-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 
-	mock, err := mockupstream.Start(mockupstream.Options{Token: upstreamPAT})
-	if err != nil {
-		return err
+	var st stack
+	defer func() {
+		if st.stop != nil {
+			st.stop()
+		}
+	}()
+	if procs != nil {
+		st.mock, err = startChild(&st, "mock", upstreamPAT) // procs.go
+	} else {
+		var mock *mockupstream.Server
+		if mock, err = mockupstream.Start(mockupstream.Options{Token: upstreamPAT}); err == nil {
+			st.mock = mock.URL
+			st.onStop(func() { mock.Close() })
+		}
 	}
-	defer mock.Close()
+	if err != nil {
+		return fmt.Errorf("the mock upstream: %w", err)
+	}
 
 	// The workspace: the committed bundle pointed at the mock.
 	doc, err := air.Load(bundle)
 	if err != nil {
 		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
 	}
-	doc.Service.Servers = []air.Server{{URL: mock.URL}}
+	doc.Service.Servers = []air.Server{{URL: st.mock}}
 	files, err := air.Files(doc)
 	if err != nil {
 		return err
@@ -118,7 +142,7 @@ func run(bundle string, d time.Duration, conns, rounds int) error {
 		}
 	}
 
-	// Keys, vault key, gateway.
+	// Keys, vault key, the gateways' common configuration.
 	key := authtest.NewKey("by-loadgen0001")
 	jwks := filepath.Join(dir, "jwks.json")
 	if err := authtest.WriteJWKS(jwks, key); err != nil {
@@ -130,30 +154,26 @@ func run(bundle string, d time.Duration, conns, rounds int) error {
 	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
 		return err
 	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	base := "http://" + gln.Addr().String()
 	cfg := gateway.Config{
-		Workspace: ws, Host: "127.0.0.1", Port: gln.Addr().(*net.TCPAddr).Port,
-		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: base + "/mcp",
+		Workspace: ws, Host: "127.0.0.1",
+		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: audience,
 			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
 		VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, "vault"), AuditFile: filepath.Join(dir, "audit.jsonl"),
 		AllowedHosts: "127.0.0.1", Getenv: func(string) string { return "" },
 	}
-	g, err := gateway.New(cfg, nil)
+	generatedAudit := filepath.Join(dir, "audit-generated.jsonl")
+	if procs != nil {
+		err = startProcesses(&st, procs, cfg, generatedAudit) // procs.go
+	} else {
+		err = startInProcess(&st, cfg, generatedAudit, conns)
+	}
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { _ = g.Serve(ctx, gln); close(served) }()
-	defer func() { cancel(); <-served }()
 
 	now := time.Now().Unix()
 	mint := func(extra map[string]any) string {
-		c := map[string]any{"iss": issuer, "aud": base + "/mcp", "sub": "local:loadgen", "iat": now, "exp": now + 3000,
+		c := map[string]any{"iss": issuer, "aud": audience, "sub": "local:loadgen", "iat": now, "exp": now + 3000,
 			"jti": "loadgen-" + hex.EncodeToString(vk[:4]), "by_tenant": "loadgen"}
 		for k, v := range extra {
 			c[k] = v
@@ -164,22 +184,10 @@ func run(bundle string, d time.Duration, conns, rounds int) error {
 	turnTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
 		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "read"}}})
 	client := &http.Client{Transport: tunedTransport(conns), Timeout: 10 * time.Second}
-	if err := expect200(client, "POST", base+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectTok},
+	if err := expect200(client, "POST", st.gateway+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectTok},
 		"Content-Type": {"application/json"}}, `{"connector":"github","api_key":"`+upstreamPAT+`"}`, nil); err != nil {
 		return fmt.Errorf("connecting: %w", err)
 	}
-
-	// The bare proxy.
-	pln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	mockURL, _ := url.Parse(mock.URL)
-	rp := httputil.NewSingleHostReverseProxy(mockURL)
-	rp.Transport = tunedTransport(conns)
-	proxy := &http.Server{Handler: rp}
-	go func() { _ = proxy.Serve(pln) }()
-	defer proxy.Close()
 
 	upstreamHeader := http.Header{"Authorization": {"Bearer " + upstreamPAT}, "Accept": {"application/json"}}
 	callHeader := http.Header{"Authorization": {"Bearer " + turnTok}, "Content-Type": {"application/json"}}
@@ -193,23 +201,20 @@ func run(bundle string, d time.Duration, conns, rounds int) error {
 		}
 	}
 	targets := []target{
-		{"upstream", simple("GET", mock.URL+"/repos/octo/hello/pulls", upstreamHeader, "")},
-		{"bare proxy", simple("GET", "http://"+pln.Addr().String()+"/repos/octo/hello/pulls", upstreamHeader, "")},
-		{"gateway /call", simple("POST", base+"/call/github__github_list_pull", callHeader, listBody)},
-		{"gateway MCP", mcpTarget(base, turnTok, mcpCall)},
+		{"upstream", simple("GET", st.mock+"/repos/octo/hello/pulls", upstreamHeader, "")},
+		{"bare proxy", simple("GET", st.proxy+"/repos/octo/hello/pulls", upstreamHeader, "")},
+		{"gateway /call", simple("POST", st.gateway+"/call/github__github_list_pull", callHeader, listBody)},
+		{"gateway MCP", mcpTarget(st.gateway, turnTok, mcpCall)},
+		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
+		{"generated MCP", mcpTarget(st.generated, turnTok, mcpCall)},
 	}
-	// The generated gateway, when gen/github-mini exists (generated.go).
-	gbase, stopGenerated, err := startGenerated(cfg, mock.URL, filepath.Join(dir, "audit-generated.jsonl"))
-	if err != nil {
-		return fmt.Errorf("the generated gateway: %w", err)
-	}
-	defer stopGenerated()
-	targets = append(targets,
-		target{"generated /call", simple("POST", gbase+"/call/github__github_list_pull", callHeader, listBody)},
-		target{"generated MCP", mcpTarget(gbase, turnTok, mcpCall)})
 
-	fmt.Printf("loadgen: %d rounds; per round and target %v at %d connections, then %v with one client (GOMAXPROCS %d)\n",
-		rounds, d/time.Duration(rounds), conns, d/time.Duration(rounds), runtime.GOMAXPROCS(0))
+	where := "in this process"
+	if procs != nil {
+		where = "each server in a process of its own (" + procs.anvil + ", " + procs.generated + ")"
+	}
+	fmt.Printf("loadgen: %s; %d rounds; per round and target %v at %d connections, then %v with one client (GOMAXPROCS %d)\n",
+		where, rounds, d/time.Duration(rounds), conns, d/time.Duration(rounds), runtime.GOMAXPROCS(0))
 	results, err := measureAll(targets, conns, d, rounds)
 	if err != nil {
 		return err
