@@ -238,4 +238,3 @@ func childArgs(args []string) (role, arg string, ok bool) {
 	}
 	return "", "", false
 }
-
