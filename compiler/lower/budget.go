@@ -152,17 +152,7 @@ func (l *lowerer) walkRefs(s *air.Schema, seen map[string]bool) {
 			seen[name] = true
 		}
 	}
-	for _, p := range s.Properties {
-		l.walkRefs(p, seen)
-	}
-	l.walkRefs(s.AdditionalProperties, seen)
-	l.walkRefs(s.Items, seen)
-	l.walkRefs(s.Not, seen)
-	for _, list := range [][]*air.Schema{s.PrefixItems, s.OneOf, s.AnyOf, s.AllOf} {
-		for _, x := range list {
-			l.walkRefs(x, seen)
-		}
-	}
+	eachSubschema(s, func(x *air.Schema) { l.walkRefs(x, seen) })
 }
 
 // defsTally is the compact JSON size of a schema object whose $defs are

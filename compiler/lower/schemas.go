@@ -52,15 +52,22 @@ func (l *lowerer) collectRefs(s *air.Schema, seen map[string]bool) {
 			l.collectRefs(l.spec.Schemas[name], seen)
 		}
 	}
+	eachSubschema(s, func(x *air.Schema) { l.collectRefs(x, seen) })
+}
+
+// eachSubschema calls f with every schema s nests directly (properties,
+// additionalProperties, items, not, prefixItems, oneOf, anyOf, allOf): the
+// keywords reference walks follow. Nil entries are passed on.
+func eachSubschema(s *air.Schema, f func(*air.Schema)) {
 	for _, p := range s.Properties {
-		l.collectRefs(p, seen)
+		f(p)
 	}
-	l.collectRefs(s.AdditionalProperties, seen)
-	l.collectRefs(s.Items, seen)
-	l.collectRefs(s.Not, seen)
+	f(s.AdditionalProperties)
+	f(s.Items)
+	f(s.Not)
 	for _, list := range [][]*air.Schema{s.PrefixItems, s.OneOf, s.AnyOf, s.AllOf} {
 		for _, x := range list {
-			l.collectRefs(x, seen)
+			f(x)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/upstream"
 	"math/big"
 	"strconv"
 	"unicode/utf8"
@@ -382,34 +383,18 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 // 1e2 are), as the JSON Schema validator decides "integer".
 func IsInteger(n json.Number) bool {
 	s := string(n)
-	if plainInteger(s) {
+	if upstream.IsIntegerText(s) {
 		return true
 	}
 	r, ok := new(big.Rat).SetString(s)
 	return ok && r.IsInt()
 }
 
-// plainInteger reports digits with an optional minus sign.
-func plainInteger(s string) bool {
-	if len(s) > 0 && s[0] == '-' {
-		s = s[1:]
-	}
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 // CompareNumber compares a JSON number with a bound written as JSON (-1, 0
 // or +1), exactly; ok is false when either does not parse.
 func CompareNumber(n json.Number, bound string) (c int, ok bool) {
 	a, b := string(n), bound
-	if len(a) < 19 && len(b) < 19 && plainInteger(a) && plainInteger(b) {
+	if len(a) < 19 && len(b) < 19 && upstream.IsIntegerText(a) && upstream.IsIntegerText(b) {
 		x, err1 := strconv.ParseInt(a, 10, 64)
 		y, err2 := strconv.ParseInt(b, 10, 64)
 		if err1 == nil && err2 == nil {

@@ -158,7 +158,7 @@ func (c *Canonical) String(s string) { c.b = appendCanonicalString(c.b, s) }
 // Number writes a JSON number as JavaScript prints it.
 func (c *Canonical) Number(n json.Number) {
 	s := string(n)
-	if len(s) <= 15 && plainInteger(s) && s != "-0" && (len(s) == 1 || (s[0] != '0' && !strings.HasPrefix(s, "-0"))) {
+	if len(s) <= 15 && upstream.IsIntegerText(s) && s != "-0" && (len(s) == 1 || (s[0] != '0' && !strings.HasPrefix(s, "-0"))) {
 		c.b = append(c.b, s...)
 		return
 	}

@@ -106,7 +106,7 @@ func ScalarString(v any) string {
 // is.
 func NumberString(n json.Number) string {
 	s := string(n)
-	if isIntegerText(s) {
+	if IsIntegerText(s) {
 		return s
 	}
 	f, err := strconv.ParseFloat(s, 64)
@@ -126,7 +126,9 @@ func formatFloat(f float64) string {
 	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
-func isIntegerText(s string) bool {
+// IsIntegerText reports whether s is decimal digits with an optional
+// leading minus sign.
+func IsIntegerText(s string) bool {
 	if strings.HasPrefix(s, "-") {
 		s = s[1:]
 	}
@@ -321,7 +323,7 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 			return append(b, '"'), nil
 		}
 	case json.Number:
-		if isIntegerText(string(x)) {
+		if IsIntegerText(string(x)) {
 			return append(b, x...), nil
 		}
 	}
