@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -37,16 +38,100 @@ type Generation struct {
 }
 
 // Marshal returns the canonical JSON of v: two-space indented, HTML characters
-// not escaped, with a trailing newline.
+// not escaped, with a trailing newline — the bytes of a json.Encoder with
+// SetEscapeHTML(false) and SetIndent("", "  "). A *Schema is written by its
+// own encoder without a pass through encoding/json, and the indentation is
+// done in one pass over the compact form (the bundles of the largest
+// descriptions run to hundreds of megabytes).
 func Marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	var compact []byte
+	var err error
+	if s, ok := v.(*Schema); ok && s != nil {
+		compact, err = appendSchemaJSON(nil, s)
+	} else {
+		compact, err = MarshalCompact(v)
+	}
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	out := appendIndented(nil, compact)
+	return append(out, '\n'), nil
+}
+
+// appendIndented appends the compact, valid JSON src indented as json.Indent
+// does with no prefix and two spaces: a member or element per line, "key":
+// value with one space, and empty objects and arrays kept as {} and []. It
+// measures the result first, so the output is allocated once.
+func appendIndented(dst, src []byte) []byte {
+	n := indentJSON(nil, src)
+	dst = slices.Grow(dst, n)
+	out := dst[len(dst) : len(dst)+n]
+	indentJSON(out, src)
+	return dst[:len(dst)+n]
+}
+
+// indentSpaces is copied from for each line's indentation.
+var indentSpaces = bytes.Repeat([]byte{' '}, 256)
+
+// indentJSON writes the indented form of src into out, or only measures it
+// when out is nil, and returns its length.
+func indentJSON(out, src []byte) int {
+	w, depth := 0, 0
+	open := false // just after { or [: the line break waits for a first member
+	put := func(b ...byte) {
+		if out != nil {
+			copy(out[w:], b)
+		}
+		w += len(b)
+	}
+	newline := func() {
+		put('\n')
+		for left := 2 * depth; left > 0; {
+			k := min(left, len(indentSpaces))
+			put(indentSpaces[:k]...)
+			left -= k
+		}
+	}
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if open && c != '}' && c != ']' {
+			open = false
+			depth++
+			newline()
+		}
+		switch c {
+		case '"':
+			j := i + 1
+			for j < len(src) && src[j] != '"' {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			j = min(j, len(src)-1)
+			put(src[i : j+1]...)
+			i = j
+		case '{', '[':
+			open = true
+			put(c)
+		case ',':
+			put(c)
+			newline()
+		case ':':
+			put(':', ' ')
+		case '}', ']':
+			if open {
+				open = false
+			} else {
+				depth--
+				newline()
+			}
+			put(c)
+		default:
+			put(c)
+		}
+	}
+	return w
 }
 
 // MarshalCompact returns compact JSON of v without HTML escaping and without a trailing newline.
