@@ -196,7 +196,7 @@ func (w *schemaWriter) number(k string, n *json.Number) {
 	if v == "" {
 		v = "0"
 	}
-	if !isJSONNumber(v) {
+	if !IsJSONNumber(v) {
 		w.err = fmt.Errorf("json: invalid number literal %q", v)
 		return
 	}
@@ -238,8 +238,8 @@ func appendRawJSON(b []byte, r json.RawMessage) ([]byte, error) {
 
 const hexDigit = "0123456789abcdef"
 
-// isJSONNumber reports whether s is a number in JSON's grammar.
-func isJSONNumber(s string) bool {
+// IsJSONNumber reports whether s is a number in JSON's grammar.
+func IsJSONNumber(s string) bool {
 	i := 0
 	if i < len(s) && s[i] == '-' {
 		i++

@@ -3,6 +3,7 @@ package effect
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"math"
 	"sort"
@@ -60,7 +61,7 @@ func appendValue(b []byte, v any, depth int) []byte {
 	case uint64:
 		return strconv.AppendUint(b, x, 10)
 	case json.Number:
-		if validNumber(string(x)) {
+		if air.IsJSONNumber(string(x)) {
 			return append(b, x...)
 		}
 		return jsstring.Append(b, string(x))
@@ -206,50 +207,4 @@ func asciiJSON(js []byte) []byte {
 		out = appendU16(out, uint16(r))
 	}
 	return out
-}
-
-// validNumber reports whether s is a JSON number.
-func validNumber(s string) bool {
-	if s == "" {
-		return false
-	}
-	i := 0
-	if s[i] == '-' {
-		i++
-		if i == len(s) {
-			return false
-		}
-	}
-	switch {
-	case s[i] == '0':
-		i++
-	case s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		if i == len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		if i == len(s) || s[i] < '0' || s[i] > '9' {
-			return false
-		}
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	return i == len(s)
 }

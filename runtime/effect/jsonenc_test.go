@@ -2,6 +2,7 @@ package effect
 
 import (
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"math"
 	"strings"
 	"testing"
@@ -82,12 +83,12 @@ func TestAppendValueDepth(t *testing.T) {
 
 func TestValidNumber(t *testing.T) {
 	for _, s := range []string{"0", "-0", "1", "-12", "1.5", "1e9", "1E+9", "2.5e-3"} {
-		if !validNumber(s) {
+		if !air.IsJSONNumber(s) {
 			t.Errorf("%q should be valid", s)
 		}
 	}
 	for _, s := range []string{"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "0x1", "1 ", "NaN"} {
-		if validNumber(s) {
+		if air.IsJSONNumber(s) {
 			t.Errorf("%q should be invalid", s)
 		}
 	}
