@@ -9,7 +9,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/effect"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/grant"
-	"github.com/anvil-dev/anvil/runtime/upstream"
+	"net/http"
 )
 
 // The compiled path runs a call of a compiled tool. It is the generic path
@@ -268,38 +268,9 @@ func (x *Executor) executeCompiled(ctx context.Context, st *callState, tool *Too
 		}
 		return &Outcome{Plan: dryRunPlan(tool, req)}
 	}
-	if !x.Allowlist.Allows(cc.host) {
-		code := "policy/egress_denied"
-		st.decision = "denied" // rule stays null: it names only grant sub-codes (as executor.go)
-		return &Outcome{Err: &envelope.Error{Code: envelope.PolicyDenied,
-			Message: fmt.Sprintf("Upstream host is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS): %s.", cc.host),
-			Details: orderedJSON("code", code, "host", cc.host)}}
-	}
-	req, err := ct.op.Build(ctx, cc.pb, in)
-	if err != nil {
-		return &Outcome{Err: validationError(err.Error(), nil)}
-	}
-	account := "default"
-	if st.account != nil {
-		account = *st.account
-	}
-	if x.Credentials != nil {
-		apply, cerr := x.Credentials.Resolve(ctx, st.principal.sub(), tool.Connector, op, account)
-		if cerr != nil {
-			return &Outcome{Err: cerr}
-		}
-		if apply != nil {
-			apply(req)
-		}
-	}
-	resp, err := x.Upstream.Do(req)
-	if err != nil {
-		return &Outcome{Err: upstream.AsEnvelope(err)}
-	}
-	status := resp.Status
-	st.status = &status
-	if resp.Status < 200 || resp.Status >= 300 {
-		return &Outcome{Err: upstream.ErrorFor(resp, op)}
+	resp, refused := x.send(ctx, st, tool, cc.host, func() (*http.Request, error) { return ct.op.Build(ctx, cc.pb, in) })
+	if refused != nil {
+		return refused
 	}
 	rep := ct.op.Effect(&EffectCall{Input: in, Response: responseFor(!ct.op.IgnoresResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()})
 	return &Outcome{resp: resp, Raw: answerJSON(resp), rawCompact: true, Effect: rep}

@@ -327,19 +327,34 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args 
 		}
 		return &Outcome{Plan: dryRunPlan(tool, req)}
 	}
-	host := hostOf(base)
+	resp, refused := x.send(ctx, st, tool, hostOf(base), func() (*http.Request, error) {
+		return upstream.BuildRequest(ctx, base, op, args)
+	})
+	if refused != nil {
+		return refused
+	}
+	rep := effect.Build(op, effect.Call{Request: args, Response: responseFor(tool.readsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
+	return &Outcome{resp: resp, Raw: answerJSON(resp), rawCompact: true, Effect: rep}
+}
+
+// send is the end of every call that goes upstream, generic or compiled:
+// the egress allowlist (before anything is built or read from the vault),
+// the request, the credential, the exchange and its status. It returns the
+// 2xx answer, or the outcome of a call that stopped.
+func (x *Executor) send(ctx context.Context, st *callState, tool *Tool, host string, build func() (*http.Request, error)) (*upstream.Response, *Outcome) {
+	op := tool.Op
 	if !x.Allowlist.Allows(host) {
 		// Audited denied (a policy refusal), with rule null: rule names only
 		// grant sub-codes.
 		code := "policy/egress_denied"
 		st.decision = "denied"
-		return &Outcome{Err: &envelope.Error{Code: envelope.PolicyDenied,
+		return nil, &Outcome{Err: &envelope.Error{Code: envelope.PolicyDenied,
 			Message: fmt.Sprintf("Upstream host is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS): %s.", host),
 			Details: orderedJSON("code", code, "host", host)}}
 	}
-	req, err := upstream.BuildRequest(ctx, base, op, args)
+	req, err := build()
 	if err != nil {
-		return &Outcome{Err: validationError(err.Error(), nil)}
+		return nil, &Outcome{Err: validationError(err.Error(), nil)}
 	}
 	account := "default"
 	if st.account != nil {
@@ -348,7 +363,7 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args 
 	if x.Credentials != nil {
 		apply, cerr := x.Credentials.Resolve(ctx, st.principal.sub(), tool.Connector, op, account)
 		if cerr != nil {
-			return &Outcome{Err: cerr}
+			return nil, &Outcome{Err: cerr}
 		}
 		if apply != nil {
 			apply(req)
@@ -356,15 +371,14 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args 
 	}
 	resp, err := x.Upstream.Do(req)
 	if err != nil {
-		return &Outcome{Err: upstream.AsEnvelope(err)}
+		return nil, &Outcome{Err: upstream.AsEnvelope(err)}
 	}
 	status := resp.Status
 	st.status = &status
 	if resp.Status < 200 || resp.Status >= 300 {
-		return &Outcome{Err: upstream.ErrorFor(resp, op)}
+		return nil, &Outcome{Err: upstream.ErrorFor(resp, op)}
 	}
-	rep := effect.Build(op, effect.Call{Request: args, Response: responseFor(tool.readsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
-	return &Outcome{resp: resp, Raw: answerJSON(resp), rawCompact: true, Effect: rep}
+	return resp, nil
 }
 
 // answerJSON renders an upstream answer for the caller, keeping the
