@@ -644,6 +644,36 @@ func (l *loader) document(name string) (*document, string) {
 	return d, ""
 }
 
+// responses reads an operation's responses object (either version): each
+// status that is not an x- extension and whose value (after $ref) is an
+// object becomes a Response with its status and description, which body
+// fills in with the version's way of giving the schema.
+func (l *loader) responses(doc *document, n *node, body func(rdoc *document, r *node, out *Response)) []*Response {
+	resp := l.object(doc, n.member("responses"))
+	if resp == nil {
+		return nil
+	}
+	var out []*Response
+	for i := range resp.kids {
+		rm := &resp.kids[i]
+		if strings.HasPrefix(rm.key, "x-") {
+			continue
+		}
+		rdoc, r, ok := l.deref(doc, rm.val)
+		if !ok {
+			continue
+		}
+		if r.kind != kObject {
+			l.errorf(l.pos(rdoc, r), CodeInvalidStructure, "response %s must be an object, not %s", quote(rm.key), r.kind)
+			continue
+		}
+		res := &Response{Status: rm.key, Description: l.text(rdoc, r.member("description"))}
+		body(rdoc, r, res)
+		out = append(out, res)
+	}
+	return out
+}
+
 // deref follows the $ref chain of a non-schema object. A cycle is reported
 // as spec/ref_cycle. On failure it returns ok=false (already reported).
 func (l *loader) deref(doc *document, n *node) (*document, *node, bool) {

@@ -1,8 +1,6 @@
 package openapi
 
 import (
-	"strings"
-
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -160,35 +158,19 @@ func (l *loader) operationV2(spec *Spec, p *pathCtx, consumes, produces []string
 	case len(form) > 0:
 		op.RequestBody = l.formBody(form, consumes)
 	}
-	if resp := l.object(doc, n.member("responses")); resp != nil {
-		for i := range resp.kids {
-			rm := &resp.kids[i]
-			if strings.HasPrefix(rm.key, "x-") {
-				continue
-			}
-			rdoc, r, ok := l.deref(doc, rm.val)
-			if !ok {
-				continue
-			}
-			if r.kind != kObject {
-				l.errorf(l.pos(rdoc, r), CodeInvalidStructure, "response %s must be an object, not %s", quote(rm.key), r.kind)
-				continue
-			}
-			out := &Response{Status: rm.key, Description: l.text(rdoc, r.member("description"))}
-			if sm := r.member("schema"); sm != nil && sm.val.kind != kNull {
-				if sm.val.kind != kObject && sm.val.kind != kBool {
-					l.errorf(l.pos(rdoc, sm.val), CodeInvalidStructure, "\"schema\" must be an object, not %s", sm.val.kind)
-				} else {
-					out.Schema = l.schema(rdoc, sm.val, 0)
-					out.ContentType = chooseType(produces)
-					if out.ContentType == "" {
-						out.ContentType = "application/json"
-					}
+	op.Responses = l.responses(doc, n, func(rdoc *document, r *node, out *Response) {
+		if sm := r.member("schema"); sm != nil && sm.val.kind != kNull {
+			if sm.val.kind != kObject && sm.val.kind != kBool {
+				l.errorf(l.pos(rdoc, sm.val), CodeInvalidStructure, "\"schema\" must be an object, not %s", sm.val.kind)
+			} else {
+				out.Schema = l.schema(rdoc, sm.val, 0)
+				out.ContentType = chooseType(produces)
+				if out.ContentType == "" {
+					out.ContentType = "application/json"
 				}
 			}
-			op.Responses = append(op.Responses, out)
 		}
-	}
+	})
 	spec.Operations = append(spec.Operations, op)
 }
 

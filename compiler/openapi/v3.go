@@ -277,30 +277,14 @@ func (l *loader) operationV3(spec *Spec, p *pathCtx) {
 	if m := n.member("requestBody"); m != nil {
 		op.RequestBody = l.requestBodyV3(doc, m)
 	}
-	if resp := l.object(doc, n.member("responses")); resp != nil {
-		for i := range resp.kids {
-			rm := &resp.kids[i]
-			if strings.HasPrefix(rm.key, "x-") {
-				continue
+	op.Responses = l.responses(doc, n, func(rdoc *document, r *node, out *Response) {
+		if content := l.object(rdoc, r.member("content")); content != nil {
+			if ct, media := chooseMedia(content); media != nil {
+				out.ContentType = ct
+				out.Schema = l.mediaSchema(rdoc, ct, media)
 			}
-			rdoc, r, ok := l.deref(doc, rm.val)
-			if !ok {
-				continue
-			}
-			if r.kind != kObject {
-				l.errorf(l.pos(rdoc, r), CodeInvalidStructure, "response %s must be an object, not %s", quote(rm.key), r.kind)
-				continue
-			}
-			out := &Response{Status: rm.key, Description: l.text(rdoc, r.member("description"))}
-			if content := l.object(rdoc, r.member("content")); content != nil {
-				if ct, media := chooseMedia(content); media != nil {
-					out.ContentType = ct
-					out.Schema = l.mediaSchema(rdoc, ct, media)
-				}
-			}
-			op.Responses = append(op.Responses, out)
 		}
-	}
+	})
 	spec.Operations = append(spec.Operations, op)
 }
 
