@@ -206,50 +206,5 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// isJSONNumber reports whether s is a number in JSON's grammar.
-func isJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i >= len(s) {
-		return false
-	}
-	switch {
-	case s[i] == '0':
-		i++
-	case s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
-}
-
 // quote quotes s for a message.
 func quote(s string) string { return strconv.Quote(s) }

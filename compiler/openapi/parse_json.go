@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -239,7 +240,7 @@ func (p *jsonParser) number() string {
 		break
 	}
 	lit := p.s[start:p.i]
-	if !isJSONNumber(lit) {
+	if !air.IsJSONNumber(lit) {
 		p.i = start
 		p.fail("invalid number %s", quote(lit))
 	}

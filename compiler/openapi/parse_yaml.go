@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"math"
 	"regexp"
 	"strconv"
@@ -226,7 +227,7 @@ func (c *yamlConv) scalar(n *node, y *yaml.Node) {
 			n.kind, n.str = kNumber, lit
 		}
 	case "!!float":
-		if isJSONNumber(y.Value) {
+		if air.IsJSONNumber(y.Value) {
 			n.kind = kNumber
 			break
 		}
@@ -241,7 +242,7 @@ func (c *yamlConv) scalar(n *node, y *yaml.Node) {
 // yamlInt turns a YAML integer (decimal, 0x, 0o, 0b, with _ separators) into a
 // JSON number literal.
 func yamlInt(s string) (string, bool) {
-	if isJSONNumber(s) {
+	if air.IsJSONNumber(s) {
 		return s, true
 	}
 	v := strings.ReplaceAll(s, "_", "")
