@@ -136,17 +136,8 @@ var funcs = template.FuncMap{
 		b, err := air.MarshalCompact(v)
 		return string(b), err
 	},
-	"indent": func(n int, s string) string {
-		pad := strings.Repeat(" ", n)
-		lines := strings.Split(s, "\n")
-		for i, l := range lines {
-			if i > 0 && l != "" {
-				lines[i] = pad + l
-			}
-		}
-		return strings.Join(lines, "\n")
-	},
-	"md": func(s string) string { return strings.ReplaceAll(oneLine(s), "|", "\\|") },
+	"indent": templates.Indent,
+	"md":     func(s string) string { return strings.ReplaceAll(oneLine(s), "|", "\\|") },
 }
 
 // example picks a read (a list, preferably) and a write that can be undone

@@ -152,18 +152,9 @@ var funcs = template.FuncMap{
 		s, err := jsonText(v)
 		return asciiJSON(s), err
 	},
-	"add":   func(a, b int) int { return a + b },
-	"tsref": tsRef,
-	"indent": func(n int, s string) string {
-		pad := strings.Repeat(" ", n)
-		lines := strings.Split(s, "\n")
-		for i, l := range lines {
-			if i > 0 && l != "" {
-				lines[i] = pad + l
-			}
-		}
-		return strings.Join(lines, "\n")
-	},
+	"add":    func(a, b int) int { return a + b },
+	"tsref":  tsRef,
+	"indent": templates.Indent,
 }
 
 // renderSet parses one language's template tree as its own set (names are
