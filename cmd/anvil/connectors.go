@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,21 +53,17 @@ func runConnectorsCompose(e *env, c *cli.Context) error {
 	if skillsRoot == "" {
 		skillsRoot = filepath.Dir(filepath.Clean(out))
 	}
+	bundles, err := argBundles(c)
+	if err != nil {
+		return err
+	}
 	var conns []compose.Connector
-	for _, b := range c.Args().Slice() {
-		doc, _, err := loadBundle(b)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		id, err := connectorID(b, c.String("workspace"), "")
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		dir := filepath.Join(skillsRoot, id)
+	for _, b := range bundles {
+		dir := filepath.Join(skillsRoot, b.id)
 		if c.String("layout") == compose.LayoutBundle {
-			dir = b
+			dir = b.dir
 		}
-		conns = append(conns, compose.Connector{ID: id, Doc: doc, PackageDir: dir})
+		conns = append(conns, compose.Connector{ID: b.id, Doc: b.doc, PackageDir: dir})
 	}
 	tree, err := compose.Render(conns, compose.Options{Layout: c.String("layout"), OutDir: out, SkillsRoot: skillsRoot})
 	if err != nil {
@@ -102,15 +99,12 @@ func runConnectorsIndex(e *env, c *cli.Context) error {
 	}
 	var entries []index.Connector
 	seen := map[string]bool{}
-	for _, b := range c.Args().Slice() {
-		doc, _, err := loadBundle(b)
-		if err != nil {
-			return fail(1, "%v", err)
-		}
-		id, err := connectorID(b, c.String("workspace"), "")
-		if err != nil {
-			return fail(1, "%v", err)
-		}
+	bundles, err := argBundles(c)
+	if err != nil {
+		return err
+	}
+	for _, b := range bundles {
+		doc, id := b.doc, b.id
 		if seen[id] {
 			continue
 		}
@@ -145,4 +139,29 @@ func runConnectorsIndex(e *env, c *cli.Context) error {
 		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s)).\n", out, len(entries))
 	}
 	return nil
+}
+
+// argBundle is a bundle named on the command line with its connector id.
+type argBundle struct {
+	dir string
+	doc *air.Document
+	id  string
+}
+
+// argBundles loads the bundles named as arguments, with their connector
+// ids (folded from --workspace when given).
+func argBundles(c *cli.Context) ([]argBundle, error) {
+	var out []argBundle
+	for _, b := range c.Args().Slice() {
+		doc, _, err := loadBundle(b)
+		if err != nil {
+			return nil, fail(1, "%v", err)
+		}
+		id, err := connectorID(b, c.String("workspace"), "")
+		if err != nil {
+			return nil, fail(1, "%v", err)
+		}
+		out = append(out, argBundle{dir: b, doc: doc, id: id})
+	}
+	return out, nil
 }
