@@ -52,3 +52,29 @@ func BenchmarkStat(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPollAfterSiblingAppend is the gateway's pattern: an audit line
+// appended next to the watched JWKS file, then the next request's Poll.
+// The sibling's writes queue nothing, so this is the append plus an idle
+// Poll.
+func BenchmarkPollAfterSiblingAppend(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "jwks.json")
+	writeFile(b, path, "{}")
+	w := newWatcher(b)
+	h := w.File(path, true)
+	f, err := os.OpenFile(filepath.Join(dir, "audit.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	line := []byte(`{"time":"2026-01-01T00:00:00.000Z","decision":"allowed"}` + "\n")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		w.Poll()
+		_ = h.Stamp()
+	}
+}

@@ -37,14 +37,22 @@
 // A File handle is bumped when its name is created, deleted, or renamed to or
 // from in its directory, when the directory's own attributes change
 // (permissions may make the file unreachable), and, with content true, on
-// IN_MODIFY, IN_CLOSE_WRITE and IN_ATTRIB of that name. Events are dispatched
-// by name, so writes to a sibling never bump it. A Dir handle is bumped on any
-// entry event in the directory (content adds modify/close-write/attrib of any
-// entry). An IN_Q_OVERFLOW, or a malformed read, bumps every handle.
+// IN_MODIFY, IN_CLOSE_WRITE and IN_ATTRIB of the file the name names. Entry
+// events are dispatched by name, so writes to a sibling never bump it; content
+// events come from a watch on the file itself, moved to the new file whenever
+// the name is replaced, so writes to a sibling (an audit log appended to on
+// every request next to a watched JWKS file) do not even reach the queue. A
+// Dir handle is bumped on any entry event in the directory (content adds
+// modify/close-write/attrib of any entry, and so does queue them). An
+// IN_Q_OVERFLOW, or a malformed read, bumps every handle.
+//
+// [Watcher.PollWithin] skips the read when a drain began less than a given
+// time ago: a server polling at the start of each request can rely on that
+// poll again at the end of a short one.
 //
 // Not reported, so keep to a plain stat if they matter: content written
-// through memory mappings, through a hard link living in another directory,
-// or to the target of a symbolic link entry of a watched directory; a file
-// system mounted over the path after the handle was made; permission changes
-// on ancestors above the file's own directory.
+// through memory mappings; for a Dir handle, content written through a hard
+// link living in another directory or to the target of a symbolic link entry;
+// a file system mounted over the path after the handle was made; permission
+// changes on ancestors above the file's own directory.
 package fswatch

@@ -1,13 +1,16 @@
 package fswatch
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // seq hands out stamps. One process-wide counter makes every stamp unique, so
@@ -40,6 +43,7 @@ func New() *Watcher {
 		fd:      fd,
 		buf:     make([]byte, bufSize),
 		watches: make(map[int32]*dirWatch),
+		inodes:  make(map[int32]*fileWatch),
 		handles: make(map[handleKey]*Handle),
 	}
 	w := &Watcher{c: c}
@@ -60,14 +64,39 @@ func (w *Watcher) Poll() {
 	w.c.poll()
 }
 
+// PollWithin is Poll for a caller content with changes made before a recent
+// drain: when a drain (by any caller) began less than d ago it returns at
+// once, without a system call; otherwise it polls. Either way, every change
+// whose system call returned more than d before PollWithin was called has
+// been applied when it returns. A server that polls at the start of every
+// request can so check a file again at the end of a short request for free.
+func (w *Watcher) PollWithin(d time.Duration) {
+	if w == nil || w.c == nil {
+		return
+	}
+	if last := w.c.drained.Load(); last != 0 && monotonic()-last < int64(d) {
+		return
+	}
+	w.c.poll()
+}
+
+// epoch anchors monotonic.
+var epoch = time.Now()
+
+// monotonic returns nanoseconds on the monotonic clock (never 0).
+func monotonic() int64 { return int64(time.Since(epoch)) + 1 }
+
 // File returns a handle for the file at path (made absolute and cleaned). Its
 // stamp changes when the name is created, deleted, or renamed to or from in
 // its directory, or when the directory itself is deleted, moved or
 // unmounted; with content true also on IN_MODIFY, IN_CLOSE_WRITE and
-// IN_ATTRIB of that name. The file need not exist.
+// IN_ATTRIB of the file the name currently names. The file need not exist.
 //
 // Handles on the same directory share one inotify watch and events are
-// dispatched by name. File may return the same *Handle for the same path and
+// dispatched by name. Content events come from a second watch, on the file
+// itself (moved along when the name is replaced), so that writes to the other
+// entries of its directory — an audit log next to a JWKS file — put nothing in
+// the queue for Poll to read. File may return the same *Handle for the same path and
 // content flag. The handle is unwatched (Stamp always 0) when the watcher is
 // inert or closed, when the directory cannot be watched or is not on a local
 // file system, or when the path or its directory involves a symbolic link.
@@ -116,6 +145,7 @@ type Handle struct {
 	name    string      // entry name in its directory; "" for Dir handles
 	lost    bool        // unwatched for good
 	watches []*dirWatch // own directory last, ancestors before it
+	inode   *fileWatch  // content File handles: the watch on the file the name names; nil while there is none
 }
 
 // Stamp returns the handle's current stamp: a non-zero value that changes
@@ -150,18 +180,31 @@ type dirWatch struct {
 	path  string               // path the watch was first added under
 }
 
+// fileWatch is one inotify watch descriptor on a file (an inode), carrying
+// the content events of the content File handles whose names name it (more
+// than one through hard links).
+type fileWatch struct {
+	wd      int32
+	dead    bool // removed from core.inodes
+	handles []*Handle
+}
+
 // core is the state shared by a Watcher and its cleanup. It must not point
 // back to the Watcher, or the cleanup would never run.
 type core struct {
 	// arrive counts Poll calls; covered is the largest arrival number that
 	// a completed drain is known to satisfy (see poll).
 	arrive atomic.Uint64
+	// drained is the monotonic time at which the last completed drain
+	// began (0: none yet); see PollWithin.
+	drained atomic.Int64
 
 	mu      sync.Mutex
 	covered uint64
 	fd      int // -1 once closed
 	buf     []byte
 	watches map[int32]*dirWatch
+	inodes  map[int32]*fileWatch
 	handles map[handleKey]*Handle
 }
 
@@ -186,6 +229,7 @@ func (c *core) drainLocked() {
 		return
 	}
 	upTo := c.arrive.Load()
+	began := monotonic()
 	for {
 		n, err := sysRead(c.fd, c.buf)
 		if err != nil {
@@ -205,6 +249,7 @@ func (c *core) drainLocked() {
 		}
 	}
 	c.covered = upTo
+	c.drained.Store(began) // after the events are applied: PollWithin relies on them
 }
 
 // apply dispatches every record in b. A record cut short (never produced by
@@ -228,6 +273,10 @@ func (c *core) apply(b []byte) {
 func (c *core) dispatch(ev rawEvent) {
 	if ev.mask&inQOverflow != 0 {
 		c.bumpAll()
+		return
+	}
+	if fw := c.inodes[ev.wd]; fw != nil {
+		c.dispatchFile(fw, ev.mask)
 		return
 	}
 	dw := c.watches[ev.wd]
@@ -262,7 +311,16 @@ func (c *core) dispatch(ev rawEvent) {
 				c.lose(dw.files[name][0])
 			}
 		} else {
-			for _, h := range hs {
+			if ev.mask&entryMask != 0 {
+				// The name now names another file, or none: content
+				// events must come from the new one.
+				for _, h := range slices.Clone(hs) {
+					if h.key.content && !c.follow(h) {
+						c.lose(h)
+					}
+				}
+			}
+			for _, h := range dw.files[string(ev.name)] {
 				if relevant(ev.mask, h.key.content) {
 					bump(h)
 				}
@@ -273,6 +331,86 @@ func (c *core) dispatch(ev rawEvent) {
 		if relevant(ev.mask, h.key.content) {
 			bump(h)
 		}
+	}
+}
+
+// dispatchFile applies an event of a file watch: content events bump its
+// handles. IN_IGNORED (the file is gone, or the watch was removed) ends the
+// watch; its handles are bumped too, and a file that takes the name later is
+// reported by the directory watch, which moves them to it.
+func (c *core) dispatchFile(fw *fileWatch, mask uint32) {
+	if mask&inIgnored != 0 {
+		c.forgetFile(fw, false)
+		for _, h := range fw.handles {
+			h.inode = nil
+			bump(h)
+		}
+		fw.handles = nil
+		return
+	}
+	if mask&(contentMask|inDeleteSelf|inMoveSelf) != 0 {
+		for _, h := range fw.handles {
+			bump(h)
+		}
+	}
+}
+
+// follow points the content handle h at the file its path names now: a
+// watch on that file (shared with handles naming the same file) replaces the
+// one on the file it named before. No file at the path leaves h without one
+// until the directory watch reports a new entry. It returns false when the
+// file cannot be watched, so h must fall back to stat.
+func (c *core) follow(h *Handle) bool {
+	wd, err := sysAddWatch(c.fd, h.key.path, contentMask|inDontFollow|inMaskAdd)
+	if err != nil {
+		c.unfollow(h)
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	if h.inode != nil && h.inode.wd == wd {
+		return true
+	}
+	c.unfollow(h)
+	if c.watches[wd] != nil {
+		// A watched directory stands at the name; its events are not
+		// dispatched as a file's.
+		return false
+	}
+	fw := c.inodes[wd]
+	if fw == nil {
+		fw = &fileWatch{wd: wd}
+		c.inodes[wd] = fw
+	}
+	fw.handles = append(fw.handles, h)
+	h.inode = fw
+	return true
+}
+
+// unfollow detaches h from its file watch, removing the watch from the
+// kernel once no handle uses it.
+func (c *core) unfollow(h *Handle) {
+	fw := h.inode
+	if fw == nil {
+		return
+	}
+	h.inode = nil
+	fw.handles = remove(fw.handles, h)
+	if len(fw.handles) == 0 {
+		c.forgetFile(fw, true)
+	}
+}
+
+// forgetFile removes fw from the table, optionally removing the kernel
+// watch. A later IN_IGNORED for its descriptor is then ignored.
+func (c *core) forgetFile(fw *fileWatch, rm bool) {
+	if fw.dead {
+		return
+	}
+	fw.dead = true
+	if c.inodes[fw.wd] == fw {
+		delete(c.inodes, fw.wd)
+	}
+	if rm && c.fd >= 0 {
+		sysRmWatch(c.fd, fw.wd)
 	}
 }
 
@@ -340,6 +478,7 @@ func (c *core) lose(h *Handle) {
 	}
 	h.lost = true
 	h.stamp.Store(0)
+	c.unfollow(h)
 	if c.handles[h.key] == h {
 		delete(c.handles, h.key)
 	}
@@ -398,7 +537,7 @@ func (c *core) register(key handleKey, dir, name string) *Handle {
 		h.watches = append(h.watches, dw)
 	}
 	mask := entryMask | selfMask | inAttrib | inExclUnlink
-	if key.content {
+	if key.content && key.dir {
 		mask |= contentMask
 	}
 	dw := c.addWatch(dir, mask)
@@ -412,6 +551,10 @@ func (c *core) register(key handleKey, dir, name string) *Handle {
 		dw.dirs = append(dw.dirs, h)
 	} else {
 		dw.files[name] = append(dw.files[name], h)
+		if key.content && !c.follow(h) {
+			c.lose(h)
+			return h
+		}
 	}
 
 	// Checked after the watches exist, so a swap that happens after the
@@ -441,7 +584,7 @@ func (c *core) acceptable(key handleKey, dir string) bool {
 // record, or nil when the directory cannot be watched.
 func (c *core) addWatch(path string, mask uint32) *dirWatch {
 	wd, err := sysAddWatch(c.fd, path, mask|watchFlags)
-	if err != nil {
+	if err != nil || c.inodes[wd] != nil {
 		return nil
 	}
 	dw := c.watches[wd]
@@ -482,9 +625,11 @@ func (c *core) closeLocked() error {
 		h.lost = true
 		h.stamp.Store(0)
 		h.watches = nil
+		h.inode = nil
 	}
 	c.handles = map[handleKey]*Handle{}
 	c.watches = map[int32]*dirWatch{}
+	c.inodes = map[int32]*fileWatch{}
 	err := sysClose(c.fd)
 	c.fd = -1
 	c.buf = nil

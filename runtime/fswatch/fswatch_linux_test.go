@@ -678,8 +678,8 @@ func checkKernelWatches(t *testing.T, w *Watcher) {
 		t.Skip("no /proc/self/fdinfo")
 	}
 	kernel := strings.Count(string(info), "inotify wd:")
-	if kernel != len(w.c.watches) {
-		t.Errorf("kernel has %d watches, the watcher knows %d:\n%s", kernel, len(w.c.watches), info)
+	if known := len(w.c.watches) + len(w.c.inodes); kernel != known {
+		t.Errorf("kernel has %d watches, the watcher knows %d:\n%s", kernel, known, info)
 	}
 }
 
@@ -726,4 +726,158 @@ func TestDroppedWatcherReleasesDescriptor(t *testing.T) {
 	if s := h.Stamp(); s != 0 {
 		t.Errorf("handle of a collected Watcher has stamp %d, want 0", s)
 	}
+}
+
+// pending reports whether w's inotify queue holds anything, consuming it.
+func pending(t *testing.T, w *Watcher) bool {
+	t.Helper()
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	n, err := sysRead(w.c.fd, w.c.buf)
+	must(t, err)
+	return n > 0
+}
+
+// TestSiblingWritesQueueNothing: an audit log appended to next to a watched
+// JWKS file (Branchyard keeps both in .branchyard/gateway) puts no event in
+// the queue, so each Poll stays one empty read; the JWKS file's own writes
+// still do.
+func TestSiblingWritesQueueNothing(t *testing.T) {
+	dir := t.TempDir()
+	jwks, log := filepath.Join(dir, "jwks.json"), filepath.Join(dir, "audit.jsonl")
+	writeFile(t, jwks, "{}")
+	w := newWatcher(t)
+	h := w.File(jwks, true)
+	lh := w.File(log, false) // as audit.Logger watches its path
+	f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	must(t, err)
+	defer f.Close()
+	w.Poll() // the creation of the log
+	before, beforeLog := h.Stamp(), lh.Stamp()
+	for range 100 {
+		_, err := f.Write([]byte("{}\n"))
+		must(t, err)
+	}
+	if pending(t, w) {
+		t.Fatal("appends to a sibling queued events")
+	}
+	if h.Stamp() != before || lh.Stamp() != beforeLog {
+		t.Fatal("stamps moved")
+	}
+	g, err := os.OpenFile(jwks, os.O_WRONLY, 0)
+	must(t, err)
+	defer g.Close()
+	_, err = g.WriteAt([]byte("[]"), 0)
+	must(t, err)
+	w.Poll()
+	if s := h.Stamp(); s == before || s == 0 {
+		t.Fatalf("in-place write to the watched file: stamp %d -> %d", before, s)
+	}
+	checkKernelWatches(t, w)
+}
+
+// TestContentFollowsTheName: a content handle reports in-place writes to
+// whatever file its name names after each replacement (rename into place,
+// delete and recreate, hard link), never writes to the file it named before,
+// and keeps reporting writes made through another link to its file.
+func TestContentFollowsTheName(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "jwks.json")
+	w := newWatcher(t)
+	h := w.File(path, true) // no file yet
+	step := func(what string, act func(), wantBump bool) {
+		t.Helper()
+		before := h.Stamp()
+		act()
+		w.Poll()
+		s := h.Stamp()
+		if s == 0 {
+			t.Fatalf("%s: unwatched", what)
+		}
+		if (s != before) != wantBump {
+			t.Fatalf("%s: changed = %v, want %v", what, s != before, wantBump)
+		}
+	}
+	writeAt := func(p string) func() {
+		return func() {
+			f, err := os.OpenFile(p, os.O_WRONLY, 0)
+			must(t, err)
+			defer f.Close()
+			_, err = f.WriteAt([]byte("x"), 0)
+			must(t, err)
+		}
+	}
+	step("create", func() { writeFile(t, path, "{}") }, true)
+	step("write in place", writeAt(path), true)
+	old := filepath.Join(dir, "old.json")
+	step("rename away", func() { must(t, os.Rename(path, old)) }, true)
+	step("write to the renamed file", writeAt(old), false)
+	tmp := filepath.Join(dir, ".tmp")
+	step("rename into place", func() { writeFile(t, tmp, "{}"); must(t, os.Rename(tmp, path)) }, true)
+	step("write in place after the rename", writeAt(path), true)
+	step("write to the file it replaced", writeAt(old), false)
+	step("rename over it", func() { writeFile(t, tmp, "{}"); must(t, os.Rename(tmp, path)) }, true)
+	step("write in place after rename over", writeAt(path), true)
+	step("delete and recreate", func() { must(t, os.Remove(path)); writeFile(t, path, "{}") }, true)
+	step("write in place after recreation", writeAt(path), true)
+	step("delete", func() { must(t, os.Remove(path)) }, true)
+	link := filepath.Join(dir, "link-source")
+	writeFile(t, link, "{}")
+	w.Poll()
+	step("hard link into place", func() { must(t, os.Link(link, path)) }, true)
+	step("write through the other link", writeAt(link), true)
+	other := filepath.Join(t.TempDir(), "elsewhere")
+	step("link in another directory", func() { must(t, os.Link(path, other)) }, true) // IN_ATTRIB: link count
+	step("write through the link elsewhere", writeAt(other), true)
+	checkKernelWatches(t, w)
+	// Another handle on the same file shares its watch.
+	h2 := w.File(link, true)
+	w.c.mu.Lock()
+	shared := h2.inode != nil && h2.inode == h.inode
+	w.c.mu.Unlock()
+	if !shared {
+		t.Error("handles on hard links of one file do not share its watch")
+	}
+	checkKernelWatches(t, w)
+	must(t, os.Remove(path))
+	must(t, os.Remove(link))
+	must(t, os.Remove(other))
+	w.Poll()
+	if h.Stamp() == 0 || h2.Stamp() == 0 {
+		t.Fatal("handles unwatched after their file went away")
+	}
+	checkKernelWatches(t, w)
+	step("recreate after all links went", func() { writeFile(t, path, "{}") }, true)
+	step("write in place at the end", writeAt(path), true)
+	checkKernelWatches(t, w)
+}
+
+// TestPollWithin: right after a drain PollWithin skips the read (a change
+// made since waits for the next real poll); once the last drain is older
+// than the window it polls, and a zero window always polls.
+func TestPollWithin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "audit.jsonl")
+	w := newWatcher(t)
+	h := w.File(path, false)
+	w.Poll()
+	before := h.Stamp()
+	writeFile(t, path, "")
+	w.PollWithin(time.Hour)
+	if h.Stamp() != before {
+		t.Fatal("PollWithin read although a drain had just run")
+	}
+	w.PollWithin(0)
+	if h.Stamp() == before {
+		t.Fatal("PollWithin(0) did not poll")
+	}
+	before = h.Stamp()
+	must(t, os.Remove(path))
+	time.Sleep(5 * time.Millisecond)
+	w.PollWithin(2 * time.Millisecond)
+	if h.Stamp() == before {
+		t.Fatal("PollWithin did not poll after its window")
+	}
+	var inert *Watcher
+	inert.PollWithin(time.Second) // no panic
 }
