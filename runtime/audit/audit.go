@@ -127,31 +127,17 @@ func (l Line) MarshalJSON() ([]byte, error) {
 }
 
 func (l *Line) appendJSON(b []byte) ([]byte, error) {
-	str := func(key, v string) {
-		b = append(b, ',', '"')
-		b = append(b, key...)
-		b = append(b, '"', ':')
-		b = jsstring.Append(b, v)
-	}
-	nullable := func(key string, v *string) {
-		if v == nil {
-			b = append(b, ',', '"')
-			b = append(b, key...)
-			b = append(b, `":null`...)
-			return
-		}
-		str(key, *v)
-	}
-	b = append(b, `{"time":`...)
-	b = jsstring.Append(b, l.Time.UTC().Format(TimeFormat))
-	str("sub", l.Sub)
-	nullable("by_tenant", l.ByTenant)
-	nullable("by_branch", l.ByBranch)
-	nullable("by_turn", l.ByTurn)
-	str("connector", l.Connector)
-	nullable("account", l.Account)
-	str("operation", l.Operation)
-	str("decision", l.Decision)
+	b = append(b, `{"time":"`...)
+	b = l.Time.UTC().AppendFormat(b, TimeFormat) // digits and -:.TZ only: nothing to escape
+	b = append(b, '"')
+	b = appendString(b, "sub", l.Sub)
+	b = appendNullable(b, "by_tenant", l.ByTenant)
+	b = appendNullable(b, "by_branch", l.ByBranch)
+	b = appendNullable(b, "by_turn", l.ByTurn)
+	b = appendString(b, "connector", l.Connector)
+	b = appendNullable(b, "account", l.Account)
+	b = appendString(b, "operation", l.Operation)
+	b = appendString(b, "decision", l.Decision)
 	b = append(b, `,"grant":`...)
 	if len(bytes.TrimSpace(l.Grant)) == 0 {
 		b = append(b, "null"...)
@@ -170,16 +156,34 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 	}
 	b = append(b, `,"latency_ms":`...)
 	b = strconv.AppendInt(b, l.LatencyMs, 10)
-	str("input_sha256", l.InputSHA256)
-	nullable("error_code", l.ErrorCode)
-	nullable("rule", l.Rule)
+	b = appendString(b, "input_sha256", l.InputSHA256)
+	b = appendNullable(b, "error_code", l.ErrorCode)
+	b = appendNullable(b, "rule", l.Rule)
 	b = append(b, `,"dry_run":`...)
 	b = strconv.AppendBool(b, l.DryRun)
-	str("trace_id", l.TraceID)
-	str("effect_class", l.EffectClass)
-	nullable("ledger_id", l.LedgerID)
-	nullable("staged_for", l.StagedFor)
+	b = appendString(b, "trace_id", l.TraceID)
+	b = appendString(b, "effect_class", l.EffectClass)
+	b = appendNullable(b, "ledger_id", l.LedgerID)
+	b = appendNullable(b, "staged_for", l.StagedFor)
 	return append(b, '}'), nil
+}
+
+// appendString appends ,"key":"v" (key needs no escaping).
+func appendString(b []byte, key, v string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, key...)
+	b = append(b, '"', ':')
+	return jsstring.Append(b, v)
+}
+
+// appendNullable appends ,"key":null for a nil v, else ,"key":"*v".
+func appendNullable(b []byte, key string, v *string) []byte {
+	if v == nil {
+		b = append(b, ',', '"')
+		b = append(b, key...)
+		return append(b, `":null`...)
+	}
+	return appendString(b, key, *v)
 }
 
 // GrantWithIndex returns {"index": index, ...entry}: the grant entry that
@@ -235,10 +239,17 @@ type Logger struct {
 	stamp   uint64
 }
 
+// WatchFreshness is how recent a poll of the logger's watcher may be for a
+// write to rely on it instead of polling again (see Watch).
+const WatchFreshness = time.Millisecond
+
 // Watch makes the logger learn from w, instead of a stat before every line,
 // that its path still names the open file: each write polls w (one
-// non-blocking read) and stats the path only after w reported a change to
-// it. On a path w cannot watch the logger keeps its stat.
+// non-blocking read, skipped when w was polled less than WatchFreshness ago,
+// as a gateway does at the start of every request) and stats the path only
+// after w reported a change to it. A log moved or removed more than
+// WatchFreshness before a write is so never written to. On a path w cannot
+// watch the logger keeps its stat.
 func (l *Logger) Watch(w *fswatch.Watcher) {
 	if l == nil || w == nil {
 		return
@@ -284,7 +295,7 @@ func (l *Logger) Close() error {
 func (l *Logger) file() (*os.File, error) {
 	var stamp uint64
 	if l.watch != nil {
-		l.watcher.Poll()
+		l.watcher.PollWithin(WatchFreshness)
 		stamp = l.watch.Stamp()
 	}
 	if l.f != nil {

@@ -443,7 +443,9 @@ func TestLoggerFollowsRename(t *testing.T) {
 
 // TestWatchedLogger: with a watcher the logger skips the per-line stat while
 // nothing touched its path, and still follows a removal, a rotation and a
-// file put in place by someone else on the very next line.
+// file put in place by someone else on the very next line when the watcher
+// was polled after the change (a gateway polls at the start of every
+// request), or when the change is older than WatchFreshness.
 func TestWatchedLogger(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "audit.jsonl")
@@ -460,6 +462,7 @@ func TestWatchedLogger(t *testing.T) {
 	}
 	write := func(sub string) {
 		t.Helper()
+		w.Poll() // the request's own poll
 		if err := l.Write(Line{Sub: sub}); err != nil {
 			t.Fatal(err)
 		}
@@ -502,5 +505,16 @@ func TestWatchedLogger(t *testing.T) {
 	}
 	if got := lines(moved); strings.Contains(got, `"sub":"e"`) {
 		t.Fatalf("a line went to the rotated file: %s", got)
+	}
+	// No poll in between: a removal older than WatchFreshness is still seen.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * WatchFreshness)
+	if err := l.Write(Line{Sub: "f"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines(path); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"sub":"f"`) {
+		t.Fatalf("after a removal without a poll: %s", got)
 	}
 }
