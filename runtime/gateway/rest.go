@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/effect"
@@ -17,7 +16,20 @@ import (
 // MaxRESTBody bounds /call and /connect request bodies.
 const MaxRESTBody = 64 << 10
 
-var restToolName = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+// validToolName reports whether name matches ^[A-Za-z0-9_.-]{1,128}$, the
+// tool names /call/<tool> accepts.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // serveCall handles POST /call/<tool> for an authenticated caller.
 func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *Principal, _ string) {
@@ -31,7 +43,7 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *Principal
 		return
 	}
 	name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/call/"))
-	if err != nil || !restToolName.MatchString(name) {
+	if err != nil || !validToolName(name) {
 		writeEnvelope(w, &envelope.Error{Code: envelope.NotFound, Message: "No such tool."}, nil)
 		return
 	}

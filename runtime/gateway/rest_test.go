@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -252,4 +253,20 @@ func TestRESTRoute(t *testing.T) {
 			t.Errorf("dry run audit line: %v", l)
 		}
 	})
+}
+
+// TestValidToolName: the hand-written check accepts exactly what
+// ^[A-Za-z0-9_.-]{1,128}$ accepts.
+func TestValidToolName(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	cases := []string{"", "a", "github__github_list_pull", "a.b-c_D9", strings.Repeat("x", 128), strings.Repeat("x", 129),
+		"a b", "a/b", "é", "a\x00", "a\n", "%41", "..", "-", "\xff"}
+	for c := 0; c < 256; c++ {
+		cases = append(cases, string([]byte{byte(c)}), "a"+string([]byte{byte(c)})+"b")
+	}
+	for _, name := range cases {
+		if got, want := validToolName(name), re.MatchString(name); got != want {
+			t.Errorf("validToolName(%q) = %v, the pattern says %v", name, got, want)
+		}
+	}
 }

@@ -237,7 +237,7 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 	if resp.ContentLength > c.max {
 		return nil, c.tooLarge(resp)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, c.max+1))
+	body, err := readAll(io.LimitReader(resp.Body, c.max+1), resp.ContentLength)
 	if err != nil {
 		return nil, c.transportError(err, ctx, parent, "after response")
 	}
@@ -247,6 +247,30 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 	out := &Response{Status: resp.StatusCode, Header: resp.Header, Body: body}
 	out.Compact, out.IsJSON = compactBody(resp.Header.Get("Content-Type"), body)
 	return out, nil
+}
+
+// readAll is io.ReadAll with the buffer sized from the declared length
+// (-1 when unknown; the caller has refused one over the limit), so a body of
+// known length is read into one allocation instead of a growing series.
+func readAll(r io.Reader, declared int64) ([]byte, error) {
+	size := int64(512)
+	if declared >= 0 {
+		size = declared + 1 // room for the read that sees EOF
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // let append pick the next size
+		}
+	}
 }
 
 func (c *Client) tooLarge(resp *http.Response) *envelope.Error {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -492,5 +493,31 @@ func TestAsEnvelope(t *testing.T) {
 	e := AsEnvelope(errors.New("Get https://x.example/?api_key=SECRET: refused"))
 	if e.Code != envelope.UpstreamUnavailable || strings.Contains(e.Message, "SECRET") {
 		t.Fatalf("%+v", e)
+	}
+}
+
+// TestReadAll: the presized reader returns what io.ReadAll returns, for
+// declared lengths that are right, short, long and unknown, and readers
+// that return data with EOF or in small pieces.
+func TestReadAll(t *testing.T) {
+	for _, size := range []int{0, 1, 511, 512, 513, 4096, 100_000} {
+		data := bytes.Repeat([]byte("abcdefghij"), size/10+1)[:size]
+		for _, declared := range []int64{-1, 0, int64(size), int64(size) / 2, int64(size) * 2, int64(size) + 1} {
+			for name, r := range map[string]func() io.Reader{
+				"plain":   func() io.Reader { return bytes.NewReader(data) },
+				"one":     func() io.Reader { return iotest.OneByteReader(bytes.NewReader(data)) },
+				"dataEOF": func() io.Reader { return iotest.DataErrReader(bytes.NewReader(data)) },
+			} {
+				got, err := readAll(r(), declared)
+				if err != nil || !bytes.Equal(got, data) {
+					t.Fatalf("size %d declared %d %s: %d bytes, %v", size, declared, name, len(got), err)
+				}
+			}
+		}
+	}
+	boom := errors.New("boom")
+	got, err := readAll(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), 10)
+	if err != boom || string(got) != "abc" {
+		t.Fatalf("error reader: %q, %v", got, err)
 	}
 }
