@@ -68,7 +68,7 @@ func TestCompileGitHubPeakMemory(t *testing.T) {
 	// /usr/bin/time is not everywhere; read VmHWM from a wrapper shell instead.
 	out := filepath.Join(t.TempDir(), "github")
 	script := `"$@" & pid=$!; peak=0; while kill -0 $pid 2>/dev/null; do v=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v; sleep 0.02; done; wait $pid; rc=$?; echo "peak_kb=$peak"; exit $rc`
-	cmd := exec.Command("sh", "-c", script, "sh", bin, "compile", spec, "--service", "github", "--out", out)
+	cmd := exec.Command("sh", "-c", script, "sh", bin, "compile", spec, "--service", "github", "--out", out, "--root", t.TempDir())
 	res, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("compile: %v\n%s", err, res)

@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +18,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/compiler/sources"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -29,6 +34,10 @@ func compileCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "human-approval", Value: "none", Usage: "force confirmation: none, unsafe or all"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "diagnostics format: text or json"},
 			&cli.BoolFlag{Name: "verbose", Usage: "also print info diagnostics"},
+			&cli.StringFlag{Name: "endpoint", Usage: "upstream base URL for the bundle, replacing the description's servers"},
+			&cli.StringFlag{Name: "source", Usage: "compile a stored source snapshot (its id) instead of a spec file"},
+			&cli.StringFlag{Name: "entrypoint", Usage: "the entry document inside a spec directory or a --source snapshot"},
+			&cli.StringFlag{Name: "root", Value: ".", Usage: "the workspace root whose .anvil/sources holds source snapshots"},
 		},
 		Action: func(c *cli.Context) error { return runCompile(e, c) },
 	}
@@ -38,6 +47,7 @@ func compileCommand(e *env) *cli.Command {
 type compileResult struct {
 	Spec           string    `json:"spec"`
 	Kind           string    `json:"kind"`
+	Source         string    `json:"source,omitempty"` // the source snapshot's id
 	Out            string    `json:"out"`
 	Files          int       `json:"files"`
 	Operations     int       `json:"operations"`
@@ -49,8 +59,17 @@ type compileResult struct {
 }
 
 func runCompile(e *env, c *cli.Context) error {
-	if c.NArg() != 1 {
+	switch {
+	case c.IsSet("source") && c.NArg() != 0:
+		return fail(1, "compile --source takes no spec argument (usage: anvil compile --source <snapshot-id> [--manifest anvil.yaml] [--out dir])")
+	case !c.IsSet("source") && c.NArg() != 1:
 		return fail(1, "compile takes one spec file (usage: anvil compile <spec> [--manifest anvil.yaml] [--out dir])")
+	}
+	endpoint := c.String("endpoint")
+	if c.IsSet("endpoint") {
+		if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fail(1, "--endpoint must be an absolute http(s) URL, not %q", endpoint)
+		}
 	}
 	format := c.String("format")
 	if format != "text" && format != "json" {
@@ -62,7 +81,11 @@ func runCompile(e *env, c *cli.Context) error {
 	default:
 		return fail(1, "--human-approval must be none, unsafe or all, not %q", approval)
 	}
-	specPath := c.Args().First()
+	in, err := compileInput(c)
+	if err != nil {
+		return err
+	}
+	specPath := in.spec
 	var all diag.List
 	report := func(code int, l diag.List) error {
 		l.Sort()
@@ -76,7 +99,8 @@ func runCompile(e *env, c *cli.Context) error {
 		return silentExit(code)
 	}
 
-	spec, err := openapi.Load(specPath, nil)
+	var rec sources.Recorder
+	spec, err := openapi.Load(specPath, &openapi.Options{FS: in.fs, OnRead: rec.Record})
 	if err != nil {
 		var f *diag.Failure
 		if errors.As(err, &f) {
@@ -85,6 +109,15 @@ func runCompile(e *env, c *cli.Context) error {
 		return fail(1, "%v", err)
 	}
 	all = append(all, spec.Diagnostics...)
+	snapshot := in.snapshot
+	if in.fs == nil {
+		// Lock what was read (the AIR below is compiled from exactly these
+		// bytes) as a source snapshot: --source <id> compiles it again.
+		if snapshot, err = rec.Save(in.root, specPath, spec.Kind); err != nil {
+			return fail(1, "saving the source snapshot under %s: %v (choose another place with --root)",
+				filepath.Join(in.root, filepath.FromSlash(sources.Dir)), err)
+		}
+	}
 
 	var man *manifest.Manifest
 	if p := c.String("manifest"); p != "" {
@@ -100,6 +133,9 @@ func runCompile(e *env, c *cli.Context) error {
 	all = append(all, l...)
 	all.Sort()
 	portableSources(doc, specPath)
+	if c.IsSet("endpoint") {
+		doc.Service.Servers = []air.Server{{URL: endpoint}}
+	}
 
 	out := c.String("out")
 	if out == "" {
@@ -113,7 +149,7 @@ func runCompile(e *env, c *cli.Context) error {
 		return fail(1, "writing %s: %v", out, err)
 	}
 
-	res := compileResult{Spec: specPath, Kind: spec.Kind, Out: out, Files: len(rendered), Operations: len(doc.Operations),
+	res := compileResult{Spec: specPath, Kind: spec.Kind, Source: snapshot.ID, Out: out, Files: len(rendered), Operations: len(doc.Operations),
 		Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning), Diagnostics: all}
 	for i := range doc.Operations {
 		switch doc.Operations[i].State {
@@ -136,13 +172,55 @@ func runCompile(e *env, c *cli.Context) error {
 		return silentExit(code)
 	}
 	printDiagnostics(e, all, c.Bool("verbose"))
-	fmt.Fprintf(e.stdout, "Compiled %d operations from %s (%s) → %s (%d files).\n", res.Operations, specPath, res.Kind, out, res.Files)
+	fmt.Fprintf(e.stdout, "Compiled %d operations from %s (%s) → %s (%d files).\n", res.Operations, in.shown, res.Kind, out, res.Files)
 	fmt.Fprintf(e.stdout, "  approved: %d  review_required: %d\n", res.Approved, res.ReviewRequired)
 	fmt.Fprintf(e.stdout, "  diagnostics: %d error(s), %d warning(s)\n", res.Errors, res.Warnings)
 	if res.ReviewRequired > 0 {
 		fmt.Fprintf(e.stdout, "  %d operation(s) need review: approve them with `anvil approve %s <operation-id...>`.\n", res.ReviewRequired, out)
 	}
+	fmt.Fprintf(e.stdout, "  source snapshot: %s (compile it again with --source %s)\n", res.Source, res.Source)
 	return silentExit(code)
+}
+
+// compiled is where a compile reads its description from.
+type compiled struct {
+	spec     string            // the entry document: an OS path, or a path in fs
+	fs       fs.FS             // a --source snapshot's files; nil for the OS's
+	snapshot *sources.Snapshot // set with --source
+	root     string            // --root
+	shown    string            // what the summary line names
+}
+
+// compileInput resolves the spec argument (a file, or a directory with
+// --entrypoint) or --source <id> (a snapshot under --root, optionally with
+// another --entrypoint).
+func compileInput(c *cli.Context) (*compiled, error) {
+	in := &compiled{root: c.String("root")}
+	entry := c.String("entrypoint")
+	if id := c.String("source"); c.IsSet("source") {
+		snap, files, err := sources.Open(in.root, id)
+		if err != nil {
+			return nil, fail(1, "%v", err)
+		}
+		in.spec, in.fs, in.snapshot, in.shown = snap.Entrypoint, files, snap, "source "+snap.ID
+		if entry != "" {
+			if in.spec = path.Clean(filepath.ToSlash(entry)); !fs.ValidPath(in.spec) {
+				return nil, fail(1, "--entrypoint %q is not a path inside the snapshot", entry)
+			}
+		}
+		return in, nil
+	}
+	in.spec = c.Args().First()
+	if fi, err := os.Stat(in.spec); err == nil && fi.IsDir() {
+		if entry == "" {
+			return nil, fail(1, "%s is a directory: name its entry document with --entrypoint", in.spec)
+		}
+		in.spec = filepath.Join(in.spec, filepath.FromSlash(entry))
+	} else if entry != "" {
+		return nil, fail(1, "--entrypoint applies to a spec directory or a --source snapshot, and %s is a file", in.spec)
+	}
+	in.shown = in.spec
+	return in, nil
 }
 
 // portableSources rewrites the file paths AIR records (the source URI, each

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,6 +27,11 @@ func runCLI(t *testing.T, stdin string, args ...string) (code int, stdout, stder
 	t.Helper()
 	var out, errb bytes.Buffer
 	e := &env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	if len(args) > 0 && args[0] == "compile" && !slices.Contains(args, "--root") {
+		// Source snapshots go to the test's directory, not the package's
+		// (TestCompileSnapshotsInWorkingDirectory covers the default).
+		args = append(slices.Clone(args), "--root", t.TempDir())
+	}
 	code = runEnv(context.Background(), e, append([]string{"anvil"}, args...))
 	return code, out.String(), errb.String()
 }
@@ -161,5 +168,113 @@ func TestApprove(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "", "approve", filepath.Join(t.TempDir(), "missing"), "github.issues.list"); code != 1 {
 		t.Errorf("missing bundle: exit %d", code)
+	}
+}
+
+// TestCompileSnapshotsInWorkingDirectory: without --root, compile locks its
+// input under ./.anvil/sources (the reference's edge case: compile has side
+// effects in the current directory).
+func TestCompileSnapshotsInWorkingDirectory(t *testing.T) {
+	spec, err := filepath.Abs(exampleSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Chdir(dir)
+	var out, errb bytes.Buffer
+	e := &env{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	if code := runEnv(context.Background(), e, []string{"anvil", "compile", spec, "--service", "github", "--out", "bundle"}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, ".anvil", "sources"))
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("./.anvil/sources: %v, %v", ents, err)
+	}
+	if !strings.Contains(out.String(), "source snapshot: "+ents[0].Name()) {
+		t.Errorf("summary does not name the snapshot %s:\n%s", ents[0].Name(), out.String())
+	}
+}
+
+// TestCompileFromSource: --source compiles the snapshot's bytes, not the
+// file's current ones; a tampered snapshot, an unknown id and a spec
+// argument next to --source are refused.
+func TestCompileFromSource(t *testing.T) {
+	work := t.TempDir()
+	spec := filepath.Join(work, "openapi.yaml")
+	orig, err := os.ReadFile(exampleSpec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spec, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	first := filepath.Join(t.TempDir(), "github")
+	code, stdout, stderr := runCLI(t, "", "compile", spec, "--manifest", exampleManifest, "--out", first, "--root", root, "--format", "json")
+	if code != 0 {
+		t.Fatalf("compile: %d %s", code, stderr)
+	}
+	var res compileResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil || !strings.HasPrefix(res.Source, "src_") {
+		t.Fatalf("json summary without a source id: %v\n%s", err, stdout)
+	}
+	// The original changes; the snapshot does not.
+	if err := os.WriteFile(spec, []byte("openapi: 3.0.3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(t.TempDir(), "github")
+	code, stdout, stderr = runCLI(t, "", "compile", "--source", res.Source, "--manifest", exampleManifest, "--out", again, "--root", root)
+	if code != 0 || !strings.Contains(stdout, "from source "+res.Source) {
+		t.Fatalf("compile --source: %d\n%s\n%s", code, stdout, stderr)
+	}
+	a, _ := os.ReadFile(filepath.Join(first, "air.json"))
+	b, _ := os.ReadFile(filepath.Join(again, "air.json"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Error("the bundle compiled from the snapshot differs from the first")
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown id", []string{"compile", "--source", "src_000000000000000000000000", "--root", root}, "no source snapshot"},
+		{"not an id", []string{"compile", "--source", "../x", "--root", root}, "not a source snapshot id"},
+		{"spec and source", []string{"compile", spec, "--source", res.Source, "--root", root}, "takes no spec argument"},
+		{"entrypoint on a file", []string{"compile", exampleSpec, "--entrypoint", "x.yaml"}, "--entrypoint applies to"},
+		{"directory without entrypoint", []string{"compile", filepath.Dir(exampleSpec)}, "--entrypoint"},
+		{"bad endpoint", []string{"compile", exampleSpec, "--endpoint", "127.0.0.1:80"}, "--endpoint must be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, "", tc.args...)
+			if code != 1 || !strings.Contains(stderr, tc.want) {
+				t.Errorf("exit %d, stderr %q, want 1 and %q", code, stderr, tc.want)
+			}
+		})
+	}
+	// Tampering is detected.
+	snapFile := filepath.Join(root, ".anvil", "sources", res.Source, "files", "openapi.yaml")
+	if err := os.WriteFile(snapFile, append(orig, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "", "compile", "--source", res.Source, "--root", root); code != 1 || !strings.Contains(stderr, "corrupt") {
+		t.Errorf("tampered snapshot: exit %d, %s", code, stderr)
+	}
+}
+
+// TestCompileEndpointAndEntrypoint: --endpoint replaces the servers;
+// --entrypoint names the entry document of a spec directory.
+func TestCompileEndpointAndEntrypoint(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "github")
+	code, _, stderr := runCLI(t, "", "compile", filepath.Dir(exampleSpec), "--entrypoint", filepath.Base(exampleSpec),
+		"--manifest", exampleManifest, "--out", out, "--endpoint", "http://127.0.0.1:4010/api")
+	if code != 0 {
+		t.Fatalf("compile: %d %s", code, stderr)
+	}
+	doc, err := air.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Service.Servers) != 1 || doc.Service.Servers[0].URL != "http://127.0.0.1:4010/api" {
+		t.Errorf("servers = %+v", doc.Service.Servers)
 	}
 }

@@ -133,6 +133,10 @@ type Options struct {
 	FS fs.FS
 	// MaxFileSize caps the size of any one file read; zero means 256 MiB.
 	MaxFileSize int64
+	// OnRead, when set, is called with every file read (its name as used in
+	// positions, and the exact bytes the loader then parses), once per file.
+	// The source snapshot is built from it.
+	OnRead func(name string, data []byte)
 }
 
 // Load reads the description at path (YAML or JSON, told apart by content),
@@ -364,6 +368,9 @@ func (l *loader) read(name string) ([]byte, error) {
 	data := buf.Bytes()
 	if int64(len(data)) > l.opts.MaxFileSize {
 		return nil, fmt.Errorf("it is larger than %d bytes", l.opts.MaxFileSize)
+	}
+	if l.opts.OnRead != nil {
+		l.opts.OnRead(name, data)
 	}
 	return data, nil
 }

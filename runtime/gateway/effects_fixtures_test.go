@@ -53,7 +53,7 @@ func effBuildAnvil(t *testing.T) string {
 func effCompile(t *testing.T, bin, manifest string, args ...string) (int, string, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "github")
-	full := append([]string{"compile", effSpec, "--manifest", manifest, "--out", out}, args...)
+	full := append([]string{"compile", effSpec, "--manifest", manifest, "--out", out, "--root", t.TempDir()}, args...)
 	cmd := exec.Command(bin, full...)
 	cmd.Dir = effModuleRoot
 	var buf bytes.Buffer
