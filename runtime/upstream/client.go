@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -364,11 +363,13 @@ func decodeJSON(body []byte) any {
 	return v
 }
 
+// isJSONType reports whether a Content-Type names JSON: application/json or
+// a +json type, parameters ignored. (mime.ParseMediaType yields the same
+// media type, lower-cased and trimmed, or an error on malformed parameters,
+// where the type is then taken the same way; this skips its parameter map.)
 func isJSONType(contentType string) bool {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		mt = strings.ToLower(strings.TrimSpace(strings.Split(contentType, ";")[0]))
-	}
+	base, _, _ := strings.Cut(contentType, ";")
+	mt := strings.ToLower(strings.TrimSpace(base))
 	return mt == "application/json" || strings.HasSuffix(mt, "+json")
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -519,5 +520,26 @@ func TestReadAll(t *testing.T) {
 	got, err := readAll(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), 10)
 	if err != boom || string(got) != "abc" {
 		t.Fatalf("error reader: %q, %v", got, err)
+	}
+}
+
+// TestIsJSONType: the same answer as taking mime.ParseMediaType's media
+// type (or, when it fails, the part before ';'), on well-formed and
+// malformed values.
+func TestIsJSONType(t *testing.T) {
+	ref := func(ct string) bool {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil {
+			mt = strings.ToLower(strings.TrimSpace(strings.Split(ct, ";")[0]))
+		}
+		return mt == "application/json" || strings.HasSuffix(mt, "+json")
+	}
+	for _, ct := range []string{"", "application/json", "Application/JSON", " application/json ; charset=utf-8",
+		"application/problem+json", "application/vnd.github+json; charset=utf-8", "text/json", "application/json;;",
+		"application/json; charset", "application/json foo", "application/jsonx", "+json", "application/json\u00a0",
+		"application/json; a=\"unterminated", "APPLICATION/VND.API+JSON;q=1"} {
+		if got, want := isJSONType(ct), ref(ct); got != want {
+			t.Errorf("isJSONType(%q) = %v, want %v", ct, got, want)
+		}
 	}
 }
