@@ -2,11 +2,13 @@ package gateway_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +35,9 @@ type benchGateway struct {
 	mock  string
 }
 
-func newBenchGateway(b *testing.B, compiled bool) *benchGateway {
+// newBenchGateway serves the bench workspace; a non-nil transport replaces
+// the network to the mock upstream.
+func newBenchGateway(b *testing.B, compiled bool, transport http.RoundTripper) *benchGateway {
 	b.Helper()
 	dir := b.TempDir()
 	key := authtest.NewKey("bench-key")
@@ -50,9 +54,9 @@ func newBenchGateway(b *testing.B, compiled bool) *benchGateway {
 	cfg.Workspace, cfg.Host = "testdata/workspace", "127.0.0.1"
 	var g *gateway.Gateway
 	if compiled {
-		g, err = gateway.NewCompiled(cfg, workspace.Workspace(), nil)
+		g, err = gateway.NewCompiled(cfg, workspace.Workspace(), &gateway.Options{Transport: transport})
 	} else {
-		g, err = gateway.New(cfg, nil)
+		g, err = gateway.New(cfg, &gateway.Options{Transport: transport})
 	}
 	if err != nil {
 		b.Fatal(err)
@@ -83,7 +87,10 @@ func (bg *benchGateway) do(b *testing.B, method, path, token, session, body stri
 }
 
 func benchREST(b *testing.B, compiled bool) {
-	bg := newBenchGateway(b, compiled)
+	benchRESTOn(b, newBenchGateway(b, compiled, nil))
+}
+
+func benchRESTOn(b *testing.B, bg *benchGateway) {
 	const body = `{"arguments":{"owner":"octo","repo":"hello"}}`
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -95,7 +102,10 @@ func benchREST(b *testing.B, compiled bool) {
 }
 
 func benchMCP(b *testing.B, compiled bool) {
-	bg := newBenchGateway(b, compiled)
+	benchMCPOn(b, newBenchGateway(b, compiled, nil))
+}
+
+func benchMCPOn(b *testing.B, bg *benchGateway) {
 	rec := bg.do(b, "POST", "/mcp", bg.token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
 	sid := rec.Header().Get("Mcp-Session-Id")
 	if rec.Code != 200 || sid == "" {
@@ -127,9 +137,14 @@ func BenchmarkDoorsMCP(b *testing.B) {
 // BenchmarkDoorsBareProxy is the same upstream request through a bare
 // httputil.ReverseProxy.
 func BenchmarkDoorsBareProxy(b *testing.B) {
-	bg := newBenchGateway(b, false)
-	u, _ := url.Parse(bg.mock)
+	bg := newBenchGateway(b, false, nil)
+	benchBareProxy(b, bg.mock, nil)
+}
+
+func benchBareProxy(b *testing.B, mock string, transport http.RoundTripper) {
+	u, _ := url.Parse(mock)
 	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.Transport = transport
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -142,6 +157,35 @@ func BenchmarkDoorsBareProxy(b *testing.B) {
 			b.Fatalf("%d %s", rec.Code, rec.Body)
 		}
 	}
+}
+
+// memoryUpstream answers every request with the mock's pulls list without
+// a network, so BenchmarkOwnWork measures what each door adds by itself.
+type memoryUpstream struct{}
+
+func (memoryUpstream) RoundTrip(r *http.Request) (*http.Response, error) {
+	const body = `[{"number":3,"title":"Fix the first issue","state":"merged"}]`
+	if r.Body != nil {
+		r.Body.Close()
+	}
+	return &http.Response{StatusCode: 200, ProtoMajor: 1, ProtoMinor: 1, Request: r, ContentLength: int64(len(body)),
+		Header: http.Header{"Content-Type": {"application/json; charset=utf-8"}, "Content-Length": {strconv.Itoa(len(body))}},
+		Body:   io.NopCloser(strings.NewReader(body))}, nil
+}
+
+// BenchmarkOwnWork is one POST /call/github__github_list_pull (and one
+// tools/call of it on an open MCP session) through the
+// whole handler (token, body, grant, vault credential, request, effect,
+// audit line, answer) with the upstream in memory, next to a bare
+// httputil.ReverseProxy's handler on the same in-memory upstream: the CPU
+// each adds to a call, without the network's wake-ups and copies that
+// dominate the single-client latency of make load.
+func BenchmarkOwnWork(b *testing.B) {
+	b.Run("generic", func(b *testing.B) { benchRESTOn(b, newBenchGateway(b, false, memoryUpstream{})) })
+	b.Run("generated", func(b *testing.B) { benchRESTOn(b, newBenchGateway(b, true, memoryUpstream{})) })
+	b.Run("generic-mcp", func(b *testing.B) { benchMCPOn(b, newBenchGateway(b, false, memoryUpstream{})) })
+	b.Run("generated-mcp", func(b *testing.B) { benchMCPOn(b, newBenchGateway(b, true, memoryUpstream{})) })
+	b.Run("bare-proxy", func(b *testing.B) { benchBareProxy(b, "http://127.0.0.1:9", memoryUpstream{}) })
 }
 
 // BenchmarkCompiledHandlers is the part the generator replaces, alone:
