@@ -8,7 +8,9 @@
 //   - gateway REST: POST /call/github__github_list_pull;
 //   - gateway MCP:  tools/call github__github_list_pull on open sessions;
 //
-// (and, for reference, the mock reached directly) it measures requests per second with -conns concurrent connections and
+// (and, for reference, the mock reached directly, and the bare proxy given
+// the gateway's own requests, /call and tools/call with the turn token and
+// JSON body, which it maps to the same upstream GET) it measures requests per second with -conns concurrent connections and
 // single-client latency (p50, p99), -duration each, split into -rounds
 // interleaved rounds so that background load hits every target alike, and
 // prints them side by side with the gateway's ratios to the proxy. Everything binds
@@ -41,8 +43,9 @@ import (
 )
 
 const (
-	issuer      = "branchyard:local:loadgen"
-	upstreamPAT = "loadgen-upstream-pat"
+	issuer       = "branchyard:local:loadgen"
+	upstreamPAT  = "loadgen-upstream-pat"
+	upstreamPath = "/repos/octo/hello/pulls"
 )
 
 func main() {
@@ -200,9 +203,13 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 			return func() error { return expect200(c, method, u, h, body, nil) }, c.CloseIdleConnections, nil
 		}
 	}
+	mcpHeader := http.Header{"Authorization": {"Bearer " + turnTok}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}, "Mcp-Session-Id": {"loadgen"}, "Mcp-Protocol-Version": {"2025-06-18"}}
 	targets := []target{
-		{"upstream", simple("GET", st.mock+"/repos/octo/hello/pulls", upstreamHeader, "")},
-		{"bare proxy", simple("GET", st.proxy+"/repos/octo/hello/pulls", upstreamHeader, "")},
+		{"upstream", simple("GET", st.mock+upstreamPath, upstreamHeader, "")},
+		{"bare proxy", simple("GET", st.proxy+upstreamPath, upstreamHeader, "")},
+		{"proxy, /call req", simple("POST", st.proxy+"/call/github__github_list_pull", callHeader, listBody)},
+		{"proxy, MCP req", simple("POST", st.proxy+"/mcp", mcpHeader, mcpCall)},
 		{"gateway /call", simple("POST", st.gateway+"/call/github__github_list_pull", callHeader, listBody)},
 		{"gateway MCP", mcpTarget(st.gateway, turnTok, mcpCall)},
 		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
@@ -219,26 +226,55 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	if err != nil {
 		return err
 	}
-	fmt.Printf("\n%-15s %12s %10s %10s %8s\n", "target", fmt.Sprintf("req/s@%d", conns), "p50", "p99", "errors")
+	fmt.Printf("\n%-16s %12s %10s %10s %8s\n", "target", fmt.Sprintf("req/s@%d", conns), "p50", "p99", "errors")
 	for i, t := range targets {
 		r := results[i]
-		fmt.Printf("%-15s %12.0f %10s %10s %8d\n", t.name, r.rps, fmtDur(r.p50), fmtDur(r.p99), r.errors)
+		fmt.Printf("%-16s %12.0f %10s %10s %8d\n", t.name, r.rps, fmtDur(r.p50), fmtDur(r.p99), r.errors)
 	}
 	bare := results[1]
 	fmt.Println()
-	for i := 2; i < len(targets); i++ {
+	for i := 4; i < len(targets); i++ {
 		r := results[i]
 		tp, lat := r.rps/bare.rps, float64(r.p50)/float64(bare.p50)
-		fmt.Printf("%-15s throughput %.2fx the proxy (target >= 0.60) %s; p50 %.2fx (target <= 1.30) %s\n",
+		fmt.Printf("%-16s throughput %.2fx the proxy (target >= 0.60) %s; p50 %.2fx (target <= 1.30) %s\n",
 			targets[i].name, tp, verdict(tp >= 0.6), lat, verdict(lat <= 1.3))
 	}
 	printGenerated(targets, results) // generated.go
+	printSameRequest(targets, results)
 	for _, r := range results {
 		if r.errors > 0 {
 			return errors.New("some requests failed")
 		}
 	}
 	return nil
+}
+
+// printSameRequest compares each gateway row with the bare proxy given the
+// same request (a /call or a tools/call with the turn token and JSON body):
+// what is left is the gateway's own work, without the cost of the bigger
+// request that the GET rows above include on both client and server.
+func printSameRequest(targets []target, results []result) {
+	idx := map[string]int{}
+	for i, t := range targets {
+		idx[t.name] = i
+	}
+	fmt.Println("\nagainst the bare proxy given the same request:")
+	for _, row := range []struct {
+		name, base string
+		limit      float64 // the p50 target
+	}{
+		{"gateway /call", "proxy, /call req", 1.30}, {"gateway MCP", "proxy, MCP req", 1.30},
+		{"generated /call", "proxy, /call req", 1.15}, {"generated MCP", "proxy, MCP req", 1.15},
+	} {
+		gi, ok1 := idx[row.name]
+		bi, ok2 := idx[row.base]
+		if !ok1 || !ok2 {
+			continue
+		}
+		g, b := results[gi], results[bi]
+		lat := float64(g.p50) / float64(b.p50)
+		fmt.Printf("%-16s throughput %.2fx, p50 %.2fx (target <= %.2f) %s\n", row.name, g.rps/b.rps, lat, row.limit, verdict(lat <= row.limit))
+	}
 }
 
 func verdict(ok bool) string {

@@ -57,9 +57,7 @@ type procOptions struct {
 // generated one (generated.go) in this process.
 func startInProcess(st *stack, cfg gateway.Config, generatedAudit string, conns int) error {
 	mockURL, _ := url.Parse(st.mock)
-	rp := httputil.NewSingleHostReverseProxy(mockURL)
-	rp.Transport = tunedTransport(conns)
-	base, stop, err := serveHandler(rp)
+	base, stop, err := serveHandler(bareProxy(mockURL, conns))
 	if err != nil {
 		return err
 	}
@@ -92,6 +90,27 @@ func startInProcess(st *stack, cfg gateway.Config, generatedAudit string, conns 
 }
 
 // serveHandler serves h on a loopback port.
+// bareProxy is the bare httputil.ReverseProxy in front of the mock (a tuned
+// transport, nothing else). GET requests go through as they are. A POST —
+// the very request a gateway gets, /call/<tool> or an MCP tools/call with
+// the turn token and a JSON body — is mapped by the Director to the same
+// upstream GET with the upstream token: the least any credential-holding
+// hop does, with no token check, grant, vault or audit.
+func bareProxy(target *url.URL, conns int) http.Handler {
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = tunedTransport(conns)
+	direct := rp.Director
+	rp.Director = func(r *http.Request) {
+		direct(r)
+		if r.Method == http.MethodPost {
+			r.Method, r.Body, r.ContentLength = http.MethodGet, nil, 0
+			r.URL.Path, r.URL.RawPath = upstreamPath, ""
+			r.Header = http.Header{"Authorization": {"Bearer " + upstreamPAT}, "Accept": {"application/json"}}
+		}
+	}
+	return rp
+}
+
 func serveHandler(h http.Handler) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -212,9 +231,7 @@ func runChild(role, arg string) error {
 		if err != nil {
 			return err
 		}
-		rp := httputil.NewSingleHostReverseProxy(target)
-		rp.Transport = tunedTransport(64)
-		b, stopProxy, err := serveHandler(rp)
+		b, stopProxy, err := serveHandler(bareProxy(target, 64))
 		if err != nil {
 			return err
 		}
