@@ -252,8 +252,8 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 // (-1 when unknown; the caller has refused one over the limit), so a body of
 // known length is read into one allocation instead of a growing series.
 func readAll(r io.Reader, declared int64) ([]byte, error) {
-	size := int64(512)
-	if declared >= 0 {
+	size := int64(512) // as io.ReadAll starts
+	if declared >= size {
 		size = declared + 1 // room for the read that sees EOF
 	}
 	b := make([]byte, 0, size)
