@@ -247,12 +247,60 @@ func compactCharset(s string) bool {
 	return true
 }
 
+// canonicalSegments reports whether every dot-separated segment of a
+// token (already known to hold only base64url characters and dots) is
+// canonical unpadded base64url: no length of 1 mod 4, and zero bits where the
+// last character holds more bits than remain. The decoder go-jose uses
+// ignores those bits, so without this check a token whose last character is
+// changed within them (a common way to tamper with a signature) would still
+// verify, and one token would have several spellings.
+func canonicalSegments(token string) bool {
+	for seg := range strings.SplitSeq(token, ".") {
+		if len(seg) == 0 {
+			continue // go-jose decides about empty segments
+		}
+		last := base64URLValue(seg[len(seg)-1])
+		switch len(seg) % 4 {
+		case 1:
+			return false
+		case 2: // the last character carries 2 bits of the final byte
+			if last&0x0F != 0 {
+				return false
+			}
+		case 3: // 4 bits
+			if last&0x03 != 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// base64URLValue is the 6-bit value of a base64url character.
+func base64URLValue(c byte) byte {
+	switch {
+	case 'A' <= c && c <= 'Z':
+		return c - 'A'
+	case 'a' <= c && c <= 'z':
+		return c - 'a' + 26
+	case '0' <= c && c <= '9':
+		return c - '0' + 52
+	case c == '-':
+		return 62
+	default: // '_' (compactCharset admits nothing else)
+		return 63
+	}
+}
+
 func unixSeconds(t time.Time) float64 {
 	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
 }
 
 // verify is the full, uncached verification.
 func (v *Verifier) verify(ctx context.Context, token string, now float64) (*cacheEntry, *Error) {
+	if !canonicalSegments(token) {
+		return nil, invalidToken(msgMalformed)
+	}
 	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.EdDSA})
 	if err != nil {
 		var alg *jose.ErrUnexpectedSignatureAlgorithm

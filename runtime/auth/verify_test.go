@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -571,6 +572,57 @@ func TestCacheLongTokens(t *testing.T) {
 	for k := range f.v.cache.m {
 		if len(k) != 1+32 || k[0] != 0 {
 			t.Fatalf("a long token is cached under a %d-byte key", len(k))
+		}
+	}
+}
+
+// TestNonCanonicalSignatureRefused: changing the last character of the
+// signature within the bits base64url leaves unused decodes to the same
+// signature; such a token is refused, as any other change is.
+func TestNonCanonicalSignatureRefused(t *testing.T) {
+	f := newFixture(t, nil)
+	tok := authtest.Mint(f.key, turnClaims())
+	if _, err := f.verify(tok); err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndexByte(tok, '.')
+	sig := tok[i+1:]
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	want, err := base64.RawURLEncoding.DecodeString(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := 0
+	for _, c := range alphabet {
+		alt := sig[:len(sig)-1] + string(c)
+		if alt == sig {
+			continue
+		}
+		if got, err := base64.RawURLEncoding.DecodeString(alt); err != nil || !bytes.Equal(got, want) {
+			continue // a real change of the signature bytes
+		}
+		variants++
+		_, err := f.verify(tok[:i+1] + alt) // another string: not in the cache
+
+		wantAuthError(t, err, CodeInvalidToken, "")
+	}
+	if variants == 0 {
+		t.Fatal("no non-canonical spelling of the signature found")
+	}
+}
+
+// TestCanonicalSegments agrees with the strict decoder on every length and
+// final character.
+func TestCanonicalSegments(t *testing.T) {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	strict := base64.RawURLEncoding.Strict()
+	for n := 1; n <= 9; n++ {
+		for _, c := range alphabet {
+			seg := strings.Repeat("Q", n-1) + string(c)
+			_, err := strict.DecodeString(seg)
+			if got := canonicalSegments("e30." + seg + ".e30"); got != (err == nil) {
+				t.Errorf("segment %q: canonical = %v, strict decoder error %v", seg, got, err)
+			}
 		}
 	}
 }
