@@ -402,16 +402,7 @@ func (c *core) unfollow(h *Handle) {
 // forgetFile removes fw from the table, optionally removing the kernel
 // watch. A later IN_IGNORED for its descriptor is then ignored.
 func (c *core) forgetFile(fw *fileWatch, rm bool) {
-	if fw.dead {
-		return
-	}
-	fw.dead = true
-	if c.inodes[fw.wd] == fw {
-		delete(c.inodes, fw.wd)
-	}
-	if rm && c.fd >= 0 {
-		sysRmWatch(c.fd, fw.wd)
-	}
+	retire(c, c.inodes, fw, fw.wd, &fw.dead, rm)
 }
 
 // relevant reports whether an entry event with mask concerns a handle with
@@ -458,15 +449,22 @@ func (c *core) dropWatch(dw *dirWatch, rm bool) {
 // forget removes dw from the table, optionally removing the kernel watch.
 // A later IN_IGNORED for its descriptor is then ignored.
 func (c *core) forget(dw *dirWatch, rm bool) {
-	if dw.dead {
+	retire(c, c.watches, dw, dw.wd, &dw.dead, rm)
+}
+
+// retire marks the watch record w (descriptor wd) dead, removes it from
+// table and, with rm, removes the kernel watch. A record already dead is
+// left alone.
+func retire[W comparable](c *core, table map[int32]W, w W, wd int32, dead *bool, rm bool) {
+	if *dead {
 		return
 	}
-	dw.dead = true
-	if c.watches[dw.wd] == dw {
-		delete(c.watches, dw.wd)
+	*dead = true
+	if table[wd] == w {
+		delete(table, wd)
 	}
 	if rm && c.fd >= 0 {
-		sysRmWatch(c.fd, dw.wd)
+		sysRmWatch(c.fd, wd)
 	}
 }
 
