@@ -78,7 +78,8 @@ bench:
 
 ## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
 ## proxy and the mock upstream, all on loopback: req/s at 64 connections and
-## single-client p50/p99 side by side (internal/loadgen; about 40 s)
+## single-client p50/p99 side by side, and the proxy given the gateway's own
+## requests (internal/loadgen; about a minute)
 LOADTIME ?= 4s
 load:
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64
