@@ -8,14 +8,20 @@ import (
 	"testing"
 )
 
+// watchedJWKS makes a JWKS file in a fresh directory and a watcher with a
+// content handle on it.
+func watchedJWKS(b *testing.B) (dir string, w *Watcher, h *Handle) {
+	dir = b.TempDir()
+	path := filepath.Join(dir, "jwks.json")
+	writeFile(b, path, "{}")
+	w = newWatcher(b)
+	return dir, w, w.File(path, true)
+}
+
 // BenchmarkPollIdle measures one Poll with nothing pending: one read
 // system call returning EAGAIN.
 func BenchmarkPollIdle(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "jwks.json")
-	writeFile(b, path, "{}")
-	w := newWatcher(b)
-	h := w.File(path, true)
+	_, w, h := watchedJWKS(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		w.Poll()
@@ -26,11 +32,7 @@ func BenchmarkPollIdle(b *testing.B) {
 // BenchmarkPollIdleParallel is BenchmarkPollIdle from many goroutines,
 // which share drains instead of each issuing a read.
 func BenchmarkPollIdleParallel(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "jwks.json")
-	writeFile(b, path, "{}")
-	w := newWatcher(b)
-	h := w.File(path, true)
+	_, w, h := watchedJWKS(b)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -58,11 +60,7 @@ func BenchmarkStat(b *testing.B) {
 // The sibling's writes queue nothing, so this is the append plus an idle
 // Poll.
 func BenchmarkPollAfterSiblingAppend(b *testing.B) {
-	dir := b.TempDir()
-	path := filepath.Join(dir, "jwks.json")
-	writeFile(b, path, "{}")
-	w := newWatcher(b)
-	h := w.File(path, true)
+	dir, w, h := watchedJWKS(b)
 	f, err := os.OpenFile(filepath.Join(dir, "audit.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		b.Fatal(err)
