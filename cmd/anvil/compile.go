@@ -100,7 +100,11 @@ func runCompile(e *env, c *cli.Context) error {
 	}
 
 	var rec sources.Recorder
-	spec, err := openapi.Load(specPath, &openapi.Options{FS: in.fs, OnRead: rec.Record})
+	opts := &openapi.Options{FS: in.fs}
+	if in.fs == nil { // a --source snapshot is already stored
+		opts.OnRead = rec.Record
+	}
+	spec, err := openapi.Load(specPath, opts)
 	if err != nil {
 		var f *diag.Failure
 		if errors.As(err, &f) {
