@@ -1,0 +1,416 @@
+package discover
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Search limits.
+const (
+	DefaultLimit = 10
+	MaxLimit     = 50
+	// MaxQueryLen bounds the query text that is read (bytes); the rest is
+	// ignored, so an oversized query costs no more than this.
+	MaxQueryLen = 1024
+	// maxQueryTerms bounds the distinct terms of one query.
+	maxQueryTerms = 32
+)
+
+// Options narrows a search.
+type Options struct {
+	// Connector, when set, keeps only that connector's tools.
+	Connector string
+	// Limit is the number of results: DefaultLimit when 0 or less, at most
+	// MaxLimit.
+	Limit int
+	// Allow, when set, keeps only entries it returns true for (the caller's
+	// grant). It is called only for entries that match the query.
+	Allow func(*Entry) bool
+}
+
+// Result is one ranked tool.
+type Result struct {
+	Entry *Entry
+	Score float64
+}
+
+// alt is one term a query word may match, with the weight of that match.
+type alt struct {
+	term   uint32
+	weight float32
+}
+
+// Weights of the ways a query word can meet an indexed term.
+const (
+	weightExact   = 1.0
+	weightSynonym = 0.7  // a verb synonym (show → get, list)
+	weightPrefix  = 0.45 // the word is a prefix of the term ("collab" → collaborator)
+	minPrefixLen  = 4
+	maxPrefixAlts = 8
+)
+
+// Search ranks the entries for the query and returns at most opts.Limit
+// results, best first. Each query word counts once: a document scores the
+// best of that word's alternatives (the word itself, its synonyms, terms it
+// is a prefix of), and the word's score is summed over words. Ties are
+// broken by served name, so equal inputs give equal outputs. An empty query
+// (no searchable word) lists the allowed entries in name order.
+func (ix *Index) Search(query string, opts Options) []Result {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if limit > MaxLimit {
+		limit = MaxLimit
+	}
+	keep := func(e *Entry) bool {
+		return (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e))
+	}
+	groups := ix.queryGroups(query)
+	if len(groups) == 0 {
+		var out []Result
+		for i := range ix.entries {
+			if len(out) == limit {
+				break
+			}
+			if e := &ix.entries[i]; keep(e) {
+				out = append(out, Result{Entry: e})
+			}
+		}
+		return out
+	}
+
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	s.reset(len(ix.entries))
+	for gi, g := range groups {
+		for _, a := range g {
+			for _, p := range ix.postings[a.term] {
+				v := a.weight * p.impact
+				if v > s.group[p.doc] {
+					if s.group[p.doc] == 0 {
+						s.groupTouched = append(s.groupTouched, p.doc)
+					}
+					s.group[p.doc] = v
+				}
+			}
+		}
+		for _, d := range s.groupTouched {
+			if s.total[d] == 0 {
+				s.touched = append(s.touched, d)
+			}
+			s.total[d] += s.group[d]
+			s.group[d] = 0
+			s.mask[d] |= 1 << uint(gi)
+		}
+		s.groupTouched = s.groupTouched[:0]
+	}
+
+	// First pass: BM25 scaled by the share of query concepts matched, for
+	// every match the caller may see.
+	cands := s.cands[:0]
+	for _, d := range s.touched {
+		if keep(&ix.entries[d]) {
+			cov := float32(bits.OnesCount32(s.mask[d])) / float32(len(groups))
+			cands = append(cands, scored{doc: d, score: s.total[d] * (coverageFloor + (1-coverageFloor)*cov)})
+		}
+		s.total[d] = 0
+		s.mask[d] = 0
+	}
+	s.touched = s.touched[:0]
+	// Second pass, on the best rerankDepth: reward titles the query covers.
+	cands = topScored(cands, max(rerankDepth, limit))
+	for i := range cands {
+		cands[i].score *= 1 + titleBoost*ix.titleCoverage(cands[i].doc, groups)
+	}
+	sortScored(cands)
+	out := make([]Result, 0, min(limit, len(cands)))
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score)})
+	}
+	s.cands = cands
+	return out
+}
+
+// Re-ranking. coverageFloor is the factor of an entry that matches none of
+// the query's other concepts (one of many): matching more of what was asked
+// counts more than matching one word strongly. titleBoost rewards an entry
+// whose title the query covers whole ("merge a pull request" and "Merge a
+// pull request"), applied to the best rerankDepth first-pass results.
+const (
+	coverageFloor = 0.3
+	titleBoost    = 2.0
+	rerankDepth   = 100
+)
+
+// scored is a candidate and its score.
+type scored struct {
+	doc   uint32
+	score float32
+}
+
+// less orders best first: higher score, then lower entry position (name).
+func (a scored) less(b scored) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}
+
+func sortScored(cs []scored) { sort.Slice(cs, func(i, j int) bool { return cs[i].less(cs[j]) }) }
+
+// topScored keeps the n best of cs (in no particular order) by a bounded
+// heap whose root is the worst kept candidate.
+func topScored(cs []scored, n int) []scored {
+	if len(cs) <= n {
+		return cs
+	}
+	h := cs[:n]
+	worse := func(i, j int) bool { return h[j].less(h[i]) } // i is worse than j
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= n {
+				return
+			}
+			w := l
+			if r := l + 1; r < n && worse(r, l) {
+				w = r
+			}
+			if !worse(w, i) {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for i := n/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, c := range cs[n:] {
+		if c.less(h[0]) {
+			h[0] = c
+			down(0)
+		}
+	}
+	return h
+}
+
+// titleCoverage is the share of the entry's title terms the query matches,
+// each counted at the weight of the best alternative that matches it.
+func (ix *Index) titleCoverage(doc uint32, groups [][]alt) float32 {
+	terms := ix.titleTerms[ix.titleStart[doc]:ix.titleStart[doc+1]]
+	if len(terms) == 0 {
+		return 0
+	}
+	sum := float32(0)
+	for _, t := range terms {
+		best := float32(0)
+		for _, g := range groups {
+			for _, a := range g {
+				if a.term == t {
+					best = max(best, min(a.weight, 1))
+				}
+			}
+		}
+		sum += best
+	}
+	return sum / float32(len(terms))
+}
+
+// queryGroups turns a query into one group of alternatives per query
+// concept: a word, or the synonym group it belongs to (so "make a new
+// repo" counts the create intent once, not twice). Words that no entry
+// contains and that prefix no term are dropped.
+func (ix *Index) queryGroups(query string) [][]alt {
+	if len(query) > MaxQueryLen {
+		query = query[:MaxQueryLen]
+	}
+	words := tokenize(nil, idioms.Replace(strings.ToLower(query)))
+	var groups [][]alt
+	groupOf := map[string]int{} // concept key → index in groups
+	for _, w := range words {
+		key := w
+		if c, ok := synonymConcept[w]; ok {
+			key = c
+		}
+		gi, seen := groupOf[key]
+		if !seen {
+			if len(groups) == maxQueryTerms {
+				continue
+			}
+			gi = len(groups)
+			groupOf[key] = gi
+			groups = append(groups, nil)
+		}
+		g := groups[gi]
+		add := func(term string, weight float32) {
+			id, ok := ix.terms[term]
+			if !ok {
+				return
+			}
+			for i := range g {
+				if g[i].term == id {
+					g[i].weight = max(g[i].weight, weight)
+					return
+				}
+			}
+			g = append(g, alt{term: id, weight: weight})
+		}
+		if syns := synonyms[w]; len(syns) > 0 {
+			// A verb is scored as a class: every member, the word itself
+			// included, at the idf of the group's most common member, so a
+			// rare member ("new", "add") weighs no more than "create".
+			ref := float32(math.MaxFloat32)
+			for _, t := range append(syns, w) {
+				if id, ok := ix.terms[t]; ok {
+					ref = min(ref, ix.idf[id])
+				}
+			}
+			if id, ok := ix.terms[w]; ok {
+				add(w, weightExact*ref/ix.idf[id])
+			}
+			for _, syn := range syns {
+				if id, ok := ix.terms[syn]; ok {
+					add(syn, weightSynonym*ref/ix.idf[id])
+				}
+			}
+		} else {
+			add(w, weightExact)
+		}
+		if _, exact := ix.terms[w]; !exact && len(w) >= minPrefixLen {
+			i := sort.SearchStrings(ix.sorted, w)
+			for n := 0; i < len(ix.sorted) && n < maxPrefixAlts && strings.HasPrefix(ix.sorted[i], w); i, n = i+1, n+1 {
+				add(ix.sorted[i], weightPrefix)
+			}
+		}
+		groups[gi] = g
+	}
+	out := groups[:0]
+	for _, g := range groups {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// synonymGroups are the verbs (and a few nouns) agents use for the same
+// intent; every member of a group reaches every other.
+var synonymGroups = [][]string{
+	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe"},
+	{"create", "add", "new", "make", "submit", "insert", "register"},
+	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
+	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen"},
+	{"search", "find", "query"},
+	{"me", "my", "mine", "myself", "authenticated", "current", "self"},
+	{"user", "person", "people", "account", "who"},
+}
+
+// idioms rewrites phrases of a query that name an API concept in other
+// words before it is tokenised.
+var idioms = strings.NewReplacer(
+	"logged in", "authenticated", "logged-in", "authenticated",
+	"signed in", "authenticated", "signed-in", "authenticated",
+	"set up", "create", "set-up", "create",
+)
+
+// synonyms maps a stemmed query word to the other terms of its group;
+// synonymConcept maps it to its group's first term, the group's key.
+var synonyms, synonymConcept = func() (map[string][]string, map[string]string) {
+	syn, concept := map[string][]string{}, map[string]string{}
+	for _, words := range synonymGroups {
+		var terms []string
+		for _, w := range words {
+			terms = append(terms, tokenize(nil, w)...)
+		}
+		for _, a := range terms {
+			concept[a] = terms[0]
+			for _, b := range terms {
+				if a != b && !contains(syn[a], b) {
+					syn[a] = append(syn[a], b)
+				}
+			}
+		}
+	}
+	return syn, concept
+}()
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// scratch is the per-search accumulator, pooled so that a search allocates
+// only its result.
+type scratch struct {
+	total, group          []float32
+	mask                  []uint32 // the query concepts each entry matched
+	touched, groupTouched []uint32
+	cands                 []scored
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func (s *scratch) reset(n int) {
+	if cap(s.total) < n {
+		s.total = make([]float32, n)
+		s.group = make([]float32, n)
+		s.mask = make([]uint32, n)
+	}
+	s.total = s.total[:n]
+	s.group = s.group[:n]
+	s.mask = s.mask[:n]
+	s.touched = s.touched[:0]
+	s.groupTouched = s.groupTouched[:0]
+}
+
+// Explain describes how the entry named name scores for the query: one
+// line per query word with the term that matched and its contribution. It
+// is a diagnostic for tuning and for operators asking why a tool ranks
+// where it does.
+func (ix *Index) Explain(query, name string) string {
+	doc := -1
+	for i := range ix.entries {
+		if ix.entries[i].Name == name {
+			doc = i
+			break
+		}
+	}
+	if doc < 0 {
+		return name + ": not indexed\n"
+	}
+	byID := make([]string, len(ix.sorted))
+	for t, id := range ix.terms {
+		byID[id] = t
+	}
+	var sb strings.Builder
+	total := float32(0)
+	for _, g := range ix.queryGroups(query) {
+		best, bestTerm := float32(0), ""
+		for _, a := range g {
+			ps := ix.postings[a.term]
+			j := sort.Search(len(ps), func(k int) bool { return ps[k].doc >= uint32(doc) })
+			if j < len(ps) && ps[j].doc == uint32(doc) {
+				if v := a.weight * ps[j].impact; v > best {
+					best, bestTerm = v, byID[a.term]
+				}
+			}
+		}
+		total += best
+		fmt.Fprintf(&sb, "  %-16s %-16s %.3f (idf %.2f)\n", byID[g[0].term], bestTerm, best, ix.idf[g[0].term])
+	}
+	fmt.Fprintf(&sb, "  total %.3f\n", total)
+	return sb.String()
+}

@@ -1,0 +1,198 @@
+package discover
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// maxTokenLen bounds one token: longer runs of letters (base64 blobs, hashes)
+// carry no meaning for search and are dropped.
+const maxTokenLen = 40
+
+// tokenize appends the search terms of s to dst: s is split into words at
+// every character that is not a letter or digit (so snake_case, kebab-case,
+// dotted ids and path segments split), each word is split again at camelCase
+// boundaries ("listForRepo" → list, for, repo; "HTTPServer" → http, server),
+// lower-cased, stop words are dropped, and what remains is stemmed (stem) and
+// mapped to its canonical term (canonical), which can be more than one term
+// ("pr" → pull, request). URLs are skipped whole. The same function tokenises
+// documents and queries, so both sides agree on every term.
+func tokenize(dst []string, s string) []string {
+	for len(s) > 0 {
+		if n := urlLen(s); n > 0 {
+			s = s[n:]
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s)
+		if !isWordRune(r) {
+			s = s[size:]
+			continue
+		}
+		end := size
+		for end < len(s) {
+			r2, sz := utf8.DecodeRuneInString(s[end:])
+			if !isWordRune(r2) {
+				break
+			}
+			end += sz
+		}
+		dst = splitCamel(dst, s[:end])
+		s = s[end:]
+	}
+	return dst
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// urlLen is the length of the http(s) URL s starts with, or 0. The URL ends
+// at white space or at a closing bracket or quote (markdown links).
+func urlLen(s string) int {
+	if !(strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")) {
+		return 0
+	}
+	i := strings.IndexAny(s, " \t\r\n)]>\"'`")
+	if i < 0 {
+		return len(s)
+	}
+	return i
+}
+
+// splitCamel splits one word (letters and digits only) at lower→upper and
+// UPPER→Upper-lower boundaries and appends the normalised parts.
+func splitCamel(dst []string, w string) []string {
+	start := 0
+	prev := rune(-1)
+	for i, r := range w {
+		if i > start && unicode.IsUpper(r) {
+			next, _ := utf8.DecodeRuneInString(w[i+utf8.RuneLen(r):])
+			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && unicode.IsLower(next)) {
+				dst = appendTerm(dst, w[start:i])
+				start = i
+			}
+		}
+		prev = r
+	}
+	return appendTerm(dst, w[start:])
+}
+
+// appendTerm lower-cases, filters, stems and canonicalises one word.
+func appendTerm(dst []string, w string) []string {
+	if len(w) > maxTokenLen {
+		return dst
+	}
+	w = strings.ToLower(w)
+	if stopWords[w] {
+		return dst
+	}
+	st := stem(w)
+	if c, ok := canonical[st]; ok {
+		return append(dst, c...)
+	}
+	return append(dst, st)
+}
+
+// stem is a light English suffix stripper: plural forms, -ed and -ing, a
+// trailing e and a doubled final consonant, so that "branches"/"branch",
+// "releases"/"released"/"release", "starred"/"star" and "settings"/"set"
+// meet. It is deliberately conservative: a stem keeps at least three
+// letters (four for -ing), and words ending in ss, us or is ("access",
+// "status", "analysis") keep their s. Documents and queries pass through
+// the same function, so an imperfect stem still matches itself.
+func stem(w string) string {
+	if !isASCIILower(w) {
+		return w
+	}
+	switch {
+	case len(w) >= 5 && strings.HasSuffix(w, "ies"):
+		w = w[:len(w)-3] + "y"
+		return w
+	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "uses") && len(w) > 5,
+		strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "xes"):
+		w = w[:len(w)-2]
+	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
+		return w
+	case len(w) >= 4 && strings.HasSuffix(w, "s"):
+		w = w[:len(w)-1]
+	}
+	switch {
+	case len(w) >= 7 && strings.HasSuffix(w, "ing"):
+		w = undouble(w[:len(w)-3])
+	case len(w) >= 5 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		w = undouble(w[:len(w)-2])
+	case len(w) >= 8 && (strings.HasSuffix(w, "or") || strings.HasSuffix(w, "er")):
+		// agent nouns meet their verb: contributor/contributed,
+		// collaborator/collaborate, runner/run.
+		w = undouble(w[:len(w)-2])
+	case len(w) >= 7 && strings.HasSuffix(w, "ee"):
+		w = w[:len(w)-2] // assignee/assign
+	}
+	if len(w) > 4 && strings.HasSuffix(w, "e") {
+		w = w[:len(w)-1]
+	}
+	return w
+}
+
+// undouble drops one letter of a doubled final consonant ("starr" → "star",
+// "sett" → "set"), except l, s and z ("pull", "access", "buzz").
+func undouble(w string) string {
+	n := len(w)
+	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
+		return w[:n-1]
+	}
+	return w
+}
+
+func isASCIILower(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if c := w[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(w) > 0
+}
+
+// stopWords are dropped from documents and queries: function words that say
+// nothing about which operation is meant.
+var stopWords = setOf(
+	"a", "an", "the", "of", "to", "in", "on", "at", "for", "from", "by", "with",
+	"and", "or", "but", "is", "are", "was", "be", "been", "it", "its", "this",
+	"that", "these", "those", "as", "into", "about", "can", "could", "would",
+	"should", "will", "do", "does", "please", "want", "need", "how", "what",
+	"which", "some", "any", "there", "here", "so", "if", "then", "than",
+	"via", "using", "use", "just", "also", "up", "we", "our", "you", "your",
+	"let", "lets", "s", "t", "am", "i", "all", "every", "each",
+)
+
+// canonical maps a stemmed word to the term(s) it is indexed under:
+// abbreviations and their long forms meet on one spelling.
+var canonical = func() map[string][]string {
+	m := map[string][]string{}
+	add := func(to string, from ...string) {
+		terms := strings.Fields(to)
+		for _, f := range from {
+			m[stem(f)] = terms
+		}
+	}
+	add("repo", "repository", "repositories", "repos")
+	add("org", "organization", "organizations", "organisation", "organisations", "orgs")
+	add("pull request", "pr", "prs")
+	add("config", "configuration", "configurations", "configs")
+	add("environment", "env", "envs")
+	add("directory", "dir", "dirs", "folder", "folders")
+	add("description", "desc")
+	add("information", "info")
+	add("message", "msg", "msgs")
+	add("authentication", "auth")
+	add("application", "app", "apps")
+	add("statistic", "stats", "stat")
+	return m
+}()
+
+func setOf(words ...string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
