@@ -53,14 +53,14 @@ func ServedName(connector string, op *air.Operation) string {
 type field uint8
 
 const (
-	fieldName     field = iota // served tool name, canonical name, AIR id
-	fieldTitle                 // display name
-	fieldVerb                  // effect action and resource, CLI command words
-	fieldTag                   // tags
-	fieldPath                  // HTTP path segments
-	fieldParam                 // parameter and body field keys
-	fieldDesc                  // description
-	fieldParamDesc             // parameter descriptions
+	fieldName      field = iota // served tool name, canonical name, AIR id
+	fieldTitle                  // display name
+	fieldVerb                   // effect action and resource, CLI command words
+	fieldTag                    // tags
+	fieldPath                   // HTTP path segments
+	fieldParam                  // parameter and body field keys
+	fieldDesc                   // description
+	fieldParamDesc              // parameter descriptions
 	numFields
 )
 
