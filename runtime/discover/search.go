@@ -54,11 +54,14 @@ const (
 )
 
 // Search ranks the entries for the query and returns at most opts.Limit
-// results, best first. Each query word counts once: a document scores the
-// best of that word's alternatives (the word itself, its synonyms, terms it
-// is a prefix of), and the word's score is summed over words. Ties are
-// broken by served name, so equal inputs give equal outputs. An empty query
-// (no searchable word) lists the allowed entries in name order.
+// results, best first. Each query concept (a word, or a synonym group)
+// counts once: an entry scores the best of that concept's alternatives (the
+// word, its synonyms, terms it is a prefix of), summed over concepts, scaled
+// by the share of concepts it matches, and the best rerankDepth are then
+// boosted by how much of their title the query covers. Ties are broken by
+// served name, so equal inputs give equal outputs. A query with no
+// searchable word (empty, or only stop words) lists the allowed entries in
+// name order; one whose words match nothing returns nothing.
 func (ix *Index) Search(query string, opts Options) []Result {
 	limit := opts.Limit
 	if limit <= 0 {
@@ -70,7 +73,10 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	keep := func(e *Entry) bool {
 		return (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e))
 	}
-	groups := ix.queryGroups(query)
+	groups, words := ix.queryGroups(query)
+	if len(groups) == 0 && words > 0 {
+		return nil
+	}
 	if len(groups) == 0 {
 		var out []Result
 		for i := range ix.entries {
@@ -228,15 +234,15 @@ func (ix *Index) titleCoverage(doc uint32, groups [][]alt) float32 {
 // queryGroups turns a query into one group of alternatives per query
 // concept: a word, or the synonym group it belongs to (so "make a new
 // repo" counts the create intent once, not twice). Words that no entry
-// contains and that prefix no term are dropped.
-func (ix *Index) queryGroups(query string) [][]alt {
+// contains and that prefix no term are dropped; words counts the query's
+// searchable words, matched or not.
+func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 	if len(query) > MaxQueryLen {
 		query = query[:MaxQueryLen]
 	}
-	words := tokenize(nil, idioms.Replace(strings.ToLower(query)))
-	var groups [][]alt
+	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
 	groupOf := map[string]int{} // concept key → index in groups
-	for _, w := range words {
+	for _, w := range ws {
 		key := w
 		if c, ok := synonymConcept[w]; ok {
 			key = c
@@ -299,7 +305,7 @@ func (ix *Index) queryGroups(query string) [][]alt {
 			out = append(out, g)
 		}
 	}
-	return out
+	return out, len(ws)
 }
 
 // synonymGroups are the verbs (and a few nouns) agents use for the same
@@ -320,6 +326,7 @@ var idioms = strings.NewReplacer(
 	"logged in", "authenticated", "logged-in", "authenticated",
 	"signed in", "authenticated", "signed-in", "authenticated",
 	"set up", "create", "set-up", "create",
+	"get rid of", "remove",
 )
 
 // synonyms maps a stemmed query word to the other terms of its group;
@@ -397,7 +404,8 @@ func (ix *Index) Explain(query, name string) string {
 	}
 	var sb strings.Builder
 	total := float32(0)
-	for _, g := range ix.queryGroups(query) {
+	groups, _ := ix.queryGroups(query)
+	for _, g := range groups {
 		best, bestTerm := float32(0), ""
 		for _, a := range g {
 			ps := ix.postings[a.term]

@@ -23,7 +23,8 @@ const SummaryMax = 160
 // followed by white space, or a blank line) that keeps at least half of the
 // room; failing that at the last word boundary that does; failing that (one
 // long word) mid-word, at a character boundary. White space before the
-// marker is dropped. max <= 0 gives "".
+// marker is dropped, except that a sentence cut keeps one space before it
+// when that fits ("Lists pull requests. …"). max <= 0 gives "".
 func TrimDescription(s string, max int) string {
 	if max <= 0 {
 		return ""
@@ -44,7 +45,11 @@ func TrimDescription(s string, max int) string {
 	half := len(head) / 2
 
 	if end := lastSentenceEnd(head, unicode.IsSpace(next)); end >= half && end > 0 {
-		return strings.TrimRightFunc(head[:end], unicode.IsSpace) + " " + TrimMarker
+		out := strings.TrimRightFunc(head[:end], unicode.IsSpace)
+		if utf8.RuneCountInString(out) < room {
+			out += " " // room for a space between the sentence and the marker
+		}
+		return out + TrimMarker
 	}
 	if unicode.IsSpace(next) {
 		return strings.TrimRightFunc(head, unicode.IsSpace) + TrimMarker

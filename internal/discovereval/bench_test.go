@@ -1,0 +1,117 @@
+package discovereval
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/discover"
+)
+
+// benchQueries are searches of the kinds agents send: short intents,
+// entity-laden requests, a single verb, a miss.
+var benchQueries = []string{
+	"merge a pull request", "list open issues in a repository", "create a webhook for my organization",
+	"delete a release", "who starred my repository", "get the latest release of octocat/hello-world",
+	"download the logs of a failed workflow run", "refund an invoice for a customer", "list",
+	"update the status of a deployment", "rotate a secret token", "zzqx nothing",
+}
+
+// benchSearch runs every query b.N times over, records each search's
+// latency and reports the median (p50-ns) and 99th percentile (p99-ns).
+func benchSearch(b *testing.B, ix *discover.Index) {
+	lat := make([]time.Duration, 0, b.N*len(benchQueries))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, q := range benchQueries {
+			t := time.Now()
+			ix.Search(q, discover.Options{Limit: 10})
+			lat = append(lat, time.Since(t))
+		}
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
+	b.ReportMetric(0, "ns/op") // per-iteration time covers many searches; p50 is the figure
+}
+
+// indexBytes builds the index and returns it with the heap it retains.
+func indexBytes(build func() *discover.Index) (*discover.Index, uint64) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ix := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return ix, after.HeapAlloc - min(before.HeapAlloc, after.HeapAlloc)
+}
+
+func BenchmarkSearchGitHub(b *testing.B) {
+	p := filepath.Join(specsDir(), "github.json")
+	if _, err := os.Stat(p); err != nil {
+		b.Skipf("%s not present", p)
+	}
+	doc, err := Compile(p, "github")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ix, mem := indexBytes(func() *discover.Index {
+		ix, err := Index("github", doc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return ix
+	})
+	benchSearch(b, ix) // resets the timer, and with it any metric reported before
+	b.ReportMetric(float64(mem)/float64(ix.Len()), "index-B/entry")
+}
+
+func BenchmarkSearchSynthetic20k(b *testing.B) {
+	ops := Synthetic(20000)
+	ix, mem := indexBytes(func() *discover.Index { return synthIndex(b, ops) })
+	benchSearch(b, ix) // resets the timer, and with it any metric reported before
+	b.ReportMetric(float64(mem)/float64(ix.Len()), "index-B/entry")
+}
+
+func BenchmarkBuildSynthetic20k(b *testing.B) {
+	ops := Synthetic(20000)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		synthIndex(b, ops)
+	}
+}
+
+func synthIndex(tb testing.TB, ops []air.Operation) *discover.Index {
+	bl := discover.NewBuilder()
+	for i := range ops {
+		if err := bl.Add("synthetic", &ops[i]); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return bl.Build()
+}
+
+// TestSynthetic: the generator gives n distinct tools, the same ones each
+// time.
+func TestSynthetic(t *testing.T) {
+	a, b := Synthetic(2000), Synthetic(2000)
+	seen := map[string]bool{}
+	for i := range a {
+		if a[i].MCP.ToolName != b[i].MCP.ToolName || a[i].Description != b[i].Description {
+			t.Fatalf("op %d differs between runs", i)
+		}
+		if seen[a[i].MCP.ToolName] {
+			t.Fatalf("duplicate tool %s", a[i].MCP.ToolName)
+		}
+		seen[a[i].MCP.ToolName] = true
+	}
+	if len(a) != 2000 {
+		t.Fatalf("%d ops", len(a))
+	}
+}

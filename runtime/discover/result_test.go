@@ -1,0 +1,43 @@
+package discover
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestMarshalResponseKeyOrder: the wire shape's keys come in the documented
+// order, an empty result is an empty list (not null), and the summary is the
+// description's first paragraph, trimmed.
+func TestMarshalResponseKeyOrder(t *testing.T) {
+	e := &Entry{Name: "gh__pulls_merge", OperationID: "github.merge.replace", Title: "Merge a pull request",
+		Description: "Merges a pull request into the base branch.\n\nThis endpoint triggers notifications.",
+		Effect:      "irreversible", ConfirmRequired: true}
+	b, err := MarshalResponse([]Result{{Entry: e, Score: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"tools":[{"name":"gh__pulls_merge","operation_id":"github.merge.replace","title":"Merge a pull request",` +
+		`"summary":"Merges a pull request into the base branch.","effect":"irreversible","confirm_required":true}]}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	if b, _ := MarshalResponse(nil); string(b) != `{"tools":[]}` {
+		t.Errorf("empty: %s", b)
+	}
+}
+
+func TestSummary(t *testing.T) {
+	long := strings.Repeat("word ", 100)
+	for _, c := range []struct {
+		e    Entry
+		want string
+	}{
+		{Entry{Title: "Get a thing"}, "Get a thing"},
+		{Entry{Title: "T", Description: "  One   line\nwrapped.  "}, "One line wrapped."},
+		{Entry{Title: "T", Description: long}, TrimDescription(strings.TrimSpace(long), SummaryMax)},
+	} {
+		if got := c.e.Summary(); got != c.want {
+			t.Errorf("Summary of %q = %q, want %q", c.e.Description, got, c.want)
+		}
+	}
+}

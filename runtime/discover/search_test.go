@@ -1,0 +1,196 @@
+package discover
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// op builds an operation the way the compiler lowers one: tool name,
+// canonical name, title, description, effect, path and parameter keys.
+func op(tool, title, method, path, action, resource, desc string, params ...string) air.Operation {
+	o := air.Operation{
+		ID: "svc." + resource + "." + action, CanonicalName: tool, DisplayName: title, Description: desc,
+		SourceRef: air.SourceRef{Path: path, Method: method},
+		Effect:    air.Effect{Kind: air.KindRead, Action: action, Resource: resource},
+		MCP:       air.MCP{ToolName: tool},
+	}
+	if method != "GET" {
+		o.Effect.Kind = air.KindMutation
+		o.Confirmation.Required = method == "DELETE"
+	}
+	for _, p := range params {
+		o.Input.Params = append(o.Input.Params, air.Param{Name: p, Key: p, In: "query"})
+	}
+	return o
+}
+
+func fixture() []air.Operation {
+	return []air.Operation{
+		op("pulls_list", "List pull requests", "GET", "/repos/{owner}/{repo}/pulls", "list", "pull", "Lists pull requests in a repository.", "state", "per_page"),
+		op("pulls_create", "Create a pull request", "POST", "/repos/{owner}/{repo}/pulls", "create", "pull", "Opens a pull request."),
+		op("pulls_merge", "Merge a pull request", "PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", "replace", "merge", "Merges a pull request into the base branch."),
+		op("issues_list_labels", "List labels for an issue", "GET", "/repos/{owner}/{repo}/issues/{issue_number}/labels", "list", "label", "Lists all labels for an issue."),
+		op("issues_remove_label", "Remove a label from an issue", "DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", "delete", "label", "Removes the label from the issue."),
+		op("issues_create", "Create an issue", "POST", "/repos/{owner}/{repo}/issues", "create", "issue", "Any user with pull access can create an issue."),
+		op("repos_get", "Get a repository", "GET", "/repos/{owner}/{repo}", "get", "repo", "The parent and source objects are present when the repository is a fork."),
+		op("repos_delete", "Delete a repository", "DELETE", "/repos/{owner}/{repo}", "delete", "repo", "Deleting a repository requires admin access."),
+		op("users_get_authenticated", "Get the authenticated user", "GET", "/user", "get", "user", "Gets the signed-in user's profile."),
+	}
+}
+
+func buildIndex(t testing.TB, connectors ...string) *Index {
+	t.Helper()
+	ops := fixture()
+	b := NewBuilder()
+	for _, c := range connectors {
+		for i := range ops {
+			if err := b.Add(c, &ops[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return b.Build()
+}
+
+func names(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Entry.Name)
+	}
+	return out
+}
+
+func TestSearchRanksIntent(t *testing.T) {
+	ix := buildIndex(t, "gh")
+	for _, c := range []struct{ q, want string }{
+		{"merge a pull request", "gh__pulls_merge"},
+		{"open a new PR", "gh__pulls_create"},
+		{"show me the pull requests", "gh__pulls_list"},
+		{"remove a label", "gh__issues_remove_label"},
+		{"file a new issue", "gh__issues_create"},
+		{"get rid of this repository", "gh__repos_delete"},
+		{"who am I logged in as", "gh__users_get_authenticated"},
+		{"fetch the repo", "gh__repos_get"},
+	} {
+		rs := ix.Search(c.q, Options{})
+		if len(rs) == 0 || rs[0].Entry.Name != c.want {
+			t.Errorf("%q: got %v, want %s first", c.q, names(rs), c.want)
+		}
+	}
+}
+
+func TestSearchFilters(t *testing.T) {
+	ix := buildIndex(t, "a", "b")
+	rs := ix.Search("pull request", Options{Connector: "b"})
+	if len(rs) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range rs {
+		if r.Entry.Connector != "b" {
+			t.Errorf("connector filter let %s through", r.Entry.Name)
+		}
+	}
+	calls := 0
+	rs = ix.Search("pull request", Options{Allow: func(e *Entry) bool { calls++; return e.Effect == air.ClassRead }})
+	for _, r := range rs {
+		if r.Entry.Effect != air.ClassRead {
+			t.Errorf("Allow filter let %s (%s) through", r.Entry.Name, r.Entry.Effect)
+		}
+	}
+	if len(rs) != 2 || calls == 0 || calls >= ix.Len() {
+		t.Errorf("got %v after %d Allow calls; want the two list tools, Allow called only for matches", names(rs), calls)
+	}
+	if rs := ix.Search("pull request", Options{Allow: func(*Entry) bool { return false }}); len(rs) != 0 {
+		t.Errorf("deny-all grant returned %v", names(rs))
+	}
+}
+
+func TestSearchLimits(t *testing.T) {
+	b := NewBuilder()
+	ops := make([]air.Operation, 120)
+	for i := range ops {
+		ops[i] = op(fmt.Sprintf("widget_%03d", i), "Get a widget", "GET", "/widgets/{id}", "get", "widget", "Gets a widget.")
+		if err := b.Add("w", &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	for _, c := range []struct{ limit, want int }{{0, DefaultLimit}, {-3, DefaultLimit}, {7, 7}, {50, 50}, {500, MaxLimit}} {
+		if got := len(ix.Search("widget", Options{Limit: c.limit})); got != c.want {
+			t.Errorf("limit %d: %d results, want %d", c.limit, got, c.want)
+		}
+	}
+	// Equal scores fall back to name order.
+	rs := ix.Search("widget", Options{Limit: 3})
+	if got := strings.Join(names(rs), " "); got != "w__widget_000 w__widget_001 w__widget_002" {
+		t.Errorf("tie order: %s", got)
+	}
+	// No searchable word: the allowed entries in name order.
+	if got := names(ix.Search("  the of ", Options{Limit: 2})); strings.Join(got, " ") != "w__widget_000 w__widget_001" {
+		t.Errorf("empty query: %v", got)
+	}
+	if got := ix.Search("nothing matches zzqx", Options{}); len(got) != 0 {
+		t.Errorf("unmatched query: %v", names(got))
+	}
+}
+
+// TestSearchDeterministic: the order operations are added in and repeated
+// searches do not change the answer.
+func TestSearchDeterministic(t *testing.T) {
+	ops := fixture()
+	fwd, rev := NewBuilder(), NewBuilder()
+	for i := range ops {
+		fwd.Add("gh", &ops[i])
+		rev.Add("gh", &ops[len(ops)-1-i])
+	}
+	a, b := fwd.Build(), rev.Build()
+	for _, q := range []string{"pull request", "issue label", "repository", "list", "get"} {
+		want := fmt.Sprint(names(a.Search(q, Options{Limit: 50})))
+		for i := 0; i < 3; i++ {
+			if got := fmt.Sprint(names(b.Search(q, Options{Limit: 50}))); got != want {
+				t.Fatalf("%q: %s, then %s", q, want, got)
+			}
+		}
+	}
+}
+
+func TestBuilderRefusesDuplicate(t *testing.T) {
+	ops := fixture()
+	b := NewBuilder()
+	if err := b.Add("gh", &ops[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add("gh", &ops[0]); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("got %v, want ErrDuplicate", err)
+	}
+}
+
+// TestSearchBoundedQuery: an oversized query is cut, not refused, and costs
+// at most maxQueryTerms concepts.
+func TestSearchBoundedQuery(t *testing.T) {
+	ix := buildIndex(t, "gh")
+	q := "merge pull request " + strings.Repeat("label issue repository widget ", 10000)
+	if rs := ix.Search(q, Options{}); len(rs) == 0 {
+		t.Error("no results for an oversized query")
+	}
+	if g, _ := ix.queryGroups(strings.Repeat("alpha beta gamma delta ", 200) + "pull"); len(g) > maxQueryTerms {
+		t.Errorf("%d groups", len(g))
+	}
+}
+
+func TestEntryFields(t *testing.T) {
+	ix := buildIndex(t, "gh")
+	rs := ix.Search("delete a repository", Options{Limit: 1})
+	if len(rs) != 1 {
+		t.Fatal("no result")
+	}
+	e := rs[0].Entry
+	if e.Name != "gh__repos_delete" || e.OperationID != "svc.repo.delete" || e.Title != "Delete a repository" ||
+		e.Effect != air.ClassIrreversible || !e.ConfirmRequired || e.Connector != "gh" {
+		t.Errorf("entry %+v", *e)
+	}
+}
