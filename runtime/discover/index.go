@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -103,20 +104,26 @@ type Index struct {
 // Builder collects operations for an Index.
 type Builder struct {
 	entries []Entry
-	// per entry: term → field counts, flattened to keep allocations low.
+	// Terms are interned as they are seen; docTerms holds, per entry, its
+	// terms' field counts.
+	terms    map[string]uint32
+	termStrs []string
 	docTerms [][]termCount
+	docIdx   map[uint32]int // reused per Add: term → position in the entry's counts
 	fieldLen [][numFields]uint16
 	seen     map[string]bool
 	scratch  []string
 }
 
 type termCount struct {
-	term   string
+	term   uint32
 	counts [numFields]uint16
 }
 
 // NewBuilder returns an empty builder.
-func NewBuilder() *Builder { return &Builder{seen: map[string]bool{}} }
+func NewBuilder() *Builder {
+	return &Builder{seen: map[string]bool{}, terms: map[string]uint32{}, docIdx: map[uint32]int{}}
+}
 
 // ErrDuplicate is returned by Add for a served name already added.
 var ErrDuplicate = errors.New("discover: duplicate tool name")
@@ -134,8 +141,8 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 		Description: op.Description, Effect: air.EffectClassOf(op), ConfirmRequired: op.Confirmation.Required,
 	})
 
-	counts := map[string]*[numFields]uint16{}
-	var order []string
+	clear(b.docIdx)
+	var tcs []termCount
 	var lens [numFields]uint16
 	addText := func(f field, s string) {
 		b.scratch = tokenize(b.scratch[:0], s)
@@ -144,13 +151,19 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 				return
 			}
 			lens[f]++
-			c, ok := counts[t]
+			id, ok := b.terms[t]
 			if !ok {
-				c = new([numFields]uint16)
-				counts[t] = c
-				order = append(order, t)
+				id = uint32(len(b.termStrs))
+				b.terms[t] = id
+				b.termStrs = append(b.termStrs, t)
 			}
-			c[f]++
+			j, ok := b.docIdx[id]
+			if !ok {
+				j = len(tcs)
+				b.docIdx[id] = j
+				tcs = append(tcs, termCount{term: id})
+			}
+			tcs[j].counts[f]++
 		}
 	}
 	addText(fieldName, connector)
@@ -175,17 +188,14 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	}
 	addText(fieldDesc, op.Description)
 
-	tcs := make([]termCount, len(order))
-	for i, t := range order {
-		tcs[i] = termCount{term: t, counts: *counts[t]}
-	}
-	b.docTerms = append(b.docTerms, tcs)
+	b.docTerms = append(b.docTerms, slices.Clip(tcs))
 	b.fieldLen = append(b.fieldLen, lens)
 	return nil
 }
 
 // Build computes the index. Entries are ordered by served name, so entry
 // positions (and therefore tie-breaking) do not depend on the order of Add.
+// The index takes over the builder's tables: add nothing after Build.
 func (b *Builder) Build() *Index {
 	n := len(b.entries)
 	order := make([]int, n)
@@ -209,12 +219,12 @@ func (b *Builder) Build() *Index {
 		}
 	}
 
-	ix := &Index{entries: make([]Entry, n), terms: map[string]uint32{}}
+	ix := &Index{entries: make([]Entry, n), terms: b.terms}
 	type raw struct {
 		doc uint32
-		tf  float64
+		tf  float32
 	}
-	var rawPost [][]raw
+	rawPost := make([][]raw, len(b.termStrs))
 	for pos, i := range order {
 		ix.entries[pos] = b.entries[i]
 		lens := b.fieldLen[i]
@@ -229,13 +239,7 @@ func (b *Builder) Build() *Index {
 					tf += fieldWeight[f] * float64(c) / norm[f]
 				}
 			}
-			id, ok := ix.terms[tc.term]
-			if !ok {
-				id = uint32(len(rawPost))
-				ix.terms[tc.term] = id
-				rawPost = append(rawPost, nil)
-			}
-			rawPost[id] = append(rawPost[id], raw{doc: uint32(pos), tf: tf})
+			rawPost[tc.term] = append(rawPost[tc.term], raw{doc: uint32(pos), tf: float32(tf)})
 		}
 	}
 	ix.postings = make([][]posting, len(rawPost))
@@ -246,7 +250,8 @@ func (b *Builder) Build() *Index {
 		ix.idf[id] = float32(idf)
 		ps := make([]posting, len(rp))
 		for j, r := range rp {
-			ps[j] = posting{doc: r.doc, impact: float32(idf * r.tf * (k1 + 1) / (r.tf + k1))}
+			tf := float64(r.tf)
+			ps[j] = posting{doc: r.doc, impact: float32(idf * tf * (k1 + 1) / (tf + k1))}
 		}
 		ix.postings[id] = ps
 	}
@@ -268,10 +273,7 @@ func (b *Builder) Build() *Index {
 		}
 	}
 	ix.titleStart = append(ix.titleStart, uint32(len(ix.titleTerms)))
-	ix.sorted = make([]string, 0, len(ix.terms))
-	for t := range ix.terms {
-		ix.sorted = append(ix.sorted, t)
-	}
+	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
 	return ix
 }
