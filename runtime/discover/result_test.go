@@ -1,6 +1,8 @@
 package discover
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,28 @@ func TestSummary(t *testing.T) {
 		if got := c.e.Summary(); got != c.want {
 			t.Errorf("Summary of %q = %q, want %q", c.e.Description, got, c.want)
 		}
+	}
+}
+
+// TestDocExample: the JSON shown in docs/discovery.md is what
+// MarshalResponse writes for that entry.
+func TestDocExample(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "discovery.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```json\n")
+	shown, _, ok2 := strings.Cut(rest, "\n```")
+	if !ok || !ok2 {
+		t.Fatal("no json example in docs/discovery.md")
+	}
+	got, err := MarshalResponse([]Result{{Entry: &Entry{Name: "gh__pulls_merge", OperationID: "github.merge.replace",
+		Title: "Merge a pull request", Description: "Merges a pull request into the base branch.\n\nMore.",
+		Effect: "irreversible", ConfirmRequired: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != shown {
+		t.Errorf("docs show\n%s\nMarshalResponse writes\n%s", shown, got)
 	}
 }
