@@ -2,7 +2,6 @@ package discovereval
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +16,7 @@ func TestExplain(t *testing.T) {
 	if q == "" {
 		t.Skip("ANVIL_DISCOVER_QUERY not set")
 	}
-	doc, err := Compile(filepath.Join(specsDir(), "github.json"), "github")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ix, err := Index("github", doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, ix := githubIndex(t)
 	names := []string{}
 	for _, r := range ix.Search(q, discover.Options{Limit: 10}) {
 		names = append(names, r.Entry.Name)
