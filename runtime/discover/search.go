@@ -275,7 +275,10 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			// included, at the idf of the group's most common member, so a
 			// rare member ("new", "add") weighs no more than "create".
 			ref := float32(math.MaxFloat32)
-			for _, t := range append(syns, w) {
+			if id, ok := ix.terms[w]; ok {
+				ref = ix.idf[id]
+			}
+			for _, t := range syns { // never append to syns: it is shared
 				if id, ok := ix.terms[t]; ok {
 					ref = min(ref, ix.idf[id])
 				}

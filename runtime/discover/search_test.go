@@ -194,3 +194,32 @@ func TestEntryFields(t *testing.T) {
 		t.Errorf("entry %+v", *e)
 	}
 }
+
+// TestSearchConcurrent: searches share the index and the scratch pool
+// safely and give the same answers as one at a time (run with -race).
+func TestSearchConcurrent(t *testing.T) {
+	ix := buildIndex(t, "a", "b", "c")
+	queries := []string{"merge a pull request", "remove a label", "list", "get the authenticated user", "repository"}
+	want := make([]string, len(queries))
+	for i, q := range queries {
+		want[i] = fmt.Sprint(names(ix.Search(q, Options{Limit: 50})))
+	}
+	done := make(chan error)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			for i := 0; i < 200; i++ {
+				k := (g + i) % len(queries)
+				if got := fmt.Sprint(names(ix.Search(queries[k], Options{Limit: 50}))); got != want[k] {
+					done <- fmt.Errorf("%q: %s, want %s", queries[k], got, want[k])
+					return
+				}
+			}
+			done <- nil
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
