@@ -90,8 +90,9 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		return out
 	}
 
+	// The scratch goes back to the pool only once it is clean again: if
+	// Allow panics, it is dropped rather than handed, dirty, to a later search.
 	s := scratchPool.Get().(*scratch)
-	defer scratchPool.Put(s)
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
 		for _, a := range g {
@@ -142,6 +143,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score)})
 	}
 	s.cands = cands
+	scratchPool.Put(s)
 	return out
 }
 

@@ -223,3 +223,19 @@ func TestSearchConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchAfterPanickingAllow: a grant callback that panics does not
+// leave state behind that changes later searches.
+func TestSearchAfterPanickingAllow(t *testing.T) {
+	ix := buildIndex(t, "gh")
+	want := fmt.Sprint(names(ix.Search("pull request", Options{Limit: 50})))
+	for i := 0; i < 20; i++ {
+		func() {
+			defer func() { recover() }()
+			ix.Search("merge label issue", Options{Allow: func(*Entry) bool { panic("grant") }})
+		}()
+		if got := fmt.Sprint(names(ix.Search("pull request", Options{Limit: 50}))); got != want {
+			t.Fatalf("after a panicking Allow: %s, want %s", got, want)
+		}
+	}
+}
