@@ -78,9 +78,13 @@ var (
 // k1 is BM25's term-frequency saturation.
 const k1 = 1.2
 
-// maxFieldTerms bounds the terms taken from one field of one operation, so a
-// pathological description cannot blow up the index.
-const maxFieldTerms = 600
+// maxFieldTerms bounds the terms taken from one field of one operation, and
+// maxTextBytes the text read from one string, so a pathological description
+// costs neither index space nor build time.
+const (
+	maxFieldTerms = 600
+	maxTextBytes  = 16 << 10
+)
 
 // posting is one (entry, term) pair with its precomputed score contribution.
 type posting struct {
@@ -145,7 +149,10 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	var tcs []termCount
 	var lens [numFields]uint16
 	addText := func(f field, s string) {
-		b.scratch = tokenize(b.scratch[:0], s)
+		if lens[f] >= maxFieldTerms {
+			return
+		}
+		b.scratch = tokenize(b.scratch[:0], s[:min(len(s), maxTextBytes)])
 		for _, t := range b.scratch {
 			if lens[f] >= maxFieldTerms {
 				return

@@ -239,3 +239,20 @@ func TestSearchAfterPanickingAllow(t *testing.T) {
 		}
 	}
 }
+
+// TestAddBoundsText: a huge description is read only up to its bound and
+// still indexes its opening words.
+func TestAddBoundsText(t *testing.T) {
+	o := op("huge", "Get a huge thing", "GET", "/huge", "get", "huge", "zebra "+strings.Repeat("lorem ipsum ", 1<<20))
+	b := NewBuilder()
+	if err := b.Add("x", &o); err != nil {
+		t.Fatal(err)
+	}
+	ix := b.Build()
+	if rs := ix.Search("zebra", Options{}); len(rs) != 1 {
+		t.Errorf("got %v", names(rs))
+	}
+	if n := len(ix.postings); n > 20 {
+		t.Errorf("%d terms", n)
+	}
+}
