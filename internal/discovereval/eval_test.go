@@ -17,37 +17,54 @@ func specsDir() string {
 	return filepath.Join("..", "..", ".cache", "specs")
 }
 
-var github struct {
-	once sync.Once
-	doc  *air.Document
-	ix   *discover.Index
-	err  error
+// compiled caches, per spec file, its document and index for the test binary.
+var compiled struct {
+	sync.Mutex
+	m map[string]*compiledSpec
 }
 
-// githubIndex compiles github.json once per test binary and indexes every
-// operation; it skips when the spec was not fetched.
-func githubIndex(t testing.TB) (*air.Document, *discover.Index) {
+type compiledSpec struct {
+	doc *air.Document
+	ix  *discover.Index
+	err error
+}
+
+// specIndex compiles a real spec once per test binary and indexes every
+// operation under the connector; it skips when the spec was not fetched.
+func specIndex(t testing.TB, file, connector string) (*air.Document, *discover.Index) {
 	t.Helper()
-	p := filepath.Join(specsDir(), "github.json")
+	p := filepath.Join(specsDir(), file)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%s not present (run scripts/fetch-specs.sh)", p)
 	}
-	github.once.Do(func() {
-		github.doc, github.err = Compile(p, "github")
-		if github.err == nil {
-			github.ix, github.err = Index("github", github.doc)
+	compiled.Lock()
+	defer compiled.Unlock()
+	c := compiled.m[file]
+	if c == nil {
+		c = &compiledSpec{}
+		c.doc, c.err = Compile(p, connector)
+		if c.err == nil {
+			c.ix, c.err = Index(connector, c.doc)
 		}
-	})
-	if github.err != nil {
-		t.Fatal(github.err)
+		if compiled.m == nil {
+			compiled.m = map[string]*compiledSpec{}
+		}
+		compiled.m[file] = c
 	}
-	return github.doc, github.ix
+	if c.err != nil {
+		t.Fatal(c.err)
+	}
+	return c.doc, c.ix
 }
 
-// evaluate runs the task file against GitHub and logs the figures and
-// every task not in the top five.
-func evaluate(t *testing.T, file string) Report {
-	doc, ix := githubIndex(t)
+func githubIndex(t testing.TB) (*air.Document, *discover.Index) {
+	return specIndex(t, "github.json", "github")
+}
+
+// evaluate runs a task file against a spec and logs the figures and every
+// task not in the top five.
+func evaluate(t *testing.T, spec, connector, file string, minTasks int) Report {
+	doc, ix := specIndex(t, spec, connector)
 	f, err := os.Open(filepath.Join("testdata", file))
 	if err != nil {
 		t.Fatal(err)
@@ -57,8 +74,8 @@ func evaluate(t *testing.T, file string) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tasks) < 40 {
-		t.Fatalf("%s: %d tasks, want at least 40", file, len(tasks))
+	if len(tasks) < minTasks {
+		t.Fatalf("%s: %d tasks, want at least %d", file, len(tasks), minTasks)
 	}
 	rep, err := Evaluate(ix, doc, tasks)
 	if err != nil {
@@ -69,7 +86,7 @@ func evaluate(t *testing.T, file string) Report {
 			t.Logf("miss (rank %d): %q want %v, top %v", o.Rank, o.Task.Query, o.Task.Expected, o.Top)
 		}
 	}
-	t.Logf("%s on GitHub (%d operations, %d tasks): recall@1 %.3f, recall@5 %.3f", file, ix.Len(), len(tasks), rep.Recall1, rep.Recall5)
+	t.Logf("%s on %s (%d operations, %d tasks): recall@1 %.3f, recall@5 %.3f", file, spec, ix.Len(), len(tasks), rep.Recall1, rep.Recall5)
 	return rep
 }
 
@@ -77,7 +94,7 @@ func evaluate(t *testing.T, file string) Report {
 // right operation is in the top five for at least 90% of the plain-language
 // tasks in testdata/github_tasks.txt.
 func TestGitHubRecall(t *testing.T) {
-	if rep := evaluate(t, "github_tasks.txt"); rep.Recall5 < 0.9 {
+	if rep := evaluate(t, "github.json", "github", "github_tasks.txt", 40); rep.Recall5 < 0.9 {
 		t.Errorf("recall@5 %.3f < 0.9", rep.Recall5)
 	}
 }
@@ -86,8 +103,18 @@ func TestGitHubRecall(t *testing.T) {
 // (testdata/github_heldout.txt; recall@5 was 0.975 when they were written)
 // to the same bar.
 func TestGitHubRecallHeldOut(t *testing.T) {
-	if rep := evaluate(t, "github_heldout.txt"); rep.Recall5 < 0.9 {
+	if rep := evaluate(t, "github.json", "github", "github_heldout.txt", 40); rep.Recall5 < 0.9 {
 		t.Errorf("recall@5 %.3f < 0.9", rep.Recall5)
+	}
+}
+
+// TestStripeRecall reports recall on Stripe (testdata/stripe_tasks.txt), an
+// API the ranking was never tuned on, whose titles are derived from method
+// and path. It asserts a lower bar than GitHub's: a regression guard, not
+// the goal.
+func TestStripeRecall(t *testing.T) {
+	if rep := evaluate(t, "stripe.json", "stripe", "stripe_tasks.txt", 20); rep.Recall5 < 0.8 {
+		t.Errorf("recall@5 %.3f < 0.8", rep.Recall5)
 	}
 }
 
