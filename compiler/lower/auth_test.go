@@ -155,7 +155,6 @@ func flowSpec(flow string) *openapi.Spec {
 	return s
 }
 
-
 // TestUnsupportedOAuthFlows: a scheme offering only the implicit or the
 // password flow is an error once (not one per operation) that says what to
 // write, and a manifest auth: block naming a type clears it. Before, the
