@@ -313,3 +313,29 @@ func (l *lowerer) operationAuth(st *opState, m *manifest.Operation) air.Auth {
 	l.checkAuthFlow(opAuth, l.opPos(st), fmt.Sprintf("%s %s", sop.Method, sop.Path), st.i)
 	return opAuth
 }
+
+// checkReview enforces the contract's rule for approving an operation that
+// acts as a person (effective auth oauth2_authorization_code): its manifest
+// entry must name reviewed_by and review_reason. Without them the approval
+// is refused (auth/review_required, an error) and the operation stays
+// review_required; with them, the review is recorded as a review note.
+func (l *lowerer) checkReview(st *opState, m *manifest.Operation, a air.Auth) {
+	op := st.op
+	if op.State != air.StateApproved || st.entry == nil {
+		return
+	}
+	person := a.Type == air.AuthOAuth2AuthorizationCode || a.Type == "oauth2"
+	switch {
+	case person && (m.ReviewedBy == "" || m.ReviewReason == ""):
+		op.State = air.StateReviewRequired
+		l.addDiag(firstPos(m.StatePos, st.entry.KeyPos), diag.Error, "auth/review_required", st.i,
+			"operations.%s is approved but acts as a person (auth %s): write reviewed_by and review_reason under it; it stays review_required",
+			st.entry.Key, a.Type)
+	case m.ReviewedBy != "":
+		note := "Reviewed by " + m.ReviewedBy
+		if m.ReviewReason != "" {
+			note += ": " + m.ReviewReason
+		}
+		op.ReviewNotes = append(op.ReviewNotes, note)
+	}
+}

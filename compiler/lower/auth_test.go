@@ -215,3 +215,43 @@ func TestOperationSchemeWithoutManifest(t *testing.T) {
 		t.Errorf("api key op: auth %+v params %+v", d.Auth, d.Input.Params)
 	}
 }
+
+// TestApprovalNeedsReviewForPersonAuth: the contract requires reviewed_by
+// and review_reason to approve an operation acting as a person; they were
+// parsed and never enforced.
+func TestApprovalNeedsReviewForPersonAuth(t *testing.T) {
+	spec := authSpec([]openapi.SecurityRequirement{req("code")},
+		&openapi.Operation{Path: "/a", Method: "GET", OperationID: "bare"},
+		&openapi.Operation{Path: "/b", Method: "GET", OperationID: "reviewed"},
+		&openapi.Operation{Path: "/c", Method: "GET", OperationID: "keyed", HasSecurity: true, Security: []openapi.SecurityRequirement{req("key")}},
+	)
+	man, md := manifest.Decode("anvil.yaml", []byte(`
+operations:
+  bare: {state: approved}
+  reviewed: {state: approved, reviewed_by: alice, review_reason: Reads only the caller's own tickets.}
+  keyed: {state: approved}
+`))
+	if md.HasErrors() {
+		t.Fatal(text(md))
+	}
+	doc, ds := Lower(spec, man, nil)
+	var got []string
+	for _, d := range ds {
+		if d.Code == "auth/review_required" {
+			got = append(got, d.Pos.String()+" "+d.OperationID)
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "anvil.yaml:3:") {
+		t.Errorf("auth/review_required at %v", got)
+	}
+	if s := doc.Operations[0].State; s != "review_required" {
+		t.Errorf("an unreviewed person-acting operation is %s", s)
+	}
+	r := doc.Operations[1]
+	if r.State != "approved" || len(r.ReviewNotes) == 0 || r.ReviewNotes[len(r.ReviewNotes)-1] != "Reviewed by alice: Reads only the caller's own tickets." {
+		t.Errorf("reviewed: %s %q", r.State, r.ReviewNotes)
+	}
+	if s := doc.Operations[2].State; s != "approved" {
+		t.Errorf("an api-key operation is %s", s)
+	}
+}

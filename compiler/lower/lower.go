@@ -499,6 +499,7 @@ func (l *lowerer) lowerOp(st *opState) {
 	if m.State != "" {
 		op.State = m.State
 	}
+	l.checkReview(st, m, opAuth)
 	if p := m.Pagination; p != nil {
 		op.Pagination = &air.Pagination{Style: p.Style, CursorParam: p.CursorParam, NextField: p.NextField, ItemsField: p.ItemsField,
 			PageSizeParam: p.PageSizeParam, MaxPageSize: p.MaxPageSize, DefaultPageSize: p.DefaultPageSize}
