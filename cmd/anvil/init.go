@@ -45,7 +45,16 @@ func runInit(e *env, c *cli.Context) error {
 			return fail(1, "%s: %v", out, err)
 		}
 	}
-	spec, err := openapi.Load(specPath, nil)
+	load := specPath
+	if isSpecURL(specPath) {
+		p, cleanup, err := fetchSpec(c.Context, specPath)
+		if err != nil {
+			return fail(1, "%v", err)
+		}
+		defer cleanup()
+		load = p
+	}
+	spec, err := openapi.Load(load, nil)
 	if err != nil {
 		var f *diag.Failure
 		if errors.As(err, &f) {
@@ -60,7 +69,7 @@ func runInit(e *env, c *cli.Context) error {
 		printDiagnostics(e, ds, false)
 		return fail(1, "%s cannot be compiled", specPath)
 	}
-	so := manifest.ScaffoldOptions{SchemaRef: c.String("schema"), SpecName: filepath.Base(specPath)}
+	so := manifest.ScaffoldOptions{SchemaRef: c.String("schema"), SpecName: filepath.Base(load)}
 	so.Auth, so.AuthNote = initAuth(spec, doc)
 	data := manifest.Scaffold(doc, so)
 
