@@ -145,3 +145,27 @@ func TestApproveNeedsReviewForPersonAuth(t *testing.T) {
 		t.Errorf("%s %q", op.State, op.ReviewNotes)
 	}
 }
+
+// TestApproveGlobSkipsBlocked: a glob or --all leaves blocked operations
+// as they are (and says so); naming one exactly is refused.
+func TestApproveGlobSkipsBlocked(t *testing.T) {
+	dir := t.TempDir()
+	man := filepath.Join(dir, "anvil.yaml")
+	if err := os.WriteFile(man, []byte("service: {name: github}\noperations:\n  deleteIssueComment: {state: blocked}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "gh")
+	if code, _, stderr := runCLI(t, "", "compile", exampleSpec, "--manifest", man, "--out", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, stdout, stderr := runCLI(t, "", "approve", out, "comments.*")
+	if code != 0 || !strings.Contains(stdout, "left blocked: github.comments.delete") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	if got := strings.Join(approvedIDs(t, out), ","); got != "github.comments.list,github.comments.create" {
+		t.Errorf("approved %s", got)
+	}
+	if code, _, stderr := runCLI(t, "", "approve", out, "deleteIssueComment"); code == 0 || !strings.Contains(stderr, "remain blocked") {
+		t.Errorf("exact name of a blocked operation: exit %d %s", code, stderr)
+	}
+}

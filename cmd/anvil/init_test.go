@@ -171,3 +171,21 @@ func TestInitRealSpecs(t *testing.T) {
 		})
 	}
 }
+
+// TestInitSchemaLine: --schema names the schema the editor line points at.
+func TestInitSchemaLine(t *testing.T) {
+	dir := t.TempDir()
+	local := filepath.Join(dir, "anvil.manifest.schema.json")
+	_, schema, _ := runCLI(t, "", "schema", "manifest")
+	if err := os.WriteFile(local, []byte(schema), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "anvil.yaml")
+	if code, _, stderr := runCLI(t, "", "init", petstoreSpec, "--out", out, "--schema", "./anvil.manifest.schema.json"); code != 0 {
+		t.Fatal(stderr)
+	}
+	b, _ := os.ReadFile(out)
+	if !strings.HasPrefix(string(b), "# yaml-language-server: $schema=./anvil.manifest.schema.json\n") {
+		t.Errorf("first line: %q", strings.SplitN(string(b), "\n", 2)[0])
+	}
+}
