@@ -189,3 +189,64 @@ func TestInitSchemaLine(t *testing.T) {
 		t.Errorf("first line: %q", strings.SplitN(string(b), "\n", 2)[0])
 	}
 }
+
+const mixedSpec = `openapi: 3.0.3
+info: {title: Mixed, version: "1"}
+servers: [{url: https://mixed.example}]
+security: [{key: []}]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses: {"200": {description: ok}}
+  /admin:
+    get:
+      operationId: adminReport
+      security: [{basic: []}]
+      responses: {"200": {description: ok}}
+  /health:
+    get:
+      operationId: health
+      security: []
+      responses: {"200": {description: ok}}
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-Key}
+    basic: {type: http, scheme: basic}
+`
+
+// TestInitKeepsEachOperationsScheme: the top-level auth: block init writes
+// would cover every operation, so an operation whose description names
+// another scheme restates its own; compiling the starting manifest gives
+// every operation the auth it has without a manifest.
+func TestInitKeepsEachOperationsScheme(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "openapi.yaml")
+	if err := os.WriteFile(spec, []byte(mixedSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text, doc := initAndCompile(t, spec)
+	if !strings.Contains(text, "  adminReport:\n    state: review_required\n    # the description's own scheme \"basic\" for this operation\n    auth:\n      type: basic\n") {
+		t.Errorf("adminReport does not restate its scheme:\n%s", text)
+	}
+	if strings.Count(text, "    auth:") != 1 {
+		t.Errorf("expected one operation auth block:\n%s", text)
+	}
+	bare := filepath.Join(dir, "bare")
+	if code, _, stderr := runCLI(t, "", "compile", spec, "--out", bare); code != 0 {
+		t.Fatal(stderr)
+	}
+	want, err := air.Load(bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range doc.Operations {
+		got, exp := doc.Operations[i].Auth, want.Operations[i].Auth
+		if (got == nil) != (exp == nil) || (got != nil && (got.Type != exp.Type || got.Scheme != exp.Scheme)) {
+			t.Errorf("%s: auth %+v with the starting manifest, %+v without", doc.Operations[i].ID, got, exp)
+		}
+	}
+	if doc.Service.Auth.Type != want.Service.Auth.Type {
+		t.Errorf("service auth %s, want %s", doc.Service.Auth.Type, want.Service.Auth.Type)
+	}
+}

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -62,7 +63,7 @@ func Scaffold(doc *air.Document, opts ScaffoldOptions) []byte {
 		line("  # description: what agents should know about this service (SKILL.md, INDEX.md)")
 	}
 	line("")
-	writeAuth(&b, doc.Service.Auth, opts)
+	top, wroteTop := writeAuth(&b, doc.Service.Auth, opts)
 	line("")
 	line("operations:")
 	keys := scaffoldKeys(doc)
@@ -90,14 +91,20 @@ func Scaffold(doc *air.Document, opts ScaffoldOptions) []byte {
 			line("  #   inferred: %s", inferred(op))
 			line("  %s:", yamlKey(keys[i]))
 			line("    state: review_required")
+			if a := ownAuth(op); wroteTop && a != nil && !reflect.DeepEqual(*a, top) {
+				line("    # the description's own scheme %s for this operation", strconv.Quote(oneLine(a.Scheme, 60)))
+				line("    auth:")
+				writeAuthBody(&b, *a, "      ")
+			}
 		}
 	}
 	return []byte(b.String())
 }
 
 // writeAuth writes the top-level auth: block, or a comment when the auth
-// cannot (or need not) be written as one.
-func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) {
+// cannot (or need not) be written as one. It reports whether it wrote a
+// block, and which auth it stands for.
+func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) (air.Auth, bool) {
 	if opts.Auth != nil {
 		a = *opts.Auth
 	}
@@ -109,10 +116,10 @@ func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) {
 	switch {
 	case a.Type == "" || a.Type == air.AuthNone:
 		b.WriteString("# auth: the description requires no credential for the service; add an auth: block if the API\n# takes one (it then covers every operation without its own auth:).\n")
-		return
+		return a, false
 	case !contains(authTypes, a.Type):
 		fmt.Fprintf(b, "# auth: the description's %s scheme applies as it is (a %s credential); an auth: block here\n# would replace it for every operation without its own.\n", oneLine(a.Scheme, 60), a.Type)
-		return
+		return a, false
 	}
 	if opts.Auth == nil {
 		b.WriteString("# Inferred from the description; covers every operation that does not set its own auth:.\n")
@@ -120,34 +127,57 @@ func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) {
 		b.WriteString("# Covers every operation that does not set its own auth:.\n")
 	}
 	b.WriteString("auth:\n")
-	fmt.Fprintf(b, "  type: %s\n", a.Type)
+	writeAuthBody(b, a, "  ")
+	return a, true
+}
+
+// writeAuthBody writes the keys of an auth block at indent.
+func writeAuthBody(b *strings.Builder, a air.Auth, indent string) {
+	fmt.Fprintf(b, "%stype: %s\n", indent, a.Type)
 	if c := a.Carrier; c != nil && (c.In != "" || c.Name != "") {
-		b.WriteString("  carrier:\n")
+		fmt.Fprintf(b, "%scarrier:\n", indent)
 		if c.In != "" {
-			fmt.Fprintf(b, "    in: %s\n", yamlString(c.In))
+			fmt.Fprintf(b, "%s  in: %s\n", indent, yamlString(c.In))
 		}
 		if c.Name != "" {
-			fmt.Fprintf(b, "    name: %s\n", yamlString(c.Name))
+			fmt.Fprintf(b, "%s  name: %s\n", indent, yamlString(c.Name))
 		}
 		if c.Scheme != "" {
-			fmt.Fprintf(b, "    scheme: %s\n", yamlString(c.Scheme))
+			fmt.Fprintf(b, "%s  scheme: %s\n", indent, yamlString(c.Scheme))
 		}
 	}
 	if len(a.Scopes) > 0 {
-		b.WriteString("  scopes:\n")
+		fmt.Fprintf(b, "%sscopes:\n", indent)
 		for _, s := range a.Scopes {
-			fmt.Fprintf(b, "    - %s\n", yamlString(s))
+			fmt.Fprintf(b, "%s  - %s\n", indent, yamlString(s))
 		}
 	}
 	if p := a.Provider; p != nil && (p.AuthorizationEndpoint != "" || p.TokenEndpoint != "") {
-		b.WriteString("  provider:\n")
+		fmt.Fprintf(b, "%sprovider:\n", indent)
 		if p.AuthorizationEndpoint != "" {
-			fmt.Fprintf(b, "    authorization_endpoint: %s\n", yamlString(p.AuthorizationEndpoint))
+			fmt.Fprintf(b, "%s  authorization_endpoint: %s\n", indent, yamlString(p.AuthorizationEndpoint))
 		}
 		if p.TokenEndpoint != "" {
-			fmt.Fprintf(b, "    token_endpoint: %s\n", yamlString(p.TokenEndpoint))
+			fmt.Fprintf(b, "%s  token_endpoint: %s\n", indent, yamlString(p.TokenEndpoint))
 		}
 	}
+}
+
+// ownAuth is the auth: block an operation's entry restates when the
+// scaffold writes a top-level block: an operation whose description names
+// another scheme keeps it (a top-level block would otherwise cover it). A
+// public operation stays public without one, and one whose scheme the
+// gateway cannot run (an OAuth2 implicit or password flow) takes the
+// top-level block. nil: nothing to restate.
+func ownAuth(op *air.Operation) *air.Auth {
+	a := op.Auth
+	if a == nil || a.Type == air.AuthNone || !contains(authTypes, a.Type) {
+		return nil
+	}
+	if a.Provider != nil && (a.Provider.Grant == "implicit" || a.Provider.Grant == "password") {
+		return nil
+	}
+	return a
 }
 
 // scaffoldKeys picks each operation's manifest key: its operationId when
