@@ -88,17 +88,23 @@ upstream=$(head -n 1 "$work/mock.url")
 head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/vault.key"
 chmod 600 "$work/vault.key"
 printf 'local-turn-token\n' >"$work/turn.token"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ANVIL_VAULT_KEY_FILE=$work/vault.key ANVIL_VAULT_DIR=$work/vault ANVIL_ALLOWED_HOSTS=127.0.0.1 \
-	ANVIL_UPSTREAM_PETSTORE_URL=$upstream ANVIL_AUDIT_FILE=$work/audit.jsonl \
-	"$anvil" serve mcp "$ws" --fleet --http "$port" --host 127.0.0.1 >"$work/gateway.log" 2>&1 &
-pids+=($!)
-gateway=http://127.0.0.1:$port
-for _ in $(seq 200); do
-	curl -fsS "$gateway/healthz" >/dev/null 2>&1 && break
-	sleep 0.05
+healthy=
+for attempt in 1 2 3; do # a free port can be taken between choosing and binding it
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	ANVIL_VAULT_KEY_FILE=$work/vault.key ANVIL_VAULT_DIR=$work/vault ANVIL_ALLOWED_HOSTS=127.0.0.1 \
+		ANVIL_UPSTREAM_PETSTORE_URL=$upstream ANVIL_AUDIT_FILE=$work/audit.jsonl \
+		"$anvil" serve mcp "$ws" --fleet --http "$port" --host 127.0.0.1 >"$work/gateway.log" 2>&1 &
+	gpid=$!
+	pids+=($gpid)
+	gateway=http://127.0.0.1:$port
+	for _ in $(seq 200); do
+		if curl -fsS "$gateway/healthz" >/dev/null 2>&1; then healthy=1; break; fi
+		kill -0 "$gpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$healthy" ] && break
 done
-curl -fsS "$gateway/healthz" >/dev/null || die "the gateway is not healthy"
+[ -n "$healthy" ] || die "the gateway is not healthy"
 printf '%s\n' "$key" | "$anvil" connect "$ws" petstore --gateway "$gateway/mcp" --token-file "$work/turn.token" --api-key-stdin
 
 step "   one read and one confirmed write through the Python SDK"
