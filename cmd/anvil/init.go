@@ -144,35 +144,31 @@ func initAuth(spec *openapi.Spec, doc *air.Document) (*air.Auth, string) {
 		bad + ", and it declares no other. Add the provider's token_endpoint below (an authorization code flow), or replace the block with the auth the API takes (docs/manifest.md)."
 }
 
-// writeNew writes data to path through a temporary file in the same
-// directory, so a reader never sees a partial manifest. Without force an
-// existing file is never replaced, even one created meanwhile.
+// writeNew writes the manifest. With force it replaces path atomically
+// (writeFileAtomic); without, it creates path exclusively, so an existing
+// file is never replaced, even one created meanwhile, and removes what it
+// wrote if writing fails.
 func writeNew(path string, data []byte, force bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".anvil-init-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name)
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
 	if force {
-		return os.Rename(name, path)
+		return writeFileAtomic(path, data)
 	}
-	if err := os.Link(name, path); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%s already exists; pass --force to replace it", path)
 		}
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
 		return err
 	}
 	return nil

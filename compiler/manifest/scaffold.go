@@ -133,18 +133,17 @@ func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) (air.Auth, 
 
 // writeAuthBody writes the keys of an auth block at indent.
 func writeAuthBody(b *strings.Builder, a air.Auth, indent string) {
-	fmt.Fprintf(b, "%stype: %s\n", indent, a.Type)
+	field := func(ind, key, value string) {
+		if value != "" {
+			fmt.Fprintf(b, "%s%s: %s\n", ind, key, yamlString(value))
+		}
+	}
+	field(indent, "type", a.Type)
 	if c := a.Carrier; c != nil && (c.In != "" || c.Name != "") {
 		fmt.Fprintf(b, "%scarrier:\n", indent)
-		if c.In != "" {
-			fmt.Fprintf(b, "%s  in: %s\n", indent, yamlString(c.In))
-		}
-		if c.Name != "" {
-			fmt.Fprintf(b, "%s  name: %s\n", indent, yamlString(c.Name))
-		}
-		if c.Scheme != "" {
-			fmt.Fprintf(b, "%s  scheme: %s\n", indent, yamlString(c.Scheme))
-		}
+		field(indent+"  ", "in", c.In)
+		field(indent+"  ", "name", c.Name)
+		field(indent+"  ", "scheme", c.Scheme)
 	}
 	if len(a.Scopes) > 0 {
 		fmt.Fprintf(b, "%sscopes:\n", indent)
@@ -154,12 +153,8 @@ func writeAuthBody(b *strings.Builder, a air.Auth, indent string) {
 	}
 	if p := a.Provider; p != nil && (p.AuthorizationEndpoint != "" || p.TokenEndpoint != "") {
 		fmt.Fprintf(b, "%sprovider:\n", indent)
-		if p.AuthorizationEndpoint != "" {
-			fmt.Fprintf(b, "%s  authorization_endpoint: %s\n", indent, yamlString(p.AuthorizationEndpoint))
-		}
-		if p.TokenEndpoint != "" {
-			fmt.Fprintf(b, "%s  token_endpoint: %s\n", indent, yamlString(p.TokenEndpoint))
-		}
+		field(indent+"  ", "authorization_endpoint", p.AuthorizationEndpoint)
+		field(indent+"  ", "token_endpoint", p.TokenEndpoint)
 	}
 }
 
