@@ -52,15 +52,7 @@ func checkManifestSchema(t *testing.T, name string, data []byte) {
 	if d.HasErrors() {
 		t.Fatal(d[0].String())
 	}
-	sd, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemas.Manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schemas.ManifestID, sd); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(schemas.ManifestID)
+	sch, err := schemas.CompileManifest()
 	if err != nil {
 		t.Fatal(err)
 	}

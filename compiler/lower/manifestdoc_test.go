@@ -165,15 +165,7 @@ func TestManifestDocExamples(t *testing.T) {
 
 func compileManifestSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemas.Manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schemas.ManifestID, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(schemas.ManifestID)
+	sch, err := schemas.CompileManifest()
 	if err != nil {
 		t.Fatal(err)
 	}

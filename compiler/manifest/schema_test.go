@@ -20,21 +20,10 @@ import (
 	"github.com/anvil-dev/anvil/schemas"
 )
 
-// compiledSchema compiles the embedded manifest schema as a draft 2020-12
-// schema (the draft its $schema names).
+// compiledSchema compiles the embedded manifest schema.
 func compiledSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemas.Manifest))
-	if err != nil {
-		t.Fatalf("the schema is not JSON: %v", err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	if err := c.AddResource(schemas.ManifestID, doc); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile(schemas.ManifestID)
+	sch, err := schemas.CompileManifest()
 	if err != nil {
 		t.Fatalf("the schema does not compile: %v", err)
 	}
