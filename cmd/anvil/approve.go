@@ -47,8 +47,12 @@ func runApprove(e *env, c *cli.Context) error {
 	}
 	names := c.Args().Slice()[1:]
 	sel := resolveApproval(doc, names, c.Bool("all-reads"), c.Bool("all"))
-	if len(sel.Unknown) > 0 {
-		return fail(1, "Approval refused: %s; nothing was changed", strings.Join(sel.Unknown, "; "))
+	if n := len(sel.Unknown); n > 0 {
+		shown := sel.Unknown
+		if n > maxReported {
+			shown = append(shown[:maxReported:maxReported], fmt.Sprintf("and %d more", n-maxReported))
+		}
+		return fail(1, "Approval refused: %s; nothing was changed", strings.Join(shown, "; "))
 	}
 	if len(sel.Blocked) > 0 {
 		return fail(1, "Approval refused: %v remain blocked; change their state in the manifest and compile again", sel.Blocked)
@@ -81,6 +85,9 @@ func runApprove(e *env, c *cli.Context) error {
 	}
 	return nil
 }
+
+// maxReported bounds how many unknown names one refusal lists.
+const maxReported = 20
 
 // approval is what approve's names select.
 type approval struct {

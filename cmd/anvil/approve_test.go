@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,5 +168,17 @@ func TestApproveGlobSkipsBlocked(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "", "approve", out, "deleteIssueComment"); code == 0 || !strings.Contains(stderr, "remain blocked") {
 		t.Errorf("exact name of a blocked operation: exit %d %s", code, stderr)
+	}
+}
+
+func TestApproveBoundsItsRefusal(t *testing.T) {
+	out := compileUnapproved(t)
+	args := []string{"approve", out}
+	for i := 0; i < 50; i++ {
+		args = append(args, fmt.Sprintf("nothing%d", i))
+	}
+	code, _, stderr := runCLI(t, "", args...)
+	if code != 1 || !strings.Contains(stderr, "and 30 more") || strings.Count(stderr, "no operation") != 20 {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
