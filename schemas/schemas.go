@@ -8,8 +8,13 @@ import _ "embed"
 // the module root.
 const ManifestFile = "schemas/anvil.manifest.schema.json"
 
-// ManifestID is the schema's $id, for editors' `$schema=` lines.
-const ManifestID = "https://anvil.dev/schemas/anvil.manifest.schema.json"
+// ManifestLocalName is the file name `anvil init` points the editor line
+// at, beside the manifest (`anvil schema manifest` writes its content).
+const ManifestLocalName = "anvil.manifest.schema.json"
+
+// ManifestID is the schema's $id: an identifier, not a place to fetch it
+// from (the .invalid host, as AIR's schema).
+const ManifestID = "https://anvil.invalid/schemas/anvil.manifest.schema.json"
 
 // Manifest is the JSON Schema (draft 2020-12) of anvil.yaml. The manifest
 // decoder's grammar and this schema are checked against each other by

@@ -52,7 +52,9 @@ step "1. anvil init"
 head -n 1 "$work/anvil.yaml" | grep -q '^# yaml-language-server: \$schema=' || die "no editor schema line"
 
 step "   the starting manifest validates against the JSON Schema (Python jsonschema)"
-python3 - "$repo/schemas/anvil.manifest.schema.json" "$work/anvil.yaml" <<'PY' || die "schema validation failed"
+"$anvil" schema manifest >"$work/anvil.manifest.schema.json" # where the first line points
+cmp -s "$work/anvil.manifest.schema.json" "$repo/schemas/anvil.manifest.schema.json" || die "anvil schema manifest differs from schemas/"
+python3 - "$work/anvil.manifest.schema.json" "$work/anvil.yaml" <<'PY' || die "schema validation failed"
 import json, sys
 import jsonschema, yaml
 schema = json.load(open(sys.argv[1]))

@@ -27,7 +27,7 @@ func initCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "out", Value: "anvil.yaml", Usage: "the manifest to write"},
 			&cli.StringFlag{Name: "service", Usage: "service id (default: derived from the description's title)"},
 			&cli.BoolFlag{Name: "force", Usage: "replace an existing file"},
-			&cli.StringFlag{Name: "schema", Value: schemas.ManifestID, Usage: "path or URL of the manifest JSON Schema for the editor line (`anvil schema manifest` prints it)"},
+			&cli.StringFlag{Name: "schema", Value: schemas.ManifestLocalName, Usage: "path (relative to the manifest) or URL of the manifest JSON Schema for the editor line; `anvil schema manifest` prints the schema"},
 		},
 		Action: func(c *cli.Context) error { return runInit(e, c) },
 	}
@@ -91,6 +91,12 @@ func runInit(e *env, c *cli.Context) error {
 	}
 	fmt.Fprintf(e.stdout, "Wrote %s: %d operations of %s (%s), all review_required.\n", out, len(doc.Operations), doc.Service.ID, specPath)
 	fmt.Fprintf(e.stdout, "  next: anvil compile %s --manifest %s --out <bundle>, then anvil approve <bundle> '<glob>'\n", specPath, out)
+	if ref := c.String("schema"); !isSpecURL(ref) && !filepath.IsAbs(ref) {
+		local := filepath.Join(filepath.Dir(out), filepath.FromSlash(ref))
+		if _, err := os.Stat(local); err != nil {
+			fmt.Fprintf(e.stdout, "  editor: anvil schema manifest > %s (the manifest's first line points there)\n", local)
+		}
+	}
 	return nil
 }
 

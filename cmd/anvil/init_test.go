@@ -173,12 +173,29 @@ func TestInitSchemaLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "anvil.yaml")
-	if code, _, stderr := runCLI(t, "", "init", petstoreSpec, "--out", out, "--schema", "./anvil.manifest.schema.json"); code != 0 {
+	code, stdout, stderr := runCLI(t, "", "init", petstoreSpec, "--out", out, "--schema", "./anvil.manifest.schema.json")
+	if code != 0 {
 		t.Fatal(stderr)
 	}
 	b, _ := os.ReadFile(out)
 	if !strings.HasPrefix(string(b), "# yaml-language-server: $schema=./anvil.manifest.schema.json\n") {
 		t.Errorf("first line: %q", strings.SplitN(string(b), "\n", 2)[0])
+	}
+	if strings.Contains(stdout, "editor:") {
+		t.Errorf("a hint for a schema file that exists: %s", stdout)
+	}
+
+	// By default the line names the file beside the manifest, and init
+	// says how to write it.
+	other := filepath.Join(t.TempDir(), "anvil.yaml")
+	code, stdout, stderr = runCLI(t, "", "init", petstoreSpec, "--out", other)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	b, _ = os.ReadFile(other)
+	if !strings.HasPrefix(string(b), "# yaml-language-server: $schema=anvil.manifest.schema.json\n") ||
+		!strings.Contains(stdout, "editor: anvil schema manifest > "+filepath.Join(filepath.Dir(other), "anvil.manifest.schema.json")) {
+		t.Errorf("first line %q, stdout %s", strings.SplitN(string(b), "\n", 2)[0], stdout)
 	}
 }
 
