@@ -5,25 +5,37 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
 func approveCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:      "approve",
-		Usage:     "approve operations of a compiled bundle and regenerate it atomically",
-		ArgsUsage: "<bundle dir | air.json> <operation-id...>",
-		Action:    func(c *cli.Context) error { return runApprove(e, c) },
+		Name:  "approve",
+		Usage: "approve operations of a compiled bundle and regenerate it atomically",
+		ArgsUsage: "<bundle dir | air.json> [name...]\n\n" +
+			"A name is an AIR id (github.issues.list), an operationId (listIssues), a canonical name\n" +
+			"(list_issue), a tool name (github_list_issue), or a glob over AIR ids with or without the\n" +
+			"service prefix ('issues.*' and 'github.issues.*' mean the same; * matches dots too).",
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all-reads", Usage: "approve every read"},
+			&cli.BoolFlag{Name: "all", Usage: "approve every operation"},
+			&cli.StringFlag{Name: "reviewed-by", Usage: "who reviewed the operations (required for operations that act as a person: oauth2_authorization_code)"},
+			&cli.StringFlag{Name: "review-reason", Usage: "why they may be served (required with --reviewed-by's operations)"},
+		},
+		Action: func(c *cli.Context) error { return runApprove(e, c) },
 	}
 }
 
 func runApprove(e *env, c *cli.Context) error {
-	if c.NArg() < 2 {
-		return fail(1, "approve takes a bundle and at least one operation id (usage: anvil approve <bundle> <operation-id...>)")
+	if c.NArg() < 1 || (c.NArg() < 2 && !c.Bool("all") && !c.Bool("all-reads")) {
+		return fail(1, "approve takes a bundle and at least one operation name, --all-reads or --all (usage: anvil approve <bundle> <name...>)")
 	}
 	dir := c.Args().First()
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
@@ -33,36 +45,31 @@ func runApprove(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	ids := c.Args().Slice()[1:]
-	var unknown, blocked []string
-	for _, id := range ids {
-		op := doc.Operation(id)
-		switch {
-		case op == nil:
-			unknown = append(unknown, id)
-		case op.State == air.StateBlocked:
-			blocked = append(blocked, id)
+	names := c.Args().Slice()[1:]
+	sel := resolveApproval(doc, names, c.Bool("all-reads"), c.Bool("all"))
+	if n := len(sel.Unknown); n > 0 {
+		shown := sel.Unknown
+		if n > maxReported {
+			shown = append(shown[:maxReported:maxReported], fmt.Sprintf("and %d more", n-maxReported))
 		}
+		return fail(1, "Approval refused: %s; nothing was changed", strings.Join(shown, "; "))
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return fail(1, "Approval refused: no operation %q in %s (operation ids are AIR ids such as %s)", unknown[0], dir, exampleID(doc))
+	if len(sel.Blocked) > 0 {
+		return fail(1, "Approval refused: %v remain blocked; change their state in the manifest and compile again", sel.Blocked)
 	}
-	if len(blocked) > 0 {
-		sort.Strings(blocked)
-		return fail(1, "Approval refused: %v remain blocked; change their state in the manifest and compile again", blocked)
+	who, why := strings.TrimSpace(c.String("reviewed-by")), strings.TrimSpace(c.String("review-reason"))
+	if need := needReview(doc, sel.IDs); len(need) > 0 && (who == "" || why == "") {
+		return fail(1, "Approval refused: %s act as a person (auth oauth2_authorization_code), so approving them needs --reviewed-by <who> and --review-reason <why> (the manifest's reviewed_by and review_reason)", strings.Join(need, ", "))
 	}
 	newly := 0
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if seen[id] {
-			continue
-		}
-		seen[id] = true
+	for _, id := range sel.IDs {
 		op := doc.Operation(id)
 		if op.State != air.StateApproved {
 			op.State = air.StateApproved
 			newly++
+			if who != "" {
+				op.ReviewNotes = append(op.ReviewNotes, reviewNote(who, why))
+			}
 		}
 	}
 	rendered, err := air.Files(doc)
@@ -72,8 +79,144 @@ func runApprove(e *env, c *cli.Context) error {
 	if err := files.FromBytes(rendered).WriteTo(dir); err != nil {
 		return fail(1, "writing %s: %v", dir, err)
 	}
-	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", newly, len(ids), len(rendered), dir)
+	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", newly, len(sel.IDs), len(rendered), dir)
+	if len(sel.Skipped) > 0 {
+		fmt.Fprintf(e.stdout, "  left blocked: %s\n", strings.Join(sel.Skipped, ", "))
+	}
 	return nil
+}
+
+// maxReported bounds how many unknown names one refusal lists.
+const maxReported = 20
+
+// approval is what approve's names select.
+type approval struct {
+	IDs     []string // AIR ids to approve, in document order, each once
+	Unknown []string // one message per name that selects nothing, with suggestions
+	Blocked []string // blocked operations named exactly: refused
+	Skipped []string // blocked operations a glob or --all selected: left as they are
+}
+
+// resolveApproval resolves approve's names against doc. A name is an AIR
+// id, an operationId, a canonical name or a tool name, or, when it holds *
+// or ?, a glob matched as grants match (grant.MatchGlob) against each AIR
+// id and the id without its service prefix. allReads selects every read and
+// all every operation. Every name that selects nothing is reported, with
+// the nearest names as suggestions; a name that several operations answer
+// to selects them all. Blocked operations are refused when named exactly
+// and skipped when a glob or flag selects them.
+func resolveApproval(doc *air.Document, names []string, allReads, all bool) approval {
+	var sel approval
+	chosen := make([]bool, len(doc.Operations))
+	exact := make([]bool, len(doc.Operations))
+	index := map[string][]int{}
+	var vocabulary []string
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		for _, n := range []string{op.ID, grant.ShortID(op.ID, doc.Service.ID), op.SourceRef.OperationID, op.CanonicalName, op.MCP.ToolName} {
+			if n == "" {
+				continue
+			}
+			if len(index[n]) == 0 || index[n][len(index[n])-1] != i {
+				if len(index[n]) == 0 {
+					vocabulary = append(vocabulary, n)
+				}
+				index[n] = append(index[n], i)
+			}
+		}
+		if all || (allReads && op.Effect.Kind == air.KindRead) {
+			chosen[i] = true
+		}
+	}
+	sort.Strings(vocabulary)
+	for _, name := range names {
+		if strings.ContainsAny(name, "*?") {
+			n := 0
+			for i := range doc.Operations {
+				id := doc.Operations[i].ID
+				if grant.MatchGlob(name, id) || grant.MatchGlob(name, grant.ShortID(id, doc.Service.ID)) {
+					chosen[i] = true
+					n++
+				}
+			}
+			if n == 0 {
+				sel.Unknown = append(sel.Unknown, fmt.Sprintf("%q matches no operation id%s", name, examples(doc)))
+			}
+			continue
+		}
+		hits := index[name]
+		if len(hits) == 0 {
+			msg := fmt.Sprintf("no operation %q in %s", name, doc.Service.ID)
+			if s, ok := manifest.Suggest(name, vocabulary); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", s)
+			} else {
+				msg += examples(doc)
+			}
+			sel.Unknown = append(sel.Unknown, msg)
+			continue
+		}
+		for _, i := range hits {
+			chosen[i], exact[i] = true, true
+		}
+	}
+	for i := range doc.Operations {
+		if !chosen[i] {
+			continue
+		}
+		op := &doc.Operations[i]
+		switch {
+		case op.State == air.StateBlocked && exact[i]:
+			sel.Blocked = append(sel.Blocked, op.ID)
+		case op.State == air.StateBlocked:
+			sel.Skipped = append(sel.Skipped, op.ID)
+		default:
+			sel.IDs = append(sel.IDs, op.ID)
+		}
+	}
+	return sel
+}
+
+// examples names the accepted forms with this bundle's first operation.
+func examples(doc *air.Document) string {
+	if len(doc.Operations) == 0 {
+		return ""
+	}
+	op := &doc.Operations[0]
+	return fmt.Sprintf(" (names are AIR ids such as %s, operationIds such as %s, canonical names, tool names, or globs such as '%s.*')",
+		op.ID, firstOf(op.SourceRef.OperationID, op.CanonicalName), strings.SplitN(grant.ShortID(op.ID, doc.Service.ID), ".", 2)[0])
+}
+
+func firstOf(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// needReview lists the selected operations not yet approved whose
+// effective auth acts as a person (oauth2_authorization_code): the
+// contract requires a reviewer and a reason to approve them.
+func needReview(doc *air.Document, ids []string) []string {
+	var out []string
+	for _, id := range ids {
+		op := doc.Operation(id)
+		a := doc.Service.Auth
+		if op.Auth != nil {
+			a = *op.Auth
+		}
+		if op.State != air.StateApproved && (a.Type == air.AuthOAuth2AuthorizationCode || a.Type == "oauth2") {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// reviewNote records an approval's reviewer and reason in the operation's
+// review notes (AIR has no other place for them).
+func reviewNote(who, why string) string {
+	return "Approved by " + who + ": " + why
 }
 
 // loadCompleteBundle loads a bundle's AIR and checks that every file its
@@ -93,11 +236,4 @@ func loadCompleteBundle(dir string) (*air.Document, error) {
 		}
 	}
 	return doc, nil
-}
-
-func exampleID(doc *air.Document) string {
-	if len(doc.Operations) > 0 {
-		return doc.Operations[0].ID
-	}
-	return doc.Service.ID + ".resource.action"
 }

@@ -85,6 +85,9 @@ func runCompile(e *env, c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if in.cleanup != nil { // fetch.go: a spec given by URL
+		defer in.cleanup()
+	}
 	specPath := in.spec
 	var all diag.List
 	report := func(code int, l diag.List) error {
@@ -193,6 +196,7 @@ type compiled struct {
 	snapshot *sources.Snapshot // set with --source
 	root     string            // --root
 	shown    string            // what the summary line names
+	cleanup  func()            // removes a fetched spec (fetch.go); nil for files
 }
 
 // compileInput resolves the spec argument (a file, or a directory with
@@ -215,6 +219,17 @@ func compileInput(c *cli.Context) (*compiled, error) {
 		return in, nil
 	}
 	in.spec = c.Args().First()
+	if isSpecURL(in.spec) { // fetch.go
+		if entry != "" {
+			return nil, fail(1, "--entrypoint applies to a spec directory or a --source snapshot, not a URL")
+		}
+		p, cleanup, err := fetchSpec(c.Context, in.spec)
+		if err != nil {
+			return nil, fail(1, "%v", err)
+		}
+		in.shown, in.spec, in.cleanup = in.spec, p, cleanup
+		return in, nil
+	}
 	if fi, err := os.Stat(in.spec); err == nil && fi.IsDir() {
 		if entry == "" {
 			return nil, fail(1, "%s is a directory: name its entry document with --entrypoint", in.spec)

@@ -66,6 +66,8 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		Commands: []*cli.Command{
 			withGatewayCompile(e, compileCommand(e)), // compile_gateway.go: --workspace --yard
 			approveCommand(e),
+			initCommand(e),
+			schemaCommand(e),
 			serveCommand(e),
 			connectCommand(e),
 			packageCommand(e),

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 
@@ -59,8 +60,9 @@ func requirementName(r openapi.SecurityRequirement) string {
 // authFromScheme maps one security scheme onto AIR auth:
 // http bearer → bearer, http basic → basic, any other http scheme →
 // custom_header on Authorization, apiKey → api_key with its carrier,
-// oauth2 → oauth2_authorization_code (authorizationCode, or implicit) or
-// oauth2_client_credentials (clientCredentials, or password), openIdConnect
+// oauth2 → oauth2_authorization_code (authorizationCode, or implicit with
+// grant "implicit") or oauth2_client_credentials (clientCredentials, or
+// password with grant "password"; both reported by checkAuthFlow), openIdConnect
 // → oauth2_authorization_code with the issuer left unknown, mutualTLS → mtls.
 func (l *lowerer) authFromScheme(ss *openapi.SecurityScheme, scopes []string, pos diag.Pos, where string, opIdx int) air.Auth {
 	a := air.Auth{Scheme: ss.Name}
@@ -101,11 +103,13 @@ func (l *lowerer) authFromScheme(ss *openapi.SecurityScheme, scopes []string, po
 			a.Type = air.AuthOAuth2ClientCredentials
 			a.Provider = &air.Provider{TokenEndpoint: f.TokenURL, Grant: "client_credentials"}
 		case ss.Implicit != nil:
+			// Kept as the implicit grant so checkAuthFlow reports it unless
+			// the manifest replaces it.
 			a.Type = air.AuthOAuth2AuthorizationCode
-			a.Provider = &air.Provider{AuthorizationEndpoint: ss.Implicit.AuthorizationURL, Grant: "authorization_code"}
+			a.Provider = &air.Provider{AuthorizationEndpoint: ss.Implicit.AuthorizationURL, Grant: grantImplicit}
 		case ss.Password != nil:
 			a.Type = air.AuthOAuth2ClientCredentials
-			a.Provider = &air.Provider{TokenEndpoint: ss.Password.TokenURL, Grant: "password"}
+			a.Provider = &air.Provider{TokenEndpoint: ss.Password.TokenURL, Grant: grantPassword}
 		default:
 			a.Type = air.AuthOAuth2AuthorizationCode
 		}
@@ -153,6 +157,13 @@ func applyManifestAuth(m *manifest.Auth, base air.Auth) air.Auth {
 	a := base
 	if t != "" && t != base.Type {
 		a = air.Auth{Type: t}
+	}
+	if t != "" && a.Provider != nil && unsupportedFlows[a.Provider.Grant] != "" {
+		// Naming the type takes the flow over from the spec: the grant
+		// becomes the type's own unless the block names one.
+		p := *a.Provider
+		p.Grant = defaultGrant(t)
+		a.Provider = &p
 	}
 	if a.Type == "" {
 		a.Type = air.AuthNone
@@ -220,3 +231,111 @@ func applyManifestAuth(m *manifest.Auth, base air.Auth) air.Auth {
 }
 
 func authEqual(a, b air.Auth) bool { return reflect.DeepEqual(a, b) }
+
+// OAuth2 grants the spec may declare that the gateway cannot run.
+const (
+	grantImplicit = "implicit"
+	grantPassword = "password"
+)
+
+// unsupportedFlows explains, per unsupported grant, why the gateway cannot
+// run it: it holds credentials server-side and acts for a person through a
+// refreshable token, which neither flow gives.
+var unsupportedFlows = map[string]string{
+	grantImplicit: "the OAuth2 implicit flow, which hands tokens to a browser and has no token endpoint, so the gateway can neither obtain nor refresh one",
+	grantPassword: "the OAuth2 resource-owner password flow, which would make the gateway hold a person's password",
+}
+
+// defaultGrant is the grant an OAuth2 auth type runs.
+func defaultGrant(authType string) string {
+	switch authType {
+	case air.AuthOAuth2AuthorizationCode:
+		return "authorization_code"
+	case air.AuthOAuth2ClientCredentials:
+		return "client_credentials"
+	}
+	return ""
+}
+
+// checkAuthFlow reports, once per security scheme, an effective auth that
+// still runs an unsupported OAuth2 flow (auth/unsupported_oauth_flow, an
+// error: the gateway would ask for settings that cannot exist). The fix is
+// an auth: block in the manifest, at the top for every operation or on the
+// operation, naming a type the gateway runs.
+func (l *lowerer) checkAuthFlow(a air.Auth, pos diag.Pos, where string, opIdx int) {
+	if a.Provider == nil {
+		return
+	}
+	why := unsupportedFlows[a.Provider.Grant]
+	if why == "" || l.flowReported[a.Scheme] {
+		return
+	}
+	if l.flowReported == nil {
+		l.flowReported = map[string]bool{}
+	}
+	l.flowReported[a.Scheme] = true
+	l.addDiag(pos, diag.Error, "auth/unsupported_oauth_flow", opIdx,
+		"%s uses security scheme %q, which offers only %s; add an auth: block to anvil.yaml (at the top level to cover every operation, or under this operation) naming a type the gateway runs, "+
+			"for example {type: oauth2_authorization_code, provider: {authorization_endpoint: <url>, token_endpoint: <url>}}, {type: oauth2_client_credentials, provider: {token_endpoint: <url>}} or {type: api_key, carrier: {in: header, name: <header>}}",
+		where, a.Scheme, why)
+}
+
+// operationAuth is the auth an operation runs with. The spec's security
+// requirement of the operation is the base; the manifest's auth: block of
+// the operation overlays it, or else the manifest's top-level auth: block
+// does, so a service-level block covers every operation that does not set
+// its own. An operation whose spec requires no credential (security: [])
+// stays public: that is a statement about the operation, not a default.
+func (l *lowerer) operationAuth(st *opState, m *manifest.Operation) air.Auth {
+	sop := st.spec
+	opAuth := l.serviceAuth
+	if sop.HasSecurity {
+		where := fmt.Sprintf("%s %s", sop.Method, sop.Path)
+		opAuth = l.authFromRequirements(sop.Security, l.opPos(st), where, st.i)
+		switch {
+		case opAuth.Type == air.AuthNone && len(sop.Security) == 0:
+			// security: [] — public whatever the service requires.
+		case authEqual(opAuth, l.specAuth):
+			opAuth = l.serviceAuth
+		case m.Auth == nil && l.man != nil && l.man.Auth != nil && opAuth.Type != air.AuthNone:
+			// The top-level block names another type: the operation runs
+			// the service's auth; else it refines the operation's own.
+			if t := manifestAuthType(l.man.Auth, opAuth); t != "" && t != opAuth.Type {
+				opAuth = l.serviceAuth
+			} else {
+				opAuth = applyManifestAuth(l.man.Auth, opAuth)
+			}
+		}
+	}
+	if m.Auth != nil {
+		opAuth = applyManifestAuth(m.Auth, opAuth)
+	}
+	l.checkAuthFlow(opAuth, l.opPos(st), fmt.Sprintf("%s %s", sop.Method, sop.Path), st.i)
+	return opAuth
+}
+
+// checkReview enforces the contract's rule for approving an operation that
+// acts as a person (effective auth oauth2_authorization_code): its manifest
+// entry must name reviewed_by and review_reason. Without them the approval
+// is refused (auth/review_required, an error) and the operation stays
+// review_required; with them, the review is recorded as a review note.
+func (l *lowerer) checkReview(st *opState, m *manifest.Operation, a air.Auth) {
+	op := st.op
+	if op.State != air.StateApproved || st.entry == nil {
+		return
+	}
+	person := a.Type == air.AuthOAuth2AuthorizationCode || a.Type == "oauth2"
+	switch {
+	case person && (m.ReviewedBy == "" || m.ReviewReason == ""):
+		op.State = air.StateReviewRequired
+		l.addDiag(firstPos(m.StatePos, st.entry.KeyPos), diag.Error, "auth/review_required", st.i,
+			"operations.%s is approved but acts as a person (auth %s): write reviewed_by and review_reason under it; it stays review_required",
+			st.entry.Key, a.Type)
+	case m.ReviewedBy != "":
+		note := "Reviewed by " + m.ReviewedBy
+		if m.ReviewReason != "" {
+			note += ": " + m.ReviewReason
+		}
+		op.ReviewNotes = append(op.ReviewNotes, note)
+	}
+}

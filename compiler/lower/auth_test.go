@@ -105,9 +105,11 @@ func TestOperationAuth(t *testing.T) {
 	if a := doc.Operations[1].Auth; a == nil || a.Type != "none" {
 		t.Errorf("public auth %+v", a)
 	}
+	// The top-level auth: block covers every operation that does not set
+	// its own, even one whose spec names another scheme.
 	d := doc.Operations[3]
-	if d.Auth == nil || d.Auth.Type != "api_key" || len(d.Input.Params) != 1 || d.Input.Params[0].Name != "q" {
-		t.Errorf("api key op: auth %+v params %+v", d.Auth, d.Input.Params)
+	if d.Auth != nil || len(d.Input.Params) != 2 {
+		t.Errorf("api key op: auth %+v params %+v; want the service's bearer auth", d.Auth, d.Input.Params)
 	}
 	if a := doc.Operations[4].Auth; a == nil || a.Type != "bearer" || len(a.Scopes) != 1 || a.Scopes[0] != "admin" || a.Principal != "user" {
 		t.Errorf("scoped auth %+v", a)
@@ -131,5 +133,125 @@ func TestManifestAuthBlock(t *testing.T) {
 	got = applyManifestAuth(&manifest.Auth{Type: "api_key", Carrier: &manifest.Carrier{In: "query", Name: "token"}}, air.Auth{Type: "bearer"})
 	if got.Type != "api_key" || *got.Carrier != (air.Carrier{In: "query", Name: "token"}) {
 		t.Errorf("fresh block: %+v", got)
+	}
+}
+
+// flowSpec is a spec whose only scheme offers one unsupported OAuth2 flow,
+// required by one operation and not by a public one.
+func flowSpec(flow string) *openapi.Spec {
+	s := authSpec(nil,
+		&openapi.Operation{Path: "/pets", Method: "GET", OperationID: "listPets", HasSecurity: true, Security: []openapi.SecurityRequirement{req("legacy")}},
+		&openapi.Operation{Path: "/pets/{id}", Method: "GET", OperationID: "getPet", HasSecurity: true, Security: []openapi.SecurityRequirement{req("legacy")}},
+		&openapi.Operation{Path: "/login", Method: "GET", OperationID: "login", HasSecurity: true},
+	)
+	ss := &openapi.SecurityScheme{Name: "legacy", Type: "oauth2"}
+	f := &openapi.OAuthFlow{AuthorizationURL: "https://auth.example/dialog", TokenURL: "https://auth.example/token"}
+	if flow == "implicit" {
+		ss.Implicit = f
+	} else {
+		ss.Password = f
+	}
+	s.SecuritySchemes["legacy"] = ss
+	return s
+}
+
+// TestUnsupportedOAuthFlows: a scheme offering only the implicit or the
+// password flow is an error once (not one per operation) that says what to
+// write, and a manifest auth: block naming a type clears it. Before, the
+// implicit flow was lowered silently as an authorization code flow with no
+// token endpoint.
+func TestUnsupportedOAuthFlows(t *testing.T) {
+	for _, flow := range []string{"implicit", "password"} {
+		doc, ds := Lower(flowSpec(flow), nil, nil)
+		var found []string
+		for _, d := range ds {
+			if d.Code == "auth/unsupported_oauth_flow" {
+				found = append(found, d.Message)
+				if d.Level != "error" {
+					t.Errorf("%s: level %s", flow, d.Level)
+				}
+			}
+		}
+		if len(found) != 1 || !strings.Contains(found[0], "add an auth: block to anvil.yaml") || !strings.Contains(found[0], `"legacy"`) {
+			t.Errorf("%s: diagnostics %q", flow, found)
+		}
+		if a := doc.Operations[0].Auth; a == nil || a.Provider == nil || a.Provider.Grant != flow {
+			t.Errorf("%s: auth %+v", flow, a)
+		}
+
+		man := &manifest.Manifest{File: "anvil.yaml", Auth: &manifest.Auth{Type: "oauth2_authorization_code",
+			Provider: &manifest.Provider{TokenEndpoint: "https://auth.example/token", AuthorizationEndpoint: "https://auth.example/authorize"}}}
+		doc, ds = Lower(flowSpec(flow), man, nil)
+		if ds.HasErrors() {
+			t.Errorf("%s with a manifest auth block:\n%s", flow, text(ds))
+		}
+		for i, op := range doc.Operations[:2] {
+			a := op.Auth
+			if a == nil {
+				a = &doc.Service.Auth
+			}
+			if a.Type != "oauth2_authorization_code" || a.Provider == nil || a.Provider.Grant == flow || a.Provider.TokenEndpoint == "" {
+				t.Errorf("%s: operation %d auth %+v %+v", flow, i, a, a.Provider)
+			}
+		}
+		if a := doc.Operations[2].Auth; a == nil || a.Type != "none" {
+			t.Errorf("%s: the public operation got %+v", flow, a)
+		}
+	}
+}
+
+// TestOperationSchemeWithoutManifest: with no top-level auth: block, an
+// operation keeps the scheme its spec names.
+func TestOperationSchemeWithoutManifest(t *testing.T) {
+	spec := authSpec([]openapi.SecurityRequirement{req("bearer")},
+		&openapi.Operation{Path: "/d", Method: "GET", OperationID: "apiKey", HasSecurity: true, Security: []openapi.SecurityRequirement{req("key")},
+			Params: []*openapi.Param{{Name: "X-Api-Key", In: "header"}, {Name: "q", In: "query"}}})
+	doc, ds := Lower(spec, nil, nil)
+	if ds.HasErrors() {
+		t.Fatal(text(ds))
+	}
+	d := doc.Operations[0]
+	if d.Auth == nil || d.Auth.Type != "api_key" || len(d.Input.Params) != 1 || d.Input.Params[0].Name != "q" {
+		t.Errorf("api key op: auth %+v params %+v", d.Auth, d.Input.Params)
+	}
+}
+
+// TestApprovalNeedsReviewForPersonAuth: the contract requires reviewed_by
+// and review_reason to approve an operation acting as a person; they were
+// parsed and never enforced.
+func TestApprovalNeedsReviewForPersonAuth(t *testing.T) {
+	spec := authSpec([]openapi.SecurityRequirement{req("code")},
+		&openapi.Operation{Path: "/a", Method: "GET", OperationID: "bare"},
+		&openapi.Operation{Path: "/b", Method: "GET", OperationID: "reviewed"},
+		&openapi.Operation{Path: "/c", Method: "GET", OperationID: "keyed", HasSecurity: true, Security: []openapi.SecurityRequirement{req("key")}},
+	)
+	man, md := manifest.Decode("anvil.yaml", []byte(`
+operations:
+  bare: {state: approved}
+  reviewed: {state: approved, reviewed_by: alice, review_reason: Reads only the caller's own tickets.}
+  keyed: {state: approved}
+`))
+	if md.HasErrors() {
+		t.Fatal(text(md))
+	}
+	doc, ds := Lower(spec, man, nil)
+	var got []string
+	for _, d := range ds {
+		if d.Code == "auth/review_required" {
+			got = append(got, d.Pos.String()+" "+d.OperationID)
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "anvil.yaml:3:") {
+		t.Errorf("auth/review_required at %v", got)
+	}
+	if s := doc.Operations[0].State; s != "review_required" {
+		t.Errorf("an unreviewed person-acting operation is %s", s)
+	}
+	r := doc.Operations[1]
+	if r.State != "approved" || len(r.ReviewNotes) == 0 || r.ReviewNotes[len(r.ReviewNotes)-1] != "Reviewed by alice: Reads only the caller's own tickets." {
+		t.Errorf("reviewed: %s %q", r.State, r.ReviewNotes)
+	}
+	if s := doc.Operations[2].State; s != "approved" {
+		t.Errorf("an api-key operation is %s", s)
 	}
 }

@@ -316,7 +316,7 @@ func (c *effectChecker) draft(d *manifest.Draft) (*air.Draft, bool) {
 		case unresolved:
 			c.errorf(hpos, "effect/draft_handle", "draft handle %s does not resolve in the response of %s: %s", d.Handle, t.r.ID, r.reason)
 		case unverified:
-			c.report(hpos, diag.Info, "effect/path_unverified", "draft handle %s cannot be checked: %s", d.Handle, r.reason)
+			c.report(hpos, diag.Warning, "effect/path_unverified", "draft handle %s cannot be checked: %s", d.Handle, r.reason)
 		}
 	}
 	out := &air.Draft{Operation: id, Arguments: mapping(d.Arguments), Handle: d.Handle}
@@ -427,7 +427,7 @@ func (c *effectChecker) checkMapping(args manifest.Arguments, t *opState, p plac
 		case unresolved:
 			c.errorf(apos, "effect/path_unresolved", "%s argument %q: %s does not resolve: %s", p.label, a.Name, path.String(), src.reason)
 		case unverified:
-			c.report(apos, diag.Info, "effect/path_unverified", "%s argument %q: %s cannot be checked: %s", p.label, a.Name, path.String(), src.reason)
+			c.report(apos, diag.Warning, "effect/path_unverified", "%s argument %q: %s cannot be checked: %s", p.label, a.Name, path.String(), src.reason)
 		case resolved:
 			if known {
 				if ok, st := typesFit(c.l.schemaTypes(src.schema), tgtTypes, true); !ok {
@@ -470,7 +470,7 @@ func (c *effectChecker) checkResponsePath(pos diag.Pos, label string, path air.P
 	case unresolved:
 		c.errorf(pos, "effect/path_unresolved", "%s: %s does not resolve: %s", label, path.String(), r.reason)
 	case unverified:
-		c.report(pos, diag.Info, "effect/path_unverified", "%s: %s cannot be checked: %s", label, path.String(), r.reason)
+		c.report(pos, diag.Warning, "effect/path_unverified", "%s: %s cannot be checked: %s", label, path.String(), r.reason)
 	}
 }
 

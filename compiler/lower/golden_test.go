@@ -38,7 +38,7 @@ var effectCodes = map[string]string{
 	"effect/path_invalid":                   diag.Error,
 	"effect/path_root_not_allowed":          diag.Error,
 	"effect/path_unresolved":                diag.Error,
-	"effect/path_unverified":                diag.Info,
+	"effect/path_unverified":                diag.Warning,
 	"effect/mapping_required_optional":      diag.Error,
 	"effect/mapping_missing_required":       diag.Error,
 	"effect/deadline_shape":                 diag.Error,

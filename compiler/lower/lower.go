@@ -86,6 +86,10 @@ type lowerer struct {
 	serviceAuth air.Auth // after the manifest's auth block
 
 	budget *budgetCache // see boundInputSchema
+
+	// flowReported holds the security schemes already reported as using an
+	// OAuth2 flow the gateway cannot run (checkAuthFlow).
+	flowReported map[string]bool
 }
 
 type pendingDiag struct {
@@ -284,6 +288,11 @@ func (l *lowerer) serviceBlock() air.Service {
 		if ms.DisplayName != "" {
 			s.DisplayName = ms.DisplayName
 		}
+		if ms.Description != "" {
+			// What the author writes for agents replaces the spec's text
+			// (which may address browser users, or name demo credentials).
+			s.Description = ms.Description
+		}
 		s.Owner, s.Environment = ms.Owner, ms.Environment
 	}
 	l.specAuth = l.authFromRequirements(l.spec.Security, diag.Pos{File: l.spec.File}, "the service", -1)
@@ -291,6 +300,7 @@ func (l *lowerer) serviceBlock() air.Service {
 	if l.man != nil && l.man.Auth != nil {
 		l.serviceAuth = applyManifestAuth(l.man.Auth, l.specAuth)
 	}
+	l.checkAuthFlow(l.serviceAuth, diag.Pos{File: l.spec.File}, "the service", -1)
 	s.Auth = l.serviceAuth
 	return s
 }
@@ -434,17 +444,7 @@ func (l *lowerer) lowerOp(st *opState) {
 	}
 
 	var skip *air.Carrier
-	opAuth := l.serviceAuth
-	if sop.HasSecurity {
-		where := fmt.Sprintf("%s %s", sop.Method, sop.Path)
-		opAuth = l.authFromRequirements(sop.Security, l.opPos(st), where, st.i)
-		if authEqual(opAuth, l.specAuth) {
-			opAuth = l.serviceAuth
-		}
-	}
-	if m.Auth != nil {
-		opAuth = applyManifestAuth(m.Auth, opAuth)
-	}
+	opAuth := l.operationAuth(st, m)
 	if (opAuth.Type == air.AuthAPIKey || opAuth.Type == air.AuthCustomHeader) && opAuth.Carrier != nil && opAuth.Carrier.Name != "Authorization" {
 		skip = opAuth.Carrier
 	}
@@ -499,6 +499,7 @@ func (l *lowerer) lowerOp(st *opState) {
 	if m.State != "" {
 		op.State = m.State
 	}
+	l.checkReview(st, m, opAuth)
 	if p := m.Pagination; p != nil {
 		op.Pagination = &air.Pagination{Style: p.Style, CursorParam: p.CursorParam, NextField: p.NextField, ItemsField: p.ItemsField,
 			PageSizeParam: p.PageSizeParam, MaxPageSize: p.MaxPageSize, DefaultPageSize: p.DefaultPageSize}

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,6 +61,31 @@ func FuzzDecode(f *testing.F) {
 			if a.Line > b.Line || a.Line == b.Line && a.Col > b.Col {
 				t.Errorf("diagnostics not sorted: %v before %v", diags[i-1], diags[i])
 			}
+		}
+	})
+}
+
+// FuzzToJSON checks that ToJSON never panics, answers valid JSON or an
+// error, and converts every document Decode accepts.
+func FuzzToJSON(f *testing.F) {
+	b, err := os.ReadFile(exampleManifest)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte("a: &a [*a, *a]\nquery_templates: {<<: *a}\n"))
+	f.Add([]byte("operations: {x: {effect: {inverse: {operation: y, arguments: {a: request.b?}}}}}\n"))
+	f.Add([]byte("x: .inf\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		js, diags := ToJSON("fuzz.yaml", data)
+		if js != nil && !json.Valid(js) {
+			t.Fatalf("not JSON: %s", js)
+		}
+		if js == nil && !diags.HasErrors() {
+			t.Fatal("no JSON and no error")
+		}
+		if _, d := Decode("fuzz.yaml", data); !d.HasErrors() && js == nil {
+			t.Fatalf("Decode accepts what ToJSON refuses: %v", diags)
 		}
 	})
 }

@@ -13,7 +13,7 @@ import (
 // (the order used when an unknown key lists the valid ones).
 var (
 	topKeys          = []string{"version", "service", "auth", "path_grammar", "operations", "workflows", "capabilities", "query_templates"}
-	serviceKeys      = []string{"name", "display_name", "owner", "environment"}
+	serviceKeys      = []string{"name", "display_name", "description", "owner", "environment"}
 	authKeys         = []string{"type", "credential_profile", "principal", "issuer", "audience", "carrier", "secret_source", "tenant", "actor", "subject", "tls", "provider", "scopes"}
 	carrierKeys      = []string{"in", "name", "scheme"}
 	tlsKeys          = []string{"client_cert_ref", "client_key_ref", "ca_ref"}
@@ -97,6 +97,8 @@ func (d *decoder) service(at pair) *Service {
 			s.Name, _ = d.str(p.v, p.label)
 		case "display_name":
 			s.DisplayName, _ = d.str(p.v, p.label)
+		case "description":
+			s.Description, _ = d.str(p.v, p.label)
 		case "owner":
 			s.Owner, _ = d.str(p.v, p.label)
 		case "environment":

@@ -31,6 +31,9 @@ type Manifest struct {
 type Service struct {
 	Name        string
 	DisplayName string
+	// Description replaces the spec's info.description in AIR (and so in
+	// SKILL.md, INDEX.md and every other output that shows the service).
+	Description string
 	Owner       string
 	Environment string
 	Pos         diag.Pos

@@ -39,7 +39,8 @@ const (
 	// LayoutHarness: the packages `anvil package harness` wrote under
 	// Options.SkillsRoot (the default).
 	LayoutHarness = "harness"
-	// LayoutBundle: each bundle's own sdk/ directory.
+	// LayoutBundle: each bundle's own sdk/ directory, a harness package
+	// (`anvil package harness <bundle> --out <bundle>/sdk`).
 	LayoutBundle = "bundle"
 )
 
@@ -50,7 +51,8 @@ var (
 	ErrReservedID = errors.New("the connector id _compose is reserved")
 	// ErrDuplicateConnector: the same connector id is composed twice.
 	ErrDuplicateConnector = errors.New("connector composed twice")
-	// ErrNotHarnessPackage: <skills-root>/<connector> holds no harness.json.
+	// ErrNotHarnessPackage: <skills-root>/<connector> (or, with the bundle
+	// layout, <bundle>/sdk) holds no harness.json.
 	ErrNotHarnessPackage = errors.New("is not a harness package")
 	// ErrRefuseReplace: --out holds something that is not a composite.
 	ErrRefuseReplace = errors.New("refusing to replace")
@@ -165,39 +167,46 @@ func catalogConnector(c Connector, layout, root, out string) (CatalogConnector, 
 	dir := c.PackageDir
 	var pyDir, tsIndex string
 	pyPkg := "anvil_" + pkg
+	// Both layouts use a harness package: with the harness layout the one
+	// under the skills root, with the bundle layout the bundle's own sdk/
+	// (the seed's "each bundle's own sdk/"), which `anvil package harness
+	// <bundle> --out <bundle>/sdk` writes.
+	var abs, missing string
 	switch layout {
 	case LayoutHarness:
 		if dir == "" {
 			dir = filepath.Join(root, c.ID)
 		}
-		abs, err := filepath.Abs(dir)
+		a, err := filepath.Abs(dir)
 		if err != nil {
 			return cc, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
-		hj, err := readHarnessJSON(abs)
-		if err != nil {
-			return cc, fmt.Errorf("%s %w (no harness.json); run anvil package harness for connector %s first",
-				abs, ErrNotHarnessPackage, c.ID)
-		}
-		pyDir = filepath.Join(abs, "python")
-		tsIndex = filepath.Join(abs, "typescript", "src", "index.ts")
-		if p := hj.Entrypoints.Python; safeRel(p) {
-			pyDir = filepath.Join(abs, filepath.FromSlash(path.Dir(p)))
-			pyPkg = path.Base(p)
-		}
-		if p := hj.Entrypoints.TypeScript; safeRel(p) {
-			tsIndex = filepath.Join(abs, filepath.FromSlash(p))
-		}
+		abs = a
+		missing = fmt.Sprintf("run anvil package harness for connector %s first", c.ID)
 	case LayoutBundle:
 		if dir == "" {
 			return cc, fmt.Errorf("%w: connector %s names no bundle directory", ErrInvalidOptions, c.ID)
 		}
-		abs, err := filepath.Abs(dir)
+		a, err := filepath.Abs(dir)
 		if err != nil {
 			return cc, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
-		pyDir = filepath.Join(abs, "sdk", "python")
-		tsIndex = filepath.Join(abs, "sdk", "typescript", "src", "index.ts")
+		abs = filepath.Join(a, "sdk")
+		missing = fmt.Sprintf("compose/bundle_sdk_missing: with --layout bundle each bundle carries its SDKs in sdk/; write them with `anvil package harness %s --out %s`, or compose --layout harness",
+			dir, filepath.Join(dir, "sdk"))
+	}
+	hj, err := readHarnessJSON(abs)
+	if err != nil {
+		return cc, fmt.Errorf("%s %w (no harness.json); %s", abs, ErrNotHarnessPackage, missing)
+	}
+	pyDir = filepath.Join(abs, "python")
+	tsIndex = filepath.Join(abs, "typescript", "src", "index.ts")
+	if p := hj.Entrypoints.Python; safeRel(p) {
+		pyDir = filepath.Join(abs, filepath.FromSlash(path.Dir(p)))
+		pyPkg = path.Base(p)
+	}
+	if p := hj.Entrypoints.TypeScript; safeRel(p) {
+		tsIndex = filepath.Join(abs, filepath.FromSlash(p))
 	}
 	py, err := filepath.Rel(out, pyDir)
 	if err != nil {

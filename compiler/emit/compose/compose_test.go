@@ -234,8 +234,18 @@ func TestLayouts(t *testing.T) {
 		}
 	}
 
-	// Bundle layout: each bundle's own sdk/; no harness package needed.
+	// Bundle layout: each bundle's own sdk/, a harness package. A bundle
+	// without one is refused at compose time (before, the catalog pointed
+	// at a directory nothing creates and loading failed later with
+	// connector_missing).
 	bundle := filepath.Join(base, "workspace", "github")
+	_, err = Render([]Connector{{ID: "github", Doc: doc, PackageDir: bundle}},
+		Options{OutDir: filepath.Join(base, "out2"), Layout: LayoutBundle})
+	if !errors.Is(err, ErrNotHarnessPackage) || !strings.Contains(err.Error(), "compose/bundle_sdk_missing") ||
+		!strings.Contains(err.Error(), "anvil package harness "+bundle+" --out "+filepath.Join(bundle, "sdk")) {
+		t.Errorf("bundle layout without sdk/: %v", err)
+	}
+	stubPackage(t, bundle, "sdk")
 	tree, err = Render([]Connector{{ID: "github", Doc: doc, PackageDir: bundle}},
 		Options{OutDir: filepath.Join(base, "out2"), Layout: LayoutBundle})
 	if err != nil {

@@ -64,23 +64,32 @@ func miniDoc(t testing.TB) *air.Document {
 	return doc
 }
 
-// writeHarness writes the harness package of doc for connector cid under root.
-func writeHarness(t testing.TB, root, cid string, doc *air.Document) {
+// writeHarness writes the harness package of doc for connector cid under
+// root (in root/dir instead when a connector id follows dir).
+func writeHarness(t testing.TB, root, dir string, doc *air.Document, connector ...string) {
 	t.Helper()
+	cid := dir
+	if len(connector) > 0 {
+		cid = connector[0]
+	}
 	tree, err := harness.Render(doc, harness.Options{Connector: cid})
 	if err != nil {
 		t.Fatalf("harness package %s: %v", cid, err)
 	}
-	if err := tree.WriteTo(filepath.Join(root, cid)); err != nil {
+	if err := tree.WriteTo(filepath.Join(root, dir)); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // writeComposite renders and writes the composite of conns at root/_compose.
-func writeComposite(t testing.TB, root string, conns []Connector) string {
+func writeComposite(t testing.TB, root string, conns []Connector, layout ...string) string {
 	t.Helper()
 	out := filepath.Join(root, "_compose")
-	tree, err := Render(conns, Options{OutDir: out})
+	opts := Options{OutDir: out}
+	if len(layout) > 0 {
+		opts.Layout = layout[0]
+	}
+	tree, err := Render(conns, opts)
 	if err != nil {
 		t.Fatalf("compose: %v", err)
 	}
@@ -111,6 +120,13 @@ const upstreamToken = "mock-upstream-token"
 // a connector's document), serves them, packages them and composes them.
 func startLive(t *testing.T, cids []string, adjust func(cid string, doc *air.Document)) *liveEnv {
 	t.Helper()
+	return startLiveLayout(t, cids, adjust, LayoutHarness)
+}
+
+// startLiveLayout is startLive with the connector SDKs where layout puts
+// them: harness packages under Root, or each bundle's own sdk/.
+func startLiveLayout(t *testing.T, cids []string, adjust func(cid string, doc *air.Document), layout string) *liveEnv {
+	t.Helper()
 	mock, err := mockupstream.Start(mockupstream.Options{Token: upstreamToken})
 	if err != nil {
 		t.Fatal(err)
@@ -135,10 +151,15 @@ func startLive(t *testing.T, cids []string, adjust func(cid string, doc *air.Doc
 		if err := files.FromBytes(bundle).WriteTo(filepath.Join(ws, cid)); err != nil {
 			t.Fatal(err)
 		}
-		writeHarness(t, root, cid, doc)
-		conns = append(conns, Connector{ID: cid, Doc: doc})
+		if layout == LayoutBundle {
+			writeHarness(t, filepath.Join(ws, cid), "sdk", doc, cid)
+			conns = append(conns, Connector{ID: cid, Doc: doc, PackageDir: filepath.Join(ws, cid)})
+		} else {
+			writeHarness(t, root, cid, doc)
+			conns = append(conns, Connector{ID: cid, Doc: doc})
+		}
 	}
-	out := writeComposite(t, root, conns)
+	out := writeComposite(t, root, conns, layout)
 
 	keyFile := filepath.Join(base, "vault.key")
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
