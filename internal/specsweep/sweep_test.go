@@ -197,9 +197,9 @@ func TestSweep(t *testing.T) {
 }
 
 func TestValidateAIRInParts(t *testing.T) {
-	c, _, f := compileOnce(filepath.Join("testdata", "specs", "ok.yaml"), "svc")
-	if f != nil {
-		t.Fatal(f)
+	c := compileOnce(filepath.Join("testdata", "specs", "ok.yaml"), "svc")
+	if c.doc == nil {
+		t.Fatal(c.diags)
 	}
 	// The parts of a valid document validate; a bad tool name is found in its operation.
 	if err := validateAIRDoc(c.doc, bytes.Repeat([]byte{' '}, bigAIR+1)); err != nil {
