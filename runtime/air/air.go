@@ -229,8 +229,10 @@ type Param struct {
 	Schema      *Schema         `json:"schema"`
 	Description string          `json:"description,omitempty"`
 	Example     json.RawMessage `json:"example,omitempty"`
-	Style       string          `json:"style,omitempty"`
-	Explode     *bool           `json:"explode,omitempty"`
+	// Style and Explode are how the value is serialised, as lowering
+	// decided (read them through Wire).
+	Style   ParamStyle `json:"style,omitempty"`
+	Explode *bool      `json:"explode,omitempty"`
 }
 
 // Body projections.
@@ -242,10 +244,15 @@ const (
 // Body describes the request body.
 type Body struct {
 	Required    bool        `json:"required"`
-	ContentType string      `json:"contentType"`
+	ContentType string      `json:"contentType"` // the media type the description declares
 	Projection  string      `json:"projection"`
 	Fields      []BodyField `json:"fields"`
 	Schema      *Schema     `json:"schema"`
+	// Encoding is how the body is written and SendContentType the
+	// Content-Type sent with it, as lowering decided (read them through
+	// Wire).
+	Encoding        BodyEncoding `json:"encoding,omitempty"`
+	SendContentType string       `json:"sendContentType,omitempty"`
 }
 
 // BodyField is one top-level body property projected as an input.

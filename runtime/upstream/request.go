@@ -43,18 +43,18 @@ func reserved(key string) bool { return key == air.DryRunKey || key == Projectio
 //
 //   - path: substituted with encodeURIComponent escaping ("/" → %2F, space
 //     → %20; a value of "." or ".." is escaped as %2E); arrays and objects
-//     use the simple, label or matrix style;
-//   - query: in declaration order; arrays as repeated keys (form, explode,
-//     the default) or joined (explode false, spaceDelimited, pipeDelimited);
-//     objects as name[key]=value (deepObject) or as compact JSON;
+//     use the simple, label or matrix style lowering recorded (air.Param.Wire);
+//   - query: in declaration order, in the recorded style; arrays as repeated
+//     keys (form, explode) or joined (explode false, spaceDelimited,
+//     pipeDelimited); objects as name[key]=value (deepObject) or as compact
+//     JSON;
 //   - header: arrays comma-joined, objects as JSON; a CR, LF or NUL is refused;
 //   - cookie: name=value pairs in one Cookie header;
-//   - body: "fields" projection → a JSON object of the provided fields by
-//     wire name, in declaration order; "whole" → the "body" input as it is.
-//     application/json and +json types are sent as JSON,
-//     application/x-www-form-urlencoded as flat form pairs, a string for a
-//     text/* or application/octet-stream body as raw text, and anything else
-//     as JSON (Content-Type application/json). No body input → no body.
+//   - body: "fields" projection → an object of the provided fields by wire
+//     name, in declaration order; "whole" → the "body" input as it is.
+//     Written in the encoding lowering recorded (air.Body.Wire: JSON, flat
+//     form pairs, or a string as raw text) with the Content-Type it
+//     recorded. No body input → no body.
 //
 // Scalars are written as JSON would (true/false; integers without exponent;
 // other numbers in the shortest form without exponent). A missing required
@@ -98,7 +98,8 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		v = normalize(v)
 		switch p.In {
 		case "query":
-			query = AppendQueryValue(query, p.Name, p.Style, p.Explode == nil || *p.Explode, v)
+			style, explode := p.Wire()
+			query = AppendQueryValue(query, p.Name, string(style), explode, v)
 		case "header":
 			s := HeaderValue(v)
 			if strings.ContainsAny(s, "\r\n\x00") {
@@ -214,7 +215,8 @@ func (b *builder) path(tmpl string) (string, error) {
 		if !ok || v == nil || reserved(key) {
 			return "", missing(b.op.ID, key, "path")
 		}
-		s, ok := PathValue(normalize(v), p.Name, p.Style, p.Explode != nil && *p.Explode)
+		style, explode := p.Wire()
+		s, ok := PathValue(normalize(v), p.Name, string(style), explode)
 		if !ok {
 			return "", validation(b.op.ID, key, "path", fmt.Sprintf("Path input %s must not be empty.", key))
 		}
@@ -252,31 +254,13 @@ func normalize(v any) any {
 	return out
 }
 
-// bodyEncoding returns the body encoding of a Content-Type and the
-// Content-Type to send.
-func bodyEncoding(contentType string) (int, string) {
-	mt := strings.ToLower(strings.TrimSpace(contentType))
-	if i := strings.IndexByte(mt, ';'); i >= 0 {
-		mt = strings.TrimSpace(mt[:i])
-	}
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return BodyJSON, contentType
-	case mt == "application/x-www-form-urlencoded":
-		return BodyForm, "application/x-www-form-urlencoded"
-	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
-		return BodyRaw, contentType
-	}
-	return BodyJSON, "application/json"
-}
-
 // body encodes the request body; nil when there is none.
 func (b *builder) body() ([]byte, string, error) {
 	bd := b.op.Input.Body
 	if bd == nil {
 		return nil, "", nil
 	}
-	enc, ctype := bodyEncoding(bd.ContentType)
+	enc, ctype := bd.Wire()
 	carrier, hasCarrier := b.undeclaredCarrier()
 	carrier = normalize(carrier)
 	inBody := hasCarrier && b.op.Idempotency.Mechanism == "body"
@@ -331,14 +315,14 @@ func (b *builder) body() ([]byte, string, error) {
 			return nil, "", missing(b.op.ID, key, "body")
 		}
 	}
-	if enc == BodyForm {
+	if enc == air.BodyForm {
 		q := ""
 		for _, f := range fields {
 			q = AppendFormValue(q, f.name, f.v)
 		}
 		return []byte(q), ctype, nil
 	}
-	if enc == BodyRaw {
+	if enc == air.BodyRaw {
 		ctype = "application/json"
 	}
 	out := make([]byte, 0, 64)

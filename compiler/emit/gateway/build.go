@@ -30,29 +30,16 @@ func inputKey(key, name string) string {
 	return name
 }
 
-// Body encodings, as the runtime's gateway.Body* constants.
-const (
-	encJSON = iota
-	encForm
-	encRaw
-)
-
-// bodyEncoding decides how a body of contentType is written, and its
-// Content-Type.
-func bodyEncoding(contentType string) (int, string) {
-	mt := strings.ToLower(strings.TrimSpace(contentType))
-	if i := strings.IndexByte(mt, ';'); i >= 0 {
-		mt = strings.TrimSpace(mt[:i])
+// encodingCode is the runtime's int code of a body encoding (gateway.Body*),
+// which generated WholeBody calls pass.
+func encodingCode(enc air.BodyEncoding) int {
+	switch enc {
+	case air.BodyForm:
+		return 1 // gateway.BodyForm
+	case air.BodyRaw:
+		return 2 // gateway.BodyRaw
 	}
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return encJSON, contentType
-	case mt == "application/x-www-form-urlencoded":
-		return encForm, "application/x-www-form-urlencoded"
-	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
-		return encRaw, contentType
-	}
-	return encJSON, "application/json"
+	return 0 // gateway.BodyJSON
 }
 
 // jsonString is s as a request body writes it (encoding/json without HTML
@@ -184,10 +171,10 @@ func (b *builder) path(tmpl string) {
 		b.usesIn = true
 		b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
 		empty := b.buildError(fmt.Sprintf("Path input %s must not be empty.", key), false)
+		style, explode := p.Wire()
 		if fl.kind == kAny {
-			explode := p.Explode != nil && *p.Explode
 			b.add(jen.Block(
-				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
+				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode)),
 				jen.If(jen.Op("!").Id("ok")).Block(empty),
 				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
 			))
@@ -196,10 +183,10 @@ func (b *builder) path(tmpl string) {
 		if fl.kind == kString {
 			b.add(jen.If(jen.Id("in." + fl.goName).Op("==").Lit("")).Block(empty))
 		}
-		switch p.Style {
-		case "label":
+		switch style {
+		case air.StyleLabel:
 			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
-		case "matrix":
+		case air.StyleMatrix:
 			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgGateway, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
 		}
 		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgGateway, "PathSegment").Call(scalarString(fl))))
@@ -238,9 +225,9 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		switch p.In {
 		case "query":
 			if fl.kind == kAny {
-				explode := p.Explode == nil || *p.Explode
+				style, explode := p.Wire()
 				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQueryValue").Call(
-					jen.Id("q"), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode), jen.Id("in."+fl.goName)))
+					jen.Id("q"), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode), jen.Id("in."+fl.goName)))
 			} else {
 				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
 			}
@@ -336,7 +323,7 @@ func (b *builder) body() bool {
 	if bd == nil || b.done {
 		return false
 	}
-	enc, ctype := bodyEncoding(bd.ContentType)
+	enc, ctype := bd.Wire()
 	carrier := b.carrierField()
 	inBody := carrier != nil && b.op.Idempotency.Mechanism == mechanismBody
 	if bd.Projection == air.ProjectionWhole {
@@ -372,7 +359,7 @@ func (b *builder) body() bool {
 		stmt = append(stmt,
 			jen.Var().Id("err").Error(),
 			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgGateway, "WholeBody").Call(
-				jen.Id("opID"), jen.Lit(key), jen.Lit(enc), jen.Lit(bd.ContentType), boxed(fl), ckey, cval),
+				jen.Id("opID"), jen.Lit(key), jen.Lit(encodingCode(enc)), jen.Lit(ctype), boxed(fl), ckey, cval),
 			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
 		)
 		ifs := jen.If(value(fl)).Block(stmt...)
@@ -422,7 +409,7 @@ func (b *builder) body() bool {
 	var count []jen.Code
 	count = append(count, jen.Id("nf").Op(":=").Lit(0))
 	var stmts []jen.Code
-	if enc == encForm {
+	if enc == air.BodyForm {
 		stmts = append(stmts, jen.Id("form").Op(":=").Lit(""))
 		for _, bf := range fields {
 			fl := bf.fl
@@ -452,7 +439,7 @@ func (b *builder) body() bool {
 		return true
 	}
 	// JSON (a raw-text type with fields is sent as JSON).
-	if enc == encRaw {
+	if enc == air.BodyRaw {
 		b.add(jen.Id("ctype").Op("=").Lit("application/json"))
 	}
 	stmts = append(stmts, jen.Id("w").Op(":=").Make(jen.Index().Byte(), jen.Lit(1), jen.Lit(128)), jen.Id("w").Index(jen.Lit(0)).Op("=").LitRune('{'))

@@ -165,13 +165,4 @@ func TestNames(t *testing.T) {
 	if compareUTF16("\U0001F600", "\uffff") >= 0 || compareUTF16("a", "ab") >= 0 {
 		t.Error("compareUTF16 does not order by UTF-16 code units")
 	}
-	if bodyEncodingOf("application/vnd.api+json; charset=utf-8") != encJSON || bodyEncodingOf("text/csv") != encRaw ||
-		bodyEncodingOf("application/x-www-form-urlencoded") != encForm || bodyEncodingOf("image/png") != encJSON {
-		t.Error("bodyEncoding")
-	}
-}
-
-func bodyEncodingOf(ct string) int {
-	e, _ := bodyEncoding(ct)
-	return e
 }
