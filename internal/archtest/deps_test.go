@@ -54,7 +54,7 @@ var rules = []struct {
 	{part: module + "/gen", forbidden: []string{module + "/compiler", module + "/templates", module + "/cmd",
 		"github.com/dave/jennifer", "github.com/getkin/kin-openapi", "github.com/pb33f/libopenapi"}},
 	{part: module + "/compiler", forbidden: []string{module + "/cmd"},
-		onlyRuntime: []string{module + "/runtime/air", module + "/runtime/envelope"}},
+		onlyRuntime: []string{module + "/runtime/air", module + "/runtime/envelope", module + "/runtime/canon"}},
 	{part: module + "/templates", forbidden: []string{module + "/compiler", module + "/runtime", module + "/cmd"}},
 }
 

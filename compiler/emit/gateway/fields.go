@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // kind is how a typed input field holds its value.
@@ -84,18 +84,6 @@ func (in *input) requiredMask() []uint64 {
 	return m
 }
 
-// compareUTF16 orders strings by UTF-16 code units (the audit hash's key
-// order).
-func compareUTF16(a, b string) int {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return int(ua[i]) - int(ub[i])
-		}
-	}
-	return len(ua) - len(ub)
-}
-
 // analyseInput reads an operation's input schema.
 func analyseInput(typeName string, op *air.Operation) *input {
 	in := &input{typeName: typeName, byProp: map[string]*field{}}
@@ -125,7 +113,7 @@ func analyseInput(typeName string, op *air.Operation) *input {
 	for name := range s.Properties {
 		names = append(names, name)
 	}
-	sort.Slice(names, func(i, j int) bool { return compareUTF16(names[i], names[j]) < 0 })
+	sort.Slice(names, func(i, j int) bool { return canon.CompareUTF16(names[i], names[j]) < 0 })
 	required := map[string]bool{}
 	for _, r := range s.Required {
 		required[r] = true
