@@ -6,6 +6,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -172,7 +173,7 @@ func (l *lowerer) run() *air.Document {
 	l.matchManifest()
 	for _, st := range l.ops {
 		st.derived = st.r.Canonical
-		st.resource = Singularize(SnakeCase(st.base.Resource))
+		st.resource = Singularize(naming.Snake(st.base.Resource))
 		if st.m != nil && st.m.Name != nil {
 			l.applyNameOverride(st)
 		} else if st.base.Weak != "" {

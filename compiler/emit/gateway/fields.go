@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
-	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/canon"
 )
@@ -301,48 +298,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(x, y)
 }
 
-// exportedName turns a JSON key into an exported Go identifier.
-func exportedName(s string) string {
-	var b strings.Builder
-	up := true
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			up = true
-			continue
-		}
-		if r >= utf8.RuneSelf {
-			r = 'X'
-		}
-		if up {
-			b.WriteRune(unicode.ToUpper(r))
-			up = false
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	out := b.String()
-	if out == "" {
-		out = "Field"
-	}
-	if out[0] >= '0' && out[0] <= '9' {
-		out = "F" + out
-	}
-	return out
-}
-
-// lowerName turns an id into an unexported Go identifier.
-func lowerName(s string) string {
-	e := exportedName(s)
-	r, n := utf8.DecodeRuneInString(e)
-	return string(unicode.ToLower(r)) + e[n:]
-}
+// Go identifiers follow compiler/naming's rules.
+var (
+	exportedName = naming.GoExported   // a JSON key as an exported Go identifier
+	lowerName    = naming.GoUnexported // an id as an unexported Go identifier
+)
 
 // uniqueName returns name, or name with a numeric suffix, not yet in used.
-func uniqueName(name string, used map[string]bool) string {
-	out := name
-	for i := 2; used[out]; i++ {
-		out = name + strconv.Itoa(i)
-	}
-	used[out] = true
-	return out
-}
+func uniqueName(name string, used map[string]bool) string { return naming.Unique(name, used, "") }

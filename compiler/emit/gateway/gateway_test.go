@@ -146,18 +146,3 @@ func TestAnalyseField(t *testing.T) {
 		}
 	}
 }
-
-func TestNames(t *testing.T) {
-	for in, want := range map[string]string{"issue_number": "IssueNumber", "a-b.c": "ABC", "9lives": "F9lives", "": "Field", "øcto": "Xcto", "X-Trace": "XTrace"} {
-		if got := exportedName(in); got != want {
-			t.Errorf("exportedName(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := lowerName("github.comments.create"); got != "githubCommentsCreate" {
-		t.Errorf("lowerName: %q", got)
-	}
-	used := map[string]bool{}
-	if a, b := uniqueName("X", used), uniqueName("X", used); a != "X" || b != "X2" {
-		t.Errorf("uniqueName: %q %q", a, b)
-	}
-}
