@@ -13,9 +13,9 @@ import (
 const (
 	confirmKey        = "confirm"
 	confirmKeyAlt     = "anvil_confirm"
-	idempotencyKeyIn  = "idempotency_key"
+	idempotencyKeyIn  = air.IdempotencyInputKey
 	idempotencyKeyAlt = "anvil_idempotency_key"
-	bodyKey           = "body"
+	bodyKey           = air.WholeBodyKey
 )
 
 // ignoredHeaders are header parameters OpenAPI says to ignore.

@@ -18,18 +18,13 @@ import (
 // Reserved input keys. They control the gateway and are never sent upstream,
 // even when an operation declares an input under the same key.
 const (
-	// ProjectionKey is the reserved input that asks for a projection of the answer.
-	ProjectionKey = "anvil_projection"
-	// WholeBodyKey is the input that holds the whole request body of an
-	// operation whose body projection is "whole".
-	WholeBodyKey = "body"
-	// IdempotencyInputKey is the default tool input that carries the
-	// idempotency key (air.Safety.IdempotencyKey's usual value).
-	IdempotencyInputKey = "idempotency_key"
+	// ProjectionKey is air.ProjectionKey.
+	ProjectionKey = air.ProjectionKey
+	// WholeBodyKey is air.WholeBodyKey.
+	WholeBodyKey = air.WholeBodyKey
+	// IdempotencyInputKey is air.IdempotencyInputKey.
+	IdempotencyInputKey = air.IdempotencyInputKey
 )
-
-// reserved reports whether an input key is a control input that never goes upstream.
-func reserved(key string) bool { return key == air.DryRunKey || key == ProjectionKey }
 
 // BuildRequest builds the upstream request for op from the caller's
 // arguments (decoded JSON: map[string]any whose numbers are float64 or
@@ -84,8 +79,8 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 	header := http.Header{}
 	for i := range op.Input.Params {
 		p := &op.Input.Params[i]
-		key := inputKey(p.Key, p.Name)
-		if p.In == "path" || reserved(key) {
+		key := p.InputKey()
+		if p.In == "path" || air.IsControlInput(key) {
 			continue
 		}
 		v, ok := args[key]
@@ -178,13 +173,6 @@ type builder struct {
 	args map[string]any
 }
 
-func inputKey(key, name string) string {
-	if key != "" {
-		return key
-	}
-	return name
-}
-
 // path expands the {name} templates of the operation path.
 func (b *builder) path(tmpl string) (string, error) {
 	if tmpl == "" {
@@ -210,9 +198,9 @@ func (b *builder) path(tmpl string) (string, error) {
 		if p == nil {
 			return "", internalError(b.op.ID, fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name))
 		}
-		key := inputKey(p.Key, p.Name)
+		key := p.InputKey()
 		v, ok := b.args[key]
-		if !ok || v == nil || reserved(key) {
+		if !ok || v == nil || air.IsControlInput(key) {
 			return "", missing(b.op.ID, key, "path")
 		}
 		style, explode := p.Wire()
@@ -295,8 +283,8 @@ func (b *builder) body() ([]byte, string, error) {
 	}
 	fields := make([]field, 0, len(bd.Fields)+1)
 	for _, f := range bd.Fields {
-		key := inputKey(f.Key, f.Name)
-		if reserved(key) {
+		key := f.InputKey()
+		if air.IsControlInput(key) {
 			continue
 		}
 		if v, ok := b.args[key]; ok {
@@ -310,7 +298,7 @@ func (b *builder) body() ([]byte, string, error) {
 		return nil, "", nil
 	}
 	for _, f := range bd.Fields {
-		key := inputKey(f.Key, f.Name)
+		key := f.InputKey()
 		if v, ok := b.args[key]; f.Required && (!ok || v == nil) {
 			return nil, "", missing(b.op.ID, key, "body")
 		}
@@ -356,7 +344,7 @@ func (b *builder) undeclaredCarrier() (any, bool) {
 		return nil, false
 	}
 	for _, p := range b.op.Input.Params {
-		if inputKey(p.Key, p.Name) == IdempotencyInputKey {
+		if p.InputKey() == IdempotencyInputKey {
 			return nil, false
 		}
 		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
@@ -365,7 +353,7 @@ func (b *builder) undeclaredCarrier() (any, bool) {
 	}
 	if bd := b.op.Input.Body; bd != nil {
 		for _, f := range bd.Fields {
-			if inputKey(f.Key, f.Name) == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
+			if f.InputKey() == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
 				return nil, false
 			}
 		}

@@ -11,24 +11,12 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// Reserved control inputs, never sent upstream (upstream.BuildRequest).
+// Idempotency key carriers (air.Idempotency.Mechanism).
 const (
-	projectionKey   = "anvil_projection"
-	wholeBodyKey    = "body"
-	idempotencyKey  = "idempotency_key"
 	mechanismHeader = "header"
 	mechanismQuery  = "query"
 	mechanismBody   = "body"
 )
-
-func reservedKey(key string) bool { return key == air.DryRunKey || key == projectionKey }
-
-func inputKey(key, name string) string {
-	if key != "" {
-		return key
-	}
-	return name
-}
 
 // encodingCode is the runtime's int code of a body encoding (gateway.Body*),
 // which generated WholeBody calls pass.
@@ -162,9 +150,9 @@ func (b *builder) path(tmpl string) {
 			b.returnNow(b.buildError(fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name), true))
 			return
 		}
-		key := inputKey(p.Key, p.Name)
+		key := p.InputKey()
 		fl := b.in.byProp[key]
-		if fl == nil || reservedKey(key) || fl.never {
+		if fl == nil || air.IsControlInput(key) || fl.never {
 			b.returnNow(b.missing(key))
 			return
 		}
@@ -207,8 +195,8 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			return
 		}
 		p := &b.op.Input.Params[i]
-		key := inputKey(p.Key, p.Name)
-		if p.In == "path" || reservedKey(key) {
+		key := p.InputKey()
+		if p.In == "path" || air.IsControlInput(key) {
 			continue
 		}
 		fl := b.in.byProp[key]
@@ -284,7 +272,7 @@ func carrierStatic(op *air.Operation) bool {
 		return false
 	}
 	for _, p := range op.Input.Params {
-		if inputKey(p.Key, p.Name) == idempotencyKey {
+		if p.InputKey() == air.IdempotencyInputKey {
 			return false
 		}
 		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
@@ -293,7 +281,7 @@ func carrierStatic(op *air.Operation) bool {
 	}
 	if bd := op.Input.Body; bd != nil {
 		for _, f := range bd.Fields {
-			if inputKey(f.Key, f.Name) == idempotencyKey || (idem.Mechanism == mechanismBody && f.Name == idem.Key) {
+			if f.InputKey() == air.IdempotencyInputKey || (idem.Mechanism == mechanismBody && f.Name == idem.Key) {
 				return false
 			}
 		}
@@ -307,7 +295,7 @@ func (b *builder) carrierField() *field {
 	if !carrierStatic(b.op) {
 		return nil
 	}
-	fl := b.in.byProp[idempotencyKey]
+	fl := b.in.byProp[air.IdempotencyInputKey]
 	if fl == nil || fl.never {
 		return nil
 	}
@@ -327,7 +315,7 @@ func (b *builder) body() bool {
 	carrier := b.carrierField()
 	inBody := carrier != nil && b.op.Idempotency.Mechanism == mechanismBody
 	if bd.Projection == air.ProjectionWhole {
-		key := wholeBodyKey
+		key := air.WholeBodyKey
 		if len(bd.Fields) == 1 && bd.Fields[0].Key != "" {
 			key = bd.Fields[0].Key
 		}
@@ -379,8 +367,8 @@ func (b *builder) body() bool {
 	}
 	var fields []bodyField
 	for _, bf := range bd.Fields {
-		key := inputKey(bf.Key, bf.Name)
-		if reservedKey(key) {
+		key := bf.InputKey()
+		if air.IsControlInput(key) {
 			continue
 		}
 		if fl := b.in.byProp[key]; fl != nil && !fl.never {
@@ -398,7 +386,7 @@ func (b *builder) body() bool {
 		if !bf.Required {
 			continue
 		}
-		key := inputKey(bf.Key, bf.Name)
+		key := bf.InputKey()
 		fl := b.in.byProp[key]
 		if fl == nil || fl.never {
 			required = append(required, b.missing(key))
