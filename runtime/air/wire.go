@@ -1,6 +1,9 @@
 package air
 
-import "strings"
+import (
+	"net/http"
+	"strings"
+)
 
 // How an operation's inputs are written on the upstream request is decided
 // once, by lowering, and recorded here: Param.Style and Param.Explode, and
@@ -131,4 +134,22 @@ func (b *Body) Wire() (BodyEncoding, string) {
 		return b.Encoding, b.SendContentType
 	}
 	return BodyWire(b.ContentType)
+}
+
+// HTTPMethod is the upstream request's method: the recorded method in upper
+// case, GET when none is recorded.
+func (r *SourceRef) HTTPMethod() string {
+	if r.Method == "" {
+		return http.MethodGet
+	}
+	return strings.ToUpper(r.Method)
+}
+
+// Accept is the Accept header of the upstream request: the success
+// response's media type, application/json when it declares none.
+func (o *Output) Accept() string {
+	if o.ContentType == "" {
+		return "application/json"
+	}
+	return o.ContentType
 }

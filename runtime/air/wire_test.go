@@ -65,3 +65,18 @@ func TestParamWire(t *testing.T) {
 		t.Errorf("recorded: %s %v", s, e)
 	}
 }
+
+func TestMethodAndAccept(t *testing.T) {
+	if m := (&SourceRef{Method: "post"}).HTTPMethod(); m != "POST" {
+		t.Errorf("method %q", m)
+	}
+	if m := (&SourceRef{}).HTTPMethod(); m != "GET" {
+		t.Errorf("no method: %q", m)
+	}
+	if a := (&Output{}).Accept(); a != "application/json" {
+		t.Errorf("no media type: %q", a)
+	}
+	if a := (&Output{ContentType: "text/csv"}).Accept(); a != "text/csv" {
+		t.Errorf("accept %q", a)
+	}
+}

@@ -134,10 +134,7 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		sb.WriteByte('?')
 		sb.WriteString(query)
 	}
-	method := strings.ToUpper(op.SourceRef.Method)
-	if method == "" {
-		method = http.MethodGet
-	}
+	method := op.SourceRef.HTTPMethod()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -156,11 +153,7 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		req.Header.Set("Content-Type", contentType)
 	}
 	if req.Header.Get("Accept") == "" {
-		accept := op.Output.ContentType
-		if accept == "" {
-			accept = "application/json"
-		}
-		req.Header.Set("Accept", accept)
+		req.Header.Set("Accept", op.Output.Accept())
 	}
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)

@@ -511,10 +511,7 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	if b.done {
 		return
 	}
-	method := strings.ToUpper(op.SourceRef.Method)
-	if method == "" {
-		method = "GET"
-	}
+	method := op.SourceRef.HTTPMethod()
 	b.add(jen.If(jen.Id("q").Op("!=").Lit("")).Block(
 		jen.Id("u").Dot("WriteByte").Call(jen.LitRune('?')),
 		jen.Id("u").Dot("WriteString").Call(jen.Id("q"))))
@@ -536,10 +533,7 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	if hasBody {
 		b.add(jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Content-Type"), jen.Id("ctype"))))
 	}
-	accept := op.Output.ContentType
-	if accept == "" {
-		accept = "application/json"
-	}
+	accept := op.Output.Accept()
 	b.add(
 		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("Accept")).Op("==").Lit("")).Block(
 			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Accept"), jen.Lit(accept))),
