@@ -74,6 +74,7 @@ type Result struct {
 	Warnings   map[string]int `json:"warnings,omitempty"`      // warnings, by code
 	Problems   []Problem      `json:"problems,omitempty"`
 	Panic      string         `json:"panic,omitempty"`
+	BundleHash string         `json:"bundleHash,omitempty"` // of the in-process bundle (air.HashFiles)
 	Millis     int64          `json:"ms"`
 	LoadMillis int64          `json:"loadMs,omitempty"`
 	PeakRSSMiB int64          `json:"peakRssMiB,omitempty"`
@@ -167,6 +168,9 @@ func CheckFile(path string, opts CheckOptions) (res Result) {
 		if err := validateAIRDoc(first.doc, b); err != nil {
 			probs.add(CheckAIRSchema, "%s", err)
 		}
+	}
+	if first.renderErr == nil {
+		res.BundleHash = air.HashFiles(first.files)
 	}
 	if !opts.SkipDeterminism && first.renderErr == nil {
 		sums := digests(first.files)

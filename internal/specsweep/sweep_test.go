@@ -214,3 +214,27 @@ func TestValidateAIRInParts(t *testing.T) {
 		t.Fatal("whole document")
 	}
 }
+
+func TestJudgeCLIComparesBundles(t *testing.T) {
+	ok := func() Result { return Result{Outcome: OutcomeOK, BundleHash: "aa"} }
+	r := ok()
+	judgeCLI(&r, &CLIResult{Exit: 0, BundleHash: "aa"}, true)
+	if len(r.Problems) != 0 {
+		t.Errorf("same bundle: %+v", r.Problems)
+	}
+	r = ok()
+	judgeCLI(&r, &CLIResult{Exit: 0, BundleHash: "bb"}, true)
+	if len(r.Problems) != 1 || r.Problems[0].Check != CheckCLI || !strings.Contains(r.Problems[0].Detail, "bundle bb") {
+		t.Errorf("different bundle: %+v", r.Problems)
+	}
+	r = ok()
+	judgeCLI(&r, &CLIResult{Exit: 0, BundleHash: "bb"}, false)
+	if len(r.Problems) != 0 {
+		t.Errorf("different service ids are not compared: %+v", r.Problems)
+	}
+	r = ok()
+	judgeCLI(&r, &CLIResult{Exit: 1}, true)
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Detail, "exit 1") {
+		t.Errorf("exit code: %+v", r.Problems)
+	}
+}
