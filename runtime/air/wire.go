@@ -153,3 +153,40 @@ func (o *Output) Accept() string {
 	}
 	return o.ContentType
 }
+
+// UndeclaredCarrier reports whether the operation's idempotency key reaches
+// its carrier (a header, query parameter or body property named
+// Idempotency.Key) from the IdempotencyInputKey argument because no
+// declared input carries it: no parameter or body field takes that input
+// key, and none already is the carrier (a header matched without regard to
+// case). Lowering makes this so for a whole body whose carrier is one of its
+// properties; a request builder then sends the argument, when given,
+// through the carrier.
+func (op *Operation) UndeclaredCarrier() bool {
+	idem := op.Idempotency
+	if !idem.HasCarrier() {
+		return false
+	}
+	switch idem.Mechanism {
+	case InHeader, InQuery, "body":
+	default:
+		return false
+	}
+	for i := range op.Input.Params {
+		p := &op.Input.Params[i]
+		if p.InputKey() == IdempotencyInputKey {
+			return false
+		}
+		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == InHeader && strings.EqualFold(p.Name, idem.Key))) {
+			return false
+		}
+	}
+	if bd := op.Input.Body; bd != nil {
+		for i := range bd.Fields {
+			if f := &bd.Fields[i]; f.InputKey() == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -80,3 +80,31 @@ func TestMethodAndAccept(t *testing.T) {
 		t.Errorf("accept %q", a)
 	}
 }
+
+func TestUndeclaredCarrier(t *testing.T) {
+	op := func(mech, key string, params []Param, fields ...BodyField) *Operation {
+		o := &Operation{Idempotency: Idempotency{Mode: IdemKeySupported, Mechanism: mech, Key: key}, Input: Input{Params: params}}
+		if fields != nil {
+			o.Input.Body = &Body{Projection: ProjectionFields, Fields: fields}
+		}
+		return o
+	}
+	for _, tc := range []struct {
+		name string
+		op   *Operation
+		want bool
+	}{
+		{"whole-body property", op("body", "request_id", nil), true},
+		{"header nobody declares", op("header", "Idempotency-Key", nil), true},
+		{"declared header, other case", op("header", "Idempotency-Key", []Param{{Name: "idempotency-key", Key: "k", In: "header"}}), false},
+		{"an input already named idempotency_key", op("query", "key", []Param{{Name: "x", Key: IdempotencyInputKey, In: "query"}}), false},
+		{"declared body field", op("body", "request_id", nil, BodyField{Name: "request_id", Key: "rid"}), false},
+		{"legacy field without a key", op("body", "k", nil, BodyField{Name: IdempotencyInputKey}), false},
+		{"path carrier", op("path", "k", nil), false},
+		{"no carrier", op("none", "", nil), false},
+	} {
+		if got := tc.op.UndeclaredCarrier(); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

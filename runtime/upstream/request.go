@@ -327,29 +327,8 @@ func (b *builder) body() ([]byte, string, error) {
 // operation's carrier when no declared input already carries it: the
 // "idempotency_key" argument, unless an operation input is itself named so.
 func (b *builder) undeclaredCarrier() (any, bool) {
-	idem := b.op.Idempotency
-	if !idem.HasCarrier() {
+	if !b.op.UndeclaredCarrier() {
 		return nil, false
-	}
-	switch idem.Mechanism {
-	case "header", "query", "body":
-	default:
-		return nil, false
-	}
-	for _, p := range b.op.Input.Params {
-		if p.InputKey() == IdempotencyInputKey {
-			return nil, false
-		}
-		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
-			return nil, false
-		}
-	}
-	if bd := b.op.Input.Body; bd != nil {
-		for _, f := range bd.Fields {
-			if f.InputKey() == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
-				return nil, false
-			}
-		}
 	}
 	v, ok := b.args[IdempotencyInputKey]
 	if !ok || v == nil {

@@ -258,41 +258,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 	return headers, cookies
 }
 
-// carrierStatic reports whether the idempotency key goes through the
-// operation's carrier from the undeclared "idempotency_key" input, as far
-// as generation time can tell (the input must also be present).
-func carrierStatic(op *air.Operation) bool {
-	idem := op.Idempotency
-	if !idem.HasCarrier() {
-		return false
-	}
-	switch idem.Mechanism {
-	case mechanismHeader, mechanismQuery, mechanismBody:
-	default:
-		return false
-	}
-	for _, p := range op.Input.Params {
-		if p.InputKey() == air.IdempotencyInputKey {
-			return false
-		}
-		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
-			return false
-		}
-	}
-	if bd := op.Input.Body; bd != nil {
-		for _, f := range bd.Fields {
-			if f.InputKey() == air.IdempotencyInputKey || (idem.Mechanism == mechanismBody && f.Name == idem.Key) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // carrierField is the typed field of the undeclared carrier input, or nil
 // when no key can go that way.
 func (b *builder) carrierField() *field {
-	if !carrierStatic(b.op) {
+	if !b.op.UndeclaredCarrier() {
 		return nil
 	}
 	fl := b.in.byProp[air.IdempotencyInputKey]
