@@ -2,22 +2,17 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
-	"github.com/anvil-dev/anvil/compiler/lower"
-	"github.com/anvil-dev/anvil/compiler/manifest"
-	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/compiler/sources"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -67,8 +62,8 @@ func runCompile(e *env, c *cli.Context) error {
 	}
 	endpoint := c.String("endpoint")
 	if c.IsSet("endpoint") {
-		if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fail(1, "--endpoint must be an absolute http(s) URL, not %q", endpoint)
+		if err := compiler.CheckEndpoint(endpoint); err != nil {
+			return fail(1, "--endpoint %v", err)
 		}
 	}
 	format := c.String("format")
@@ -89,59 +84,32 @@ func runCompile(e *env, c *cli.Context) error {
 		defer in.cleanup()
 	}
 	specPath := in.spec
-	var all diag.List
-	report := func(code int, l diag.List) error {
-		l.Sort()
-		if format == "json" {
-			res := compileResult{Spec: specPath, Diagnostics: l, Errors: l.Count(diag.Error), Warnings: l.Count(diag.Warning)}
-			b, _ := json.MarshalIndent(res, "", "  ")
-			fmt.Fprintln(e.stdout, string(b))
-		} else {
-			printDiagnostics(e, l, c.Bool("verbose"))
-		}
-		return silentExit(code)
-	}
 
 	var rec sources.Recorder
-	opts := &openapi.Options{FS: in.fs}
+	opts := compiler.Options{ServiceID: c.String("service"), HumanApproval: approval, Endpoint: endpoint}
 	if in.fs == nil { // a --source snapshot is already stored
 		opts.OnRead = rec.Record
 	}
-	spec, err := openapi.Load(specPath, opts)
-	if err != nil {
-		var f *diag.Failure
-		if errors.As(err, &f) {
-			return report(1, f.Diagnostics)
+	doc, all := compiler.Compile(compiler.Inputs{Spec: specPath, FS: in.fs, Manifest: c.String("manifest")}, opts)
+	if doc == nil {
+		// Nothing to write: the description or the manifest cannot be used.
+		if format == "json" {
+			res := compileResult{Spec: specPath, Diagnostics: all, Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning)}
+			b, _ := json.MarshalIndent(res, "", "  ")
+			fmt.Fprintln(e.stdout, string(b))
+		} else {
+			printDiagnostics(e, all, c.Bool("verbose"))
 		}
-		return fail(1, "%v", err)
+		return silentExit(1)
 	}
-	all = append(all, spec.Diagnostics...)
 	snapshot := in.snapshot
 	if in.fs == nil {
 		// Lock what was read (the AIR below is compiled from exactly these
 		// bytes) as a source snapshot: --source <id> compiles it again.
-		if snapshot, err = rec.Save(in.root, specPath, spec.Kind); err != nil {
+		if snapshot, err = rec.Save(in.root, specPath, doc.Service.Source.Kind); err != nil {
 			return fail(1, "saving the source snapshot under %s: %v (choose another place with --root)",
 				filepath.Join(in.root, filepath.FromSlash(sources.Dir)), err)
 		}
-	}
-
-	var man *manifest.Manifest
-	if p := c.String("manifest"); p != "" {
-		m, l := manifest.Load(p)
-		if l.HasErrors() {
-			return report(1, append(all, l...))
-		}
-		all = append(all, l...)
-		man = m
-	}
-
-	doc, l := lower.Lower(spec, man, &lower.Options{ServiceID: c.String("service"), HumanApproval: approval})
-	all = append(all, l...)
-	all.Sort()
-	portableSources(doc, specPath)
-	if c.IsSet("endpoint") {
-		doc.Service.Servers = []air.Server{{URL: endpoint}}
 	}
 
 	out := c.String("out")
@@ -156,7 +124,7 @@ func runCompile(e *env, c *cli.Context) error {
 		return fail(1, "writing %s: %v", out, err)
 	}
 
-	res := compileResult{Spec: specPath, Kind: spec.Kind, Source: snapshot.ID, Out: out, Files: len(rendered), Operations: len(doc.Operations),
+	res := compileResult{Spec: specPath, Kind: doc.Service.Source.Kind, Source: snapshot.ID, Out: out, Files: len(rendered), Operations: len(doc.Operations),
 		Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning), Diagnostics: all}
 	for i := range doc.Operations {
 		switch doc.Operations[i].State {
@@ -240,39 +208,6 @@ func compileInput(c *cli.Context) (*compiled, error) {
 	}
 	in.shown = in.spec
 	return in, nil
-}
-
-// portableSources rewrites the file paths AIR records (the source URI, each
-// operation's source file, diagnostic paths) relative to the spec's directory,
-// so a bundle holds no absolute or working-directory-dependent path. A file
-// outside that directory is recorded by its base name.
-func portableSources(doc *air.Document, specPath string) {
-	base := filepath.Dir(specPath)
-	portable := func(p string) string {
-		if p == "" {
-			return p
-		}
-		rel, err := filepath.Rel(base, p)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return filepath.Base(p)
-		}
-		return filepath.ToSlash(rel)
-	}
-	doc.Service.Source.URI = portable(doc.Service.Source.URI)
-	for i := range doc.Operations {
-		doc.Operations[i].SourceRef.File = portable(doc.Operations[i].SourceRef.File)
-	}
-	for i := range doc.Diagnostics {
-		d := &doc.Diagnostics[i]
-		// "file:line:col": the file part ends at the last two colons.
-		parts := strings.Split(d.Path, ":")
-		if len(parts) >= 3 {
-			file := strings.Join(parts[:len(parts)-2], ":")
-			d.Path = portable(file) + ":" + strings.Join(parts[len(parts)-2:], ":")
-		} else if d.Path != "" {
-			d.Path = portable(d.Path)
-		}
-	}
 }
 
 // printDiagnostics writes errors and warnings (and info with verbose) to stderr.

@@ -63,7 +63,7 @@ func sinkDoc(t *testing.T) *air.Document {
 		return o
 	}
 	p := func(name, in string, required bool, style string, explode *bool) air.Param {
-		return air.Param{Name: name, Key: name, In: in, Required: required, Style: style, Explode: explode}
+		return air.Param{Name: name, Key: name, In: in, Required: required, Style: air.ParamStyle(style), Explode: explode}
 	}
 	keyed := func(name, key, in string, required bool) air.Param {
 		return air.Param{Name: name, Key: key, In: in, Required: required}

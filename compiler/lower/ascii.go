@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+
+	"github.com/anvil-dev/anvil/compiler/naming"
 )
 
 // Routed names (AIR ids, canonical names, tool names) are ASCII: AIR's
@@ -53,10 +55,10 @@ func foldASCII(s string) string {
 }
 
 // nameSnake is SnakeCase over the ASCII spelling of s: only [a-z0-9_].
-func nameSnake(s string) string { return SnakeCase(foldASCII(s)) }
+func nameSnake(s string) string { return naming.Snake(foldASCII(s)) }
 
 // asciiWords are the snake_case words of the ASCII spelling of s.
-func asciiWords(s string) []string { return snakeWords(foldASCII(s)) }
+func asciiWords(s string) []string { return naming.Words(foldASCII(s)) }
 
 // Name lengths.
 const (

@@ -13,9 +13,9 @@ import (
 const (
 	confirmKey        = "confirm"
 	confirmKeyAlt     = "anvil_confirm"
-	idempotencyKeyIn  = "idempotency_key"
+	idempotencyKeyIn  = air.IdempotencyInputKey
 	idempotencyKeyAlt = "anvil_idempotency_key"
-	bodyKey           = "body"
+	bodyKey           = air.WholeBodyKey
 )
 
 // ignoredHeaders are header parameters OpenAPI says to ignore.
@@ -51,6 +51,21 @@ func (b *inputBuilder) take(key, prefix string) string {
 	}
 	b.keys[k] = true
 	return k
+}
+
+// decideWire records how every input is written upstream: each parameter's
+// style and explode (from what the description declares, air.ParamWire)
+// and the body's encoding and Content-Type (from its media type,
+// air.BodyWire). Back ends read these and decide nothing.
+func decideWire(in *air.Input) {
+	for i := range in.Params {
+		p := &in.Params[i]
+		style, explode := air.ParamWire(p.In, string(p.Style), p.Explode)
+		p.Style, p.Explode = style, &explode
+	}
+	if bd := in.Body; bd != nil {
+		bd.Encoding, bd.SendContentType = air.BodyWire(bd.ContentType)
+	}
 }
 
 // isJSONContentType reports application/json and */*+json media types.
@@ -93,7 +108,7 @@ func (l *lowerer) buildInput(op *openapi.Operation, idem *air.Idempotency, skipA
 			Schema:      orEmpty(p.Schema),
 			Description: p.Description,
 			Example:     p.Example,
-			Style:       p.Style,
+			Style:       air.ParamStyle(p.Style),
 			Explode:     p.Explode,
 		})
 	}
@@ -132,6 +147,7 @@ func (l *lowerer) buildInput(op *openapi.Operation, idem *air.Idempotency, skipA
 	if b.keys[confirmKey] {
 		b.res.confirmKey = b.take(confirmKeyAlt, "anvil")
 	}
+	decideWire(&b.in)
 	return b.in, b.res
 }
 

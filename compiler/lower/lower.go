@@ -6,6 +6,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -22,6 +23,12 @@ type Options struct {
 	// Diagnostics are earlier findings (for example the manifest decoder's)
 	// to carry into the document and the returned list.
 	Diagnostics diag.List
+	// SourceName, when set, is how AIR names a source file: the service's
+	// source URI, each operation's sourceRef.file and the file part of each
+	// recorded diagnostic's path go through it (compiler.Compile makes them
+	// relative to the spec's directory, so a bundle holds no absolute path).
+	// The returned diagnostics keep their positions as loaded. Nil: as loaded.
+	SourceName func(file string) string
 
 	// schemaBudget overrides DefaultInputSchemaBudget (tests); zero: the default.
 	schemaBudget int
@@ -170,7 +177,7 @@ func (l *lowerer) run() *air.Document {
 	l.matchManifest()
 	for _, st := range l.ops {
 		st.derived = st.r.Canonical
-		st.resource = Singularize(SnakeCase(st.base.Resource))
+		st.resource = Singularize(naming.Snake(st.base.Resource))
 		if st.m != nil && st.m.Name != nil {
 			l.applyNameOverride(st)
 		} else if st.base.Weak != "" {
@@ -280,7 +287,7 @@ func (l *lowerer) serviceBlock() air.Service {
 		Version:     l.spec.Version,
 		DisplayName: l.spec.Title,
 		Description: l.spec.Description,
-		Source:      air.Source{Kind: l.spec.Kind, URI: l.spec.File, SourceHash: l.spec.SourceHash},
+		Source:      air.Source{Kind: l.spec.Kind, URI: l.sourceName(l.spec.File), SourceHash: l.spec.SourceHash},
 		Servers:     append([]air.Server{}, l.spec.Servers...),
 	}
 	if l.man != nil && l.man.Service != nil {
@@ -477,7 +484,7 @@ func (l *lowerer) lowerOp(st *opState) {
 		Description:   firstNonEmpty(m.Description, sop.Description, sop.Summary),
 		Tags:          append([]string{}, sop.Tags...),
 		SourceRef: air.SourceRef{Kind: "openapi", Path: sop.Path, Method: method, OperationID: sop.OperationID,
-			File: sop.Pos.File, Line: sop.Pos.Line, Column: sop.Pos.Col},
+			File: l.sourceName(sop.Pos.File), Line: sop.Pos.Line, Column: sop.Pos.Col},
 		Effect:       eff,
 		Input:        in,
 		Output:       out,
@@ -562,6 +569,14 @@ func (l *lowerer) capabilitiesAndWorkflows(doc *air.Document) {
 	}
 }
 
+// sourceName is file as AIR records it (Options.SourceName).
+func (l *lowerer) sourceName(file string) string {
+	if file == "" || l.opts.SourceName == nil {
+		return file
+	}
+	return l.opts.SourceName(file)
+}
+
 // finishDiagnostics fills operation ids, sorts, and mirrors the list into the document.
 func (l *lowerer) finishDiagnostics(doc *air.Document) diag.List {
 	var out diag.List
@@ -577,7 +592,9 @@ func (l *lowerer) finishDiagnostics(doc *air.Document) diag.List {
 	for _, d := range out {
 		ad := air.Diagnostic{Level: d.Level, Code: d.Code, Message: d.Message, OperationID: d.OperationID}
 		if d.Pos.File != "" {
-			ad.Path = d.Pos.String()
+			pos := d.Pos
+			pos.File = l.sourceName(pos.File)
+			ad.Path = pos.String()
 		}
 		doc.Diagnostics = append(doc.Diagnostics, ad)
 	}

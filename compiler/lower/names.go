@@ -3,51 +3,9 @@ package lower
 import (
 	"regexp"
 	"strings"
-	"unicode"
+
+	"github.com/anvil-dev/anvil/compiler/naming"
 )
-
-// SnakeCase splits s at camelCase boundaries (a lower-case letter or digit
-// followed by an upper-case letter, and the last capital of an acronym
-// followed by a lower-case letter) and at every run of characters that are not
-// letters or digits, then lowercases the words and joins them with "_".
-//
-//	listIssues          → list_issues
-//	createIssueComment  → create_issue_comment
-//	issues/list-for-repo → issues_list_for_repo
-//	HTTPServer          → http_server
-func SnakeCase(s string) string {
-	return strings.Join(snakeWords(s), "_")
-}
-
-func snakeWords(s string) []string {
-	runes := []rune(s)
-	var words []string
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			words = append(words, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	for i, r := range runes {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			continue
-		}
-		if len(cur) > 0 && unicode.IsUpper(r) {
-			prev := runes[i-1]
-			switch {
-			case unicode.IsLower(prev) || unicode.IsDigit(prev):
-				flush()
-			case unicode.IsUpper(prev) && i+1 < len(runes) && unicode.IsLower(runes[i+1]):
-				flush()
-			}
-		}
-		cur = append(cur, r)
-	}
-	flush()
-	return words
-}
 
 // onlyLoseS lists plural endings whose singular ends in "che" (cache, niche,
 // …): they lose only the final "s", not "es". Matched as word suffixes.
@@ -106,7 +64,7 @@ func InputKey(name string) string {
 	if validKey.MatchString(name) {
 		return name
 	}
-	k := SnakeCase(name)
+	k := naming.Snake(name)
 	if k == "" {
 		return "param"
 	}
@@ -240,7 +198,7 @@ func deriveNames(service, path, method, operationID, grammar string) baseNames {
 	case "DELETE":
 		action = "delete"
 	default:
-		action = SnakeCase(method)
+		action = naming.Snake(method)
 	}
 	if method == "GET" || method == "HEAD" || method == "POST" {
 		if a, ok := readIntentWords[first]; ok {
@@ -309,7 +267,7 @@ func rpcDotted(seg, grammar string) (resource, action string, ok bool) {
 	if grammar != "rpc_dotted" && strings.ToLower(last) == last && !rpcMethodWords[last] {
 		return "", "", false
 	}
-	return strings.Join(parts[:len(parts)-1], "."), SnakeCase(last), true
+	return strings.Join(parts[:len(parts)-1], "."), naming.Snake(last), true
 }
 
 func splitPath(path string) []string {

@@ -10,31 +10,6 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-func TestSnakeCase(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"listIssues", "list_issues"},
-		{"createIssueComment", "create_issue_comment"},
-		{"getReleaseByTag", "get_release_by_tag"},
-		{"issues/list-for-repo", "issues_list_for_repo"},
-		{"HTTPServer", "http_server"},
-		{"getV2Thing", "get_v2_thing"},
-		{"Idempotency-Key", "idempotency_key"},
-		{"already_snake", "already_snake"},
-		{"  spaced  out  ", "spaced_out"},
-		{"GitHub Mini", "git_hub_mini"},
-		{"oauth2", "oauth2"},
-		{"ÉtéCafé", "été_café"},
-		{"--", ""},
-		{"", ""},
-		{"A", "a"},
-		{"ABC", "abc"},
-	} {
-		if got := SnakeCase(c.in); got != c.want {
-			t.Errorf("SnakeCase(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func TestSingularize(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		// ies → y

@@ -54,7 +54,7 @@ var rules = []struct {
 	{part: module + "/gen", forbidden: []string{module + "/compiler", module + "/templates", module + "/cmd",
 		"github.com/dave/jennifer", "github.com/getkin/kin-openapi", "github.com/pb33f/libopenapi"}},
 	{part: module + "/compiler", forbidden: []string{module + "/cmd"},
-		onlyRuntime: []string{module + "/runtime/air", module + "/runtime/envelope"}},
+		onlyRuntime: []string{module + "/runtime/air", module + "/runtime/envelope", module + "/runtime/canon"}},
 	{part: module + "/templates", forbidden: []string{module + "/compiler", module + "/runtime", module + "/cmd"}},
 }
 
@@ -97,6 +97,54 @@ func TestOnlyOpenAPIPackageImportsParsers(t *testing.T) {
 			if under(imp, "github.com/dave/jennifer") && !under(p.ImportPath, module+"/compiler/emit/gateway") {
 				t.Errorf("%s imports %s; only compiler/emit/gateway may import jennifer", p.ImportPath, imp)
 			}
+		}
+	}
+}
+
+// compilerStages orders the compiler's packages (DESIGN.md: front end →
+// lower → emit, with the entry point on top). A package may import
+// compiler packages of a lower stage only, except that emitters may share
+// emit helpers (emit/files, emit/naming). A compiler package missing here
+// fails the test: give it a stage.
+var compilerStages = map[string]int{
+	"compiler/diag":     0, // shared leaves
+	"compiler/naming":   0,
+	"compiler/openapi":  1, // front end
+	"compiler/manifest": 1,
+	"compiler/sources":  1,
+	"compiler/lower":    2,
+	"compiler/emit":     3, // every emitter and emit helper
+	"compiler":          4, // compiler.Compile
+}
+
+func compilerStage(path string) (int, bool) {
+	rel := strings.TrimPrefix(path, module+"/")
+	if under(rel, "compiler/emit") {
+		return compilerStages["compiler/emit"], true
+	}
+	s, ok := compilerStages[rel]
+	return s, ok
+}
+
+func TestCompilerStageDirection(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !under(p.ImportPath, module+"/compiler") {
+			continue
+		}
+		from, ok := compilerStage(p.ImportPath)
+		if !ok {
+			t.Errorf("%s has no stage in compilerStages", p.ImportPath)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !under(imp, module+"/compiler") {
+				continue
+			}
+			to, _ := compilerStage(imp)
+			if to < from || (to == from && from == compilerStages["compiler/emit"]) {
+				continue
+			}
+			t.Errorf("%s (stage %d) imports %s (stage %d): the compiler's direction is front end → lower → emit", p.ImportPath, from, imp, to)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"runtime/debug"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -26,8 +25,8 @@ const (
 	// OutcomeOK: the description compiled (it may still have error
 	// diagnostics or failed checks; see Result.Errors and Result.Problems).
 	OutcomeOK = "ok"
-	// OutcomeFatal: openapi.Load refused the description with a coded
-	// failure (Result.Fatal holds the codes).
+	// OutcomeFatal: compiler.Compile refused the description (Result.Fatal
+	// holds the codes of its errors).
 	OutcomeFatal = "fatal"
 	// OutcomePanic: the pipeline panicked (recovered; Result.Panic holds the
 	// value and stack).
@@ -75,6 +74,7 @@ type Result struct {
 	Warnings   map[string]int `json:"warnings,omitempty"`      // warnings, by code
 	Problems   []Problem      `json:"problems,omitempty"`
 	Panic      string         `json:"panic,omitempty"`
+	BundleHash string         `json:"bundleHash,omitempty"` // of the in-process bundle (air.HashFiles)
 	Millis     int64          `json:"ms"`
 	LoadMillis int64          `json:"loadMs,omitempty"`
 	PeakRSSMiB int64          `json:"peakRssMiB,omitempty"`
@@ -83,8 +83,8 @@ type Result struct {
 
 // CheckOptions configures CheckFile.
 type CheckOptions struct {
-	// ServiceID is passed to lower.Options (--service); empty derives the
-	// service id from the description's title.
+	// ServiceID is passed to compiler.Options (--service); empty derives
+	// the service id from the description's title.
 	ServiceID string
 	// ConnectorLen is the length of the connector id assumed when checking
 	// that a served name <connector>__<tool> stays within 128 characters.
@@ -101,8 +101,8 @@ const (
 
 var toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
-// CheckFile runs the compile pipeline (openapi.Load, lower.Lower with no
-// manifest, air.Files) on one file and checks the result. A panic anywhere
+// CheckFile compiles one file as `anvil compile` does (compiler.Compile
+// with no manifest, then air.Files) and checks the result. A panic anywhere
 // is recovered into OutcomePanic.
 func CheckFile(path string, opts CheckOptions) (res Result) {
 	start := time.Now()
@@ -118,12 +118,15 @@ func CheckFile(path string, opts CheckOptions) (res Result) {
 		opts.ConnectorLen = 32
 	}
 
-	first, spec, failure := compileOnce(path, opts.ServiceID)
+	first := compileOnce(path, opts.ServiceID)
 	res.LoadMillis = first.loadMillis
-	if failure != nil {
+	if first.doc == nil {
 		res.Outcome = OutcomeFatal
 		codes := map[string]bool{}
-		for _, d := range failure.Diagnostics {
+		for _, d := range first.diags {
+			if d.Level != diag.Error {
+				continue
+			}
 			codes[d.Code] = true
 			if len(res.FatalMsgs) < maxMessages {
 				res.FatalMsgs = append(res.FatalMsgs, clip(d.String()))
@@ -133,7 +136,7 @@ func CheckFile(path string, opts CheckOptions) (res Result) {
 		return res
 	}
 	res.Outcome = OutcomeOK
-	res.Kind = spec.Kind
+	res.Kind = first.doc.Service.Source.Kind
 	res.Operations = len(first.doc.Operations)
 	for _, d := range first.diags {
 		switch d.Level {
@@ -153,8 +156,8 @@ func CheckFile(path string, opts CheckOptions) (res Result) {
 		}
 	}
 	var probs problems
-	if len(first.doc.Operations) != len(spec.Operations) {
-		probs.add(CheckOperations, "%d AIR operations for %d in the description", len(first.doc.Operations), len(spec.Operations))
+	if len(first.doc.Operations) != first.specOps {
+		probs.add(CheckOperations, "%d AIR operations for %d in the description", len(first.doc.Operations), first.specOps)
 	}
 	if first.renderErr != nil {
 		probs.add(CheckRender, "%v", first.renderErr)
@@ -166,13 +169,16 @@ func CheckFile(path string, opts CheckOptions) (res Result) {
 			probs.add(CheckAIRSchema, "%s", err)
 		}
 	}
+	if first.renderErr == nil {
+		res.BundleHash = air.HashFiles(first.files)
+	}
 	if !opts.SkipDeterminism && first.renderErr == nil {
 		sums := digests(first.files)
 		first = compiled{} // the largest renders take gigabytes: keep only their digests
-		second, _, f2 := compileOnce(path, opts.ServiceID)
+		second := compileOnce(path, opts.ServiceID)
 		switch {
-		case f2 != nil:
-			probs.add(CheckDeterministic, "the second compile failed: %s", f2.Error())
+		case second.doc == nil:
+			probs.add(CheckDeterministic, "the second compile failed: %s", (&diag.Failure{Diagnostics: second.diags}).Error())
 		case second.renderErr != nil:
 			probs.add(CheckDeterministic, "the second render failed: %v", second.renderErr)
 		default:
@@ -192,27 +198,27 @@ type compiled struct {
 	files      map[string][]byte
 	renderErr  error
 	loadMillis int64
+	specOps    int // the operations of the loaded description
 }
 
-// compileOnce mirrors `anvil compile <file> [--service id]` without writing:
-// the loader's warnings plus Lower's diagnostics, and the rendered bundle.
-func compileOnce(path, service string) (compiled, *openapi.Spec, *diag.Failure) {
+// compileOnce is `anvil compile <file> [--service id]` without writing:
+// compiler.Compile, as the CLI calls it, and the rendered bundle. A nil doc
+// means the description was refused (c.diags holds why).
+func compileOnce(path, service string) compiled {
 	var c compiled
 	t := time.Now()
-	spec, err := openapi.Load(path, nil)
-	c.loadMillis = time.Since(t).Milliseconds()
-	if err != nil {
-		var f *diag.Failure
-		if errors.As(err, &f) {
-			return c, nil, f
-		}
-		return c, nil, &diag.Failure{Diagnostics: diag.List{{Level: diag.Error, Code: "sweep/load_error", Message: err.Error()}}}
+	doc, diags := compiler.Compile(compiler.Inputs{Spec: path}, compiler.Options{
+		ServiceID: service,
+		OnLoaded: func(spec *openapi.Spec) {
+			c.loadMillis = time.Since(t).Milliseconds()
+			c.specOps = len(spec.Operations)
+		},
+	})
+	c.doc, c.diags = doc, diags
+	if doc != nil {
+		c.files, c.renderErr = air.Files(doc)
 	}
-	doc, l := lower.Lower(spec, nil, &lower.Options{ServiceID: service, HumanApproval: "none"})
-	c.doc = doc
-	c.diags = append(append(diag.List{}, spec.Diagnostics...), l...)
-	c.files, c.renderErr = air.Files(doc)
-	return c, spec, nil
+	return c
 }
 
 type problems struct {
@@ -497,4 +503,13 @@ func trimStack(b []byte) string {
 		lines = lines[:40]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Bundle returns the files of the bundle the sweep compiles for the
+// description at path (nil when it is refused), with the diagnostics: the
+// bytes `anvil compile <path> --service <service>` writes, since both go
+// through compiler.Compile.
+func Bundle(path, service string) (map[string][]byte, diag.List, error) {
+	c := compileOnce(path, service)
+	return c.files, c.diags, c.renderErr
 }

@@ -11,7 +11,8 @@
 // Each file is checked in a worker process (so a hang is killed after the
 // per-file timeout and a fatal runtime error such as a stack overflow is
 // caught), and every N-th file is also compiled with the anvil binary as a
-// subprocess.
+// subprocess; both compile through compiler.Compile, so when they use the
+// same service id the CLI's bundle hash must equal the in-process one.
 //
 // The sweep runs as a test gated on ANVIL_SWEEP_DIR:
 //

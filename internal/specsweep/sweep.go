@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // Options configures Sweep.
@@ -45,11 +47,14 @@ type Options struct {
 
 // CLIResult is what running `anvil compile` on a file showed.
 type CLIResult struct {
-	Exit     int    `json:"exit"` // -1: killed after the timeout
-	Millis   int64  `json:"ms"`
-	Problem  string `json:"problem,omitempty"`
-	Stderr   string `json:"stderr,omitempty"` // the first lines, when there is a problem
-	TimedOut bool   `json:"timedOut,omitempty"`
+	Exit    int    `json:"exit"` // -1: killed after the timeout
+	Millis  int64  `json:"ms"`
+	Problem string `json:"problem,omitempty"`
+	Stderr  string `json:"stderr,omitempty"` // the first lines, when there is a problem
+	// BundleHash is the bundle hash of the bundle the CLI wrote (its
+	// generation.json), when it wrote one.
+	BundleHash string `json:"bundleHash,omitempty"`
+	TimedOut   bool   `json:"timedOut,omitempty"`
 }
 
 // Files lists the *.json, *.yaml and *.yml files under dir, sorted.
@@ -138,7 +143,7 @@ func Sweep(ctx context.Context, dir string, opts Options) ([]Result, error) {
 				}
 				if opts.CLI != "" && opts.CLIEvery > 0 && i%opts.CLIEvery == 0 {
 					c := runCLI(ctx, opts.CLI, files[i], opts.CLIService, opts.CLITimeout)
-					judgeCLI(&r, c)
+					judgeCLI(&r, c, opts.CLIService == opts.Check.ServiceID)
 				}
 				if rel, err := filepath.Rel(dir, r.File); err == nil {
 					r.File = filepath.ToSlash(rel)
@@ -213,6 +218,9 @@ func runCLI(ctx context.Context, bin, file, service string, timeout time.Duratio
 			c.Problem = "exit 0 without a bundle"
 		}
 	}
+	if g, err := air.LoadGeneration(filepath.Join(tmp, "out")); err == nil {
+		c.BundleHash = g.BundleHash
+	}
 	if c.Problem != "" {
 		c.Stderr = firstLines(se, 20)
 	}
@@ -221,15 +229,20 @@ func runCLI(ctx context.Context, bin, file, service string, timeout time.Duratio
 
 // judgeCLI records the CLI run and compares its exit code with the
 // in-process result: 1 for a fatal description or error diagnostics, else 0.
-func judgeCLI(r *Result, c *CLIResult) {
+// With sameService (both compiled with the same service id) the bundle the
+// CLI wrote must also be the in-process one: both call compiler.Compile.
+func judgeCLI(r *Result, c *CLIResult, sameService bool) {
 	r.CLI = c
 	if c.Problem == "" && (r.Outcome == OutcomeOK || r.Outcome == OutcomeFatal) {
 		want := 0
 		if r.Outcome == OutcomeFatal || len(r.Errors) > 0 {
 			want = 1
 		}
-		if c.Exit != want {
+		switch {
+		case c.Exit != want:
 			c.Problem = fmt.Sprintf("exit %d, the in-process compile says %d", c.Exit, want)
+		case sameService && r.BundleHash != "" && c.BundleHash != r.BundleHash:
+			c.Problem = fmt.Sprintf("the CLI wrote bundle %s, the in-process compile %s", c.BundleHash, r.BundleHash)
 		}
 	}
 	if c.Problem != "" {

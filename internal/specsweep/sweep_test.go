@@ -197,9 +197,9 @@ func TestSweep(t *testing.T) {
 }
 
 func TestValidateAIRInParts(t *testing.T) {
-	c, _, f := compileOnce(filepath.Join("testdata", "specs", "ok.yaml"), "svc")
-	if f != nil {
-		t.Fatal(f)
+	c := compileOnce(filepath.Join("testdata", "specs", "ok.yaml"), "svc")
+	if c.doc == nil {
+		t.Fatal(c.diags)
 	}
 	// The parts of a valid document validate; a bad tool name is found in its operation.
 	if err := validateAIRDoc(c.doc, bytes.Repeat([]byte{' '}, bigAIR+1)); err != nil {
@@ -212,5 +212,29 @@ func TestValidateAIRInParts(t *testing.T) {
 	}
 	if validateAIR(c.files[air.DocumentFile]) != nil {
 		t.Fatal("whole document")
+	}
+}
+
+func TestJudgeCLIComparesBundles(t *testing.T) {
+	ok := func() Result { return Result{Outcome: OutcomeOK, BundleHash: "aa"} }
+	r := ok()
+	judgeCLI(&r, &CLIResult{Exit: 0, BundleHash: "aa"}, true)
+	if len(r.Problems) != 0 {
+		t.Errorf("same bundle: %+v", r.Problems)
+	}
+	r = ok()
+	judgeCLI(&r, &CLIResult{Exit: 0, BundleHash: "bb"}, true)
+	if len(r.Problems) != 1 || r.Problems[0].Check != CheckCLI || !strings.Contains(r.Problems[0].Detail, "bundle bb") {
+		t.Errorf("different bundle: %+v", r.Problems)
+	}
+	r = ok()
+	judgeCLI(&r, &CLIResult{Exit: 0, BundleHash: "bb"}, false)
+	if len(r.Problems) != 0 {
+		t.Errorf("different service ids are not compared: %+v", r.Problems)
+	}
+	r = ok()
+	judgeCLI(&r, &CLIResult{Exit: 1}, true)
+	if len(r.Problems) != 1 || !strings.Contains(r.Problems[0].Detail, "exit 1") {
+		t.Errorf("exit code: %+v", r.Problems)
 	}
 }

@@ -229,8 +229,10 @@ type Param struct {
 	Schema      *Schema         `json:"schema"`
 	Description string          `json:"description,omitempty"`
 	Example     json.RawMessage `json:"example,omitempty"`
-	Style       string          `json:"style,omitempty"`
-	Explode     *bool           `json:"explode,omitempty"`
+	// Style and Explode are how the value is serialised, as lowering
+	// decided (read them through Wire).
+	Style   ParamStyle `json:"style,omitempty"`
+	Explode *bool      `json:"explode,omitempty"`
 }
 
 // Body projections.
@@ -242,10 +244,15 @@ const (
 // Body describes the request body.
 type Body struct {
 	Required    bool        `json:"required"`
-	ContentType string      `json:"contentType"`
+	ContentType string      `json:"contentType"` // the media type the description declares
 	Projection  string      `json:"projection"`
 	Fields      []BodyField `json:"fields"`
 	Schema      *Schema     `json:"schema"`
+	// Encoding is how the body is written and SendContentType the
+	// Content-Type sent with it, as lowering decided (read them through
+	// Wire).
+	Encoding        BodyEncoding `json:"encoding,omitempty"`
+	SendContentType string       `json:"sendContentType,omitempty"`
 }
 
 // BodyField is one top-level body property projected as an input.
@@ -332,8 +339,44 @@ type MCP struct {
 	ToolName string `json:"toolName"`
 }
 
-// DryRunKey is the reserved tool argument that asks for a dry run.
-const DryRunKey = "anvil_dry_run"
+// Input keys with a meaning of their own, shared by lowering (which names
+// inputs) and every back end (which reads them).
+const (
+	// DryRunKey is the reserved tool argument that asks for a dry run.
+	DryRunKey = "anvil_dry_run"
+	// ProjectionKey is the reserved tool argument that asks for a
+	// projection of the answer.
+	ProjectionKey = "anvil_projection"
+	// WholeBodyKey is the usual input of a body whose projection is
+	// "whole" (its BodyField's Key names it when lowering had to move it).
+	WholeBodyKey = "body"
+	// IdempotencyInputKey is the usual input that carries an idempotency
+	// key (Safety.IdempotencyKey names the one an operation uses).
+	IdempotencyInputKey = "idempotency_key"
+)
+
+// IsControlInput reports whether an input key is a reserved control input
+// (DryRunKey, ProjectionKey): it steers the gateway and is never sent
+// upstream, even when an operation declares an input under that key.
+func IsControlInput(key string) bool { return key == DryRunKey || key == ProjectionKey }
+
+// InputKey is the input key callers use for the parameter: Key, or the
+// wire name in a document that records none.
+func (p *Param) InputKey() string {
+	if p.Key != "" {
+		return p.Key
+	}
+	return p.Name
+}
+
+// InputKey is the input key callers use for the body field: Key, or the
+// wire name in a document that records none.
+func (f *BodyField) InputKey() string {
+	if f.Key != "" {
+		return f.Key
+	}
+	return f.Name
+}
 
 // Safety names the control inputs of an operation's tool.
 type Safety struct {

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // appendSchemaJSON appends s as compact JSON, byte for byte what
@@ -31,7 +31,7 @@ func appendSchemaJSON(b []byte, s *Schema) ([]byte, error) {
 	w.str("description", s.Description)
 	if len(s.Type) == 1 {
 		w.key("type")
-		w.b = jsstring.AppendHTML(w.b, s.Type[0])
+		w.b = canon.AppendStringHTML(w.b, s.Type[0])
 	} else if len(s.Type) > 1 {
 		w.strings("type", s.Type)
 	}
@@ -91,7 +91,7 @@ func (w *schemaWriter) key(k string) {
 func (w *schemaWriter) str(k, v string) {
 	if v != "" {
 		w.key(k)
-		w.b = jsstring.AppendHTML(w.b, v)
+		w.b = canon.AppendStringHTML(w.b, v)
 	}
 }
 
@@ -105,7 +105,7 @@ func (w *schemaWriter) strings(k string, l []string) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = jsstring.AppendHTML(w.b, v)
+		w.b = canon.AppendStringHTML(w.b, v)
 	}
 	w.b = append(w.b, ']')
 }
@@ -150,7 +150,7 @@ func (w *schemaWriter) schemaMap(k string, m map[string]*Schema) {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		w.b = jsstring.AppendHTML(w.b, n)
+		w.b = canon.AppendStringHTML(w.b, n)
 		w.b = append(w.b, ':')
 		if w.b, w.err = appendSchemaJSON(w.b, m[n]); w.err != nil {
 			return

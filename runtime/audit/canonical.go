@@ -6,12 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
-	"math"
 	"reflect"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // Redacted is the value that replaces a sensitive key's value before hashing.
@@ -78,25 +77,25 @@ func appendCanonical(b []byte, v any, redact bool) []byte {
 	case bool:
 		return strconv.AppendBool(b, x)
 	case string:
-		return jsstring.Append(b, x)
+		return canon.AppendString(b, x)
 	case float64:
-		return appendJSNumber(b, x)
+		return canon.AppendNumber(b, x, 64)
 	case float32:
-		return appendJSNumber(b, float64(x))
+		return canon.AppendNumber(b, float64(x), 64)
 	case int:
-		return appendJSNumber(b, float64(x))
+		return canon.AppendNumber(b, float64(x), 64)
 	case int64:
-		return appendJSNumber(b, float64(x))
+		return canon.AppendNumber(b, float64(x), 64)
 	case int32:
-		return appendJSNumber(b, float64(x))
+		return canon.AppendNumber(b, float64(x), 64)
 	case uint64:
-		return appendJSNumber(b, float64(x))
+		return canon.AppendNumber(b, float64(x), 64)
 	case json.Number:
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil && !errors.Is(err, strconv.ErrRange) {
 			return append(b, "null"...)
 		}
-		return appendJSNumber(b, f)
+		return canon.AppendNumber(b, f, 64)
 	case json.RawMessage:
 		return appendCanonical(b, decodeJSON(x), redact)
 	case map[string]any:
@@ -104,16 +103,16 @@ func appendCanonical(b []byte, v any, redact bool) []byte {
 		for k := range x {
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, compareUTF16)
+		slices.SortFunc(keys, canon.CompareUTF16)
 		b = append(b, '{')
 		for i, k := range keys {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsstring.Append(b, k)
+			b = canon.AppendString(b, k)
 			b = append(b, ':')
 			if redact && SensitiveKey(k) {
-				b = jsstring.Append(b, Redacted)
+				b = canon.AppendString(b, Redacted)
 			} else {
 				b = appendCanonical(b, x[k], redact)
 			}
@@ -149,56 +148,4 @@ func decodeJSON(raw []byte) any {
 		return nil
 	}
 	return out
-}
-
-// appendJSNumber writes f as JavaScript's Number.prototype.toString and
-// JSON.stringify do. encoding/json's float formatting follows the same
-// ECMAScript rules; NaN and infinities become null and -0 becomes 0.
-func appendJSNumber(b []byte, f float64) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	if f == 0 {
-		return append(b, '0')
-	}
-	format := byte('f')
-	if abs := math.Abs(f); abs < 1e-6 || abs >= 1e21 {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		// clean up e-09 to e-9
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
-}
-
-// compareUTF16 orders strings by their UTF-16 code units, as JavaScript's
-// Array.prototype.sort does by default.
-func compareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			ua, ub := firstUnit(ra), firstUnit(rb)
-			if ua != ub {
-				return int(ua) - int(ub)
-			}
-			return int(ra) - int(rb)
-		}
-		a, b = a[na:], b[nb:]
-	}
-	return len(a) - len(b)
-}
-
-// firstUnit is the first UTF-16 code unit of r.
-func firstUnit(r rune) rune {
-	if r >= 0x10000 {
-		return 0xD800 + (r-0x10000)>>10
-	}
-	return r
 }

@@ -27,11 +27,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
@@ -419,7 +418,7 @@ func (v *Verifier) checkClaims(raw map[string]json.RawMessage, now float64) (*Cl
 	}
 
 	// Branchyard claims.
-	if !hasSub || sub == "" || utf16Len(sub) > MaxClaimChars {
+	if !hasSub || sub == "" || canon.UTF16Len(sub) > MaxClaimChars {
 		return nil, t, invalidToken(msgSubject)
 	}
 	if e := t.tooLong(now, v.leeway); e != nil {
@@ -433,7 +432,7 @@ func (v *Verifier) checkClaims(raw map[string]json.RawMessage, now float64) (*Cl
 		dst  *string
 	}{{"jti", &c.JTI}, {"by_tenant", &c.Tenant}, {"by_branch", &c.Branch}, {"by_turn", &c.Turn}} {
 		val, _, ok := stringClaim(raw, s.name)
-		if !ok || utf16Len(val) > MaxClaimChars {
+		if !ok || canon.UTF16Len(val) > MaxClaimChars {
 			return nil, t, invalidToken("Token claim " + s.name + " must be a string of at most 256 characters.")
 		}
 		*s.dst = val
@@ -549,22 +548,6 @@ func kindOf(raw []byte) byte {
 		return '0'
 	}
 	return 0
-}
-
-// utf16Len is the length of s in UTF-16 code units.
-func utf16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		if s[i] < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		n += utf16.RuneLen(r)
-		i += w
-	}
-	return n
 }
 
 // tokenTimes are the time claims, checked again on every use of a

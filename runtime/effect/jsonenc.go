@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
-	"math"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -33,13 +32,13 @@ func appendValue(b []byte, v any, depth int) []byte {
 	case nil:
 		return append(b, "null"...)
 	case string:
-		return jsstring.Append(b, x)
+		return canon.AppendString(b, x)
 	case bool:
 		return strconv.AppendBool(b, x)
 	case float64:
-		return appendFloat(b, x, 64)
+		return canon.AppendNumber(b, x, 64)
 	case float32:
-		return appendFloat(b, float64(x), 32)
+		return canon.AppendNumber(b, float64(x), 32)
 	case int:
 		return strconv.AppendInt(b, int64(x), 10)
 	case int8:
@@ -64,7 +63,7 @@ func appendValue(b []byte, v any, depth int) []byte {
 		if air.IsJSONNumber(string(x)) {
 			return append(b, x...)
 		}
-		return jsstring.Append(b, string(x))
+		return canon.AppendString(b, string(x))
 	case json.RawMessage:
 		return appendRaw(b, x)
 	case map[string]any:
@@ -81,7 +80,7 @@ func appendValue(b []byte, v any, depth int) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = jsstring.Append(b, k)
+			b = canon.AppendString(b, k)
 			b = append(b, ':')
 			b = appendValue(b, x[k], depth+1)
 		}
@@ -137,33 +136,6 @@ func hasJSONSpace(raw []byte) bool {
 		}
 	}
 	return false
-}
-
-// appendFloat writes a number as JSON.stringify does: shortest round-trip
-// digits, exponent form only below 1e-6 or from 1e21, -0 as 0, and null for
-// NaN and the infinities.
-func appendFloat(b []byte, f float64, bits int) []byte {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return append(b, "null"...)
-	}
-	if f == 0 {
-		return append(b, '0')
-	}
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs < 1e-6 || abs >= 1e21 {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, bits)
-	if format == 'e' {
-		// Turn e-07 into e-7, as JavaScript writes it.
-		n := len(b)
-		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
-	return b
 }
 
 // appendU16 writes \uXXXX for one UTF-16 code unit.

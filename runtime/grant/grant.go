@@ -19,10 +19,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"strconv"
-	"unicode/utf16"
-	"unicode/utf8"
 )
 
 // ErrInvalidGrant is wrapped by every parse error.
@@ -93,23 +91,23 @@ func (e *Entry) appendJSON(b []byte, index int) []byte {
 		b = append(b, ',')
 	}
 	b = append(b, `"connector":`...)
-	b = jsstring.Append(b, e.Connector)
+	b = canon.AppendString(b, e.Connector)
 	b = append(b, `,"operations":[`...)
 	for i, g := range e.Operations {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsstring.Append(b, g)
+		b = canon.AppendString(b, g)
 	}
 	b = append(b, `],"mode":`...)
-	b = jsstring.Append(b, e.Mode)
+	b = canon.AppendString(b, e.Mode)
 	if e.Account != "" {
 		b = append(b, `,"account":`...)
-		b = jsstring.Append(b, e.Account)
+		b = canon.AppendString(b, e.Account)
 	}
 	if e.Confirm != "" {
 		b = append(b, `,"confirm":`...)
-		b = jsstring.Append(b, e.Confirm)
+		b = canon.AppendString(b, e.Confirm)
 	}
 	return append(b, '}')
 }
@@ -189,7 +187,7 @@ func parseEntry(raw json.RawMessage) (e Entry, problem string) {
 	e.Operations = make([]string, len(ops))
 	for j, o := range ops {
 		g, ok := decodeString(o)
-		if n := utf16Len(g); !ok || n == 0 || n > MaxGlobLen {
+		if n := canon.UTF16Len(g); !ok || n == 0 || n > MaxGlobLen {
 			return e, opsProblem
 		}
 		e.Operations[j] = g
@@ -328,21 +326,4 @@ func validAccount(s string) bool {
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
-// utf16Len is the length of s in UTF-16 code units (JavaScript's length).
-func utf16Len(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			n++
-			i++
-			continue
-		}
-		r, w := utf8.DecodeRuneInString(s[i:])
-		n += utf16.RuneLen(r)
-		i += w
-	}
-	return n
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 )
 
@@ -346,15 +347,28 @@ func plainString(s string) bool {
 	return true
 }
 
-// Body encodings of a request body.
+// Body encoding codes of EncodeWholeBody: the int form of air.BodyEncoding
+// that generated request builders pass. New code passes air.BodyEncoding to
+// EncodeBody.
 const (
-	// BodyJSON sends the body as JSON.
+	// BodyJSON is air.BodyJSON.
 	BodyJSON = iota
-	// BodyForm sends the body as application/x-www-form-urlencoded pairs.
+	// BodyForm is air.BodyForm.
 	BodyForm
-	// BodyRaw sends a string body as it is (text/*, application/octet-stream).
+	// BodyRaw is air.BodyRaw.
 	BodyRaw
 )
+
+// bodyEncodingOf is the air.BodyEncoding of a code (JSON for an unknown one).
+func bodyEncodingOf(code int) air.BodyEncoding {
+	switch code {
+	case BodyForm:
+		return air.BodyForm
+	case BodyRaw:
+		return air.BodyRaw
+	}
+	return air.BodyJSON
+}
 
 // Messages of a "whole" body that cannot be encoded.
 const (
@@ -362,17 +376,23 @@ const (
 	bodyNotJSON   = "The body input cannot be encoded as JSON."
 )
 
-// EncodeWholeBody encodes v, the whole request body of operation opID, in
-// the body encoding enc (BodyJSON, BodyForm or BodyRaw): a string as raw
-// text under BodyRaw, an object as flat form pairs in key order under
-// BodyForm, anything else as JSON. It returns the bytes and the
-// Content-Type: contentType, or application/json for a BodyRaw value that
-// is not a string. When carrierKey is not "" and v is an object, the body
+// EncodeWholeBody is EncodeBody with the encoding given by its code
+// (BodyJSON, BodyForm or BodyRaw).
+func EncodeWholeBody(opID string, enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, error) {
+	return EncodeBody(opID, bodyEncodingOf(enc), contentType, v, carrierKey, carrier)
+}
+
+// EncodeBody encodes v, the whole request body of operation opID, in the
+// body encoding enc that lowering recorded (air.Body.Wire): a string as raw
+// text under air.BodyRaw, an object as flat form pairs in key order under
+// air.BodyForm, anything else as JSON. It returns the bytes and the
+// Content-Type: contentType, or application/json for an air.BodyRaw value
+// that is not a string. When carrierKey is not "" and v is an object, the body
 // is a copy of v with carrier under carrierKey (an idempotency key).
 //
 // Errors are *envelope.Error validation_error ("A form body must be an
 // object.", "The body input cannot be encoded as JSON.").
-func EncodeWholeBody(opID string, enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, error) {
+func EncodeBody(opID string, enc air.BodyEncoding, contentType string, v any, carrierKey string, carrier any) ([]byte, string, error) {
 	out, ctype, problem := wholeBody(enc, contentType, v, carrierKey, carrier)
 	if problem != "" {
 		return nil, "", &envelope.Error{Code: envelope.ValidationError, Message: problem, Operation: opID}
@@ -380,8 +400,8 @@ func EncodeWholeBody(opID string, enc int, contentType string, v any, carrierKey
 	return out, ctype, nil
 }
 
-// wholeBody is EncodeWholeBody with the error as its message ("" for none).
-func wholeBody(enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, string) {
+// wholeBody is EncodeBody with the error as its message ("" for none).
+func wholeBody(enc air.BodyEncoding, contentType string, v any, carrierKey string, carrier any) ([]byte, string, string) {
 	if carrierKey != "" {
 		if m, ok := v.(map[string]any); ok {
 			c := make(map[string]any, len(m)+1)
@@ -393,12 +413,12 @@ func wholeBody(enc int, contentType string, v any, carrierKey string, carrier an
 		}
 	}
 	switch enc {
-	case BodyRaw:
+	case air.BodyRaw:
 		if s, ok := v.(string); ok {
 			return []byte(s), contentType, ""
 		}
 		contentType = "application/json"
-	case BodyForm:
+	case air.BodyForm:
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil, "", formNotObject

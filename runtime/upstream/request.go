@@ -18,18 +18,13 @@ import (
 // Reserved input keys. They control the gateway and are never sent upstream,
 // even when an operation declares an input under the same key.
 const (
-	// ProjectionKey is the reserved input that asks for a projection of the answer.
-	ProjectionKey = "anvil_projection"
-	// WholeBodyKey is the input that holds the whole request body of an
-	// operation whose body projection is "whole".
-	WholeBodyKey = "body"
-	// IdempotencyInputKey is the default tool input that carries the
-	// idempotency key (air.Safety.IdempotencyKey's usual value).
-	IdempotencyInputKey = "idempotency_key"
+	// ProjectionKey is air.ProjectionKey.
+	ProjectionKey = air.ProjectionKey
+	// WholeBodyKey is air.WholeBodyKey.
+	WholeBodyKey = air.WholeBodyKey
+	// IdempotencyInputKey is air.IdempotencyInputKey.
+	IdempotencyInputKey = air.IdempotencyInputKey
 )
-
-// reserved reports whether an input key is a control input that never goes upstream.
-func reserved(key string) bool { return key == air.DryRunKey || key == ProjectionKey }
 
 // BuildRequest builds the upstream request for op from the caller's
 // arguments (decoded JSON: map[string]any whose numbers are float64 or
@@ -43,18 +38,18 @@ func reserved(key string) bool { return key == air.DryRunKey || key == Projectio
 //
 //   - path: substituted with encodeURIComponent escaping ("/" → %2F, space
 //     → %20; a value of "." or ".." is escaped as %2E); arrays and objects
-//     use the simple, label or matrix style;
-//   - query: in declaration order; arrays as repeated keys (form, explode,
-//     the default) or joined (explode false, spaceDelimited, pipeDelimited);
-//     objects as name[key]=value (deepObject) or as compact JSON;
+//     use the simple, label or matrix style lowering recorded (air.Param.Wire);
+//   - query: in declaration order, in the recorded style; arrays as repeated
+//     keys (form, explode) or joined (explode false, spaceDelimited,
+//     pipeDelimited); objects as name[key]=value (deepObject) or as compact
+//     JSON;
 //   - header: arrays comma-joined, objects as JSON; a CR, LF or NUL is refused;
 //   - cookie: name=value pairs in one Cookie header;
-//   - body: "fields" projection → a JSON object of the provided fields by
-//     wire name, in declaration order; "whole" → the "body" input as it is.
-//     application/json and +json types are sent as JSON,
-//     application/x-www-form-urlencoded as flat form pairs, a string for a
-//     text/* or application/octet-stream body as raw text, and anything else
-//     as JSON (Content-Type application/json). No body input → no body.
+//   - body: "fields" projection → an object of the provided fields by wire
+//     name, in declaration order; "whole" → the "body" input as it is.
+//     Written in the encoding lowering recorded (air.Body.Wire: JSON, flat
+//     form pairs, or a string as raw text) with the Content-Type it
+//     recorded. No body input → no body.
 //
 // Scalars are written as JSON would (true/false; integers without exponent;
 // other numbers in the shortest form without exponent). A missing required
@@ -84,8 +79,8 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 	header := http.Header{}
 	for i := range op.Input.Params {
 		p := &op.Input.Params[i]
-		key := inputKey(p.Key, p.Name)
-		if p.In == "path" || reserved(key) {
+		key := p.InputKey()
+		if p.In == "path" || air.IsControlInput(key) {
 			continue
 		}
 		v, ok := args[key]
@@ -98,7 +93,8 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		v = normalize(v)
 		switch p.In {
 		case "query":
-			query = AppendQueryValue(query, p.Name, p.Style, p.Explode == nil || *p.Explode, v)
+			style, explode := p.Wire()
+			query = AppendQueryValue(query, p.Name, string(style), explode, v)
 		case "header":
 			s := HeaderValue(v)
 			if strings.ContainsAny(s, "\r\n\x00") {
@@ -138,10 +134,7 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		sb.WriteByte('?')
 		sb.WriteString(query)
 	}
-	method := strings.ToUpper(op.SourceRef.Method)
-	if method == "" {
-		method = http.MethodGet
-	}
+	method := op.SourceRef.HTTPMethod()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -160,11 +153,7 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 		req.Header.Set("Content-Type", contentType)
 	}
 	if req.Header.Get("Accept") == "" {
-		accept := op.Output.ContentType
-		if accept == "" {
-			accept = "application/json"
-		}
-		req.Header.Set("Accept", accept)
+		req.Header.Set("Accept", op.Output.Accept())
 	}
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
@@ -175,13 +164,6 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 type builder struct {
 	op   *air.Operation
 	args map[string]any
-}
-
-func inputKey(key, name string) string {
-	if key != "" {
-		return key
-	}
-	return name
 }
 
 // path expands the {name} templates of the operation path.
@@ -209,12 +191,13 @@ func (b *builder) path(tmpl string) (string, error) {
 		if p == nil {
 			return "", internalError(b.op.ID, fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name))
 		}
-		key := inputKey(p.Key, p.Name)
+		key := p.InputKey()
 		v, ok := b.args[key]
-		if !ok || v == nil || reserved(key) {
+		if !ok || v == nil || air.IsControlInput(key) {
 			return "", missing(b.op.ID, key, "path")
 		}
-		s, ok := PathValue(normalize(v), p.Name, p.Style, p.Explode != nil && *p.Explode)
+		style, explode := p.Wire()
+		s, ok := PathValue(normalize(v), p.Name, string(style), explode)
 		if !ok {
 			return "", validation(b.op.ID, key, "path", fmt.Sprintf("Path input %s must not be empty.", key))
 		}
@@ -252,31 +235,13 @@ func normalize(v any) any {
 	return out
 }
 
-// bodyEncoding returns the body encoding of a Content-Type and the
-// Content-Type to send.
-func bodyEncoding(contentType string) (int, string) {
-	mt := strings.ToLower(strings.TrimSpace(contentType))
-	if i := strings.IndexByte(mt, ';'); i >= 0 {
-		mt = strings.TrimSpace(mt[:i])
-	}
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return BodyJSON, contentType
-	case mt == "application/x-www-form-urlencoded":
-		return BodyForm, "application/x-www-form-urlencoded"
-	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
-		return BodyRaw, contentType
-	}
-	return BodyJSON, "application/json"
-}
-
 // body encodes the request body; nil when there is none.
 func (b *builder) body() ([]byte, string, error) {
 	bd := b.op.Input.Body
 	if bd == nil {
 		return nil, "", nil
 	}
-	enc, ctype := bodyEncoding(bd.ContentType)
+	enc, ctype := bd.Wire()
 	carrier, hasCarrier := b.undeclaredCarrier()
 	carrier = normalize(carrier)
 	inBody := hasCarrier && b.op.Idempotency.Mechanism == "body"
@@ -311,8 +276,8 @@ func (b *builder) body() ([]byte, string, error) {
 	}
 	fields := make([]field, 0, len(bd.Fields)+1)
 	for _, f := range bd.Fields {
-		key := inputKey(f.Key, f.Name)
-		if reserved(key) {
+		key := f.InputKey()
+		if air.IsControlInput(key) {
 			continue
 		}
 		if v, ok := b.args[key]; ok {
@@ -326,19 +291,19 @@ func (b *builder) body() ([]byte, string, error) {
 		return nil, "", nil
 	}
 	for _, f := range bd.Fields {
-		key := inputKey(f.Key, f.Name)
+		key := f.InputKey()
 		if v, ok := b.args[key]; f.Required && (!ok || v == nil) {
 			return nil, "", missing(b.op.ID, key, "body")
 		}
 	}
-	if enc == BodyForm {
+	if enc == air.BodyForm {
 		q := ""
 		for _, f := range fields {
 			q = AppendFormValue(q, f.name, f.v)
 		}
 		return []byte(q), ctype, nil
 	}
-	if enc == BodyRaw {
+	if enc == air.BodyRaw {
 		ctype = "application/json"
 	}
 	out := make([]byte, 0, 64)
@@ -362,29 +327,8 @@ func (b *builder) body() ([]byte, string, error) {
 // operation's carrier when no declared input already carries it: the
 // "idempotency_key" argument, unless an operation input is itself named so.
 func (b *builder) undeclaredCarrier() (any, bool) {
-	idem := b.op.Idempotency
-	if !idem.HasCarrier() {
+	if !b.op.UndeclaredCarrier() {
 		return nil, false
-	}
-	switch idem.Mechanism {
-	case "header", "query", "body":
-	default:
-		return nil, false
-	}
-	for _, p := range b.op.Input.Params {
-		if inputKey(p.Key, p.Name) == IdempotencyInputKey {
-			return nil, false
-		}
-		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
-			return nil, false
-		}
-	}
-	if bd := b.op.Input.Body; bd != nil {
-		for _, f := range bd.Fields {
-			if inputKey(f.Key, f.Name) == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
-				return nil, false
-			}
-		}
 	}
 	v, ok := b.args[IdempotencyInputKey]
 	if !ok || v == nil {

@@ -424,3 +424,21 @@ func BenchmarkBuildRequestQuery(b *testing.B) {
 		}
 	}
 }
+
+// TestBuildReadsRecordedWire: the builder writes what lowering recorded
+// (air.Body.Encoding and SendContentType, air.Param.Style and Explode),
+// not what it would derive from the content type or the location.
+func TestBuildReadsRecordedWire(t *testing.T) {
+	no := false
+	op := bodyOp("text/plain", air.ProjectionWhole)
+	op.Input.Body.Encoding, op.Input.Body.SendContentType = air.BodyForm, "application/x-www-form-urlencoded"
+	op.Input.Params = []air.Param{{Name: "ids", Key: "ids", In: "query", Style: air.StylePipeDelimited, Explode: &no}}
+	req, err := BuildRequest(context.Background(), "https://x.example", op, map[string]any{"body": map[string]any{"a": "b c"}, "ids": []any{"1", "2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(req.Body)
+	if string(b) != "a=b+c" || req.Header.Get("Content-Type") != "application/x-www-form-urlencoded" || req.URL.RawQuery != "ids=1%7C2" {
+		t.Errorf("body %q, Content-Type %q, query %q", b, req.Header.Get("Content-Type"), req.URL.RawQuery)
+	}
+}

@@ -11,48 +11,23 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// Reserved control inputs, never sent upstream (upstream.BuildRequest).
+// Idempotency key carriers (air.Idempotency.Mechanism).
 const (
-	projectionKey   = "anvil_projection"
-	wholeBodyKey    = "body"
-	idempotencyKey  = "idempotency_key"
 	mechanismHeader = "header"
 	mechanismQuery  = "query"
 	mechanismBody   = "body"
 )
 
-func reservedKey(key string) bool { return key == air.DryRunKey || key == projectionKey }
-
-func inputKey(key, name string) string {
-	if key != "" {
-		return key
+// encodingCode is the runtime's int code of a body encoding (gateway.Body*),
+// which generated WholeBody calls pass.
+func encodingCode(enc air.BodyEncoding) int {
+	switch enc {
+	case air.BodyForm:
+		return 1 // gateway.BodyForm
+	case air.BodyRaw:
+		return 2 // gateway.BodyRaw
 	}
-	return name
-}
-
-// Body encodings, as the runtime's gateway.Body* constants.
-const (
-	encJSON = iota
-	encForm
-	encRaw
-)
-
-// bodyEncoding decides how a body of contentType is written, and its
-// Content-Type.
-func bodyEncoding(contentType string) (int, string) {
-	mt := strings.ToLower(strings.TrimSpace(contentType))
-	if i := strings.IndexByte(mt, ';'); i >= 0 {
-		mt = strings.TrimSpace(mt[:i])
-	}
-	switch {
-	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
-		return encJSON, contentType
-	case mt == "application/x-www-form-urlencoded":
-		return encForm, "application/x-www-form-urlencoded"
-	case strings.HasPrefix(mt, "text/") || mt == "application/octet-stream":
-		return encRaw, contentType
-	}
-	return encJSON, "application/json"
+	return 0 // gateway.BodyJSON
 }
 
 // jsonString is s as a request body writes it (encoding/json without HTML
@@ -175,19 +150,19 @@ func (b *builder) path(tmpl string) {
 			b.returnNow(b.buildError(fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name), true))
 			return
 		}
-		key := inputKey(p.Key, p.Name)
+		key := p.InputKey()
 		fl := b.in.byProp[key]
-		if fl == nil || reservedKey(key) || fl.never {
+		if fl == nil || air.IsControlInput(key) || fl.never {
 			b.returnNow(b.missing(key))
 			return
 		}
 		b.usesIn = true
 		b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
 		empty := b.buildError(fmt.Sprintf("Path input %s must not be empty.", key), false)
+		style, explode := p.Wire()
 		if fl.kind == kAny {
-			explode := p.Explode != nil && *p.Explode
 			b.add(jen.Block(
-				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
+				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode)),
 				jen.If(jen.Op("!").Id("ok")).Block(empty),
 				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
 			))
@@ -196,10 +171,10 @@ func (b *builder) path(tmpl string) {
 		if fl.kind == kString {
 			b.add(jen.If(jen.Id("in." + fl.goName).Op("==").Lit("")).Block(empty))
 		}
-		switch p.Style {
-		case "label":
+		switch style {
+		case air.StyleLabel:
 			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
-		case "matrix":
+		case air.StyleMatrix:
 			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgGateway, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
 		}
 		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgGateway, "PathSegment").Call(scalarString(fl))))
@@ -220,8 +195,8 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			return
 		}
 		p := &b.op.Input.Params[i]
-		key := inputKey(p.Key, p.Name)
-		if p.In == "path" || reservedKey(key) {
+		key := p.InputKey()
+		if p.In == "path" || air.IsControlInput(key) {
 			continue
 		}
 		fl := b.in.byProp[key]
@@ -238,9 +213,9 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		switch p.In {
 		case "query":
 			if fl.kind == kAny {
-				explode := p.Explode == nil || *p.Explode
+				style, explode := p.Wire()
 				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQueryValue").Call(
-					jen.Id("q"), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode), jen.Id("in."+fl.goName)))
+					jen.Id("q"), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode), jen.Id("in."+fl.goName)))
 			} else {
 				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
 			}
@@ -283,44 +258,13 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 	return headers, cookies
 }
 
-// carrierStatic reports whether the idempotency key goes through the
-// operation's carrier from the undeclared "idempotency_key" input, as far
-// as generation time can tell (the input must also be present).
-func carrierStatic(op *air.Operation) bool {
-	idem := op.Idempotency
-	if !idem.HasCarrier() {
-		return false
-	}
-	switch idem.Mechanism {
-	case mechanismHeader, mechanismQuery, mechanismBody:
-	default:
-		return false
-	}
-	for _, p := range op.Input.Params {
-		if inputKey(p.Key, p.Name) == idempotencyKey {
-			return false
-		}
-		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key))) {
-			return false
-		}
-	}
-	if bd := op.Input.Body; bd != nil {
-		for _, f := range bd.Fields {
-			if inputKey(f.Key, f.Name) == idempotencyKey || (idem.Mechanism == mechanismBody && f.Name == idem.Key) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 // carrierField is the typed field of the undeclared carrier input, or nil
 // when no key can go that way.
 func (b *builder) carrierField() *field {
-	if !carrierStatic(b.op) {
+	if !b.op.UndeclaredCarrier() {
 		return nil
 	}
-	fl := b.in.byProp[idempotencyKey]
+	fl := b.in.byProp[air.IdempotencyInputKey]
 	if fl == nil || fl.never {
 		return nil
 	}
@@ -336,11 +280,11 @@ func (b *builder) body() bool {
 	if bd == nil || b.done {
 		return false
 	}
-	enc, ctype := bodyEncoding(bd.ContentType)
+	enc, ctype := bd.Wire()
 	carrier := b.carrierField()
 	inBody := carrier != nil && b.op.Idempotency.Mechanism == mechanismBody
 	if bd.Projection == air.ProjectionWhole {
-		key := wholeBodyKey
+		key := air.WholeBodyKey
 		if len(bd.Fields) == 1 && bd.Fields[0].Key != "" {
 			key = bd.Fields[0].Key
 		}
@@ -372,7 +316,7 @@ func (b *builder) body() bool {
 		stmt = append(stmt,
 			jen.Var().Id("err").Error(),
 			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgGateway, "WholeBody").Call(
-				jen.Id("opID"), jen.Lit(key), jen.Lit(enc), jen.Lit(bd.ContentType), boxed(fl), ckey, cval),
+				jen.Id("opID"), jen.Lit(key), jen.Lit(encodingCode(enc)), jen.Lit(ctype), boxed(fl), ckey, cval),
 			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
 		)
 		ifs := jen.If(value(fl)).Block(stmt...)
@@ -392,8 +336,8 @@ func (b *builder) body() bool {
 	}
 	var fields []bodyField
 	for _, bf := range bd.Fields {
-		key := inputKey(bf.Key, bf.Name)
-		if reservedKey(key) {
+		key := bf.InputKey()
+		if air.IsControlInput(key) {
 			continue
 		}
 		if fl := b.in.byProp[key]; fl != nil && !fl.never {
@@ -411,7 +355,7 @@ func (b *builder) body() bool {
 		if !bf.Required {
 			continue
 		}
-		key := inputKey(bf.Key, bf.Name)
+		key := bf.InputKey()
 		fl := b.in.byProp[key]
 		if fl == nil || fl.never {
 			required = append(required, b.missing(key))
@@ -422,7 +366,7 @@ func (b *builder) body() bool {
 	var count []jen.Code
 	count = append(count, jen.Id("nf").Op(":=").Lit(0))
 	var stmts []jen.Code
-	if enc == encForm {
+	if enc == air.BodyForm {
 		stmts = append(stmts, jen.Id("form").Op(":=").Lit(""))
 		for _, bf := range fields {
 			fl := bf.fl
@@ -452,7 +396,7 @@ func (b *builder) body() bool {
 		return true
 	}
 	// JSON (a raw-text type with fields is sent as JSON).
-	if enc == encRaw {
+	if enc == air.BodyRaw {
 		b.add(jen.Id("ctype").Op("=").Lit("application/json"))
 	}
 	stmts = append(stmts, jen.Id("w").Op(":=").Make(jen.Index().Byte(), jen.Lit(1), jen.Lit(128)), jen.Id("w").Index(jen.Lit(0)).Op("=").LitRune('{'))
@@ -536,10 +480,7 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	if b.done {
 		return
 	}
-	method := strings.ToUpper(op.SourceRef.Method)
-	if method == "" {
-		method = "GET"
-	}
+	method := op.SourceRef.HTTPMethod()
 	b.add(jen.If(jen.Id("q").Op("!=").Lit("")).Block(
 		jen.Id("u").Dot("WriteByte").Call(jen.LitRune('?')),
 		jen.Id("u").Dot("WriteString").Call(jen.Id("q"))))
@@ -561,10 +502,7 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	if hasBody {
 		b.add(jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Content-Type"), jen.Id("ctype"))))
 	}
-	accept := op.Output.ContentType
-	if accept == "" {
-		accept = "application/json"
-	}
+	accept := op.Output.Accept()
 	b.add(
 		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("Accept")).Op("==").Lit("")).Block(
 			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Accept"), jen.Lit(accept))),

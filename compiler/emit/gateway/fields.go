@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"regexp"
 	"sort"
-	"strconv"
-	"strings"
-	"unicode"
-	"unicode/utf16"
-	"unicode/utf8"
 
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // kind is how a typed input field holds its value.
@@ -84,18 +81,6 @@ func (in *input) requiredMask() []uint64 {
 	return m
 }
 
-// compareUTF16 orders strings by UTF-16 code units (the audit hash's key
-// order).
-func compareUTF16(a, b string) int {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return int(ua[i]) - int(ub[i])
-		}
-	}
-	return len(ua) - len(ub)
-}
-
 // analyseInput reads an operation's input schema.
 func analyseInput(typeName string, op *air.Operation) *input {
 	in := &input{typeName: typeName, byProp: map[string]*field{}}
@@ -125,7 +110,7 @@ func analyseInput(typeName string, op *air.Operation) *input {
 	for name := range s.Properties {
 		names = append(names, name)
 	}
-	sort.Slice(names, func(i, j int) bool { return compareUTF16(names[i], names[j]) < 0 })
+	sort.Slice(names, func(i, j int) bool { return canon.CompareUTF16(names[i], names[j]) < 0 })
 	required := map[string]bool{}
 	for _, r := range s.Required {
 		required[r] = true
@@ -313,48 +298,11 @@ func jsonEqual(a, b json.RawMessage) bool {
 	return bytes.Equal(x, y)
 }
 
-// exportedName turns a JSON key into an exported Go identifier.
-func exportedName(s string) string {
-	var b strings.Builder
-	up := true
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			up = true
-			continue
-		}
-		if r >= utf8.RuneSelf {
-			r = 'X'
-		}
-		if up {
-			b.WriteRune(unicode.ToUpper(r))
-			up = false
-		} else {
-			b.WriteRune(r)
-		}
-	}
-	out := b.String()
-	if out == "" {
-		out = "Field"
-	}
-	if out[0] >= '0' && out[0] <= '9' {
-		out = "F" + out
-	}
-	return out
-}
-
-// lowerName turns an id into an unexported Go identifier.
-func lowerName(s string) string {
-	e := exportedName(s)
-	r, n := utf8.DecodeRuneInString(e)
-	return string(unicode.ToLower(r)) + e[n:]
-}
+// Go identifiers follow compiler/naming's rules.
+var (
+	exportedName = naming.GoExported   // a JSON key as an exported Go identifier
+	lowerName    = naming.GoUnexported // an id as an unexported Go identifier
+)
 
 // uniqueName returns name, or name with a numeric suffix, not yet in used.
-func uniqueName(name string, used map[string]bool) string {
-	out := name
-	for i := 2; used[out]; i++ {
-		out = name + strconv.Itoa(i)
-	}
-	used[out] = true
-	return out
-}
+func uniqueName(name string, used map[string]bool) string { return naming.Unique(name, used, "") }

@@ -146,32 +146,3 @@ func TestAnalyseField(t *testing.T) {
 		}
 	}
 }
-
-func TestNames(t *testing.T) {
-	for in, want := range map[string]string{"issue_number": "IssueNumber", "a-b.c": "ABC", "9lives": "F9lives", "": "Field", "øcto": "Xcto", "X-Trace": "XTrace"} {
-		if got := exportedName(in); got != want {
-			t.Errorf("exportedName(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := lowerName("github.comments.create"); got != "githubCommentsCreate" {
-		t.Errorf("lowerName: %q", got)
-	}
-	used := map[string]bool{}
-	if a, b := uniqueName("X", used), uniqueName("X", used); a != "X" || b != "X2" {
-		t.Errorf("uniqueName: %q %q", a, b)
-	}
-	// UTF-16 order puts a supplementary character (a surrogate pair) before
-	// U+FFFF, unlike byte order.
-	if compareUTF16("\U0001F600", "\uffff") >= 0 || compareUTF16("a", "ab") >= 0 {
-		t.Error("compareUTF16 does not order by UTF-16 code units")
-	}
-	if bodyEncodingOf("application/vnd.api+json; charset=utf-8") != encJSON || bodyEncodingOf("text/csv") != encRaw ||
-		bodyEncodingOf("application/x-www-form-urlencoded") != encForm || bodyEncodingOf("image/png") != encJSON {
-		t.Error("bodyEncoding")
-	}
-}
-
-func bodyEncodingOf(ct string) int {
-	e, _ := bodyEncoding(ct)
-	return e
-}

@@ -1,146 +1,36 @@
-// Package naming holds the identifier rules every emitter shares: how input
-// keys and operation names become Python, TypeScript, CLI and environment
-// names. The harness SDKs define their methods with these rules and the
-// composite calls those methods, so both must use this one package.
+// Package naming is the former home of the emitters' naming rules, now in
+// compiler/naming (shared with lowering); its functions forward there so
+// that emitters not yet moved keep compiling. New code imports
+// compiler/naming.
 package naming
 
-import (
-	"strconv"
-	"strings"
-	"unicode"
-)
+import "github.com/anvil-dev/anvil/compiler/naming"
 
-// Words splits s into lower-case words at camelCase boundaries and at every
-// run of characters that are not letters or digits (the snakeCase rule of
-// the naming contract).
-func Words(s string) []string {
-	var out []string
-	rs := []rune(s)
-	var cur []rune
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	for i, r := range rs {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			flush()
-			continue
-		}
-		if unicode.IsUpper(r) && len(cur) > 0 {
-			prev := rs[i-1]
-			nextLower := i+1 < len(rs) && unicode.IsLower(rs[i+1])
-			if unicode.IsLower(prev) || unicode.IsDigit(prev) || (unicode.IsUpper(prev) && nextLower) {
-				flush()
-			}
-		}
-		cur = append(cur, r)
-	}
-	flush()
-	return out
-}
+// Words is naming.Words.
+func Words(s string) []string { return naming.Words(s) }
 
-// Snake is snake_case: listIssues → list_issues.
-func Snake(s string) string { return strings.Join(Words(s), "_") }
+// Snake is naming.Snake.
+func Snake(s string) string { return naming.Snake(s) }
 
-// Kebab is kebab-case: issue_number → issue-number.
-func Kebab(s string) string { return strings.Join(Words(s), "-") }
+// Kebab is naming.Kebab.
+func Kebab(s string) string { return naming.Kebab(s) }
 
-// Pascal is PascalCase: github → Github, list_issue → ListIssue.
-func Pascal(s string) string {
-	var b strings.Builder
-	for _, w := range Words(s) {
-		rs := []rune(w)
-		rs[0] = unicode.ToUpper(rs[0])
-		b.WriteString(string(rs))
-	}
-	return b.String()
-}
+// Pascal is naming.Pascal.
+func Pascal(s string) string { return naming.Pascal(s) }
 
-// Camel is camelCase: create_comment → createComment.
-func Camel(s string) string {
-	p := Pascal(s)
-	if p == "" {
-		return ""
-	}
-	rs := []rune(p)
-	rs[0] = unicode.ToLower(rs[0])
-	return string(rs)
-}
+// Camel is naming.Camel.
+func Camel(s string) string { return naming.Camel(s) }
 
-// pythonKeywords are Python's reserved words, soft keywords and names that
-// would shadow what generated code relies on.
-var pythonKeywords = map[string]bool{
-	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
-	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
-	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
-	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
-	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
-	"self": true, "match": true, "case": true, "type": true, "print": true,
-}
+// PyIdent is naming.PyIdent.
+func PyIdent(key string) string { return naming.PyIdent(key) }
 
-// PyIdent turns an input key into a Python identifier: snake_case, never a
-// keyword, never starting with a digit.
-func PyIdent(key string) string {
-	s := Snake(key)
-	if s == "" {
-		s = "value"
-	}
-	if s[0] >= '0' && s[0] <= '9' {
-		s = "_" + s
-	}
-	if pythonKeywords[s] {
-		s += "_"
-	}
-	return s
-}
+// IsJSIdent is naming.IsJSIdent.
+func IsJSIdent(s string) bool { return naming.IsJSIdent(s) }
 
-func jsIdentStart(r rune) bool { return r == '_' || r == '$' || unicode.IsLetter(r) }
-
-// IsJSIdent reports whether s can be written as an unquoted JavaScript
-// identifier or property name.
-func IsJSIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if i == 0 && !jsIdentStart(r) {
-			return false
-		}
-		if i > 0 && !jsIdentStart(r) && !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// Unique returns name, or name with a numeric suffix joined by sep, so that
-// it is not in taken; it records the result in taken.
+// Unique is naming.Unique.
 func Unique(name string, taken map[string]bool, sep string) string {
-	if !taken[name] {
-		taken[name] = true
-		return name
-	}
-	for i := 2; ; i++ {
-		c := name + sep + strconv.Itoa(i)
-		if !taken[c] {
-			taken[c] = true
-			return c
-		}
-	}
+	return naming.Unique(name, taken, sep)
 }
 
-// EnvName is a connector id as it appears in an environment variable name:
-// upper case, every character outside [A-Z0-9] an underscore.
-func EnvName(id string) string {
-	var b strings.Builder
-	for _, r := range strings.ToUpper(id) {
-		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String()
-}
+// EnvName is naming.EnvName.
+func EnvName(id string) string { return naming.EnvName(id) }

@@ -695,7 +695,7 @@ func buildSinkItemsSearch(ctx context.Context, base *gateway.Base, in0 gateway.I
 		return nil, gateway.MissingInput(opID, "ids")
 	}
 	{
-		s, ok := gateway.PathValue(in.Ids, "ids", "", false)
+		s, ok := gateway.PathValue(in.Ids, "ids", "simple", false)
 		if !ok {
 			return nil, gateway.BuildError(opID, "Path input ids must not be empty.", false)
 		}
@@ -709,10 +709,10 @@ func buildSinkItemsSearch(ctx context.Context, base *gateway.Base, in0 gateway.I
 		q = gateway.AppendQueryValue(q, "labels", "form", false, in.Labels)
 	}
 	if in.set[0]&(1<<16) != 0 && in.Space != nil {
-		q = gateway.AppendQueryValue(q, "space", "spaceDelimited", true, in.Space)
+		q = gateway.AppendQueryValue(q, "space", "spaceDelimited", false, in.Space)
 	}
 	if in.set[0]&(1<<11) != 0 && in.Pipe != nil {
-		q = gateway.AppendQueryValue(q, "pipe", "pipeDelimited", true, in.Pipe)
+		q = gateway.AppendQueryValue(q, "pipe", "pipeDelimited", false, in.Pipe)
 	}
 	if in.set[0]&(1<<2) != 0 && in.Filter != nil {
 		q = gateway.AppendQueryValue(q, "filter", "deepObject", true, in.Filter)

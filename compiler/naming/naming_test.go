@@ -40,3 +40,44 @@ func TestNames(t *testing.T) {
 		t.Error("IsJSIdent")
 	}
 }
+
+func TestGoNames(t *testing.T) {
+	for in, want := range map[string]string{"issue_number": "IssueNumber", "a-b.c": "ABC", "9lives": "F9lives", "": "Field", "øcto": "Xcto", "X-Trace": "XTrace"} {
+		if got := GoExported(in); got != want {
+			t.Errorf("GoExported(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := GoUnexported("github.comments.create"); got != "githubCommentsCreate" {
+		t.Errorf("GoUnexported: %q", got)
+	}
+	used := map[string]bool{}
+	if a, b := Unique("X", used, ""), Unique("X", used, ""); a != "X" || b != "X2" {
+		t.Errorf("Unique: %q %q", a, b)
+	}
+}
+
+// TestSnakeContract pins the snakeCase rule lowering derives names with.
+func TestSnakeContract(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"listIssues", "list_issues"},
+		{"createIssueComment", "create_issue_comment"},
+		{"getReleaseByTag", "get_release_by_tag"},
+		{"issues/list-for-repo", "issues_list_for_repo"},
+		{"HTTPServer", "http_server"},
+		{"getV2Thing", "get_v2_thing"},
+		{"Idempotency-Key", "idempotency_key"},
+		{"already_snake", "already_snake"},
+		{"  spaced  out  ", "spaced_out"},
+		{"GitHub Mini", "git_hub_mini"},
+		{"oauth2", "oauth2"},
+		{"ÉtéCafé", "été_café"},
+		{"--", ""},
+		{"", ""},
+		{"A", "a"},
+		{"ABC", "abc"},
+	} {
+		if got := Snake(c.in); got != c.want {
+			t.Errorf("Snake(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package jsstring
+package canon
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-func TestAppend(t *testing.T) {
+func TestAppendString(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":          `"plain"`,
 		`q"b\`:           `"q\"b\\"`,
@@ -18,13 +18,13 @@ func TestAppend(t *testing.T) {
 		"bad\xffbyte":    "\"bad\ufffdbyte\"",
 		"":               `""`,
 	} {
-		if got := string(Append(nil, in)); got != want {
+		if got := string(AppendString(nil, in)); got != want {
 			t.Errorf("Append(%q) = %s, want %s", in, got, want)
 		}
 	}
 }
 
-func TestAppendHTML(t *testing.T) {
+func TestAppendStringHTML(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":               `"plain"`,
 		`q"b\`:                `"q\"b\\"`,
@@ -36,19 +36,19 @@ func TestAppendHTML(t *testing.T) {
 		"\xe2\x80":            `"\ufffd\ufffd"`,
 		"":                    `""`,
 	} {
-		if got := string(AppendHTML(nil, in)); got != want {
-			t.Errorf("AppendHTML(%q) = %s, want %s", in, got, want)
+		if got := string(AppendStringHTML(nil, in)); got != want {
+			t.Errorf("AppendStringHTML(%q) = %s, want %s", in, got, want)
 		}
 	}
-	if got := string(AppendHTML([]byte("x:"), "<")); got != `x:"\u003c"` {
+	if got := string(AppendStringHTML([]byte("x:"), "<")); got != `x:"\u003c"` {
 		t.Errorf("AppendHTML does not append: %s", got)
 	}
 }
 
 var fuzzSeeds = []string{"", "plain", "<a&b>", "\u2028\u2029", "bad\xffbyte", "\xe2\x80\xa8\xe2\x80", "\x00\x1f\x7f\"\\", "øcto 😀", `\u2028`}
 
-// FuzzAppendHTML checks AppendHTML against encoding/json.Marshal.
-func FuzzAppendHTML(f *testing.F) {
+// FuzzAppendStringHTML checks AppendHTML against encoding/json.Marshal.
+func FuzzAppendStringHTML(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
@@ -57,20 +57,20 @@ func FuzzAppendHTML(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := AppendHTML(nil, s); string(got) != string(want) {
-			t.Fatalf("AppendHTML(%q) = %s, encoding/json writes %s", s, got, want)
+		if got := AppendStringHTML(nil, s); string(got) != string(want) {
+			t.Fatalf("AppendStringHTML(%q) = %s, encoding/json writes %s", s, got, want)
 		}
 	})
 }
 
-// FuzzAppend checks that Append writes valid JSON holding s (each invalid
+// FuzzAppendString checks that Append writes valid JSON holding s (each invalid
 // byte as U+FFFD) and escapes nothing but '"', '\\' and control characters.
-func FuzzAppend(f *testing.F) {
+func FuzzAppendString(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := Append(nil, s)
+		got := AppendString(nil, s)
 		if !utf8.Valid(got) {
 			t.Fatalf("Append(%q) = %q is not valid UTF-8", s, got)
 		}
