@@ -38,6 +38,7 @@ func compileCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "source", Usage: "compile a stored source snapshot (its id) instead of a spec file"},
 			&cli.StringFlag{Name: "entrypoint", Usage: "the entry document inside a spec directory or a --source snapshot"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "the workspace root whose .anvil/sources holds source snapshots"},
+			&cli.StringFlag{Name: "spec-base", Usage: "the directory $refs may read files from (default: the spec directory, or the entry document's directory)"},
 		},
 		Action: func(c *cli.Context) error { return runCompile(e, c) },
 	}
@@ -103,6 +104,7 @@ func runCompile(e *env, c *cli.Context) error {
 	opts := &openapi.Options{FS: in.fs}
 	if in.fs == nil { // a --source snapshot is already stored
 		opts.OnRead = rec.Record
+		opts.Base, rec.Base = in.base, in.base // $refs stay inside it (issue 15)
 	}
 	spec, err := openapi.Load(specPath, opts)
 	if err != nil {
@@ -193,6 +195,7 @@ type compiled struct {
 	snapshot *sources.Snapshot // set with --source
 	root     string            // --root
 	shown    string            // what the summary line names
+	base     string            // --spec-base, else a spec directory; "" is the entry's directory
 }
 
 // compileInput resolves the spec argument (a file, or a directory with
@@ -214,10 +217,13 @@ func compileInput(c *cli.Context) (*compiled, error) {
 		}
 		return in, nil
 	}
-	in.spec = c.Args().First()
+	in.spec, in.base = c.Args().First(), c.String("spec-base")
 	if fi, err := os.Stat(in.spec); err == nil && fi.IsDir() {
 		if entry == "" {
 			return nil, fail(1, "%s is a directory: name its entry document with --entrypoint", in.spec)
+		}
+		if in.base == "" {
+			in.base = in.spec
 		}
 		in.spec = filepath.Join(in.spec, filepath.FromSlash(entry))
 	} else if entry != "" {
