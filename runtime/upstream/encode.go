@@ -100,12 +100,17 @@ func ScalarString(v any) string {
 	return string(b)
 }
 
-// NumberString renders a JSON number for a URL, header or form: integers as
-// written, other numbers in the shortest form without exponent; text that
-// float64 cannot hold (not a number, or beyond its range) is returned as it
-// is.
+// NumberString renders a JSON number for a URL, header or form: integers
+// within [MinInteger, MaxInteger] as exact plain digits (ExactInteger: "1.5e3"
+// is "1500"), other integers as written, other numbers in the shortest form
+// without exponent; text that float64 cannot hold (not a number, or beyond
+// its range) is returned as it is. An input typed integer never gets here
+// out of range: BuildRequest refuses it (IntegerArgument).
 func NumberString(n json.Number) string {
 	s := string(n)
+	if t, ok := ExactInteger(s); ok {
+		return t
+	}
 	if IsIntegerText(s) {
 		return s
 	}
