@@ -104,8 +104,8 @@ func ScalarString(v any) string {
 // within [MinInteger, MaxInteger] as exact plain digits (ExactInteger: "1.5e3"
 // is "1500"), other integers as written, other numbers in the shortest form
 // without exponent; text that float64 cannot hold (not a number, or beyond
-// its range) is returned as it is. An input typed integer never gets here
-// out of range: BuildRequest refuses it (IntegerArgument).
+// its range) is returned as it is: range checks belong to argument
+// validation (IntegerArgument), and both gateways render numbers here.
 func NumberString(n json.Number) string {
 	s := string(n)
 	if t, ok := ExactInteger(s); ok {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/envelope"
 )
 
 // The range of an "integer" argument: a signed 64-bit integer, the widest
@@ -108,7 +107,8 @@ func allDigits(s string) bool {
 }
 
 // IntegerArgument checks a decoded argument value against a schema that
-// types it as an integer only: a number must be ExactInteger, and so must
+// types it as an integer only (the check a JSON Schema "integer" lacks: it
+// admits 1e400): a number must be ExactInteger, and so must
 // each number of an array whose items are integers. Other schemas and
 // values pass (the schema validator judges them). It returns the message of
 // a validation error, or "".
@@ -173,12 +173,4 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
-}
-
-// integerError is IntegerArgument's verdict as a validation_error.
-func integerError(opID, key, in string, s *air.Schema, v any) *envelope.Error {
-	if msg := IntegerArgument(s, v); msg != "" {
-		return validation(opID, key, in, fmt.Sprintf("Input %s %s.", key, msg))
-	}
-	return nil
 }

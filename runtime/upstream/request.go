@@ -58,10 +58,10 @@ func reserved(key string) bool { return key == air.DryRunKey || key == Projectio
 //
 // Scalars are written as JSON would (true/false; integers without exponent;
 // other numbers in the shortest form without exponent). A missing required
-// input, or any missing path input, is a validation_error, and so is a
-// parameter typed integer whose value is not an exact integer within
-// [MinInteger, MaxInteger] (IntegerArgument: 1e400 and 1.5 are refused,
-// 1.5e3 is sent as 1500). Reserved control
+// input, or any missing path input, is a validation_error. Numbers are
+// rendered by NumberString (an integer within [MinInteger, MaxInteger] as
+// exact digits: 1.5e3 is sent as 1500); the integer range itself is checked
+// where arguments are validated (IntegerArgument), before this. Reserved control
 // inputs (anvil_dry_run, anvil_projection) are never sent, nor is any input
 // the operation does not declare. When op declares an idempotency carrier
 // that no declared input carries, the "idempotency_key" input is sent
@@ -99,9 +99,6 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 			continue
 		}
 		v = normalize(v)
-		if e := integerError(op.ID, key, p.In, p.Schema, v); e != nil {
-			return nil, e
-		}
 		switch p.In {
 		case "query":
 			query = AppendQueryValue(query, p.Name, p.Style, p.Explode == nil || *p.Explode, v)
@@ -220,11 +217,7 @@ func (b *builder) path(tmpl string) (string, error) {
 		if !ok || v == nil || reserved(key) {
 			return "", missing(b.op.ID, key, "path")
 		}
-		v = normalize(v)
-		if e := integerError(b.op.ID, key, "path", p.Schema, v); e != nil {
-			return "", e
-		}
-		s, ok := PathValue(v, p.Name, p.Style, p.Explode != nil && *p.Explode)
+		s, ok := PathValue(normalize(v), p.Name, p.Style, p.Explode != nil && *p.Explode)
 		if !ok {
 			return "", validation(b.op.ID, key, "path", fmt.Sprintf("Path input %s must not be empty.", key))
 		}
