@@ -46,6 +46,10 @@ type Options struct {
 	// Endpoint, when set, replaces the description's servers with this one
 	// upstream base URL (--endpoint). It must pass CheckEndpoint.
 	Endpoint string
+	// Base is the directory every local $ref must resolve inside
+	// (--spec-base); "" is the entry document's directory. A $ref leaving it
+	// is refused with openapi.CodeRefOutsideBase before anything is read.
+	Base string
 	// OnRead is called with every file the loader reads, once per file, with
 	// the exact bytes it then parses (compiler/sources.Recorder.Record
 	// builds a source snapshot from it).
@@ -90,7 +94,7 @@ func Compile(in Inputs, opts Options) (*air.Document, diag.List) {
 			return nil, all
 		}
 	}
-	spec, err := openapi.Load(in.Spec, &openapi.Options{FS: in.FS, OnRead: opts.OnRead})
+	spec, err := openapi.Load(in.Spec, &openapi.Options{FS: in.FS, OnRead: opts.OnRead, Base: opts.Base})
 	if err != nil {
 		var f *diag.Failure
 		if !errors.As(err, &f) {

@@ -33,6 +33,7 @@ func compileCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "source", Usage: "compile a stored source snapshot (its id) instead of a spec file"},
 			&cli.StringFlag{Name: "entrypoint", Usage: "the entry document inside a spec directory or a --source snapshot"},
 			&cli.StringFlag{Name: "root", Value: ".", Usage: "the workspace root whose .anvil/sources holds source snapshots"},
+			&cli.StringFlag{Name: "spec-base", Usage: "the directory $refs may read files from (default: the spec directory, or the entry document's directory)"},
 		},
 		Action: func(c *cli.Context) error { return runCompile(e, c) },
 	}
@@ -89,6 +90,7 @@ func runCompile(e *env, c *cli.Context) error {
 	opts := compiler.Options{ServiceID: c.String("service"), HumanApproval: approval, Endpoint: endpoint}
 	if in.fs == nil { // a --source snapshot is already stored
 		opts.OnRead = rec.Record
+		opts.Base, rec.Base = in.base, in.base // $refs stay inside it (issue 15)
 	}
 	doc, all := compiler.Compile(compiler.Inputs{Spec: specPath, FS: in.fs, Manifest: c.String("manifest")}, opts)
 	if doc == nil {
@@ -165,6 +167,7 @@ type compiled struct {
 	root     string            // --root
 	shown    string            // what the summary line names
 	cleanup  func()            // removes a fetched spec (fetch.go); nil for files
+	base     string            // --spec-base, else a spec directory; "" is the entry's directory
 }
 
 // compileInput resolves the spec argument (a file, or a directory with
@@ -186,7 +189,7 @@ func compileInput(c *cli.Context) (*compiled, error) {
 		}
 		return in, nil
 	}
-	in.spec = c.Args().First()
+	in.spec, in.base = c.Args().First(), c.String("spec-base")
 	if isSpecURL(in.spec) { // fetch.go
 		if entry != "" {
 			return nil, fail(1, "--entrypoint applies to a spec directory or a --source snapshot, not a URL")
@@ -201,6 +204,9 @@ func compileInput(c *cli.Context) (*compiled, error) {
 	if fi, err := os.Stat(in.spec); err == nil && fi.IsDir() {
 		if entry == "" {
 			return nil, fail(1, "%s is a directory: name its entry document with --entrypoint", in.spec)
+		}
+		if in.base == "" {
+			in.base = in.spec
 		}
 		in.spec = filepath.Join(in.spec, filepath.FromSlash(entry))
 	} else if entry != "" {

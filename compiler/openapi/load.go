@@ -45,6 +45,10 @@ import (
 //   - spec/invalid_ref: a "$ref" that is not a string, uses an unsupported URI
 //     scheme, or whose fragment is not a JSON pointer.
 //   - spec/remote_ref: a "$ref" to an http(s) URL; only local files are read.
+//   - spec/ref_outside_base: a "$ref" to a file outside the base directory
+//     (Options.Base, by default the entry document's directory), lexically
+//     or through a symbolic link; nothing outside is read. Also an entry
+//     document outside an explicit base.
 //   - spec/dangling_ref: a "$ref" whose file or JSON pointer does not exist.
 //   - spec/ref_cycle: "$ref"s among parameters, request bodies, responses,
 //     path items (or other non-schema objects) that form a cycle. (Schemas may
@@ -137,6 +141,13 @@ type Options struct {
 	// positions, and the exact bytes the loader then parses), once per file.
 	// The source snapshot is built from it.
 	OnRead func(name string, data []byte)
+	// Base is the directory that every file a $ref names must lie in
+	// (symbolic links resolved); a $ref leaving it is refused with
+	// spec/ref_outside_base before anything is read. Empty means the entry
+	// document's directory when reading the operating system's files, and
+	// the root of FS when FS is set. An OS path, or a slash path in FS; it
+	// must hold the entry document.
+	Base string
 }
 
 // Load reads the description at path (YAML or JSON, told apart by content),
@@ -184,10 +195,14 @@ type Options struct {
 func Load(path string, opts *Options) (*Spec, error) {
 	l := newLoader(opts, true)
 	name := filepath.ToSlash(path)
-	data, err := l.read(name)
+	data, err := l.read(name, false)
 	if err != nil {
 		return nil, diag.Fail(diag.Pos{File: name}, CodeUnreadable, "cannot read %s: %s", name, err)
 	}
+	if f := l.confine(name); f != nil {
+		return nil, f
+	}
+	defer l.jail.close()
 	return l.run(name, data)
 }
 
@@ -196,7 +211,12 @@ func Load(path string, opts *Options) (*Spec, error) {
 // files only when opts.FS is set (relative to name within it).
 func LoadBytes(name string, data []byte, opts *Options) (*Spec, error) {
 	l := newLoader(opts, false)
-	return l.run(filepath.ToSlash(name), data)
+	name = filepath.ToSlash(name)
+	if f := l.confine(name); f != nil {
+		return nil, f
+	}
+	defer l.jail.close()
+	return l.run(name, data)
 }
 
 // document is one parsed file.
@@ -243,6 +263,7 @@ type loader struct {
 	index     map[*node]map[string]int // keys of large objects
 	following int                      // nesting of follow calls
 	patterns  patternStats             // patterns RE2 cannot run as written
+	jail      *confinement             // where referenced files may be read from
 }
 
 func newLoader(opts *Options, osFiles bool) *loader {
@@ -295,6 +316,16 @@ func (l *loader) run(name string, data []byte) (*Spec, error) {
 	return spec, nil
 }
 
+// confine sets up the base directory for the entry document name.
+func (l *loader) confine(name string) *diag.Failure {
+	c, err := newConfinement(&l.opts, l.osFiles, name)
+	if err != nil {
+		return diag.Fail(diag.Pos{File: name}, CodeRefOutsideBase, "%s", err)
+	}
+	l.jail = c
+	return nil
+}
+
 // version reads "openapi" or "swagger" and sets spec.Kind.
 func (l *loader) version(spec *Spec) *diag.Failure {
 	root := l.entry.root
@@ -323,8 +354,9 @@ func (l *loader) version(spec *Spec) *diag.Failure {
 	return nil
 }
 
-// read reads one file, refusing non-regular and oversized files.
-func (l *loader) read(name string) ([]byte, error) {
+// read reads one file, refusing non-regular and oversized files. A file a
+// $ref names (ref set) is read through the confinement's base.
+func (l *loader) read(name string, ref bool) ([]byte, error) {
 	var (
 		fi  fs.FileInfo
 		f   io.ReadCloser
@@ -338,6 +370,12 @@ func (l *loader) read(name string) ([]byte, error) {
 		fi, err = fs.Stat(l.opts.FS, name)
 		if err == nil && fi.Mode().IsRegular() {
 			f, err = l.opts.FS.Open(name)
+		}
+	} else if l.osFiles && ref && l.jail != nil {
+		var of *os.File
+		fi, of, err = l.jail.open(name)
+		if of != nil {
+			f = of
 		}
 	} else if l.osFiles {
 		osName := filepath.FromSlash(name)
@@ -533,8 +571,13 @@ func (l *loader) follow(doc *document, r *node) (*document, *node, bool) {
 			l.errorf(l.pos(doc, r), CodeInvalidRef, "$ref %s is an absolute path: use a path relative to %s", quote(ref), doc.name)
 			return nil, nil, false
 		}
+		joined := path.Join(path.Dir(doc.name), fp)
+		if why := l.jail.check(l.opts.FS, joined); why != "" {
+			l.errorf(l.pos(doc, r), CodeRefOutsideBase, "$ref %s is refused: %s", quote(ref), why)
+			return nil, nil, false
+		}
 		var reason string
-		target, reason = l.document(path.Join(path.Dir(doc.name), fp))
+		target, reason = l.document(joined)
 		if target == nil {
 			l.errorf(l.pos(doc, r), CodeDanglingRef, "$ref %s does not resolve: %s", quote(ref), reason)
 			return nil, nil, false
@@ -632,7 +675,7 @@ func (l *loader) document(name string) (*document, string) {
 	}
 	d := &document{name: key}
 	l.docs[key] = d
-	data, err := l.read(key)
+	data, err := l.read(key, true)
 	if err != nil {
 		d.bad = true
 		return nil, fmt.Sprintf("cannot read %s: %s", key, err)

@@ -448,7 +448,7 @@ func TestFSOption(t *testing.T) {
 	// A file above the FS root cannot be read.
 	fsys["api/up.yaml"] = &fstest.MapFile{Data: []byte("openapi: 3.0.0\npaths:\n  /a:\n    $ref: ../../x.yaml\n")}
 	_, err = Load("api/up.yaml", &Options{FS: fsys})
-	assertFailure(t, err, CodeDanglingRef, "api/up.yaml:4:11", "not a valid path")
+	assertFailure(t, err, CodeRefOutsideBase, "api/up.yaml:4:11", "../x.yaml is outside the base directory")
 	// Size limit.
 	_, err = Load("api/openapi.yaml", &Options{FS: fsys, MaxFileSize: 10})
 	assertFailure(t, err, CodeUnreadable, "api/openapi.yaml", "larger than 10 bytes")

@@ -9,6 +9,11 @@
 //	<root>/.anvil/sources/<id>/snapshot.json   {id, kind, entrypoint, sourceHash, files: [{path, sha256, size}]}
 //	<root>/.anvil/sources/<id>/files/<path>    each file, at its path relative to the files' common directory
 //
+// Every stored path is relative: the files' deepest common directory lies
+// inside the base the loader confined the references to (Recorder.Base), and
+// Save refuses a file outside that base, so a snapshot never holds a file
+// from elsewhere on the compiling machine nor any part of its absolute paths.
+//
 // The id is derived from the content (paths, bytes and entry point), so the
 // same input always gives the same snapshot and saving it again is a no-op.
 // A snapshot is written into a temporary directory and renamed into place:
@@ -25,7 +30,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -53,6 +57,10 @@ type File struct {
 // Recorder collects the files a load reads; its Record method is the
 // loader's OnRead hook.
 type Recorder struct {
+	// Base is the directory every recorded file must lie in: the loader's
+	// Options.Base (the --spec-base flag). Empty means the entry document's
+	// directory, the loader's default.
+	Base  string
 	files map[string][]byte // by absolute, cleaned OS path
 }
 
@@ -80,16 +88,28 @@ func (r *Recorder) Save(root, entry, kind string) (*Snapshot, error) {
 	if _, ok := r.files[absEntry]; !ok {
 		return nil, fmt.Errorf("the entry document %s was not read", entry)
 	}
+	base := r.Base
+	if base == "" {
+		base = filepath.Dir(absEntry)
+	}
+	if base, err = filepath.Abs(base); err != nil {
+		return nil, err
+	}
 	names := make([]string, 0, len(r.files))
 	for n := range r.files {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	base := commonDir(names)
+	for _, n := range names {
+		if !within(base, n) {
+			return nil, fmt.Errorf("%s was read but lies outside the base directory %s: it is not stored", n, base)
+		}
+	}
+	common := commonDir(names)
 	snap := &Snapshot{Kind: kind}
 	content := map[string][]byte{}
 	for _, n := range names {
-		rel, err := filepath.Rel(base, n)
+		rel, err := filepath.Rel(common, n)
 		if err != nil {
 			return nil, err
 		}
@@ -235,5 +255,5 @@ func commonDir(files []string) string {
 
 func within(dir, file string) bool {
 	rel, err := filepath.Rel(dir, file)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !path.IsAbs(rel)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }

@@ -3,6 +3,7 @@ package sources_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -31,8 +32,8 @@ const defsDoc = `Thing:
     id: {type: string}
 `
 
-// TestSnapshotRoundTrip: a description spread over two directories is
-// stored under their common directory, compiles from the snapshot to the
+// TestSnapshotRoundTrip: a description spread over two directories (under
+// a widened base) is stored under their common directory, compiles from the snapshot to the
 // same model, keeps its id when saved again, and is refused once tampered.
 func TestSnapshotRoundTrip(t *testing.T) {
 	src := t.TempDir()
@@ -50,8 +51,10 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	write("common/defs.yaml", defsDoc)
 	entry := filepath.Join(src, "spec", "openapi.yaml")
 
-	var rec sources.Recorder
-	direct, err := openapi.Load(entry, &openapi.Options{OnRead: rec.Record})
+	// The description reaches ../common: the base is widened to src (the
+	// --spec-base flag), for the loader and the recorder alike.
+	rec := sources.Recorder{Base: src}
+	direct, err := openapi.Load(entry, &openapi.Options{OnRead: rec.Record, Base: src})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +104,35 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	for _, id := range []string{"", "..", "src_zz", "src_../../etc/passwd00000000"} {
 		if _, _, err := sources.Open(root, id); err == nil {
 			t.Errorf("Open(%q) succeeded", id)
+		}
+	}
+}
+
+// TestSnapshotRefusesFilesOutsideBase is the regression test for the
+// snapshot half of finding 1 of issue 15: a file read outside the base (here
+// recorded by hand, as a loader without confinement would) is not stored, and
+// the files of a snapshot never carry the machine's absolute path.
+func TestSnapshotRefusesFilesOutsideBase(t *testing.T) {
+	src := t.TempDir()
+	entry := filepath.Join(src, "spec", "openapi.yaml")
+	var rec sources.Recorder
+	rec.Record(entry, []byte(entryDoc))
+	rec.Record(filepath.Join(src, "common", "defs.yaml"), []byte(defsDoc))
+	root := t.TempDir()
+	if snap, err := rec.Save(root, entry, "openapi-3.0"); err == nil {
+		t.Fatalf("saved %+v", snap)
+	}
+	if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(sources.Dir))); !os.IsNotExist(err) {
+		t.Errorf("something was written under %s: %v", sources.Dir, err)
+	}
+	rec.Base = src
+	snap, err := rec.Save(root, entry, "openapi-3.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range snap.Files {
+		if filepath.IsAbs(f.Path) || strings.Contains(f.Path, filepath.ToSlash(src)[1:]) {
+			t.Errorf("stored path %s embeds the machine's path", f.Path)
 		}
 	}
 }

@@ -214,8 +214,13 @@ func GrantWithIndex(index int, entry any) (json.RawMessage, error) {
 // gateway without ANVIL_AUDIT_FILE can call Write unconditionally. A Logger is
 // safe for concurrent use.
 //
-// The file is opened once (O_APPEND|O_CREATE|O_WRONLY, mode 0600 when
+// The file is opened once (O_APPEND|O_CREATE|O_RDWR, mode 0600 when
 // created) and each Write writes one complete line with a single write call.
+// A short write (disk full, file-size limit) is undone by truncating the file
+// back to where the line started when the file still ends with that
+// fragment, and otherwise terminated with a newline; when neither succeeds,
+// or the file was found ending in a fragment when opened, the next line
+// starts with a newline. Every complete record is so its own line.
 // Before each write the path is checked to still name the open file, so a
 // log that is moved or removed is re-created on the next line rather than
 // written into an unlinked file (as the earlier gateway's appendFileSync did). A mutex keeps writers of one Logger from interleaving;
@@ -237,6 +242,12 @@ type Logger struct {
 	watcher *fswatch.Watcher
 	watch   *fswatch.Handle
 	stamp   uint64
+	// torn is set when f's last byte is not a newline (a fragment left by
+	// a short write this logger could not undo, or by another writer): the
+	// next line then starts with a newline, so it is never glued to it.
+	torn bool
+	// writeFile is f.Write; tests replace it to simulate short writes.
+	writeFile func(f *os.File, b []byte) (int, error)
 }
 
 // WatchFreshness is how recent a poll of the logger's watcher may be for a
@@ -272,6 +283,7 @@ func Open(path string) (*Logger, error) {
 	}
 	l := &Logger{path: path, now: time.Now, f: f}
 	l.fi, _ = f.Stat() // nil on failure: the first write reopens
+	l.torn = endsTorn(f, l.fi)
 	return l, nil
 }
 
@@ -316,6 +328,7 @@ func (l *Logger) file() (*os.File, error) {
 	}
 	l.f = f
 	l.fi, _ = f.Stat() // nil on failure: the next write reopens
+	l.torn = endsTorn(f, l.fi)
 	l.stamp = 0
 	if l.fi != nil {
 		l.stamp = stamp
@@ -331,8 +344,35 @@ func (l *Logger) Path() string {
 	return l.path
 }
 
+// endsTorn reports whether the non-empty file f (of info fi) does not end
+// with a newline, or cannot be read to tell.
+func endsTorn(f *os.File, fi os.FileInfo) bool {
+	if fi == nil || fi.Size() == 0 {
+		return false
+	}
+	var last [1]byte
+	_, err := f.ReadAt(last[:], fi.Size()-1)
+	return err != nil || last[0] != '\n'
+}
+
+// recoverShortWrite undoes the fragment frag that a short write left at the
+// end of f: it truncates f back when f still ends with frag (no other writer
+// appended since), else it terminates the fragment with a newline. Either
+// may fail (the disk is still full); the file is then reopened for the next
+// line, which finds the fragment (endsTorn) and starts with a newline.
+func recoverShortWrite(f *os.File, frag []byte) {
+	if fi, err := f.Stat(); err == nil && fi.Size() >= int64(len(frag)) {
+		start := fi.Size() - int64(len(frag))
+		tail := make([]byte, len(frag))
+		if _, err := f.ReadAt(tail, start); err == nil && bytes.Equal(tail, frag) && f.Truncate(start) == nil {
+			return
+		}
+	}
+	_, _ = f.Write([]byte{'\n'})
+}
+
 func openAppend(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrWrite, err)
 	}
@@ -361,16 +401,29 @@ func (l *Logger) Write(line Line) error {
 	if err != nil {
 		return err
 	}
-	n, werr := f.Write(b)
+	if l.torn {
+		b = append(b, 0)
+		copy(b[1:], b)
+		b[0] = '\n'
+	}
+	write := l.writeFile
+	if write == nil {
+		write = (*os.File).Write
+	}
+	n, werr := write(f, b)
 	if werr == nil && n != len(b) {
 		werr = fmt.Errorf("short write (%d of %d bytes)", n, len(b))
 	}
-	if werr != nil {
-		f.Close()
-		l.f, l.fi, l.stamp = nil, nil, 0
-		return fmt.Errorf("%w: %w", ErrWrite, werr)
+	if werr == nil {
+		l.torn = false
+		return nil
 	}
-	return nil
+	if n > 0 && n < len(b) {
+		recoverShortWrite(f, b[:n])
+	}
+	f.Close() // the next line reopens the file and checks how it ends
+	l.f, l.fi, l.stamp = nil, nil, 0
+	return fmt.Errorf("%w: %w", ErrWrite, werr)
 }
 
 // NewTraceID returns a new random trace id: "trace_" and 32 hex digits.

@@ -67,6 +67,8 @@ func TestMalformedTokens(t *testing.T) {
 		{"alg lower case", "Bearer " + authtest.SignRaw(key, []byte(`{"alg":"eddsa","kid":"`+key.Kid+`"}`), payload), CodeInvalidToken},
 		{"alg missing", "Bearer " + authtest.SignRaw(key, []byte(`{"kid":"`+key.Kid+`"}`), payload), CodeInvalidToken},
 		{"alg a number", "Bearer " + authtest.SignRaw(key, []byte(`{"alg":1,"kid":"`+key.Kid+`"}`), payload), CodeInvalidToken},
+		// Issue 15, finding 10: an empty kid is not "no kid" (it picked the set's only key).
+		{"kid empty", "Bearer " + authtest.SignRaw(key, []byte(`{"alg":"EdDSA","typ":"JWT","kid":""}`), payload), CodeInvalidToken},
 		{"kid a number", "Bearer " + authtest.SignRaw(key, []byte(`{"alg":"EdDSA","kid":7}`), payload), CodeInvalidToken},
 		{"unknown crit", "Bearer " + authtest.SignRaw(key, []byte(`{"alg":"EdDSA","kid":"`+key.Kid+`","crit":["exp"],"exp":1}`), payload), CodeInvalidToken},
 		{"unknown kid", "Bearer " + authtest.SignRaw(second, []byte(`{"alg":"EdDSA","kid":"by-second0000"}`), payload), CodeInvalidToken},

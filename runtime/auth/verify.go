@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"github.com/anvil-dev/anvil/runtime/fswatch"
@@ -43,7 +44,8 @@ const (
 	MaxClaimChars = 256
 	// MaxTokenLifetime is how far ahead exp may be (plus leeway).
 	MaxTokenLifetime = time.Hour
-	// MaxConnectLifetime is how long a connect token may live (plus leeway).
+	// MaxConnectLifetime is how long a connect token may live: exp − iat,
+	// without leeway (with no iat, exp − now, plus leeway).
 	MaxConnectLifetime = 10 * time.Minute
 	// DefaultCacheSize is how many verified tokens a Verifier remembers.
 	DefaultCacheSize = 1024
@@ -71,6 +73,7 @@ const (
 	msgNoGrants      = "Token has no by_grants claim."
 	msgPurpose       = "Token by_purpose must be absent or connect."
 	msgConnectExpiry = "A connect token may live at most ten minutes."
+	msgEmptyKid      = "Token kid must not be empty."
 )
 
 // VerifierOptions are optional settings of a [Verifier]; nil means defaults.
@@ -312,6 +315,10 @@ func (v *Verifier) verify(ctx context.Context, token string, now float64) (*cach
 		return nil, invalidToken(msgMalformed)
 	}
 	kid := jws.Signatures[0].Header.KeyID
+	if kid == "" && headerHasKid(token) {
+		// An empty kid is not "no kid": it would pick the set's only key.
+		return nil, invalidToken(msgEmptyKid)
+	}
 
 	// The key.
 	set, err := v.keys.current(ctx)
@@ -586,18 +593,41 @@ func (t *tokenTimes) future(now, leeway float64) *Error {
 	return nil
 }
 
+// connectTooLong refuses a connect token that lives longer than
+// MaxConnectLifetime. With iat its lifetime is exp − iat, a difference of two
+// issuer timestamps that clock skew does not touch, so no leeway is added
+// (the seed: "at most ten minutes (exp - iat; a longer one is a 401)").
+// Without iat, exp is compared with the gateway's clock, and only then the
+// leeway applies.
 func (t *tokenTimes) connectTooLong(now, leeway float64) *Error {
 	if !t.connect {
 		return nil
 	}
-	start := now
-	if t.hasIat && t.iat < now {
-		start = t.iat
+	lifetime, limit := t.exp-now, MaxConnectLifetime.Seconds()+leeway
+	if t.hasIat {
+		lifetime, limit = t.exp-t.iat, MaxConnectLifetime.Seconds()
 	}
-	if t.exp-start > MaxConnectLifetime.Seconds()+leeway {
+	if lifetime > limit {
 		return invalidToken(msgConnectExpiry)
 	}
 	return nil
+}
+
+// headerHasKid reports whether the compact token's protected header has a
+// "kid" member (of any value). The token's segments are canonical base64url
+// (canonicalSegments) and go-jose parsed the header already.
+func headerHasKid(token string) bool {
+	seg, _, _ := strings.Cut(token, ".")
+	raw, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		return false
+	}
+	var h map[string]json.RawMessage
+	if json.Unmarshal(raw, &h) != nil {
+		return false
+	}
+	_, ok := h["kid"]
+	return ok
 }
 
 // check runs every time check, in the order of the full verification.

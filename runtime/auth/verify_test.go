@@ -102,6 +102,14 @@ func connectClaims() map[string]any {
 	return c
 }
 
+func without(c map[string]any, keys ...string) map[string]any {
+	out := with(c)
+	for _, k := range keys {
+		delete(out, k)
+	}
+	return out
+}
+
 func with(c map[string]any, kv ...any) map[string]any {
 	out := make(map[string]any, len(c))
 	for k, v := range c {
@@ -186,7 +194,9 @@ func TestVerifyAccepts(t *testing.T) {
 		{"fractional times", with(turnClaims(), "exp", float64(testNow)+600.5, "iat", float64(testNow)-0.25)},
 		{"256-char strings", with(turnClaims(), "sub", strings.Repeat("s", 256), "jti", strings.Repeat("j", 256), "by_turn", strings.Repeat("1", 256))},
 		{"connect token", connectClaims()},
-		{"connect token ten minutes plus leeway", with(connectClaims(), "exp", testNow+660)},
+		{"connect token exactly ten minutes", with(connectClaims(), "exp", testNow+600)},
+		{"connect token without iat, ten minutes plus leeway", without(with(connectClaims(), "exp", testNow+660), "iat")},
+		{"connect token iat within leeway ahead", with(connectClaims(), "iat", testNow+30, "exp", testNow+630)},
 		{"connect token with grant", with(connectClaims(), "by_grants", turnClaims()["by_grants"])},
 		{"connect token old iat", with(connectClaims(), "iat", testNow-300, "exp", testNow+300)},
 		{"scope and email strings", with(turnClaims(), "scope", "a b", "email", "a@b")},
@@ -241,6 +251,10 @@ func TestVerifyRefusals(t *testing.T) {
 		{"by_purpose empty", with(turnClaims(), "by_purpose", ""), "by_purpose"},
 		{"by_purpose a number", with(turnClaims(), "by_purpose", 1), "by_purpose"},
 		{"connect token 20 minutes", with(connectClaims(), "exp", testNow+1200), "ten minutes"},
+		// Issue 15: leeway never stretches exp − iat (601–660 s passed).
+		{"connect token ten minutes and one second", with(connectClaims(), "exp", testNow+601), "ten minutes"},
+		{"connect token ten minutes plus leeway", with(connectClaims(), "exp", testNow+660), "ten minutes"},
+		{"connect token without iat, beyond leeway", without(with(connectClaims(), "exp", testNow+661), "iat"), "ten minutes"},
 		{"connect token 20 minutes, iat in the past", with(connectClaims(), "iat", testNow-900, "exp", testNow+300), "ten minutes"},
 		{"sub a number", with(turnClaims(), "sub", 42), "subject"},
 		{"iss a number", with(turnClaims(), "iss", 42), "issuer"},

@@ -12,6 +12,11 @@ const (
 	// CodeInvalidMeta (validation_error): _meta.idempotency_key is not a
 	// non-empty string, or _meta.stage is not a boolean.
 	CodeInvalidMeta = "effect/invalid_meta"
+	// CodeIdempotencyKeyTooLong (validation_error): an idempotency key
+	// (_meta.idempotency_key, the REST Idempotency-Key header, or a key in
+	// the operation's carrier argument) is longer than MaxIdempotencyKeyBytes;
+	// details.field names where it came from.
+	CodeIdempotencyKeyTooLong = "effect/idempotency_key_too_long"
 	// CodeIdempotencyKeyConflict (validation_error): a different key is
 	// already in the arguments; details.field names the input.
 	CodeIdempotencyKeyConflict = "effect/idempotency_key_conflict"

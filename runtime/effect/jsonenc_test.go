@@ -120,7 +120,10 @@ func FuzzHeaderValue(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		r := &Report{Class: "reversible", Operation: "svc.x", IdempotencyKey: s,
 			Undo: &Undo{Kind: KindInverse, FollowUp: FollowUp{Operation: "svc.y", Tool: "t", Arguments: Args{{Name: s, Value: s}}}}}
-		h := HeaderValue(r)
+		h, cut := HeaderValueBounded(r)
+		if len(h) > MaxHeaderBytes {
+			t.Fatalf("header of %d bytes", len(h))
+		}
 		for i := 0; i < len(h); i++ {
 			if h[i] < 0x20 || h[i] > 0x7e {
 				t.Fatalf("byte %#x in %q", h[i], h)
@@ -136,6 +139,12 @@ func FuzzHeaderValue(f *testing.F) {
 		}
 		if err := json.Unmarshal(js, &b); err != nil {
 			t.Fatalf("json %q: %v", js, err)
+		}
+		if cut {
+			if a.(map[string]any)["truncated"] != true {
+				t.Fatalf("cut header without the marker: %s", h)
+			}
+			return
 		}
 		ja, _ := json.Marshal(a)
 		jb, _ := json.Marshal(b)

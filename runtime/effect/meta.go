@@ -19,6 +19,25 @@ const (
 	MetaEffectContract = "anvil/effect_contract"
 )
 
+// MaxIdempotencyKeyBytes caps an idempotency key (the ledger id): it is
+// written into every audit line, the effect report and the upstream request,
+// so an unbounded one would bloat all three. 255 bytes holds any ULID, UUID
+// or provider key format in use (Stripe's limit is 255 characters).
+const MaxIdempotencyKeyBytes = 255
+
+// CheckKeyLength refuses an idempotency key longer than
+// MaxIdempotencyKeyBytes: validation_error effect/idempotency_key_too_long
+// with details.field set to field (where the key came from, such as
+// "_meta.idempotency_key" or the carrier input's name). The caller fills the
+// envelope's Operation when it knows it.
+func CheckKeyLength(field, key string) *envelope.Error {
+	if len(key) <= MaxIdempotencyKeyBytes {
+		return nil
+	}
+	return newError(envelope.ValidationError, "",
+		"The idempotency key must be at most 255 bytes.", details(CodeIdempotencyKeyTooLong, "field", field))
+}
+
 // Meta is what a caller's _meta asks of a call.
 type Meta struct {
 	// IdempotencyKey is the caller's ledger key; "" when none was given.
@@ -32,8 +51,11 @@ type Meta struct {
 // ParseMeta reads a tools/call _meta (nil when absent). idempotency_key
 // must be a non-empty string and stage a boolean when present (a present
 // null is invalid too); otherwise it returns validation_error
-// effect/invalid_meta. Other keys are ignored. The caller fills the
-// envelope's Operation and TraceID.
+// effect/invalid_meta. A key longer than MaxIdempotencyKeyBytes is
+// effect/idempotency_key_too_long (the REST gateway passes its
+// Idempotency-Key header here as _meta.idempotency_key, so the cap holds for
+// both). Other keys are ignored. The caller fills the envelope's Operation
+// and TraceID.
 func ParseMeta(meta map[string]any) (Meta, *envelope.Error) {
 	var m Meta
 	if v, ok := meta[MetaIdempotencyKey]; ok {
@@ -41,6 +63,9 @@ func ParseMeta(meta map[string]any) (Meta, *envelope.Error) {
 		if !isStr || s == "" {
 			return Meta{}, newError(envelope.ValidationError, "",
 				"_meta.idempotency_key must be a non-empty string.", details(CodeInvalidMeta, "field", "_meta."+MetaIdempotencyKey))
+		}
+		if err := CheckKeyLength("_meta."+MetaIdempotencyKey, s); err != nil {
+			return Meta{}, err
 		}
 		m.IdempotencyKey, m.HasKey = s, true
 	}
@@ -82,10 +107,21 @@ func carrierInput(op *air.Operation) string {
 // operation's carrier input (op.Input.Safety.IdempotencyKey):
 // validation_error effect/idempotency_key_conflict with details.field
 // naming the input. An absent or null argument, the same key, no key, or no
-// carrier is fine.
+// carrier is fine. A key in the carrier argument longer than
+// MaxIdempotencyKeyBytes is refused too (CheckKeyLength), with or without a
+// call key: call it also when the caller gave no key.
 func CheckKeyConflict(op *air.Operation, args map[string]any, key string) *envelope.Error {
 	field := carrierInput(op)
-	if key == "" || field == "" {
+	if field == "" {
+		return nil
+	}
+	if s, isStr := args[field].(string); isStr {
+		if err := CheckKeyLength(field, s); err != nil {
+			err.Operation = op.ID
+			return err
+		}
+	}
+	if key == "" {
 		return nil
 	}
 	v, ok := args[field]

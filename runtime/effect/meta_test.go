@@ -106,3 +106,32 @@ func TestKeyConflictAndPlacement(t *testing.T) {
 		t.Errorf("no carrier: %v %q", args, sent)
 	}
 }
+
+// TestKeyLengthCapped is the regression test for finding 10 (the key half)
+// of issue 15: a 200 KB ledger id was accepted and written to the audit
+// line. A key over MaxIdempotencyKeyBytes is now refused wherever it comes
+// from: _meta (and so the REST Idempotency-Key header) or the carrier
+// argument.
+func TestKeyLengthCapped(t *testing.T) {
+	long := string(make([]byte, 200_000))
+	atCap := string(make([]byte, MaxIdempotencyKeyBytes))
+	if m, err := ParseMeta(map[string]any{"idempotency_key": atCap}); err != nil || m.IdempotencyKey != atCap {
+		t.Errorf("key at the cap: %v", err)
+	}
+	_, err := ParseMeta(map[string]any{"idempotency_key": long})
+	if err == nil || err.Code != envelope.ValidationError || string(err.Details) != `{"code":"effect/idempotency_key_too_long","field":"_meta.idempotency_key"}` {
+		t.Errorf("long _meta key: %v", err)
+	}
+	ops := loadOps(t)
+	op := *ops["github.comments.create"]
+	op.Input.Safety = air.Safety{IdempotencyKey: "idempotency_key", DryRun: air.DryRunKey}
+	for _, key := range []string{"", "K"} {
+		err := CheckKeyConflict(&op, map[string]any{"idempotency_key": long + "x"}, key)
+		if err == nil || err.Operation != op.ID || string(err.Details) != `{"code":"effect/idempotency_key_too_long","field":"idempotency_key"}` {
+			t.Errorf("long argument key (call key %q): %v", key, err)
+		}
+	}
+	if err := CheckKeyConflict(&op, map[string]any{"idempotency_key": atCap}, atCap); err != nil {
+		t.Errorf("argument key at the cap: %v", err)
+	}
+}

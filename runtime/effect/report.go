@@ -242,12 +242,68 @@ func (r Report) MarshalJSON() ([]byte, error) {
 	return r.AppendJSON(make([]byte, 0, 512)), nil
 }
 
+// MaxHeaderBytes bounds the X-Anvil-Effect header value. Common clients
+// refuse larger response headers (Node's http parser stops at 16 KiB for
+// all of them together), and a report echoes the caller's arguments, so an
+// unbounded header could break the client after the write went upstream.
+const MaxHeaderBytes = 8 << 10
+
+// TruncatedReason is the undo_unavailable of a header report cut down to
+// MaxHeaderBytes.
+const TruncatedReason = "effect_report_truncated: the report is larger than 8 KiB; the full report is in the response (_meta.effect)"
+
 // HeaderValue is the report as the X-Anvil-Effect header value: its JSON
 // with every character from U+007F up written as \uXXXX (a character above
 // U+FFFF as its UTF-16 surrogate pair), so the header is printable ASCII and
-// decodes to the same values. A nil report is "null".
+// decodes to the same values. A nil report is "null". It is never longer
+// than MaxHeaderBytes (see HeaderValueBounded).
 func HeaderValue(r *Report) string {
-	return string(asciiJSON(r.AppendJSON(make([]byte, 0, 512))))
+	h, _ := HeaderValueBounded(r)
+	return h
+}
+
+// HeaderValueBounded returns HeaderValue's value and whether the report had
+// to be cut down to fit MaxHeaderBytes. A cut-down report keeps class,
+// operation, idempotency_key and deadline_ms (the key becomes null, and then
+// the operation is shortened, only when they alone do not fit), has undo and
+// lookup null, undo_unavailable set to TruncatedReason, and the marker
+// "truncated": true last. The full report must then reach the caller another
+// way (MCP: _meta.effect; REST: the gateway's response).
+func HeaderValueBounded(r *Report) (string, bool) {
+	h := asciiJSON(r.AppendJSON(make([]byte, 0, 512)))
+	if len(h) <= MaxHeaderBytes {
+		return string(h), false
+	}
+	short := Report{Class: r.Class, Operation: r.Operation, IdempotencyKey: r.IdempotencyKey,
+		DeadlineMs: r.DeadlineMs, UndoUnavailable: TruncatedReason}
+	for attempt := 0; ; attempt++ {
+		b := short.AppendJSON(make([]byte, 0, 512))
+		b = append(b[:len(b)-1], `,"truncated":true}`...)
+		if h = asciiJSON(b); len(h) <= MaxHeaderBytes {
+			return string(h), true
+		}
+		switch attempt {
+		case 0:
+			short.IdempotencyKey = ""
+		case 1:
+			short.Operation = cutRunes(short.Operation, 256)
+		case 2:
+			short.Class = cutRunes(short.Class, 64)
+		default: // unreachable: 64 + 256 runes escape to well under the bound
+			return `{"truncated":true}`, true
+		}
+	}
+}
+
+// cutRunes returns at most n runes of s.
+func cutRunes(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 func appendMs(b []byte, ms *int64) []byte {

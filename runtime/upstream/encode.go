@@ -101,12 +101,17 @@ func ScalarString(v any) string {
 	return string(b)
 }
 
-// NumberString renders a JSON number for a URL, header or form: integers as
-// written, other numbers in the shortest form without exponent; text that
-// float64 cannot hold (not a number, or beyond its range) is returned as it
-// is.
+// NumberString renders a JSON number for a URL, header or form: integers
+// within [MinInteger, MaxInteger] as exact plain digits (ExactInteger: "1.5e3"
+// is "1500"), other integers as written, other numbers in the shortest form
+// without exponent; text that float64 cannot hold (not a number, or beyond
+// its range) is returned as it is: range checks belong to argument
+// validation (IntegerArgument), and both gateways render numbers here.
 func NumberString(n json.Number) string {
 	s := string(n)
+	if t, ok := ExactInteger(s); ok {
+		return t
+	}
 	if IsIntegerText(s) {
 		return s
 	}
@@ -196,8 +201,26 @@ func AppendQueryValue(q, name, style string, explode bool, v any) string {
 // (the default; "a,b"), label (".a,b", exploded ".a.b") or matrix
 // (";name=a,b", exploded ";name=a;name=b"); an object's members are
 // key,value pairs in key order (key=value pairs when exploded). Every part
-// is escaped with PathSegment. It returns false for an empty value.
+// is escaped with PathSegment. It returns false for an empty value, and for
+// a value that renders as "", "." or ".." in any style (an array of empty
+// strings: [""] is "" simple and "." label, ["",""] is ".." exploded
+// label), since such a segment would drop or climb a level of the
+// upstream's path. Callers refuse both as a validation error.
 func PathValue(v any, name, style string, explode bool) (string, bool) {
+	s, ok := pathValue(v, name, style, explode)
+	if !ok || !SafePathSegment(s) {
+		return "", false
+	}
+	return s, true
+}
+
+// SafePathSegment reports whether s, a whole rendered path segment, keeps
+// the path's shape: it is not empty and not the dot segment "." or "..".
+func SafePathSegment(s string) bool {
+	return s != "" && s != "." && s != ".."
+}
+
+func pathValue(v any, name, style string, explode bool) (string, bool) {
 	var parts []string // already escaped
 	var pairs [][2]string
 	switch x := v.(type) {

@@ -109,6 +109,16 @@ func TestPathValue(t *testing.T) {
 		{"", false, "", "", false},
 		{"", false, nil, "", false},
 		{"label", false, []any{}, "", false},
+		// Issue 15, finding 8: no style renders a dot or empty segment.
+		{"simple", false, []any{""}, "", false},
+		{"simple", true, []any{nil}, "", false},
+		{"label", false, []any{""}, "", false},
+		{"label", true, []any{""}, "", false},
+		{"label", true, []any{"", ""}, "", false},
+		{"label", true, []any{nil, nil}, "", false},
+		{"label", true, []any{".", ""}, ".%2E.", true},
+		{"label", false, []any{"", ""}, ".,", true},
+		{"simple", false, []any{"", ""}, ",", true},
 	} {
 		got, ok := PathValue(c.v, "id x", c.style, c.explode)
 		if got != c.want || ok != c.ok {

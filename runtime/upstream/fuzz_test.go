@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 )
@@ -58,4 +59,63 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 		_ = ErrorFor(&Response{Status: status, Body: []byte(body), IsJSON: ok, Compact: compact}, listIssues(), "secret-value")
 	})
+}
+
+// FuzzPathValueShape: whatever array or object is given, in every style, a
+// path parameter that fills a whole segment either is refused or leaves the
+// path's segments as the template has them, none of them empty or a dot
+// segment (issue 15, finding 8).
+func FuzzPathValueShape(f *testing.F) {
+	for _, s := range []string{"", ".", "..", "a", "\x00", ".\x00.", "a\x00\x00", "\x00\x00", "/", "%2e"} {
+		f.Add(s, byte(0))
+	}
+	styles := []string{"", "simple", "label", "matrix"}
+	f.Fuzz(func(t *testing.T, elems string, shape byte) {
+		// elems holds the elements separated by NUL bytes.
+		parts := strings.Split(elems, "\x00")
+		var v any
+		if shape&1 == 0 {
+			arr := make([]any, len(parts))
+			for i, p := range parts {
+				arr[i] = p
+			}
+			v = arr
+		} else {
+			obj := map[string]any{}
+			for i := 0; i+1 < len(parts); i += 2 {
+				obj[parts[i]] = parts[i+1]
+			}
+			v = obj
+		}
+		style := styles[int(shape>>1)%len(styles)]
+		explode := shape&0x80 != 0
+		s, ok := PathValue(v, "id", style, explode)
+		if !ok {
+			return
+		}
+		p := "/repos/" + s + "/issues"
+		segs := strings.Split(p, "/")
+		if len(segs) != 4 || !SafePathSegment(segs[2]) || path.Clean(p) != p {
+			t.Fatalf("%s explode=%v %#v renders %q: the path changes shape", style, explode, v, p)
+		}
+	})
+}
+
+// TestPathArrayOfEmptiesRefused is the request-level regression test for
+// finding 8: ["",""] in an exploded label path parameter reached the
+// upstream as /repos/o/../issues; it is now a validation error.
+func TestPathArrayOfEmptiesRefused(t *testing.T) {
+	op := listIssues()
+	tr := true
+	op.Input.Params[1].Style, op.Input.Params[1].Explode = "label", &tr
+	for _, repo := range [][]any{{"", ""}, {""}, {nil}} {
+		_, err := BuildRequest(context.Background(), "https://api.github.example", op, map[string]any{"owner": "o", "repo": repo})
+		if env := AsEnvelope(err); env.Code != "validation_error" {
+			t.Errorf("repo %#v: %v", repo, err)
+		}
+	}
+	op.Input.Params[1].Style, op.Input.Params[1].Explode = "", nil
+	if _, err := BuildRequest(context.Background(), "https://api.github.example", op, map[string]any{"owner": "o", "repo": []any{""}}); AsEnvelope(err).Code != "validation_error" {
+		t.Errorf("simple [\"\"]: %v", err)
+	}
 }

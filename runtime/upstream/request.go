@@ -53,7 +53,10 @@ const (
 //
 // Scalars are written as JSON would (true/false; integers without exponent;
 // other numbers in the shortest form without exponent). A missing required
-// input, or any missing path input, is a validation_error. Reserved control
+// input, or any missing path input, is a validation_error. Numbers are
+// rendered by NumberString (an integer within [MinInteger, MaxInteger] as
+// exact digits: 1.5e3 is sent as 1500); the integer range itself is checked
+// where arguments are validated (IntegerArgument), before this. Reserved control
 // inputs (anvil_dry_run, anvil_projection) are never sent, nor is any input
 // the operation does not declare. When op declares an idempotency carrier
 // that no declared input carries, the "idempotency_key" input is sent

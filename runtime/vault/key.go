@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // KeySize is the length in bytes of a vault key (AES-256).
@@ -27,18 +27,14 @@ func LoadKey(path string) ([]byte, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: %s is not set", ErrKey, KeyFileEnv)
 	}
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
+	if errors.Is(err, errNotRegular) {
+		return nil, fmt.Errorf("%w: %s %s is not a regular file", ErrKey, KeyFileEnv, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s %s cannot be opened: %w", ErrKey, KeyFileEnv, path, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s %s cannot be read: %w", ErrKey, KeyFileEnv, path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s %s is not a regular file", ErrKey, KeyFileEnv, path)
-	}
 	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("%w: %s %s must not be readable by group or others (mode %04o); run chmod 600 on it",
 			ErrKey, KeyFileEnv, path, perm)

@@ -12,7 +12,10 @@
 //
 // Records are written to a temporary 0600 file in the vault directory and
 // renamed into place, so a reader sees the old record or the new one, never a
-// partial one. A Store is safe for concurrent use by many goroutines; it does
+// partial one; Open removes temporary files a crash left behind (older than
+// StaleTempAge). Only regular files are read, without blocking (a FIFO or
+// device in the directory is refused, never waited on). A Store is safe for
+// concurrent use by many goroutines; it does
 // not coordinate with other processes writing the same directory beyond the
 // atomic rename.
 package vault
@@ -235,6 +238,7 @@ func Open(dir string, key []byte) (*Store, error) {
 				ErrStorage, dir, fi.Mode().Perm(), err)
 		}
 	}
+	removeStaleTemps(dir, time.Now())
 	blk, err := aes.NewCipher(bytes.Clone(key))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrKey, err)
@@ -394,8 +398,13 @@ func isRecordName(name string) bool {
 	return true
 }
 
+// errNotRegular refuses a record or key path that is not a regular file.
+var errNotRegular = errors.New("not a regular file")
+
+// readLimited reads a record file, refusing anything but a regular file
+// without blocking on it (openRegular).
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, _, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -506,9 +515,35 @@ func (s *Store) write(c *Connection) error {
 	return writeAtomic(s.dir, FileName(c.Sub, c.Connector, c.Account), data)
 }
 
+// tempPrefix starts the name of a record being written (writeAtomic).
+const tempPrefix = ".tmp-"
+
+// StaleTempAge is how old a temporary record file must be for Open to remove
+// it as left over from a crash; a younger one may belong to another process
+// writing the same directory right now.
+const StaleTempAge = time.Minute
+
+// removeStaleTemps removes the temporary record files (.tmp-*) in dir that a
+// crashed writer left behind, those last modified StaleTempAge before now or
+// earlier. Errors are ignored: a leftover file is only clutter, never read.
+func removeStaleTemps(dir string, now time.Time) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempPrefix) || e.IsDir() {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && !fi.ModTime().After(now.Add(-StaleTempAge)) {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
 // writeAtomic writes data to a 0600 temporary file in dir and renames it to name.
 func writeAtomic(dir, name string, data []byte) error {
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("%w: creating temporary record: %w", ErrStorage, err)
 	}
