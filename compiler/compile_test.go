@@ -54,7 +54,12 @@ func codes(l diag.List) string {
 
 func TestCompileNamesSourcesRelativeToTheSpec(t *testing.T) {
 	dir := write(t, map[string]string{"api/openapi.yaml": splitSpec, "shared/things.yaml": splitPaths})
-	doc, l := Compile(Inputs{Spec: filepath.Join(dir, "api", "openapi.yaml")}, Options{})
+	entry := filepath.Join(dir, "api", "openapi.yaml")
+	// Outside the entry's directory a $ref is refused unless a wider base is named.
+	if doc, l := Compile(Inputs{Spec: entry}, Options{}); doc != nil || !strings.Contains(codes(l), "error spec/ref_outside_base") {
+		t.Fatalf("without a base: doc %v, diagnostics %s", doc, codes(l))
+	}
+	doc, l := Compile(Inputs{Spec: entry}, Options{Base: dir})
 	if doc == nil || l.HasErrors() {
 		t.Fatalf("doc %v, diagnostics %s", doc, codes(l))
 	}
@@ -101,7 +106,8 @@ func TestCompileSameBytesFromAnyDirectory(t *testing.T) {
 }
 
 func TestCompileRefusals(t *testing.T) {
-	dir := write(t, map[string]string{"openapi.yaml": splitSpec, "bad.yaml": "service: [", "ok.yaml": "{}\n"})
+	dangling := strings.Replace(splitSpec, "../shared/things.yaml", "./shared/missing.yaml", 1)
+	dir := write(t, map[string]string{"openapi.yaml": dangling, "bad.yaml": "service: [", "ok.yaml": "{}\n"})
 	for _, tc := range []struct {
 		name string
 		in   Inputs
