@@ -22,7 +22,7 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 		}
 		return err
 	})
-	if err != nil || len(pyFiles) != 9 {
+	if err != nil || len(pyFiles) != 10 { // the nine of the contract and _transport.py
 		t.Fatalf("python files: %d (%v)", len(pyFiles), err)
 	}
 	r := run(t, []string{"PYTHONPYCACHEPREFIX=" + t.TempDir()}, "", python, append([]string{"-m", "py_compile"}, pyFiles...)...)

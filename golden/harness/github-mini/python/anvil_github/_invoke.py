@@ -4,7 +4,7 @@
 from typing import Any, Dict, Iterator, Optional
 
 from ._dry_run import DRY_RUN_ARG
-from ._gateway import decode_tool_result
+from ._transport import decode_tool_result
 from ._safety import check_confirmation, resolve_idempotency_key
 from .errors import AnvilError
 from .operations import OPERATIONS
