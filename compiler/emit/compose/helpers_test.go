@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -67,7 +68,7 @@ func miniDoc(t testing.TB) *air.Document {
 // writeHarness writes the harness package of doc for connector cid under root.
 func writeHarness(t testing.TB, root, cid string, doc *air.Document) {
 	t.Helper()
-	tree, err := harness.Render(doc, harness.Options{Connector: cid})
+	tree, err := harness.Render(emit.Connector{ID: cid, Doc: doc})
 	if err != nil {
 		t.Fatalf("harness package %s: %v", cid, err)
 	}
@@ -77,7 +78,7 @@ func writeHarness(t testing.TB, root, cid string, doc *air.Document) {
 }
 
 // writeComposite renders and writes the composite of conns at root/_compose.
-func writeComposite(t testing.TB, root string, conns []Connector) string {
+func writeComposite(t testing.TB, root string, conns []emit.Connector) string {
 	t.Helper()
 	out := filepath.Join(root, "_compose")
 	tree, err := Render(conns, Options{OutDir: out})
@@ -120,7 +121,7 @@ func startLive(t *testing.T, cids []string, adjust func(cid string, doc *air.Doc
 	base := t.TempDir()
 	ws := filepath.Join(base, "workspace")
 	root := filepath.Join(base, "home", "connectors")
-	var conns []Connector
+	var conns []emit.Connector
 	for _, cid := range cids {
 		doc := miniDoc(t)
 		if adjust != nil {
@@ -136,7 +137,7 @@ func startLive(t *testing.T, cids []string, adjust func(cid string, doc *air.Doc
 			t.Fatal(err)
 		}
 		writeHarness(t, root, cid, doc)
-		conns = append(conns, Connector{ID: cid, Doc: doc})
+		conns = append(conns, emit.Connector{ID: cid, Doc: doc})
 	}
 	out := writeComposite(t, root, conns)
 

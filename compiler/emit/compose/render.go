@@ -3,6 +3,7 @@ package compose
 import (
 	"bytes"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"path"
 	"strconv"
@@ -59,7 +60,7 @@ type exampleView struct {
 }
 
 // renderTree renders every file of the composite.
-func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
+func renderTree(conns []emit.Connector, cat *Catalog) (files.Tree, error) {
 	catJSON, err := air.Marshal(cat)
 	if err != nil {
 		return nil, fmt.Errorf("compose: catalog: %w", err)

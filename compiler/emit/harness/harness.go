@@ -4,7 +4,8 @@
 // SDK and the CLI call the Anvil gateway (MCP over Streamable HTTP) and
 // nothing else.
 //
-// Render returns an in-memory files.Tree; writing it is the caller's job.
+// Render has the shape of every file emitter (package emit): a connector in,
+// an in-memory files.Tree out; writing it is the caller's job.
 package harness
 
 import (
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/templates"
@@ -35,26 +37,18 @@ var (
 	ErrTemplate = errors.New("harness: template failed")
 )
 
-// Options configures Render.
-type Options struct {
-	// Connector is the id the gateway serves the bundle under: tools are
-	// called as <Connector>__<tool>, and the CLI is bin/<Connector>.
-	Connector string
-	// BundleHash is the bundle's hash (generation.json); harness.json
-	// records it when it is 64 hex characters, else null.
-	BundleHash string
-}
-
-// Render renders the whole harness package of doc. Only served operations
-// (air.IsServed) appear in it.
-func Render(doc *air.Document, opts Options) (files.Tree, error) {
-	if doc == nil || doc.Service.ID == "" {
+// Render renders the whole harness package of connector c: tools are called
+// as <c.ID>__<tool>, the CLI is bin/<c.ID>, and harness.json records
+// c.BundleHash when it is 64 hex characters (else null). Only served
+// operations (air.IsServed) appear in it.
+func Render(c emit.Connector) (files.Tree, error) {
+	if c.Doc == nil || c.Doc.Service.ID == "" {
 		return nil, fmt.Errorf("%w: no service id", ErrInvalidDocument)
 	}
-	if !air.ValidConnectorID.MatchString(opts.Connector) {
-		return nil, fmt.Errorf("%w: %q must match ^[A-Za-z0-9_-]{1,64}$", ErrInvalidConnector, opts.Connector)
+	if !air.ValidConnectorID.MatchString(c.ID) {
+		return nil, fmt.Errorf("%w: %q must match ^[A-Za-z0-9_-]{1,64}$", ErrInvalidConnector, c.ID)
 	}
-	v, err := buildView(doc, opts)
+	v, err := buildView(c.Doc, c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +84,7 @@ func Render(doc *air.Document, opts Options) (files.Tree, error) {
 		}
 		tree.Add("examples/"+name+".json", ex)
 	}
-	hj, err := harnessJSON(v, opts.BundleHash)
+	hj, err := harnessJSON(v, c.BundleHash)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func oddDocument() *air.Document {
 
 func TestOddDocumentCompiles(t *testing.T) {
 	t.Parallel()
-	tree, err := Render(oddDocument(), Options{Connector: "odd"})
+	tree, err := Render(emit.Connector{ID: "odd", Doc: oddDocument()})
 	if err != nil {
 		t.Fatal(err)
 	}

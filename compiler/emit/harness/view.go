@@ -218,7 +218,7 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 var pep440 = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 
 // buildView makes the template view of a package.
-func buildView(doc *air.Document, opts Options) (*pkgView, error) {
+func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	c := schemas{doc: doc}
 	svc := doc.Service.ID
 	pkg := naming.Snake(svc)
@@ -230,8 +230,8 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		title = svc
 	}
 	v := &pkgView{
-		Connector:      opts.Connector,
-		SkillName:      skillName(opts.Connector),
+		Connector:      connector,
+		SkillName:      skillName(connector),
 		ServiceID:      svc,
 		ServiceVersion: doc.Service.Version,
 		PyVersion:      "0.0.0",
@@ -273,7 +273,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 	for _, op := range served {
 		byID[op.ID] = op
 	}
-	wire := func(op *air.Operation) string { return opts.Connector + "__" + toolName(op) }
+	wire := func(op *air.Operation) string { return connector + "__" + toolName(op) }
 
 	resources := []string{}
 	for _, op := range served {
@@ -297,7 +297,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		}
 		words := cliWords(op)
 		o.Words = strings.Join(words, " ")
-		o.CLI = opts.Connector + " " + o.Words
+		o.CLI = connector + " " + o.Words
 		resources = appendUnique(resources, words[0])
 		o.Summary = oneLine(op.DisplayName)
 		if o.Summary == "" {
