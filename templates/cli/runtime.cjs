@@ -90,9 +90,12 @@ function operationHelp(spec, op) {
   lines.push("", "Flags:");
   const rows = [];
   for (const input of op.inputs) {
+    const list = input.type === "array";
+    const shown = list ? input.items : input.type;
     let text = (input.required ? "required" : "optional") + ", " + (input.type || "json");
+    if (list) text += " (repeat the flag for more items, or give a JSON array)";
     if (input.description) text += ". " + input.description;
-    rows.push(["--" + input.flag + " <" + (input.type && input.type !== "array" && input.type !== "object" ? input.type : "json") + ">", text]);
+    rows.push(["--" + input.flag + " <" + (shown && shown !== "array" && shown !== "object" ? shown : "json") + ">", text]);
   }
   if (op.confirm) rows.push(["--" + op.flags.confirm, "required: this write needs confirmation" + (op.reason ? " (" + op.reason + ")" : "")]);
   if (op.idempotencyKey) rows.push(["--" + op.flags.idempotencyKey + " <key>", "the idempotency key sent upstream"]);
@@ -160,6 +163,10 @@ function coerce(op, input, raw) {
       if (raw === "false") return false;
       throw bad("must be true or false");
     case "array":
+      // A JSON array is the whole list; any other value is one item, so a plain
+      // --status sold works and a repeated flag adds items (parseFlags joins them).
+      if (!/^\s*\[/.test(raw)) return [coerce(op, { flag: input.flag, type: input.items || "" }, raw)];
+    // falls through
     case "object": {
       let v;
       try {
@@ -275,7 +282,12 @@ function parseFlags(spec, op, rest) {
       args[input.key] = fields[k];
     }
   }
-  for (const [input, raw] of values) args[input.key] = coerce(op, input, raw);
+  const fromFlags = new Set();
+  for (const [input, raw] of values) {
+    const v = coerce(op, input, raw);
+    args[input.key] = input.type === "array" && fromFlags.has(input.key) ? args[input.key].concat(v) : v;
+    fromFlags.add(input.key);
+  }
   const missing = op.inputs.filter((i) => i.required && args[i.key] === undefined).map((i) => "--" + i.flag);
   if (missing.length > 0) {
     throw new CliError("validation_error", "Missing required flag(s) for '" + commandName(spec, op) + "': " + missing.join(", ") + ".", op.id, {

@@ -110,6 +110,7 @@ type inputView struct {
 	TSType      string
 	Flag        string // without leading dashes
 	Type        string // JSON type used for CLI coercion
+	Items       string // the JSON type of an array's items ("" when unknown or not an array)
 	Placeholder string
 	Required    bool
 	Description string
@@ -576,6 +577,9 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			Required: required, Description: oneLine(desc)}
 		if iv.Flag == "" {
 			iv.Flag = "input-" + fmt.Sprint(len(inputs)+1)
+		}
+		if r := c.resolve(root, s); t == "array" && r != nil && r.Items != nil {
+			iv.Items = c.jsonType(root, r.Items)
 		}
 		iv.PyType = pyType(t)
 		iv.TSType = "unknown"

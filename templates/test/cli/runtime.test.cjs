@@ -68,6 +68,13 @@ test("parseFlags coerces each flag by its schema type", () => {
   assert.deepEqual(args, { owner: "octo", limit: 5, ratio: 0.5, open: true, ids: [1, 2], filter: { a: 1 }, any: { x: true } });
 });
 
+test("a string is never parsed as JSON, and a plain value of an array flag is one item", () => {
+  const { args } = cli.parseFlags(SPEC, list, ["--owner", "123", "--status", "available", "--status", "sold", "--ids", "7"]);
+  assert.deepEqual(args, { owner: "123", status: ["available", "sold"], ids: [7] });
+  const json = cli.parseFlags(SPEC, list, ["--owner", "o", "--status", '["a","b"]']).args;
+  assert.deepEqual(json.status, ["a", "b"]);
+});
+
 test("parseFlags refuses bad values, unknown flags and missing required flags", () => {
   const code = (rest) => {
     try {
@@ -79,6 +86,7 @@ test("parseFlags refuses bad values, unknown flags and missing required flags", 
     return "accepted";
   };
   assert.match(code(["--owner", "o", "--limit", "x"]), /--limit must be an integer/);
+  assert.match(code(["--owner", "o", "--ids", "x"]), /--ids must be an integer/);
   assert.match(code(["--owner", "o", "--open", "maybe"]), /must be true or false/);
   assert.match(code(["--owner", "o", "--filter", "[1]"]), /must be a JSON object/);
   assert.match(code(["--owner", "o", "--limt", "1"]), /Unknown flag --limt .*Did you mean --limit\?/);
@@ -178,7 +186,7 @@ test("main calls <connector>__<tool> in one session and prints the result", asyn
   for (const k of ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]) delete process.env[k];
 
   const stdout = sink(), stderr = sink();
-  const code = await cli.main(SPEC, ["items", "list", "--owner", "o", "--status", '["sold"]', "--json"], { stdout, stderr });
+  const code = await cli.main(SPEC, ["items", "list", "--owner", "o", "--status", "sold", "--json"], { stdout, stderr });
   assert.equal(code, 0, stderr.text);
   assert.deepEqual(JSON.parse(stdout.text), {
     data: { called: "shop__shop_list_item", args: { owner: "o", status: ["sold"] } },
@@ -194,6 +202,13 @@ test("main calls <connector>__<tool> in one session and prints the result", asyn
   delete process.env.ANVIL_GATEWAY_TOKEN_FILE;
   assert.equal(await cli.main(SPEC, ["items", "list", "--owner", "o"], { stdout: sink(), stderr: noToken }), 4);
   assert.equal(JSON.parse(noToken.text).error.code, "auth_required");
+});
+
+test("command help shows an array flag by its item type", async () => {
+  const help = sink();
+  assert.equal(await cli.main(SPEC, ["items", "list", "--help"], { stdout: help, stderr: sink() }), 0);
+  assert.match(help.text, /--status <string> +optional, array \(repeat the flag for more items, or give a JSON array\)/);
+  assert.match(help.text, /--filter <json> +optional, object/);
 });
 
 test("main: help, unknown commands and an unset gateway URL", async (t) => {
