@@ -37,7 +37,8 @@ func TestNames(t *testing.T) {
 			t.Errorf("naming.Kebab(%q) = %q, want %q", c.in, got, c.kebab)
 		}
 	}
-	for in, want := range map[string]string{"class": "class_", "from": "from_", "2fa": "_2fa", "self": "self_", "owner": "owner"} {
+	for in, want := range map[string]string{"class": "class_", "from": "from_", "2fa": "_2fa", "self": "self_", "owner": "owner",
+		"type": "type", "match": "match", "case": "case", "print": "print", "None": "none", "async": "async_"} {
 		if got := naming.PyIdent(in); got != want {
 			t.Errorf("naming.PyIdent(%q) = %q, want %q", in, got, want)
 		}

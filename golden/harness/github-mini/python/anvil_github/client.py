@@ -4,7 +4,9 @@
 from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 (List: list inputs)
 
 from ._gateway import GatewayTransport, gateway_url_from_env
-from ._invoke import invoke, paginate
+# Private names: a method parameter (a snake_case input) never starts with "_", so none shadows them.
+from ._invoke import invoke as _call_operation
+from ._invoke import paginate as _pages
 from .errors import AnvilError
 from .operations import BY_ID, OPERATIONS
 
@@ -71,7 +73,7 @@ class GithubClient:
                 "%s is not an operation of this client." % operation,
                 operation=operation,
             )
-        return invoke(
+        return _call_operation(
             self,
             method,
             dict(arguments or {}),
@@ -105,7 +107,7 @@ class GithubClient:
             repo: required. The repository's name.
             state: optional. Which issues to list.
         """
-        return invoke(
+        return _call_operation(
             self,
             "list_issue",
             {
@@ -147,7 +149,7 @@ class GithubClient:
             title: required. The issue's title.
             body: optional. The issue's text.
         """
-        return invoke(
+        return _call_operation(
             self,
             "create_issue",
             {
@@ -184,7 +186,7 @@ class GithubClient:
             repo: required. The repository's name.
             issue_number: required. The issue's number.
         """
-        return invoke(
+        return _call_operation(
             self,
             "get_issue",
             {
@@ -229,7 +231,7 @@ class GithubClient:
             state: optional
             title: optional
         """
-        return invoke(
+        return _call_operation(
             self,
             "update_issue",
             {
@@ -268,7 +270,7 @@ class GithubClient:
             repo: required. The repository's name.
             issue_number: required. The issue's number.
         """
-        return invoke(
+        return _call_operation(
             self,
             "list_comment",
             {
@@ -310,7 +312,7 @@ class GithubClient:
             issue_number: required. The issue's number.
             body: required. The comment's text.
         """
-        return invoke(
+        return _call_operation(
             self,
             "create_comment",
             {
@@ -348,7 +350,7 @@ class GithubClient:
             repo: required. The repository's name.
             comment_id: required
         """
-        return invoke(
+        return _call_operation(
             self,
             "delete_comment",
             {
@@ -393,7 +395,7 @@ class GithubClient:
             draft: optional
             name: optional
         """
-        return invoke(
+        return _call_operation(
             self,
             "create_release",
             {
@@ -433,7 +435,7 @@ class GithubClient:
             repo: required. The repository's name.
             release_id: required
         """
-        return invoke(
+        return _call_operation(
             self,
             "delete_release",
             {
@@ -476,7 +478,7 @@ class GithubClient:
             draft: optional
             name: optional
         """
-        return invoke(
+        return _call_operation(
             self,
             "update_release",
             {
@@ -515,7 +517,7 @@ class GithubClient:
             repo: required. The repository's name.
             tag: required
         """
-        return invoke(
+        return _call_operation(
             self,
             "get_release",
             {
@@ -549,7 +551,7 @@ class GithubClient:
             owner: required. The account that owns the repository.
             repo: required. The repository's name.
         """
-        return invoke(
+        return _call_operation(
             self,
             "list_pull",
             {
@@ -576,4 +578,4 @@ class GithubClient:
         if unknown:
             raise AnvilError("validation_error", "Unknown argument(s): %s." % ", ".join(sorted(unknown)), operation=op["id"])
         arguments = {names[name]: value for name, value in kwargs.items()}
-        return paginate(self, op["method"], arguments, style, param, next_field, items_field, **controls)
+        return _pages(self, op["method"], arguments, style, param, next_field, items_field, **controls)
