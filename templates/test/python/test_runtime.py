@@ -93,6 +93,18 @@ def tearDownModule():
     shutil.rmtree(_tmp, ignore_errors=True)
 
 
+class OperationsTest(unittest.TestCase):
+    def test_method_for_takes_methods_ids_and_tool_names(self):
+        m = pkg.operations.method_for
+        self.assertEqual(m("delete_item", "shop"), "delete_item")
+        self.assertEqual(m("shop.items.delete", "shop"), "delete_item")
+        self.assertEqual(m("shop_delete_item", "shop"), "delete_item")
+        self.assertEqual(m("shop__shop_delete_item", "shop"), "delete_item")
+        self.assertEqual(m("team_shop__shop_delete_item", "team_shop"), "delete_item")
+        self.assertIsNone(m("other__shop_delete_item", "shop"))
+        self.assertIsNone(m("nope", "shop"))
+
+
 class ErrorsTest(unittest.TestCase):
     def test_unknown_codes_become_unknown_upstream_error(self):
         e = pkg.errors.AnvilError("nope", "m")

@@ -13,6 +13,8 @@ import { test } from "node:test";
 
 import { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
 import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult } from "./gateway.ts";
+import type { ToolResult, TransportCallOptions } from "./gateway.ts";
+import { invoke, operationFor } from "./invoke.ts";
 import { canonicalJson, checkConfirmation, deriveIdempotencyKey, resolveIdempotencyKey } from "./safety.ts";
 import { SPEC } from "./spec.ts";
 
@@ -113,4 +115,41 @@ test("GatewayTransport.callTool: one session, token read from its file, SSE answ
     server.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("operationFor: method names, AIR ids and tool names as effect reports give them", () => {
+  assert.equal(operationFor("deleteItem", "shop")?.id, "shop.items.delete");
+  assert.equal(operationFor("shop.items.delete", "shop")?.id, "shop.items.delete");
+  assert.equal(operationFor("shop_delete_item", "shop")?.id, "shop.items.delete");
+  assert.equal(operationFor("shop__shop_delete_item", "shop")?.id, "shop.items.delete");
+  assert.equal(operationFor("team_shop__shop_delete_item", "team_shop")?.id, "shop.items.delete");
+  assert.equal(operationFor("other__shop_delete_item", "shop"), undefined);
+  assert.equal(operationFor("nope", "shop"), undefined);
+});
+
+test("invoke: gates, controls, the effect report before the result, and no gateway", async () => {
+  const del = SPEC.operations["deleteItem"];
+  assert.ok(del !== undefined);
+  const sent: { name: string; args: Record<string, unknown>; options: TransportCallOptions }[] = [];
+  const fake = {
+    connector: "shop",
+    async callTool(name: string, args: Record<string, unknown>, options: TransportCallOptions = {}): Promise<ToolResult> {
+      sent.push({ name, args, options });
+      return { isError: true, content: [{ type: "text", text: '{"error":{"code":"conflict","message":"no"}}' }], _meta: { effect: { class: "reversible" } } };
+    },
+  } as unknown as GatewayTransport;
+  const effects: unknown[] = [];
+  await assert.rejects(
+    invoke(fake, del, { id: 4, gone: undefined }, { confirm: true, dryRun: true }, (e) => effects.push(e)),
+    (e: unknown) => e instanceof AnvilError && e.code === "conflict",
+  );
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0]?.name, "shop__shop_delete_item");
+  const args = sent[0]?.args ?? {};
+  assert.deepEqual(Object.keys(args).sort(), ["anvil_dry_run", "confirm", "id", "idempotency_key"]);
+  assert.match(String(args.idempotency_key), /^anvil-/);
+  assert.deepEqual(effects, [null, { class: "reversible" }]);
+  await assert.rejects(invoke(fake, del, { id: 1 }, {}, () => {}), (e: unknown) => e instanceof AnvilError && e.code === "confirmation_required");
+  await assert.rejects(invoke(null, del, { id: 1 }, { confirm: true }, () => {}), (e: unknown) => e instanceof AnvilError && e.code === "validation_error");
+  assert.equal(sent.length, 1);
 });

@@ -3,12 +3,12 @@
 
 from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 (List: list inputs)
 
-from ._gateway import GatewayTransport, gateway_url_from_env
+from ._gateway import DEFAULT_CONNECTOR, GatewayTransport, gateway_url_from_env
 # Private names: a method parameter (a snake_case input) never starts with "_", so none shadows them.
 from ._invoke import invoke as _call_operation
 from ._invoke import paginate as _pages
 from .errors import AnvilError
-from .operations import BY_ID, OPERATIONS
+from .operations import OPERATIONS, method_for
 
 
 class GithubClient:
@@ -65,12 +65,17 @@ class GithubClient:
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
-        """Call an operation by Python method name or AIR id with tool-input arguments."""
-        method = operation if operation in OPERATIONS else BY_ID.get(operation)
+        """Call an operation by Python method name, AIR id or tool name with tool-input arguments.
+
+        The tool name may be the one an effect report names (``<connector>__<tool>``), so
+        ``client.call(undo["tool"], undo["arguments"], confirm=True)`` makes the undo call.
+        """
+        connector = self._gateway.connector if self._gateway is not None else DEFAULT_CONNECTOR
+        method = method_for(operation, connector)
         if method is None:
             raise AnvilError(
                 "unsupported_operation",
-                "%s is not an operation of this client." % operation,
+                "%s is not an operation of this client (connector %s)." % (operation, connector),
                 operation=operation,
             )
         return _call_operation(
