@@ -82,6 +82,7 @@ type opView struct {
 	PyHeaders string
 	PyTimeout string
 	PyCall    string // example call with required inputs
+	TSCall    string // the same in TypeScript, with typed example values
 
 	TSMethod        string
 	TSInput         string
@@ -374,12 +375,13 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		}
 		o.TSMethod = naming.Unique(o.TSMethod, tsMethods, "_")
 		o.Inputs = inputs
-		var pyArgs, exArgs []string
+		var pyArgs, exArgs, tsArgs []string
 		for _, in := range inputs {
 			if in.Required {
 				o.Required = append(o.Required, in)
 				pyArgs = append(pyArgs, in.Py+"=...")
 				exArgs = append(exArgs, "--"+in.Flag+" <"+in.Key+">")
+				tsArgs = append(tsArgs, tsKey(in.Key)+": "+asciiJSON(string(in.Example)))
 			}
 		}
 		o.PyCall = o.PyMethod + "(" + strings.Join(pyArgs, ", ") + ")"
@@ -393,6 +395,10 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		}
 		o.TSInput = naming.Unique(base+"Input", tsTaken, "")
 		o.TSInputOptional = len(o.Required) == 0
+		o.TSCall = o.TSMethod + "()"
+		if len(tsArgs) > 0 {
+			o.TSCall = o.TSMethod + "({ " + strings.Join(tsArgs, ", ") + " })"
+		}
 		o.TSInputDecl = tsInputDecl(ts, op.Input.Schema, o)
 		out := "unknown"
 		if op.Output.Schema != nil {
