@@ -55,6 +55,27 @@ def invoke(
     return decode_tool_result(result, op["id"])
 
 
+def paginate_keywords(
+    client: Any, method: str, style: str, param: str, next_field: str, items_field: str, kwargs: Dict[str, Any]
+) -> Iterator[Any]:
+    """Yield every page of a ``<method>_paginated(**kwargs)`` call.
+
+    kwargs are the paginated method's keyword arguments: the operation's
+    Python input names and its safety controls, as its plain method takes them.
+    """
+    op = OPERATIONS[method[: -len("_paginated")]]
+    controls = {}  # type: Dict[str, Any]
+    for name, arg in op["controls"].items():
+        if arg in kwargs:
+            controls[name] = kwargs.pop(arg)
+    names = {item["name"]: item["key"] for item in op["inputs"]}
+    unknown = [name for name in kwargs if name not in names]
+    if unknown:
+        raise AnvilError("validation_error", "Unknown argument(s): %s." % ", ".join(sorted(unknown)), operation=op["id"])
+    arguments = {names[name]: value for name, value in kwargs.items()}
+    return paginate(client, op["method"], arguments, style, param, next_field, items_field, **controls)
+
+
 def _path(value: Any, path: str) -> Any:
     for part in path.split(".") if path else []:
         if not isinstance(value, dict):

@@ -319,6 +319,23 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(got, [[1, 2], [3], []])
         self.assertEqual([c.get("page") for c in calls], [None, 2, 3])
 
+    def test_paginate_keywords_maps_names_and_controls(self):
+        seen = []
+
+        class Fake:
+            connector = "shop"
+
+            def call_tool(self, name, arguments, **kw):
+                seen.append((dict(arguments), kw.get("timeout")))
+                return {"content": [{"type": "text", "text": "[]"}]}
+
+        client = _Client(Fake())
+        list(pkg._invoke.paginate_keywords(client, "list_item_paginated", "page", "page", "", "", {"page": 4, "timeout": 2.5}))
+        self.assertEqual(seen, [({"page": 4}, 2.5)])
+        with self.assertRaises(pkg.errors.AnvilError) as cm:
+            pkg._invoke.paginate_keywords(client, "list_item_paginated", "page", "page", "", "", {"nope": 1})
+        self.assertEqual(cm.exception.code, "validation_error")
+
 
 if __name__ == "__main__":
     unittest.main()

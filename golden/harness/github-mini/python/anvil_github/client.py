@@ -6,9 +6,9 @@ from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 (List: list
 from ._gateway import DEFAULT_CONNECTOR, GatewayTransport, gateway_url_from_env
 # Private names: a method parameter (a snake_case input) never starts with "_", so none shadows them.
 from ._invoke import invoke as _call_operation
-from ._invoke import paginate as _pages
+from ._invoke import paginate_keywords as _pages
 from .errors import AnvilError
-from .operations import OPERATIONS, method_for
+from .operations import method_for
 
 
 class GithubClient:
@@ -569,18 +569,3 @@ class GithubClient:
             headers=headers,
             timeout=timeout,
         )
-
-    def _paginate(
-        self, method: str, style: str, param: str, next_field: str, items_field: str, kwargs: Dict[str, Any]
-    ) -> Iterator[Any]:
-        op = OPERATIONS[method[: -len("_paginated")]]
-        controls = {}  # type: Dict[str, Any]
-        for name, arg in op["controls"].items():
-            if arg in kwargs:
-                controls[name] = kwargs.pop(arg)
-        names = {item["name"]: item["key"] for item in op["inputs"]}
-        unknown = [name for name in kwargs if name not in names]
-        if unknown:
-            raise AnvilError("validation_error", "Unknown argument(s): %s." % ", ".join(sorted(unknown)), operation=op["id"])
-        arguments = {names[name]: value for name, value in kwargs.items()}
-        return _pages(self, op["method"], arguments, style, param, next_field, items_field, **controls)
