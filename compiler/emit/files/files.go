@@ -19,6 +19,14 @@ type File struct {
 	Mode fs.FileMode // 0 means 0644
 }
 
+// perm is the file's mode, 0644 when none is set.
+func (f File) perm() fs.FileMode {
+	if f.Mode == 0 {
+		return 0o644
+	}
+	return f.Mode
+}
+
 // Tree maps slash-separated relative paths to files.
 type Tree map[string]File
 
@@ -99,10 +107,7 @@ func (t Tree) WriteTo(dir string) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		mode := f.Mode
-		if mode == 0 {
-			mode = 0o644
-		}
+		mode := f.perm()
 		if err := os.WriteFile(p, f.Data, mode); err != nil {
 			return err
 		}
@@ -135,10 +140,7 @@ func (t Tree) WriteFiles(dir string) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		mode := f.Mode
-		if mode == 0 {
-			mode = 0o644
-		}
+		mode := f.perm()
 		if err := writeFileAtomic(p, f.Data, mode); err != nil {
 			return err
 		}
