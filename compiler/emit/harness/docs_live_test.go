@@ -73,16 +73,22 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 }
 
 // exampleValues fills the placeholders of the examples: one value per
-// required input of the operations the documents use as examples. A new
-// placeholder fails the test until it gets a value here.
-var exampleValues = map[string]string{"owner": "octo", "repo": "hello"}
+// required input of the operations the documents use as examples, as a CLI
+// flag takes it and as a Python literal. A new placeholder fails the test
+// until it gets a value here.
+var exampleValues = map[string]struct{ CLI, Py string }{
+	"owner":    {"octo", `"octo"`},
+	"repo":     {"hello", `"hello"`},
+	"per_page": {"5", "5"},
+	"states":   {"open", `["open"]`},
+}
 
 // fill replaces every placeholder of an example: <key> in CLI lines (a bare
 // word), key=... in Python, "<key>" in TypeScript (a string literal, which
 // keeps its quotes).
 func fill(t *testing.T, s string) string {
 	t.Helper()
-	value := func(key string) string {
+	value := func(key string) struct{ CLI, Py string } {
 		v, ok := exampleValues[key]
 		if !ok {
 			t.Fatalf("the example needs a value for %q:\n%s", key, s)
@@ -90,14 +96,14 @@ func fill(t *testing.T, s string) string {
 		return v
 	}
 	s = regexp.MustCompile(`"<([a-z_]+)>"`).ReplaceAllStringFunc(s, func(m string) string {
-		return `"` + value(m[2:len(m)-2]) + `"`
+		return `"` + value(m[2:len(m)-2]).CLI + `"`
 	})
 	s = regexp.MustCompile(`\b([a-z_]+)=\.\.\.`).ReplaceAllStringFunc(s, func(m string) string {
 		k := strings.TrimSuffix(m, "=...")
-		return k + "=" + fmt.Sprintf("%q", value(k))
+		return k + "=" + value(k).Py
 	})
 	return regexp.MustCompile(`<([a-z_]+)>`).ReplaceAllStringFunc(s, func(m string) string {
-		return value(m[1 : len(m)-1])
+		return value(m[1 : len(m)-1]).CLI
 	})
 }
 
@@ -122,10 +128,22 @@ func section(t *testing.T, md, name string) string {
 // span it does not know how to run fails the test, so a new example cannot
 // go unexecuted. It also makes the undo call an effect report names, the
 // way SKILL.md says to.
+//
+// It runs for github-mini and for a document whose first read also takes an
+// integer and an array of enum values, so SKILL.md's CLI example passes a
+// plain value to an array flag (--states open).
 func TestDocExamplesRunAgainstALiveGateway(t *testing.T) {
 	t.Parallel()
+	for name, doc := range map[string]*air.Document{"github-mini": githubMini(t), "typed": typedDocument(t)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			runDocExamples(t, doc)
+		})
+	}
+}
+
+func runDocExamples(t *testing.T, doc *air.Document) {
 	python, node, tsc := tool(t, "python3"), tool(t, "node"), tscPath(t)
-	doc := githubMini(t)
 	gw := startLive(t, "github", doc)
 	tree, err := Render(emit.Connector{ID: "github", Doc: doc})
 	if err != nil {
@@ -163,8 +181,13 @@ func TestDocExamplesRunAgainstALiveGateway(t *testing.T) {
 			if r.Code != 0 || strings.TrimSpace(r.Stdout) == "" {
 				t.Errorf("SKILL.md `%s`: exit %d\n%s%s", span, r.Code, r.Stdout, r.Stderr)
 			}
-			if strings.Contains(span, "--owner") && requests() == before {
-				t.Errorf("SKILL.md `%s` did not reach the upstream", span)
+			if strings.Contains(span, "--owner") {
+				reqs := gw.Mock.Requests()
+				if len(reqs) == before {
+					t.Errorf("SKILL.md `%s` did not reach the upstream", span)
+				} else if last := reqs[len(reqs)-1].Path; strings.Contains(span, "--states") && !strings.Contains(last, "states=open") {
+					t.Errorf("SKILL.md `%s` sent %s upstream, without states=open", span, last)
+				}
 			}
 			ran++
 		case strings.HasPrefix(span, "from anvil_github import "):
