@@ -3,8 +3,10 @@ package templates
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,72 +70,132 @@ func TestCLIRuntime(t *testing.T) {
 	checkNodeTest(t, out)
 }
 
-// TestTypeScriptSDKRuntime copies the SDK's verbatim modules beside the test
-// suite with a spec.ts rendered from spec.ts.tmpl, type-checks them with
-// tsc --strict and runs the suite under node --test.
-func TestTypeScriptSDKRuntime(t *testing.T) {
-	t.Parallel()
-	node := need(t, "node")
+// tsTools finds node and tools/ts's pinned tsc, or fails the test.
+func tsTools(t *testing.T) (node, tsc, typeRoots string) {
+	t.Helper()
+	node = need(t, "node")
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	tsc := filepath.Join(root, "tools", "ts", "node_modules", ".bin", "tsc")
+	tsc = filepath.Join(root, "tools", "ts", "node_modules", ".bin", "tsc")
 	if _, err := os.Stat(tsc); err != nil {
 		t.Fatalf("tsc not found at tools/ts/node_modules/.bin/tsc: run `npm ci --prefix tools/ts` first")
 	}
+	return node, tsc, filepath.Join(root, "tools", "ts", "node_modules", "@types")
+}
+
+// tsTree writes files (slash paths) under a new directory, type-checks it
+// with tsc --strict (its tsconfig.json writes to out/) and runs the compiled
+// suite with node --test.
+func tsTree(t *testing.T, files map[string][]byte, suite string) {
+	t.Helper()
+	node, tsc, typeRoots := tsTools(t)
 	dir := t.TempDir()
-	write := func(name string, data []byte) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	all, err := Files("typescript/src")
+	runSuite(t, dir, tsc, "-p", "tsconfig.json", "--strict", "--noEmitOnError", "--outDir", "out", "--typeRoots", typeRoots)
+	checkNodeTest(t, runSuite(t, dir, node, "--test", filepath.Join("out", suite)))
+}
+
+// verbatim adds the non-template files of the tree dir to files under to/.
+func verbatim(t *testing.T, files map[string][]byte, dir, to string) {
+	t.Helper()
+	all, err := Files(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := 0
 	for _, f := range all {
 		if !f.Template {
-			write(f.Path, f.Data)
+			files[to+f.Path] = f.Data
 			n++
 		}
 	}
-	if n < 3 {
-		t.Fatalf("only %d verbatim TypeScript modules", n)
+	if n == 0 {
+		t.Fatalf("no verbatim files in %s", dir)
 	}
-	tmpl, err := template.New("spec").Option("missingkey=error").ParseFS(FS, "typescript/src/spec.ts.tmpl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := os.ReadFile(filepath.Join("test", "typescript", "spec.json"))
+}
+
+// render executes the template name of FS with data into files[to].
+func render(t *testing.T, files map[string][]byte, name, to string, data any) {
+	t.Helper()
+	funcs := template.FuncMap{"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	}}
+	tmpl, err := template.New(path.Base(name)).Funcs(funcs).Option("missingkey=error").ParseFS(FS, name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&buf, "spec.ts.tmpl", map[string]string{"Title": "Shop", "TSSpec": string(spec)}); err != nil {
+	if err := tmpl.ExecuteTemplate(&buf, path.Base(name), data); err != nil {
 		t.Fatal(err)
 	}
-	write("spec.ts", buf.Bytes())
-	suite, err := os.ReadFile(filepath.Join("test", "typescript", "runtime.test.ts"))
+	files[to] = buf.Bytes()
+}
+
+// testFile reads a file of test/.
+func testFile(t *testing.T, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("test", filepath.FromSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	write("runtime.test.ts", suite)
-	write("package.json", []byte(`{"type":"module"}`+"\n"))
-	write("tsconfig.json", []byte(`{
+	return b
+}
+
+// TestTypeScriptSDKRuntime checks the SDK's verbatim modules beside the
+// suite, with a spec.ts rendered from spec.ts.tmpl (connector "shop").
+func TestTypeScriptSDKRuntime(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{}
+	verbatim(t, files, "typescript/src", "")
+	render(t, files, "typescript/src/spec.ts.tmpl", "spec.ts",
+		map[string]string{"Title": "Shop", "TSSpec": string(testFile(t, "typescript/spec.json"))})
+	files["runtime.test.ts"] = testFile(t, "typescript/runtime.test.ts")
+	files["package.json"] = []byte(`{"type":"module"}` + "\n")
+	files["tsconfig.json"] = []byte(`{
   "compilerOptions": {
     "target": "ES2022", "module": "NodeNext", "moduleResolution": "NodeNext", "lib": ["ES2022"],
     "types": ["node"], "strict": true, "verbatimModuleSyntax": true, "erasableSyntaxOnly": true,
-    "rewriteRelativeImportExtensions": true, "skipLibCheck": true, "outDir": "out"
+    "rewriteRelativeImportExtensions": true, "skipLibCheck": true
   },
   "include": ["*.ts"]
 }
-`))
-	runSuite(t, dir, tsc, "-p", "tsconfig.json", "--strict", "--typeRoots", filepath.Join(root, "tools", "ts", "node_modules", "@types"))
-	out := runSuite(t, dir, node, "--test", filepath.Join("out", "runtime.test.js"))
-	checkNodeTest(t, out)
+`)
+	tsTree(t, files, "runtime.test.js")
+}
+
+// TestComposeTypeScriptRuntime checks the composite's flow engine under its
+// own tsconfig.json, with catalog.ts and clients.ts rendered from their
+// templates over the fixture catalog and the stand-in SDK of test/compose.
+func TestComposeTypeScriptRuntime(t *testing.T) {
+	t.Parallel()
+	files := map[string][]byte{}
+	verbatim(t, files, "compose/typescript", "")
+	render(t, files, "compose/typescript/src/catalog.ts.tmpl", "src/catalog.ts", map[string]string{
+		"CatalogJSON": strings.TrimSpace(string(testFile(t, "compose/catalog.json"))),
+		"TypesJSON":   strings.TrimSpace(string(testFile(t, "compose/input_types.json"))),
+	})
+	type conn struct {
+		ID, Client, Alias, Import string
+		Methods                   []string
+	}
+	render(t, files, "compose/typescript/src/clients.ts.tmpl", "src/clients.ts", map[string]any{"Connectors": []conn{{
+		ID: "shop", Client: "ShopClient", Alias: "Client0", Import: "./shop-sdk.js",
+		Methods: []string{"listItem", "closeItem", "reopenItem"}}}})
+	files["src/shop-sdk.ts"] = testFile(t, "compose/shop-sdk.ts")
+	files["src/flow.test.ts"] = testFile(t, "compose/flow.test.ts")
+	files["package.json"] = []byte(`{"type":"module"}` + "\n")
+	tsTree(t, files, "flow.test.js")
 }
 
 // checkNodeTest fails unless node --test ran some tests and none failed.

@@ -1,6 +1,6 @@
 """Unit tests of the composite's Python package (templates/compose/python/anvil_compose).
 
-The package is copied with a fixture catalog (two operations of one connector)
+The package is copied with the fixture catalog of this directory (one connector)
 into a temporary directory. Nothing here calls a connector: plans, validation,
 references and paths are pure. Live runs are tested from Go
 (compiler/emit/compose). Run with ``python3 -m unittest discover``.
@@ -17,26 +17,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "..", "..", "compose", "python", "anvil_compose")
 
-SAFETY = {"confirm": "confirm", "idempotencyKey": "idempotency_key", "dryRun": "dry_run"}
-CATALOG = {
-    "schema": "anvil.compose-catalog/v1",
-    "connectors": [{
-        "id": "shop", "title": "Shop", "service": {"id": "shop", "version": "1"},
-        "python": {"path": "../nowhere", "package": "anvil_shop", "client": "ShopClient"},
-        "typescript": {"import": "../nowhere.js", "client": "ShopClient"},
-        "operations": [
-            {"id": "shop.items.list", "title": "List items", "method": {"python": "list_item", "typescript": "listItem"},
-             "safety": SAFETY, "effect": "read", "effectClass": "read", "confirm": False,
-             "idempotencyKeyRequired": False, "inputs": [{"key": "owner", "wire": "owner", "required": True}]},
-            {"id": "shop.items.close", "title": "Close an item", "method": {"python": "close_item", "typescript": "closeItem"},
-             "safety": SAFETY, "effect": "mutation", "effectClass": "reversible", "confirm": True,
-             "idempotencyKeyRequired": False,
-             "inputs": [{"key": "owner", "wire": "owner", "required": True},
-                        {"key": "number", "wire": "number", "required": True}]},
-        ],
-    }],
-}
-TYPES = {"shop": {"shop.items.list": {"owner": "string"}, "shop.items.close": {"owner": "string", "number": "integer"}}}
+with open(os.path.join(HERE, "catalog.json"), encoding="utf-8") as _f:
+    CATALOG = json.load(_f)
+with open(os.path.join(HERE, "input_types.json"), encoding="utf-8") as _f:
+    TYPES = json.load(_f)
 
 _tmp = None
 ac = None
