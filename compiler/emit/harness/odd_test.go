@@ -123,6 +123,7 @@ for call in (lambda: c.replace_tree(tree_id=1, body={"name": "x"}, confirm=True)
         out.setdefault("errors", []).append(e.code)
 print(json.dumps(out))
 `
+	pyLint(t, pyFiles)
 	r := run(t, nil, "", python, append([]string{"-c", check}, pyFiles...)...)
 	if r.Code != 0 {
 		t.Fatalf("python: %s%s", r.Stdout, r.Stderr)

@@ -36,6 +36,7 @@ type pkgView struct {
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
+	AnyPaginated   bool
 	Errors         []errorRow
 	ExitCodes      []exitRow
 	ErrorCodes     []string
@@ -412,6 +413,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		}
 		if op.Pagination != nil {
 			o.Paginated = pageOf(op.Pagination, o)
+			v.AnyPaginated = true
 		}
 		v.Ops = append(v.Ops, o)
 	}

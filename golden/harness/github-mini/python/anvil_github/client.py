@@ -6,7 +6,6 @@ from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 (List: list
 from ._gateway import DEFAULT_CONNECTOR, GatewayTransport, gateway_url_from_env
 # Private names: a method parameter (a snake_case input) never starts with "_", so none shadows them.
 from ._invoke import invoke as _call_operation
-from ._invoke import paginate_keywords as _pages
 from .errors import AnvilError
 from .operations import method_for
 
