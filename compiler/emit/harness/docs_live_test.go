@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -70,6 +71,37 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 	tokenFile := filepath.Join(base, "turn.token")
 	writeFile(t, tokenFile, "local-turn-token\n")
 	return &live{URL: srv.URL + "/mcp", TokenFile: tokenFile, Mock: mock}
+}
+
+// codeBlock returns the body of the first fenced block of lang in md.
+func codeBlock(t *testing.T, md, lang string) string {
+	t.Helper()
+	m := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```").FindStringSubmatch(md)
+	if m == nil {
+		t.Fatalf("no ```%s block in:\n%s", lang, md)
+	}
+	return m[1]
+}
+
+// typedDocument is github-mini whose first read takes required inputs that
+// are not strings: an integer and an array of enum values.
+func typedDocument(t *testing.T) *air.Document {
+	doc := githubMini(t)
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		if op.ID != "github.issues.list" {
+			continue
+		}
+		states := &air.Schema{Type: air.Types{"array"}, Items: &air.Schema{Type: air.Types{"string"},
+			Enum: []json.RawMessage{json.RawMessage(`"open"`), json.RawMessage(`"closed"`)}}}
+		op.Input.Params = append(op.Input.Params,
+			air.Param{Name: "per_page", Key: "per_page", In: "query", Required: true, Schema: intS()},
+			air.Param{Name: "states", Key: "states", In: "query", Required: true, Schema: states})
+		op.Input.Schema.Properties["per_page"] = intS()
+		op.Input.Schema.Properties["states"] = states
+		op.Input.Schema.Required = append(op.Input.Schema.Required, "per_page", "states")
+	}
+	return doc
 }
 
 // exampleValues fills the placeholders of the examples: one value per
@@ -166,6 +198,7 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 	// SKILL.md, "Call it": every code span.
 	skill := section(t, string(tree["SKILL.md"].Data), "Call it")
 	var pyImport, pyCall string
+	tsSkill := false
 	ran := 0
 	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(skill, -1) {
 		span := m[1]
@@ -195,17 +228,9 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 		case strings.HasPrefix(span, "GithubClient()."):
 			pyCall = span
 		case strings.HasPrefix(span, "import {") && strings.Contains(span, `"./typescript/src/index.ts"`):
+			// Compiled with the README's example below.
 			writeFile(t, filepath.Join(pkg, "skill_example.ts"), span+"\nconsole.log(typeof GithubClient);\n")
-			writeFile(t, filepath.Join(pkg, "tsconfig.skill.json"), `{"extends": "./typescript/tsconfig.json",
-  "compilerOptions": {"rootDir": ".", "outDir": "skill-out"}, "include": ["skill_example.ts", "typescript/src"]}`)
-			writeFile(t, filepath.Join(pkg, "package.json"), `{"type":"module"}`)
-			if r := run(t, env, "", tsc, "-p", filepath.Join(pkg, "tsconfig.skill.json"), "--typeRoots", typeRoots()); r.Code != 0 {
-				t.Errorf("SKILL.md `%s` does not compile:\n%s%s", span, r.Stdout, r.Stderr)
-			} else if r := run(t, env, "", node, filepath.Join(pkg, "skill-out", "skill_example.js")); r.Code != 0 ||
-				strings.TrimSpace(r.Stdout) != "function" {
-				t.Errorf("SKILL.md `%s`: exit %d\n%s%s", span, r.Code, r.Stdout, r.Stderr)
-			}
-			ran++
+			tsSkill = true
 		case strings.HasPrefix(span, "schemas/"), strings.HasPrefix(span, "examples/"):
 			p := strings.Replace(span, "<method>", "list_issue", 1)
 			if _, err := os.Stat(filepath.Join(pkg, filepath.FromSlash(p))); err != nil {
@@ -223,7 +248,7 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 		t.Errorf("SKILL.md Python example: exit %d\n%s\n%s%s", r.Code, script, r.Stdout, r.Stderr)
 	}
 	if ran < 3 {
-		t.Errorf("ran %d command examples of SKILL.md, want at least 3", ran)
+		t.Errorf("ran %d CLI examples of SKILL.md, want at least 3", ran)
 	}
 
 	// python/README.md's code block.
@@ -233,16 +258,27 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 		t.Errorf("python/README.md example: exit %d\n%s\n%s%s", r.Code, pyReadme, r.Stdout, r.Stderr)
 	}
 
-	// typescript/README.md's code block, compiled with tsc and run by node.
-	ts := filepath.Join(pkg, "typescript")
-	writeFile(t, filepath.Join(ts, "readme_example.ts"), fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts")))
-	writeFile(t, filepath.Join(ts, "tsconfig.readme.json"),
-		`{"extends": "./tsconfig.json", "compilerOptions": {"rootDir": ".", "outDir": "readme-out"}, "include": ["src", "readme_example.ts"]}`)
-	if r := run(t, env, "", tsc, "-p", filepath.Join(ts, "tsconfig.readme.json"), "--typeRoots", typeRoots()); r.Code != 0 {
-		t.Fatalf("typescript/README.md example does not compile:\n%s%s", r.Stdout, r.Stderr)
+	// typescript/README.md's code block and SKILL.md's TypeScript import,
+	// compiled with tsc (the package's own strict tsconfig) and run by node.
+	if !tsSkill {
+		t.Errorf("SKILL.md shows no TypeScript import")
+		writeFile(t, filepath.Join(pkg, "skill_example.ts"), "export {};\n")
+	}
+	writeFile(t, filepath.Join(pkg, "typescript", "readme_example.ts"),
+		fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts")))
+	writeFile(t, filepath.Join(pkg, "package.json"), `{"type":"module"}`)
+	writeFile(t, filepath.Join(pkg, "tsconfig.docs.json"), `{"extends": "./typescript/tsconfig.json",
+  "compilerOptions": {"rootDir": ".", "outDir": "docs-out"},
+  "include": ["skill_example.ts", "typescript/readme_example.ts", "typescript/src"]}`)
+	if r := run(t, env, "", tsc, "-p", filepath.Join(pkg, "tsconfig.docs.json"), "--typeRoots", typeRoots()); r.Code != 0 {
+		t.Fatalf("the TypeScript examples do not compile:\n%s%s", r.Stdout, r.Stderr)
+	}
+	if r := run(t, env, "", node, filepath.Join(pkg, "docs-out", "skill_example.js")); tsSkill &&
+		(r.Code != 0 || strings.TrimSpace(r.Stdout) != "function") {
+		t.Errorf("SKILL.md's TypeScript import: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	before = requests()
-	if r := run(t, env, "", node, filepath.Join(ts, "readme-out", "readme_example.js")); r.Code != 0 ||
+	if r := run(t, env, "", node, filepath.Join(pkg, "docs-out", "typescript", "readme_example.js")); r.Code != 0 ||
 		!strings.Contains(r.Stdout, "class: 'read'") || requests() == before {
 		t.Errorf("typescript/README.md example: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
