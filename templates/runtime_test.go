@@ -64,8 +64,11 @@ func TestComposePythonRuntime(t *testing.T) {
 
 func TestCLIRuntime(t *testing.T) {
 	t.Parallel()
-	node := need(t, "node")
+	node, tsc, typeRoots := tsTools(t)
 	runSuite(t, ".", node, "--check", filepath.Join("cli", "runtime.cjs"))
+	// Type-checked as JavaScript: strict, except that untyped parameters may be any.
+	runSuite(t, ".", tsc, "--allowJs", "--checkJs", "--noEmit", "--strict", "--noImplicitAny", "false",
+		"--target", "ES2022", "--module", "nodenext", "--types", "node", "--typeRoots", typeRoots, filepath.Join("cli", "runtime.cjs"))
 	out := runSuite(t, filepath.Join("test", "cli"), node, "--test", "runtime.test.cjs")
 	checkNodeTest(t, out)
 }

@@ -429,7 +429,7 @@ async function post(url, headers, message, op) {
   try {
     return await send("POST", url, headers, JSON.stringify(message), TIMEOUT_MS);
   } catch (e) {
-    if (e && e.anvilTimeout) {
+    if (typeof e === "object" && e !== null && "anvilTimeout" in e && e.anvilTimeout) {
       throw new CliError("upstream_timeout", "The Anvil gateway did not answer in time.", op.id);
     }
     throw new CliError("upstream_unavailable", UNREACHABLE, op.id);
