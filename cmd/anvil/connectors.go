@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/air"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/compose"
 	"github.com/anvil-dev/anvil/compiler/emit/index"
 	"github.com/anvil-dev/anvil/runtime/grant"
@@ -57,26 +57,18 @@ func runConnectorsCompose(e *env, c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	var conns []compose.Connector
-	for _, b := range bundles {
-		dir := filepath.Join(skillsRoot, b.id)
-		if c.String("layout") == compose.LayoutBundle {
-			dir = b.dir
-		}
-		conns = append(conns, compose.Connector{ID: b.id, Doc: b.doc, PackageDir: dir})
-	}
-	tree, err := compose.Render(conns, compose.Options{Layout: c.String("layout"), OutDir: out, SkillsRoot: skillsRoot})
+	tree, err := compose.Render(bundles, compose.Options{Layout: c.String("layout"), OutDir: out, SkillsRoot: skillsRoot})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
 	if err := tree.WriteTo(out); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
-	ids := make([]string, len(conns))
-	for i, cn := range conns {
-		ids[i] = cn.ID
+	ids := make([]string, len(bundles))
+	for i, b := range bundles {
+		ids[i] = b.ID
 	}
-	fmt.Fprintf(e.stdout, "Composed %d connector(s) (%s) to %s.\n", len(conns), strings.Join(ids, ", "), out)
+	fmt.Fprintf(e.stdout, "Composed %d connector(s) (%s) to %s.\n", len(bundles), strings.Join(ids, ", "), out)
 	return nil
 }
 
@@ -97,63 +89,42 @@ func runConnectorsIndex(e *env, c *cli.Context) error {
 	if skillsRoot == "" {
 		skillsRoot = filepath.Dir(out)
 	}
-	var entries []index.Connector
-	seen := map[string]bool{}
 	bundles, err := argBundles(c)
 	if err != nil {
 		return err
 	}
-	for _, b := range bundles {
-		doc, id := b.doc, b.id
-		if seen[id] {
-			continue
-		}
-		var named []index.Grant
-		for _, g := range grants {
-			if g.Connector == id {
-				named = append(named, index.Grant{Mode: g.Mode, Operations: g.Operations, Account: g.Account})
-			}
-		}
-		if len(named) == 0 {
-			continue
-		}
-		seen[id] = true
-		entry := index.Describe(doc)
-		entry.ID = id
-		entry.Grants = named
-		entries = append(entries, entry)
+	named := make([]index.Grant, len(grants))
+	for i, g := range grants {
+		named[i] = index.Grant{Connector: g.Connector, Mode: g.Mode, Operations: g.Operations, Account: g.Account}
 	}
+	n := len(index.Granted(bundles, named))
 	composite := false
-	if len(entries) > 1 {
+	if n > 1 {
 		if st, err := os.Stat(filepath.Join(skillsRoot, index.CompositeDir)); err == nil && st.IsDir() {
 			composite = true
 		}
 	}
-	md := index.Render(entries, index.Options{SkillsRoot: skillsRoot, Out: out, Composite: composite})
-	if err := writeFileAtomic(out, md); err != nil {
+	tree, err := index.Render(bundles, index.Options{Grants: named, SkillsRoot: skillsRoot, Out: out, Composite: composite})
+	if err != nil {
+		return fail(1, "%v", err)
+	}
+	if err := tree.WriteFiles(filepath.Dir(out)); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
 	if composite {
-		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s), with the composite).\n", out, len(entries))
+		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s), with the composite).\n", out, n)
 	} else {
-		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s)).\n", out, len(entries))
+		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s)).\n", out, n)
 	}
 	return nil
 }
 
-// argBundle is a bundle named on the command line with its connector id.
-type argBundle struct {
-	dir string
-	doc *air.Document
-	id  string
-}
-
-// argBundles loads the bundles named as arguments, with their connector
-// ids (folded from --workspace when given).
-func argBundles(c *cli.Context) ([]argBundle, error) {
-	var out []argBundle
+// argBundles loads the bundles named as arguments as the connectors the
+// gateway serves them as (ids folded from --workspace when given).
+func argBundles(c *cli.Context) ([]emit.Connector, error) {
+	var out []emit.Connector
 	for _, b := range c.Args().Slice() {
-		doc, _, err := loadBundle(b)
+		doc, hash, err := loadBundle(b)
 		if err != nil {
 			return nil, fail(1, "%v", err)
 		}
@@ -161,7 +132,7 @@ func argBundles(c *cli.Context) ([]argBundle, error) {
 		if err != nil {
 			return nil, fail(1, "%v", err)
 		}
-		out = append(out, argBundle{dir: b, doc: doc, id: id})
+		out = append(out, emit.Connector{ID: id, Doc: doc, BundleHash: hash, Dir: b})
 	}
 	return out, nil
 }

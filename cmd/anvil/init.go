@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"os"
 	"path/filepath"
 	"sort"
@@ -151,12 +152,12 @@ func initAuth(spec *openapi.Spec, doc *air.Document) (*air.Auth, string) {
 }
 
 // writeNew writes the manifest. With force it replaces path atomically
-// (writeFileAtomic); without, it creates path exclusively, so an existing
+// (files.Tree.WriteFiles); without, it creates path exclusively, so an existing
 // file is never replaced, even one created meanwhile, and removes what it
 // wrote if writing fails.
 func writeNew(path string, data []byte, force bool) error {
 	if force {
-		return writeFileAtomic(path, data)
+		return files.Tree{filepath.Base(path): {Data: data}}.WriteFiles(filepath.Dir(path))
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

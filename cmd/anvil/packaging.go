@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/harness"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -132,7 +133,7 @@ func runPackageHarness(e *env, c *cli.Context) error {
 	if err := checkReplaceable(out, "harness.json", "a harness package"); err != nil {
 		return fail(1, "%v", err)
 	}
-	tree, err := harness.Render(doc, harness.Options{Connector: id, BundleHash: hash})
+	tree, err := harness.Render(emit.Connector{ID: id, Doc: doc, BundleHash: hash, Dir: bundle})
 	if errors.Is(err, harness.ErrNothingApproved) {
 		return fail(1, "%s has no approved operations to package (approve some with anvil approve)", bundle)
 	}
@@ -150,29 +151,4 @@ func runPackageHarness(e *env, c *cli.Context) error {
 	}
 	fmt.Fprintf(e.stdout, "Packaged connector '%s' (%d operation(s), gateway mode) to %s.\n", id, n, out)
 	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

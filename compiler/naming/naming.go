@@ -82,15 +82,16 @@ func Camel(s string) string {
 	return string(rs)
 }
 
-// pythonKeywords are Python's reserved words, soft keywords and names that
-// would shadow what generated code relies on.
+// pythonKeywords are the names a Python parameter cannot take: the reserved
+// words (keyword.kwlist; soft keywords such as match, case and type are legal
+// names) and self, the generated methods' own first parameter.
 var pythonKeywords = map[string]bool{
 	"False": true, "None": true, "True": true, "and": true, "as": true, "assert": true, "async": true,
 	"await": true, "break": true, "class": true, "continue": true, "def": true, "del": true, "elif": true,
 	"else": true, "except": true, "finally": true, "for": true, "from": true, "global": true, "if": true,
 	"import": true, "in": true, "is": true, "lambda": true, "nonlocal": true, "not": true, "or": true,
 	"pass": true, "raise": true, "return": true, "try": true, "while": true, "with": true, "yield": true,
-	"self": true, "match": true, "case": true, "type": true, "print": true,
+	"self": true,
 }
 
 // PyIdent turns an input key into a Python identifier: snake_case, never a

@@ -20,13 +20,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -67,19 +68,6 @@ var (
 	ErrTemplate = errors.New("compose: template failed")
 )
 
-// Connector is one connector to compose.
-type Connector struct {
-	// ID is the connector id the gateway serves it under.
-	ID string
-	// Doc is the connector's AIR document.
-	Doc *air.Document
-	// PackageDir is the directory holding the connector's SDKs: with the
-	// harness layout its harness package (default <SkillsRoot>/<ID>); with
-	// the bundle layout the bundle directory, whose sdk/ is used. Relative
-	// paths are taken from the working directory.
-	PackageDir string
-}
-
 // Options configures Render.
 type Options struct {
 	// Layout is LayoutHarness (the default when empty) or LayoutBundle.
@@ -91,10 +79,14 @@ type Options struct {
 	SkillsRoot string
 }
 
-// Render renders the composite of conns. It reads the file system only to
-// check that each harness package exists and that OutDir is empty, absent,
-// or a previous composite; it writes nothing.
-func Render(conns []Connector, opts Options) (files.Tree, error) {
+// Render renders the composite of conns; it has the shape of every file
+// emitter (package emit). With the harness layout each connector's SDKs are
+// its harness package <SkillsRoot>/<ID>; with the bundle layout they are the
+// sdk/ of its bundle directory (Connector.Dir; relative paths are taken from
+// the working directory). Render reads the file system only to check that
+// each harness package exists and that OutDir is empty, absent, or a
+// previous composite; it writes nothing.
+func Render(conns []emit.Connector, opts Options) (files.Tree, error) {
 	layout := opts.Layout
 	if layout == "" {
 		layout = LayoutHarness
@@ -150,7 +142,7 @@ func Render(conns []Connector, opts Options) (files.Tree, error) {
 }
 
 // catalogConnector describes one connector, locating its SDKs.
-func catalogConnector(c Connector, layout, root, out string) (CatalogConnector, error) {
+func catalogConnector(c emit.Connector, layout, root, out string) (CatalogConnector, error) {
 	svc := c.Doc.Service
 	pkg := naming.Snake(svc.ID)
 	if pkg == "" {
@@ -164,7 +156,6 @@ func catalogConnector(c Connector, layout, root, out string) (CatalogConnector, 
 	cc := CatalogConnector{ID: c.ID, Title: title, Service: CatalogService{ID: svc.ID, Version: svc.Version},
 		Operations: catalogOps(c.Doc)}
 
-	dir := c.PackageDir
 	var pyDir, tsIndex string
 	pyPkg := "anvil_" + pkg
 	// Both layouts use a harness package: with the harness layout the one
@@ -174,26 +165,23 @@ func catalogConnector(c Connector, layout, root, out string) (CatalogConnector, 
 	var abs, missing string
 	switch layout {
 	case LayoutHarness:
-		if dir == "" {
-			dir = filepath.Join(root, c.ID)
-		}
-		a, err := filepath.Abs(dir)
+		a, err := filepath.Abs(filepath.Join(root, c.ID))
 		if err != nil {
 			return cc, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
 		abs = a
 		missing = fmt.Sprintf("run anvil package harness for connector %s first", c.ID)
 	case LayoutBundle:
-		if dir == "" {
+		if c.Dir == "" {
 			return cc, fmt.Errorf("%w: connector %s names no bundle directory", ErrInvalidOptions, c.ID)
 		}
-		a, err := filepath.Abs(dir)
+		a, err := filepath.Abs(c.Dir)
 		if err != nil {
 			return cc, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 		}
 		abs = filepath.Join(a, "sdk")
 		missing = fmt.Sprintf("compose/bundle_sdk_missing: with --layout bundle each bundle carries its SDKs in sdk/; write them with `anvil package harness %s --out %s`, or compose --layout harness",
-			dir, filepath.Join(dir, "sdk"))
+			c.Dir, filepath.Join(c.Dir, "sdk"))
 	}
 	hj, err := readHarnessJSON(abs)
 	if err != nil {

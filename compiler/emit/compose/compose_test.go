@@ -3,6 +3,7 @@ package compose
 import (
 	"bytes"
 	"errors"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,7 @@ func stubPackage(t *testing.T, root, cid string) {
 func TestGoldenGitHubMini(t *testing.T) {
 	root := t.TempDir()
 	stubPackage(t, root, "github")
-	conns := []Connector{{ID: "github", Doc: miniDoc(t)}}
+	conns := []emit.Connector{{ID: "github", Doc: miniDoc(t)}}
 	tree, err := Render(conns, Options{OutDir: filepath.Join(root, "_compose")})
 	if err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestGoldenGitHubMini(t *testing.T) {
 	// Deterministic: the same input renders the same bytes, wherever it lives.
 	other := t.TempDir()
 	stubPackage(t, other, "github")
-	again, err := Render([]Connector{{ID: "github", Doc: miniDoc(t)}}, Options{OutDir: filepath.Join(other, "_compose")})
+	again, err := Render([]emit.Connector{{ID: "github", Doc: miniDoc(t)}}, Options{OutDir: filepath.Join(other, "_compose")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,59 +127,59 @@ func TestRefusals(t *testing.T) {
 	doc := miniDoc(t)
 	cases := []struct {
 		name    string
-		setup   func(root string) ([]Connector, Options)
+		setup   func(root string) ([]emit.Connector, Options)
 		err     error
 		message string
 	}{
-		{"reserved id", func(root string) ([]Connector, Options) {
+		{"reserved id", func(root string) ([]emit.Connector, Options) {
 			stubPackage(t, root, "_compose")
-			return []Connector{{ID: "_compose", Doc: doc}}, Options{OutDir: filepath.Join(root, "out")}
+			return []emit.Connector{{ID: "_compose", Doc: doc}}, Options{OutDir: filepath.Join(root, "out")}
 		}, ErrReservedID, "_compose is reserved"},
-		{"composed twice", func(root string) ([]Connector, Options) {
+		{"composed twice", func(root string) ([]emit.Connector, Options) {
 			stubPackage(t, root, "github")
-			return []Connector{{ID: "github", Doc: doc}, {ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
+			return []emit.Connector{{ID: "github", Doc: doc}, {ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
 		}, ErrDuplicateConnector, "github"},
-		{"missing package", func(root string) ([]Connector, Options) {
-			return []Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
+		{"missing package", func(root string) ([]emit.Connector, Options) {
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
 		}, ErrNotHarnessPackage, "is not a harness package"},
-		{"folder without harness.json", func(root string) ([]Connector, Options) {
+		{"folder without harness.json", func(root string) ([]emit.Connector, Options) {
 			_ = os.MkdirAll(filepath.Join(root, "github", "python"), 0o755)
-			return []Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
 		}, ErrNotHarnessPackage, "is not a harness package"},
-		{"out holds something else", func(root string) ([]Connector, Options) {
+		{"out holds something else", func(root string) ([]emit.Connector, Options) {
 			stubPackage(t, root, "github")
 			out := filepath.Join(root, "_compose")
 			_ = os.MkdirAll(out, 0o755)
 			_ = os.WriteFile(filepath.Join(out, "notes.txt"), []byte("mine"), 0o644)
-			return []Connector{{ID: "github", Doc: doc}}, Options{OutDir: out}
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: out}
 		}, ErrRefuseReplace, "refusing to replace"},
-		{"out holds another compose.json", func(root string) ([]Connector, Options) {
+		{"out holds another compose.json", func(root string) ([]emit.Connector, Options) {
 			stubPackage(t, root, "github")
 			out := filepath.Join(root, "_compose")
 			_ = os.MkdirAll(out, 0o755)
 			_ = os.WriteFile(filepath.Join(out, "compose.json"), []byte(`{"schema":"other"}`), 0o644)
-			return []Connector{{ID: "github", Doc: doc}}, Options{OutDir: out}
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: out}
 		}, ErrRefuseReplace, "refusing to replace"},
-		{"out is a file", func(root string) ([]Connector, Options) {
+		{"out is a file", func(root string) ([]emit.Connector, Options) {
 			stubPackage(t, root, "github")
 			out := filepath.Join(root, "_compose")
 			_ = os.WriteFile(out, []byte("x"), 0o644)
-			return []Connector{{ID: "github", Doc: doc}}, Options{OutDir: out}
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: out}
 		}, ErrRefuseReplace, "refusing to replace"},
-		{"invalid id", func(root string) ([]Connector, Options) {
-			return []Connector{{ID: "team/github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
+		{"invalid id", func(root string) ([]emit.Connector, Options) {
+			return []emit.Connector{{ID: "team/github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose")}
 		}, ErrInvalidConnector, "team/github"},
-		{"no document", func(root string) ([]Connector, Options) {
-			return []Connector{{ID: "github"}}, Options{OutDir: filepath.Join(root, "_compose")}
+		{"no document", func(root string) ([]emit.Connector, Options) {
+			return []emit.Connector{{ID: "github"}}, Options{OutDir: filepath.Join(root, "_compose")}
 		}, ErrInvalidConnector, "no AIR document"},
-		{"nothing to compose", func(root string) ([]Connector, Options) {
+		{"nothing to compose", func(root string) ([]emit.Connector, Options) {
 			return nil, Options{OutDir: filepath.Join(root, "_compose")}
 		}, ErrNoConnectors, "no connectors"},
-		{"bad layout", func(root string) ([]Connector, Options) {
-			return []Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose"), Layout: "flat"}
+		{"bad layout", func(root string) ([]emit.Connector, Options) {
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(root, "_compose"), Layout: "flat"}
 		}, ErrInvalidOptions, "harness or bundle"},
-		{"no out", func(root string) ([]Connector, Options) {
-			return []Connector{{ID: "github", Doc: doc}}, Options{}
+		{"no out", func(root string) ([]emit.Connector, Options) {
+			return []emit.Connector{{ID: "github", Doc: doc}}, Options{}
 		}, ErrInvalidOptions, "output directory"},
 	}
 	for _, c := range cases {
@@ -196,7 +197,7 @@ func TestReplacesAPreviousComposite(t *testing.T) {
 	root := t.TempDir()
 	stubPackage(t, root, "github")
 	out := filepath.Join(root, "_compose")
-	conns := []Connector{{ID: "github", Doc: miniDoc(t)}}
+	conns := []emit.Connector{{ID: "github", Doc: miniDoc(t)}}
 	for i := 0; i < 2; i++ {
 		tree, err := Render(conns, Options{OutDir: out})
 		if err != nil {
@@ -221,7 +222,7 @@ func TestLayouts(t *testing.T) {
 	doc := miniDoc(t)
 
 	// Harness layout with a skills root that is not out's parent.
-	tree, err := Render([]Connector{{ID: "team_github", Doc: doc}},
+	tree, err := Render([]emit.Connector{{ID: "team_github", Doc: doc}},
 		Options{OutDir: filepath.Join(base, "out", "_compose"), SkillsRoot: home})
 	if err != nil {
 		t.Fatal(err)
@@ -239,14 +240,14 @@ func TestLayouts(t *testing.T) {
 	// at a directory nothing creates and loading failed later with
 	// connector_missing).
 	bundle := filepath.Join(base, "workspace", "github")
-	_, err = Render([]Connector{{ID: "github", Doc: doc, PackageDir: bundle}},
+	_, err = Render([]emit.Connector{{ID: "github", Doc: doc, Dir: bundle}},
 		Options{OutDir: filepath.Join(base, "out2"), Layout: LayoutBundle})
 	if !errors.Is(err, ErrNotHarnessPackage) || !strings.Contains(err.Error(), "compose/bundle_sdk_missing") ||
 		!strings.Contains(err.Error(), "anvil package harness "+bundle+" --out "+filepath.Join(bundle, "sdk")) {
 		t.Errorf("bundle layout without sdk/: %v", err)
 	}
 	stubPackage(t, bundle, "sdk")
-	tree, err = Render([]Connector{{ID: "github", Doc: doc, PackageDir: bundle}},
+	tree, err = Render([]emit.Connector{{ID: "github", Doc: doc, Dir: bundle}},
 		Options{OutDir: filepath.Join(base, "out2"), Layout: LayoutBundle})
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +259,7 @@ func TestLayouts(t *testing.T) {
 			t.Errorf("bundle layout: compose.json lacks %s", want)
 		}
 	}
-	if _, err := Render([]Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(base, "out3"), Layout: LayoutBundle}); !errors.Is(err, ErrInvalidOptions) {
+	if _, err := Render([]emit.Connector{{ID: "github", Doc: doc}}, Options{OutDir: filepath.Join(base, "out3"), Layout: LayoutBundle}); !errors.Is(err, ErrInvalidOptions) {
 		t.Errorf("bundle layout without a bundle directory: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -72,7 +73,7 @@ func writeHarness(t testing.TB, root, dir string, doc *air.Document, connector .
 	if len(connector) > 0 {
 		cid = connector[0]
 	}
-	tree, err := harness.Render(doc, harness.Options{Connector: cid})
+	tree, err := harness.Render(emit.Connector{ID: cid, Doc: doc})
 	if err != nil {
 		t.Fatalf("harness package %s: %v", cid, err)
 	}
@@ -82,7 +83,7 @@ func writeHarness(t testing.TB, root, dir string, doc *air.Document, connector .
 }
 
 // writeComposite renders and writes the composite of conns at root/_compose.
-func writeComposite(t testing.TB, root string, conns []Connector, layout ...string) string {
+func writeComposite(t testing.TB, root string, conns []emit.Connector, layout ...string) string {
 	t.Helper()
 	out := filepath.Join(root, "_compose")
 	opts := Options{OutDir: out}
@@ -136,7 +137,7 @@ func startLiveLayout(t *testing.T, cids []string, adjust func(cid string, doc *a
 	base := t.TempDir()
 	ws := filepath.Join(base, "workspace")
 	root := filepath.Join(base, "home", "connectors")
-	var conns []Connector
+	var conns []emit.Connector
 	for _, cid := range cids {
 		doc := miniDoc(t)
 		if adjust != nil {
@@ -153,10 +154,10 @@ func startLiveLayout(t *testing.T, cids []string, adjust func(cid string, doc *a
 		}
 		if layout == LayoutBundle {
 			writeHarness(t, filepath.Join(ws, cid), "sdk", doc, cid)
-			conns = append(conns, Connector{ID: cid, Doc: doc, PackageDir: filepath.Join(ws, cid)})
+			conns = append(conns, emit.Connector{ID: cid, Doc: doc, Dir: filepath.Join(ws, cid)})
 		} else {
 			writeHarness(t, root, cid, doc)
-			conns = append(conns, Connector{ID: cid, Doc: doc})
+			conns = append(conns, emit.Connector{ID: cid, Doc: doc})
 		}
 	}
 	out := writeComposite(t, root, conns, layout)

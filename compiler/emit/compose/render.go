@@ -3,8 +3,8 @@ package compose
 import (
 	"bytes"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/naming"
-	"io/fs"
 	"path"
 	"strconv"
 	"strings"
@@ -15,7 +15,7 @@ import (
 	"github.com/anvil-dev/anvil/templates"
 )
 
-// templateRoot is the composite's tree inside templates.Compose.
+// templateRoot is the composite's tree inside templates.FS.
 const templateRoot = "compose"
 
 // view is what the composite's templates receive.
@@ -60,7 +60,7 @@ type exampleView struct {
 }
 
 // renderTree renders every file of the composite.
-func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
+func renderTree(conns []emit.Connector, cat *Catalog) (files.Tree, error) {
 	catJSON, err := air.Marshal(cat)
 	if err != nil {
 		return nil, fmt.Errorf("compose: catalog: %w", err)
@@ -95,38 +95,24 @@ func renderTree(conns []Connector, cat *Catalog) (files.Tree, error) {
 	tree.Add("compose.json", catJSON)
 	tree.Add("python/anvil_compose/catalog.json", catJSON)
 	tree.Add("python/anvil_compose/input_types.json", typesJSON)
-	sub, err := fs.Sub(templates.Compose, templateRoot)
+	all, err := templates.Files(templateRoot)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
-	err = fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	for _, f := range all {
+		if !f.Template {
+			tree.Add(f.Path, templates.Marked(f.Path, f.Data))
+			continue
 		}
-		if strings.Contains(p, "__pycache__") || strings.HasSuffix(p, ".pyc") {
-			return nil // left behind by a local Python run, never part of the tree
-		}
-		b, err := fs.ReadFile(sub, p)
+		t, err := template.New(path.Base(f.Path)).Funcs(funcs).Option("missingkey=error").Parse(string(f.Data))
 		if err != nil {
-			return err
-		}
-		if !strings.HasSuffix(p, ".tmpl") {
-			tree.Add(p, b)
-			return nil
-		}
-		t, err := template.New(path.Base(p)).Funcs(funcs).Option("missingkey=error").Parse(string(b))
-		if err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrTemplate, p, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrTemplate, f.Path, err)
 		}
 		var buf bytes.Buffer
 		if err := t.Execute(&buf, v); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrTemplate, p, err)
+			return nil, fmt.Errorf("%w: %s: %v", ErrTemplate, f.Path, err)
 		}
-		tree.Add(strings.TrimSuffix(p, ".tmpl"), buf.Bytes())
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		tree.Add(strings.TrimSuffix(f.Path, ".tmpl"), buf.Bytes())
 	}
 	return tree, nil
 }

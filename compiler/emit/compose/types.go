@@ -3,6 +3,7 @@ package compose
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -15,7 +16,7 @@ import (
 
 // inputTypesJSON is {connector: {operation: {input key: JSON type}}}, keys
 // in catalog order, with a trailing newline.
-func inputTypesJSON(conns []Connector, cat *Catalog) []byte {
+func inputTypesJSON(conns []emit.Connector, cat *Catalog) []byte {
 	var b bytes.Buffer
 	b.WriteString("{")
 	for i, cc := range cat.Connectors {

@@ -3,6 +3,7 @@ package compose
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -183,7 +184,7 @@ func TestWorldloomPlan(t *testing.T) {
 	root := t.TempDir()
 	doc := miniDoc(t)
 	writeHarness(t, root, "team_github", doc)
-	out := writeComposite(t, root, []Connector{{ID: "team_github", Doc: doc}})
+	out := writeComposite(t, root, []emit.Connector{{ID: "team_github", Doc: doc}})
 	stdout, code := runPython(t, []string{"PYTHONPATH=" + filepath.Join(out, "python"), "PYTHONDONTWRITEBYTECODE=1"}, out, `
 import json
 from anvil_compose import Composite, item, ref
@@ -279,7 +280,7 @@ func TestPythonComposeErrors(t *testing.T) {
 	root := t.TempDir()
 	doc := miniDoc(t)
 	writeHarness(t, root, "github", doc)
-	out := writeComposite(t, root, []Connector{{ID: "github", Doc: doc}})
+	out := writeComposite(t, root, []emit.Connector{{ID: "github", Doc: doc}})
 	stdout, code := runPython(t, []string{"PYTHONPATH=" + filepath.Join(out, "python"), "PYTHONDONTWRITEBYTECODE=1"}, out, `
 import json
 from anvil_compose import Composite, ComposeError, item, ref, COMPOSE_ERROR_CODES

@@ -19,6 +19,14 @@ type File struct {
 	Mode fs.FileMode // 0 means 0644
 }
 
+// perm is the file's mode, 0644 when none is set.
+func (f File) perm() fs.FileMode {
+	if f.Mode == 0 {
+		return 0o644
+	}
+	return f.Mode
+}
+
 // Tree maps slash-separated relative paths to files.
 type Tree map[string]File
 
@@ -99,10 +107,7 @@ func (t Tree) WriteTo(dir string) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		mode := f.Mode
-		if mode == 0 {
-			mode = 0o644
-		}
+		mode := f.perm()
 		if err := os.WriteFile(p, f.Data, mode); err != nil {
 			return err
 		}
@@ -115,6 +120,54 @@ func (t Tree) WriteTo(dir string) error {
 	}
 	ok = true
 	return nil
+}
+
+// WriteFiles writes each file of the tree into the existing directory dir
+// (created when missing), leaving every other file there alone: each file is
+// written to a temporary sibling and renamed into place, so a reader sees the
+// old file or the new one, never a partial one. Every path is checked before
+// anything is written.
+func (t Tree) WriteFiles(dir string) error {
+	names := t.Names()
+	for _, name := range names {
+		if err := checkName(name); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		f := t[name]
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		mode := f.perm()
+		if err := writeFileAtomic(p, f.Data, mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFileAtomic writes data to p through a temporary file in its
+// directory and a rename.
+func writeFileAtomic(p string, data []byte, mode fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
 }
 
 // replaceDir moves tmp to dir, moving an existing dir aside first and

@@ -60,3 +60,38 @@ func TestWriteToRefusesBadPathsAndKeepsOld(t *testing.T) {
 		t.Errorf("failed writes left %d entries", len(entries))
 	}
 }
+
+func TestWriteFilesKeepsTheRestOfTheDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(filepath.Join(dir, "pkg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pkg", "SKILL.md"), []byte("other"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := Tree{}
+	tr.Add("INDEX.md", []byte("one"))
+	if err := tr.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	tr.Add("INDEX.md", []byte("two"))
+	if err := tr.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got["INDEX.md"].Data) != "two" || string(got["pkg/SKILL.md"].Data) != "other" {
+		t.Errorf("after WriteFiles: %v", got.Bytes())
+	}
+	bad := Tree{}
+	bad.Add("fine.txt", []byte("y"))
+	bad.Add("../escape", []byte("z"))
+	if err := bad.WriteFiles(dir); err == nil {
+		t.Error("../escape accepted")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "fine.txt")); err == nil {
+		t.Error("a refused tree was partly written")
+	}
+}

@@ -22,13 +22,14 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 		}
 		return err
 	})
-	if err != nil || len(pyFiles) != 9 {
+	if err != nil || len(pyFiles) != 10 { // the nine of the contract and _transport.py
 		t.Fatalf("python files: %d (%v)", len(pyFiles), err)
 	}
 	r := run(t, []string{"PYTHONPYCACHEPREFIX=" + t.TempDir()}, "", python, append([]string{"-m", "py_compile"}, pyFiles...)...)
 	if r.Code != 0 {
 		t.Errorf("py_compile: %s", r.Stderr)
 	}
+	pyLint(t, pyFiles)
 	if r := run(t, nil, "", node, "--check", filepath.Join(pkg, "bin", "github")); r.Code != 0 {
 		t.Errorf("node --check bin/github: %s", r.Stderr)
 	}
@@ -133,4 +134,24 @@ func TestTypeScriptSDKUnderNode(t *testing.T) {
 	}
 	wantSession(t, g.Hits()[:4], "tok-ts", "anvil-sdk (typescript)")
 	_ = os.Remove(token)
+}
+
+// pyLint checks generated Python files with the lint the templates' own
+// Python passes (templates/test/python/test_lint.py): Python 3.9 grammar, no
+// unused imports, no undefined names.
+func pyLint(t *testing.T, files []string) {
+	t.Helper()
+	script := `
+import sys
+sys.path.insert(0, sys.argv[1])
+import test_lint
+found = [p for path in sys.argv[2:] for p in test_lint.problems(path)]
+print("\n".join(found))
+sys.exit(1 if found else 0)
+`
+	r := run(t, []string{"PYTHONDONTWRITEBYTECODE=1"}, "", tool(t, "python3"),
+		append([]string{"-c", script, filepath.Join(repoRoot(), "templates", "test", "python")}, files...)...)
+	if r.Code != 0 {
+		t.Errorf("lint of the generated Python:\n%s%s", r.Stdout, r.Stderr)
+	}
 }

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,7 +37,7 @@ func (c *cliEnv) run(t *testing.T, env []string, args ...string) runResult {
 
 func TestCLIIsExecutable(t *testing.T) {
 	t.Parallel()
-	tree, err := Render(githubMini(t), Options{Connector: "github"})
+	tree, err := Render(emit.Connector{ID: "github", Doc: githubMini(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

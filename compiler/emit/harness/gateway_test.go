@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"io"
 	"net"
 	"net/http"
@@ -211,7 +212,7 @@ func packageDir(t *testing.T) string {
 	t.Helper()
 	doc := githubMini(t)
 	pkgOnce.Do(func() {
-		tree, err := Render(doc, Options{Connector: "github", BundleHash: testBundleHash})
+		tree, err := Render(emit.Connector{ID: "github", Doc: doc, BundleHash: testBundleHash})
 		if err != nil {
 			pkgErr = err
 			return

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"testing"
 
 	"github.com/anvil-dev/anvil/golden"
@@ -9,7 +10,7 @@ import (
 
 func renderMini(t testing.TB) map[string][]byte {
 	t.Helper()
-	tree, err := Render(githubMini(t), Options{Connector: "github", BundleHash: testBundleHash})
+	tree, err := Render(emit.Connector{ID: "github", Doc: githubMini(t), BundleHash: testBundleHash})
 	if err != nil {
 		t.Fatalf("Render: %v", err)
 	}

@@ -4,7 +4,8 @@
 // SDK and the CLI call the Anvil gateway (MCP over Streamable HTTP) and
 // nothing else.
 //
-// Render returns an in-memory files.Tree; writing it is the caller's job.
+// Render has the shape of every file emitter (package emit): a connector in,
+// an in-memory files.Tree out; writing it is the caller's job.
 package harness
 
 import (
@@ -12,12 +13,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path"
 	"regexp"
 	"strings"
 	"text/template"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/templates"
@@ -36,26 +37,18 @@ var (
 	ErrTemplate = errors.New("harness: template failed")
 )
 
-// Options configures Render.
-type Options struct {
-	// Connector is the id the gateway serves the bundle under: tools are
-	// called as <Connector>__<tool>, and the CLI is bin/<Connector>.
-	Connector string
-	// BundleHash is the bundle's hash (generation.json); harness.json
-	// records it when it is 64 hex characters, else null.
-	BundleHash string
-}
-
-// Render renders the whole harness package of doc. Only served operations
-// (air.IsServed) appear in it.
-func Render(doc *air.Document, opts Options) (files.Tree, error) {
-	if doc == nil || doc.Service.ID == "" {
+// Render renders the whole harness package of connector c: tools are called
+// as <c.ID>__<tool>, the CLI is bin/<c.ID>, and harness.json records
+// c.BundleHash when it is 64 hex characters (else null). Only served
+// operations (air.IsServed) appear in it.
+func Render(c emit.Connector) (files.Tree, error) {
+	if c.Doc == nil || c.Doc.Service.ID == "" {
 		return nil, fmt.Errorf("%w: no service id", ErrInvalidDocument)
 	}
-	if !air.ValidConnectorID.MatchString(opts.Connector) {
-		return nil, fmt.Errorf("%w: %q must match ^[A-Za-z0-9_-]{1,64}$", ErrInvalidConnector, opts.Connector)
+	if !air.ValidConnectorID.MatchString(c.ID) {
+		return nil, fmt.Errorf("%w: %q must match ^[A-Za-z0-9_-]{1,64}$", ErrInvalidConnector, c.ID)
 	}
-	v, err := buildView(doc, opts)
+	v, err := buildView(c.Doc, c.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +84,7 @@ func Render(doc *air.Document, opts Options) (files.Tree, error) {
 		}
 		tree.Add("examples/"+name+".json", ex)
 	}
-	hj, err := harnessJSON(v, opts.BundleHash)
+	hj, err := harnessJSON(v, c.BundleHash)
 	if err != nil {
 		return nil, err
 	}
@@ -152,63 +145,49 @@ var funcs = template.FuncMap{
 		s, err := jsonText(v)
 		return asciiJSON(s), err
 	},
-	"add":    func(a, b int) int { return a + b },
-	"tsref":  tsRef,
-	"indent": templates.Indent,
+	"add":      func(a, b int) int { return a + b },
+	"tsref":    tsRef,
+	"indent":   templates.Indent,
+	"verbatim": templates.Source,
 }
 
-// renderSet parses one language's template tree as its own set (names are
-// paths, so base names never collide) and renders every file template.
+// renderSet renders one language's tree: its templates are parsed as one set
+// of their own (names are paths, so base names never collide) and each file
+// template is executed; every other file is real source, copied verbatim
+// behind the generated-code marker.
 func renderSet(tree files.Tree, dir, out string, v *pkgView) error {
-	sub, err := fs.Sub(templates.FS, dir)
+	all, err := templates.Files(dir)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrTemplate, dir, err)
+		return fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
-	set, names, err := parseSet(sub, dir)
-	if err != nil {
-		return err
-	}
-	for _, name := range names {
-		var buf bytes.Buffer
-		if err := set.ExecuteTemplate(&buf, name, v); err != nil {
-			return fmt.Errorf("%w: %s/%s: %v", ErrTemplate, dir, name, err)
+	set := template.New(dir).Funcs(funcs).Option("missingkey=error")
+	for _, f := range all {
+		if !f.Template {
+			continue
 		}
-		rel := strings.TrimSuffix(name, ".tmpl")
+		if _, err := set.New(f.Path).Parse(string(f.Data)); err != nil {
+			return fmt.Errorf("%w: %s/%s: %v", ErrTemplate, dir, f.Path, err)
+		}
+	}
+	for _, f := range all {
+		rel := strings.TrimSuffix(f.Path, ".tmpl")
 		rel = strings.ReplaceAll(rel, "__pkg__", v.PyPackage)
 		rel = strings.ReplaceAll(rel, "__connector__", v.Connector)
 		if out != "" {
 			rel = path.Join(out, rel)
 		}
-		tree.Add(rel, buf.Bytes())
+		switch {
+		case !f.Template:
+			tree.Add(rel, templates.Marked(rel, f.Data))
+		case !strings.HasSuffix(f.Path, ".partial.tmpl"):
+			var buf bytes.Buffer
+			if err := set.ExecuteTemplate(&buf, f.Path, v); err != nil {
+				return fmt.Errorf("%w: %s/%s: %v", ErrTemplate, dir, f.Path, err)
+			}
+			tree.Add(rel, buf.Bytes())
+		}
 	}
 	return nil
-}
-
-// parseSet parses every .tmpl file under sub into one template set with
-// missingkey=error and returns the names of the file (non-partial) templates.
-func parseSet(sub fs.FS, dir string) (*template.Template, []string, error) {
-	set := template.New(dir).Funcs(funcs).Option("missingkey=error")
-	var names []string
-	err := fs.WalkDir(sub, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".tmpl") {
-			return err
-		}
-		b, err := fs.ReadFile(sub, p)
-		if err != nil {
-			return err
-		}
-		if _, err := set.New(p).Parse(string(b)); err != nil {
-			return err
-		}
-		if !strings.HasSuffix(p, ".partial.tmpl") {
-			names = append(names, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %s: %v", ErrTemplate, dir, err)
-	}
-	return set, names, nil
 }
 
 // tsRef qualifies a result type with the types module (T.) unless it is built in.

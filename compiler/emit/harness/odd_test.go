@@ -2,6 +2,7 @@ package harness
 
 import (
 	"encoding/json"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -45,9 +46,16 @@ func oddDocument() *air.Document {
 			{Name: "page", Key: "page", In: "query", Schema: intS()},
 			{Name: "tags", Key: "tags", In: "query", Schema: &air.Schema{Type: air.Types{"array"}, Items: str()}},
 			{Name: "from", Key: "from", In: "query", Schema: &air.Schema{Type: air.Types{"string"}, Format: "date-time"}, Example: json.RawMessage(`"2025-01-01T00:00:00Z"`)},
+			// Soft keywords and builtins are legal parameter names; self and
+			// invoke are what a generated method body itself uses.
+			{Name: "type", Key: "type", In: "query", Schema: str()},
+			{Name: "match", Key: "match", In: "query", Schema: str()},
+			{Name: "self", Key: "self", In: "query", Schema: str()},
+			{Name: "invoke", Key: "invoke", In: "query", Schema: str()},
 		},
 		Schema: obj(map[string]*air.Schema{"class": str(), "x_request_id": str(), "page": intS(),
-			"tags": {Type: air.Types{"array"}, Items: str()}, "from": str(), "anvil_dry_run": {Type: air.Types{"boolean"}}}, "class"),
+			"tags": {Type: air.Types{"array"}, Items: str()}, "from": str(), "type": str(), "match": str(), "self": str(),
+			"invoke": str(), "anvil_dry_run": {Type: air.Types{"boolean"}}}, "class"),
 	}, obj(map[string]*air.Schema{"items": {Type: air.Types{"array"}, Items: &air.Schema{Ref: "#/$defs/Node"}}, "next": str()}))
 	search.Pagination = &air.Pagination{Style: "page", CursorParam: "page", ItemsField: "items"}
 
@@ -76,7 +84,7 @@ func oddDocument() *air.Document {
 
 func TestOddDocumentCompiles(t *testing.T) {
 	t.Parallel()
-	tree, err := Render(oddDocument(), Options{Connector: "odd"})
+	tree, err := Render(emit.Connector{ID: "odd", Doc: oddDocument()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,25 +115,28 @@ for name in ("search_thing", "replace_tree", "ping", "search_thing_paginated"):
 out["ops"] = [op["method"] for op in SPEC["operations"]]
 c = OddSvcClient(gateway_url="http://127.0.0.1:9/mcp", token_file="/nonexistent")
 for call in (lambda: c.replace_tree(tree_id=1, body={"name": "x"}, confirm=True),
-             lambda: c.replace_tree(tree_id=1, body={"name": "x"})):
+             lambda: c.replace_tree(tree_id=1, body={"name": "x"}),
+             lambda: c.search_thing(class_="a", type="t", match="m", self_="s", invoke="i")):
     try:
         call()
     except Exception as e:
         out.setdefault("errors", []).append(e.code)
 print(json.dumps(out))
 `
+	pyLint(t, pyFiles)
 	r := run(t, nil, "", python, append([]string{"-c", check}, pyFiles...)...)
 	if r.Code != 0 {
 		t.Fatalf("python: %s%s", r.Stdout, r.Stderr)
 	}
 	out := decodeJSON(t, r.Stdout)
 	want := map[string]string{
-		"search_thing":           `["self","class_","x_request_id","page","tags","from_","confirm","idempotency_key","dry_run","headers","timeout"]`,
+		"search_thing": `["self","class_","x_request_id","page","tags","from_","type","match","self_","invoke",` +
+			`"confirm","idempotency_key","dry_run","headers","timeout"]`,
 		"replace_tree":           `["self","tree_id","body","confirm","idempotency_key","dry_run","headers","timeout"]`,
 		"ping":                   `["self","confirm","idempotency_key","dry_run","headers","timeout"]`,
 		"search_thing_paginated": `["self","kwargs"]`,
 		"ops":                    `["search_thing","replace_tree","ping"]`,
-		"errors":                 `["idempotency_required","confirmation_required"]`,
+		"errors":                 `["idempotency_required","confirmation_required","auth_required"]`,
 	}
 	for k, w := range want {
 		if got := jsonOf(out[k]); got != w {

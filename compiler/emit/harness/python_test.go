@@ -102,6 +102,10 @@ def step(spec):
         elif scenario == "comment":
             out["result"] = c.create_comment(owner="octo", repo="hello", issue_number=2, body="Looks good.")
             out["effect"] = c.last_effect
+        elif scenario == "undo":
+            c.create_comment(owner="octo", repo="hello", issue_number=2, body="Oops.")
+            undo = c.last_effect["undo"]
+            out["result"] = c.call(undo["tool"], undo["arguments"], confirm=True)
         elif scenario == "comment_key":
             out["result"] = c.create_comment(
                 owner="octo", repo="hello", issue_number=2, body="Looks good.", idempotency_key="ledger-1"
@@ -357,10 +361,10 @@ func TestPythonWrites(t *testing.T) {
 	e := newPyEnv(t)
 	g := startGateway(t, githubMini(t), "github", false)
 	res := e.runSteps(t, e.env(pkg, g.URL), []step{
-		{Scenario: "dry_run"}, {Scenario: "refused"}, {Scenario: "comment"}, {Scenario: "comment_key"},
+		{Scenario: "dry_run"}, {Scenario: "refused"}, {Scenario: "comment"}, {Scenario: "comment_key"}, {Scenario: "undo"},
 	})
 	calls := g.Calls()
-	if len(calls) != 4 {
+	if len(calls) != 6 {
 		t.Fatalf("calls = %+v", calls)
 	}
 
@@ -396,6 +400,12 @@ func TestPythonWrites(t *testing.T) {
 	}
 	if calls[3].Args["idempotency_key"] != "ledger-1" {
 		t.Errorf("explicit key: args = %s", jsonOf(calls[3].Args))
+	}
+
+	// The undo an effect report names is called by the tool name it gives.
+	if res[4]["error"] != nil || calls[5].Name != "github__github_delete_comment" ||
+		jsonOf(calls[5].Args) != `{"comment_id":100,"confirm":true,"owner":"octo","repo":"hello"}` {
+		t.Errorf("undo: %s, call %s %s", jsonOf(res[4]), calls[5].Name, jsonOf(calls[5].Args))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/naming"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ func TestNames(t *testing.T) {
 			t.Errorf("naming.Kebab(%q) = %q, want %q", c.in, got, c.kebab)
 		}
 	}
-	for in, want := range map[string]string{"class": "class_", "from": "from_", "2fa": "_2fa", "self": "self_", "owner": "owner"} {
+	for in, want := range map[string]string{"class": "class_", "from": "from_", "2fa": "_2fa", "self": "self_", "owner": "owner",
+		"type": "type", "match": "match", "case": "case", "print": "print", "None": "none", "async": "async_"} {
 		if got := naming.PyIdent(in); got != want {
 			t.Errorf("naming.PyIdent(%q) = %q, want %q", in, got, want)
 		}
@@ -50,13 +52,13 @@ func TestNames(t *testing.T) {
 
 func TestRenderRefusals(t *testing.T) {
 	doc := githubMini(t)
-	if _, err := Render(doc, Options{Connector: "bad/id"}); !errors.Is(err, ErrInvalidConnector) {
+	if _, err := Render(emit.Connector{ID: "bad/id", Doc: doc}); !errors.Is(err, ErrInvalidConnector) {
 		t.Errorf("bad connector: %v", err)
 	}
-	if _, err := Render(doc, Options{Connector: strings.Repeat("x", 65)}); !errors.Is(err, ErrInvalidConnector) {
+	if _, err := Render(emit.Connector{ID: strings.Repeat("x", 65), Doc: doc}); !errors.Is(err, ErrInvalidConnector) {
 		t.Errorf("long connector: %v", err)
 	}
-	if _, err := Render(nil, Options{Connector: "github"}); !errors.Is(err, ErrInvalidDocument) {
+	if _, err := Render(emit.Connector{ID: "github", Doc: nil}); !errors.Is(err, ErrInvalidDocument) {
 		t.Errorf("nil document: %v", err)
 	}
 	for i := range doc.Operations {
@@ -66,7 +68,7 @@ func TestRenderRefusals(t *testing.T) {
 			doc.Operations[i].Archetype = "webhook_receiver"
 		}
 	}
-	if _, err := Render(doc, Options{Connector: "github"}); !errors.Is(err, ErrNothingApproved) {
+	if _, err := Render(emit.Connector{ID: "github", Doc: doc}); !errors.Is(err, ErrNothingApproved) {
 		t.Errorf("nothing served: %v", err)
 	}
 }
@@ -83,7 +85,7 @@ func TestOnlyServedOperationsAppear(t *testing.T) {
 			op.State = air.StateReviewRequired
 		}
 	}
-	tree, err := Render(doc, Options{Connector: "github"})
+	tree, err := Render(emit.Connector{ID: "github", Doc: doc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestOnlyServedOperationsAppear(t *testing.T) {
 }
 
 func TestConnectorOverride(t *testing.T) {
-	tree, err := Render(githubMini(t), Options{Connector: "gh_work", BundleHash: "not-a-hash"})
+	tree, err := Render(emit.Connector{ID: "gh_work", Doc: githubMini(t), BundleHash: "not-a-hash"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +141,7 @@ func TestConnectorOverride(t *testing.T) {
 }
 
 func TestHarnessJSONShape(t *testing.T) {
-	tree, err := Render(githubMini(t), Options{Connector: "github", BundleHash: testBundleHash})
+	tree, err := Render(emit.Connector{ID: "github", Doc: githubMini(t), BundleHash: testBundleHash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func topLevelKeys(t *testing.T, b []byte) []string {
 }
 
 func TestGeneratedMarkersAndNoLeaks(t *testing.T) {
-	tree, err := Render(githubMini(t), Options{Connector: "github", BundleHash: testBundleHash})
+	tree, err := Render(emit.Connector{ID: "github", Doc: githubMini(t), BundleHash: testBundleHash})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +289,7 @@ func bigDocument(n int) *air.Document {
 
 func TestSkillStaysShortForLargeAPIs(t *testing.T) {
 	for _, n := range []int{1, 29, 30, 31, 250} {
-		tree, err := Render(bigDocument(n), Options{Connector: "big"})
+		tree, err := Render(emit.Connector{ID: "big", Doc: bigDocument(n)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -312,7 +314,7 @@ func TestSafetyControlRenames(t *testing.T) {
 		op.Input.Params = append(op.Input.Params, air.Param{Name: k, Key: k, In: "query", Schema: &air.Schema{Type: air.Types{"string"}}})
 	}
 	op.Confirmation.Required = true
-	tree, err := Render(doc, Options{Connector: "big"})
+	tree, err := Render(emit.Connector{ID: "big", Doc: doc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,6 +131,7 @@ type cliInputDoc struct {
 	In          string `json:"in"`
 	Flag        string `json:"flag"`
 	Type        string `json:"type"`
+	Items       string `json:"items,omitempty"`
 	Required    bool   `json:"required"`
 	Description string `json:"description"`
 }
@@ -207,7 +208,7 @@ func cliSpec(v *pkgView) (string, error) {
 		}
 		for _, in := range o.Inputs {
 			od.Inputs = append(od.Inputs, cliInputDoc{Key: in.Key, Name: in.Name, In: in.In, Flag: in.Flag, Type: in.Type,
-				Required: in.Required, Description: in.Description})
+				Items: in.Items, Required: in.Required, Description: in.Description})
 		}
 		d.Operations = append(d.Operations, od)
 	}

@@ -36,6 +36,7 @@ type pkgView struct {
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
+	AnyPaginated   bool
 	Errors         []errorRow
 	ExitCodes      []exitRow
 	ErrorCodes     []string
@@ -82,6 +83,7 @@ type opView struct {
 	PyHeaders string
 	PyTimeout string
 	PyCall    string // example call with required inputs
+	TSCall    string // the same in TypeScript, with typed example values
 
 	TSMethod        string
 	TSInput         string
@@ -110,6 +112,7 @@ type inputView struct {
 	TSType      string
 	Flag        string // without leading dashes
 	Type        string // JSON type used for CLI coercion
+	Items       string // the JSON type of an array's items ("" when unknown or not an array)
 	Placeholder string
 	Required    bool
 	Description string
@@ -218,7 +221,7 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 var pep440 = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 
 // buildView makes the template view of a package.
-func buildView(doc *air.Document, opts Options) (*pkgView, error) {
+func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	c := schemas{doc: doc}
 	svc := doc.Service.ID
 	pkg := naming.Snake(svc)
@@ -230,8 +233,8 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		title = svc
 	}
 	v := &pkgView{
-		Connector:      opts.Connector,
-		SkillName:      skillName(opts.Connector),
+		Connector:      connector,
+		SkillName:      skillName(connector),
 		ServiceID:      svc,
 		ServiceVersion: doc.Service.Version,
 		PyVersion:      "0.0.0",
@@ -273,7 +276,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 	for _, op := range served {
 		byID[op.ID] = op
 	}
-	wire := func(op *air.Operation) string { return opts.Connector + "__" + toolName(op) }
+	wire := func(op *air.Operation) string { return connector + "__" + toolName(op) }
 
 	resources := []string{}
 	for _, op := range served {
@@ -297,7 +300,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		}
 		words := cliWords(op)
 		o.Words = strings.Join(words, " ")
-		o.CLI = opts.Connector + " " + o.Words
+		o.CLI = connector + " " + o.Words
 		resources = appendUnique(resources, words[0])
 		o.Summary = oneLine(op.DisplayName)
 		if o.Summary == "" {
@@ -373,12 +376,13 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		}
 		o.TSMethod = naming.Unique(o.TSMethod, tsMethods, "_")
 		o.Inputs = inputs
-		var pyArgs, exArgs []string
+		var pyArgs, exArgs, tsArgs []string
 		for _, in := range inputs {
 			if in.Required {
 				o.Required = append(o.Required, in)
 				pyArgs = append(pyArgs, in.Py+"=...")
 				exArgs = append(exArgs, "--"+in.Flag+" <"+in.Key+">")
+				tsArgs = append(tsArgs, tsKey(in.Key)+": "+asciiJSON(string(in.Example)))
 			}
 		}
 		o.PyCall = o.PyMethod + "(" + strings.Join(pyArgs, ", ") + ")"
@@ -392,6 +396,10 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		}
 		o.TSInput = naming.Unique(base+"Input", tsTaken, "")
 		o.TSInputOptional = len(o.Required) == 0
+		o.TSCall = o.TSMethod + "()"
+		if len(tsArgs) > 0 {
+			o.TSCall = o.TSMethod + "({ " + strings.Join(tsArgs, ", ") + " })"
+		}
 		o.TSInputDecl = tsInputDecl(ts, op.Input.Schema, o)
 		out := "unknown"
 		if op.Output.Schema != nil {
@@ -405,6 +413,7 @@ func buildView(doc *air.Document, opts Options) (*pkgView, error) {
 		}
 		if op.Pagination != nil {
 			o.Paginated = pageOf(op.Pagination, o)
+			v.AnyPaginated = true
 		}
 		v.Ops = append(v.Ops, o)
 	}
@@ -576,6 +585,9 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			Required: required, Description: oneLine(desc)}
 		if iv.Flag == "" {
 			iv.Flag = "input-" + fmt.Sprint(len(inputs)+1)
+		}
+		if r := c.resolve(root, s); t == "array" && r != nil && r.Items != nil {
+			iv.Items = c.jsonType(root, r.Items)
 		}
 		iv.PyType = pyType(t)
 		iv.TSType = "unknown"

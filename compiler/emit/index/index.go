@@ -2,24 +2,36 @@
 // short entry per connector the branch is granted, saying what it is for,
 // when to use it, what is granted and where its SKILL.md is.
 //
-// The caller parses the grant file and matches connector ids; Render takes
-// the already-matched view.
+// Render has the shape of every file emitter (package emit): connectors in,
+// an in-memory files.Tree (the one file INDEX.md) out. The caller parses the
+// grant file; Render matches its entries to the connectors by id.
 package index
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
 	"text/template"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
+	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/templates"
 )
 
-// Grant is one grant entry naming a connector.
+// ErrTemplate: INDEX.md's template failed to execute (a bug in Anvil).
+var ErrTemplate = errors.New("index: template failed")
+
+// FileName is the name of the file Render writes when Options.Out is empty.
+const FileName = "INDEX.md"
+
+// Grant is one grant entry.
 type Grant struct {
+	// Connector is the connector id the entry names.
+	Connector string
 	// Mode is "read" or "write".
 	Mode string
 	// Operations are the entry's globs over operation ids.
@@ -28,28 +40,31 @@ type Grant struct {
 	Account string
 }
 
-// Connector is one granted connector's entry.
-type Connector struct {
-	// ID is the connector id (the folded bundle path).
-	ID string
+// Description is what INDEX.md says about one connector.
+type Description struct {
 	// Title is the service's display name.
 	Title string
 	// For says what the connector is for (one line).
 	For string
 	// UseWhen says when to use it (one line).
 	UseWhen string
-	// Grants are the grant entries naming the connector, in grant order.
-	Grants []Grant
 }
 
 // Options configures Render.
 type Options struct {
+	// Grants are the turn's grant entries, in grant order. A connector no
+	// entry names is left out of INDEX.md.
+	Grants []Grant
 	// SkillsRoot is the directory holding the packages (<SkillsRoot>/<id>/SKILL.md).
 	// Empty: the directory of Out.
 	SkillsRoot string
-	// Out is where INDEX.md is written; paths in it are relative to its directory.
+	// Out is where INDEX.md will be written; paths in it are relative to its
+	// directory, and the tree names the file by Out's base name (FileName
+	// when Out is empty).
 	Out string
-	// Composite adds the "Spanning connectors" entry for <SkillsRoot>/_compose/SKILL.md.
+	// Composite adds the "Spanning connectors" entry for
+	// <SkillsRoot>/_compose/SKILL.md (the caller sets it when the composite
+	// exists and more than one connector is granted).
 	Composite bool
 }
 
@@ -69,22 +84,53 @@ type indexView struct {
 
 var indexTemplate = template.Must(template.New("index").Option("missingkey=error").ParseFS(templates.FS, "index/INDEX.md.tmpl"))
 
-// Render renders INDEX.md for the granted connectors, in the order given.
-func Render(entries []Connector, opts Options) []byte {
+// Granted lists the connectors that some grant entry names, in the order
+// given, each id once (a later connector with an id already listed is left
+// out).
+func Granted(conns []emit.Connector, grants []Grant) []emit.Connector {
+	var out []emit.Connector
+	seen := map[string]bool{}
+	for _, c := range conns {
+		if seen[c.ID] || len(grantsOf(c.ID, grants)) == 0 {
+			continue
+		}
+		seen[c.ID] = true
+		out = append(out, c)
+	}
+	return out
+}
+
+func grantsOf(id string, grants []Grant) []Grant {
+	var out []Grant
+	for _, g := range grants {
+		if g.Connector == id {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// Render renders INDEX.md for the granted connectors (Granted), in the order
+// given. A connector without an AIR document is described by its id alone.
+func Render(conns []emit.Connector, opts Options) (files.Tree, error) {
 	v := indexView{Composite: opts.Composite}
 	var ids []string
-	for _, c := range entries {
+	for _, c := range Granted(conns, opts.Grants) {
+		var e Description
+		if c.Doc != nil {
+			e = Describe(c.Doc)
+		}
 		id := oneLine(c.ID)
-		title := oneLine(c.Title)
+		title := oneLine(e.Title)
 		if title == "" {
 			title = id
 		}
 		v.Entries = append(v.Entries, entryView{
 			ID:      id,
 			Title:   title,
-			For:     orText(oneLine(c.For), "Operations of "+title+"."),
-			UseWhen: orText(oneLine(c.UseWhen), "a task needs "+title+"."),
-			Granted: granted(c.Grants),
+			For:     orText(oneLine(e.For), "Operations of "+title+"."),
+			UseWhen: orText(oneLine(e.UseWhen), "a task needs "+title+"."),
+			Granted: granted(grantsOf(c.ID, opts.Grants)),
 			Skill:   rel(opts, id, "SKILL.md"),
 			CLI:     rel(opts, id, "bin", id),
 		})
@@ -99,10 +145,15 @@ func Render(entries []Connector, opts Options) []byte {
 	}
 	var buf bytes.Buffer
 	if err := indexTemplate.ExecuteTemplate(&buf, "INDEX.md.tmpl", v); err != nil {
-		// The view is fully built above; a failure here is a template bug.
-		return []byte(fmt.Sprintf("# Connectors\n\n_INDEX.md could not be rendered: %v_\n", err))
+		return nil, fmt.Errorf("%w: %v", ErrTemplate, err)
 	}
-	return buf.Bytes()
+	name := FileName
+	if opts.Out != "" {
+		name = filepath.Base(opts.Out)
+	}
+	tree := files.Tree{}
+	tree.Add(name, buf.Bytes())
+	return tree, nil
 }
 
 // granted is "<mode>[ (<globs>)][, account <a>]" per entry, joined by "; ".
@@ -164,10 +215,9 @@ func joinAnd(l []string) string {
 	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 }
 
-// Describe fills Title, For and UseWhen of a connector entry from its AIR
-// document, counting only served operations. ID and Grants are left to the
-// caller.
-func Describe(doc *air.Document) Connector {
+// Describe is what INDEX.md says about a connector (Title, For, UseWhen),
+// from its AIR document, counting only served operations.
+func Describe(doc *air.Document) Description {
 	title := oneLine(doc.Service.DisplayName)
 	if title == "" {
 		title = doc.Service.ID
@@ -192,7 +242,7 @@ func Describe(doc *air.Document) Connector {
 	if over == "" {
 		over = "its API"
 	}
-	c := Connector{Title: title}
+	c := Description{Title: title}
 	c.For = oneLine(doc.Service.Description)
 	if c.For == "" {
 		c.For = fmt.Sprintf("%s: %d read and %d write operation(s) over %s.", title, reads, writes, over)

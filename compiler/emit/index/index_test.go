@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
@@ -32,11 +33,29 @@ func githubMini(t *testing.T) *air.Document {
 	return doc
 }
 
-func githubEntry(t *testing.T, grants ...Grant) Connector {
-	c := Describe(githubMini(t))
-	c.ID = "github"
-	c.Grants = grants
-	return c
+// render renders INDEX.md and returns its bytes.
+func render(t *testing.T, conns []emit.Connector, opts Options) []byte {
+	t.Helper()
+	tree, err := Render(conns, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := FileName
+	if opts.Out != "" {
+		name = filepath.Base(opts.Out)
+	}
+	if len(tree) != 1 || tree[name].Data == nil {
+		t.Fatalf("tree %v, want the one file %s", tree.Names(), name)
+	}
+	return tree[name].Data
+}
+
+// grants names the connector id in each grant.
+func grants(id string, gs ...Grant) []Grant {
+	for i := range gs {
+		gs[i].Connector = id
+	}
+	return gs
 }
 
 func TestDescribe(t *testing.T) {
@@ -61,66 +80,73 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestIndexGolden(t *testing.T) {
-	out := Render([]Connector{githubEntry(t, Grant{Mode: "read", Operations: []string{"*"}})},
-		Options{Out: filepath.Join("home", "connectors", "INDEX.md")})
+	out := render(t, []emit.Connector{{ID: "github", Doc: githubMini(t)}},
+		Options{Out: filepath.Join("home", "connectors", "INDEX.md"),
+			Grants: grants("github", Grant{Mode: "read", Operations: []string{"*"}})})
 	golden.Check(t, "index/github-read.md", out)
 }
 
 func TestIndexCases(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home", "connectors")
 	out := filepath.Join(home, "INDEX.md")
+	gh := []emit.Connector{{ID: "github", Doc: githubMini(t)}}
+	jiraDoc := githubMini(t)
+	jiraDoc.Service.DisplayName = "Jira"
+	both := append(gh, emit.Connector{ID: "jira", Doc: jiraDoc})
 	cases := []struct {
 		name    string
-		entries []Connector
+		entries []emit.Connector
 		opts    Options
 		want    []string
 		not     []string
 	}{
 		{
 			name:    "globs and account",
-			entries: []Connector{githubEntry(t, Grant{Mode: "read", Operations: []string{"issues.*"}, Account: "work"})},
-			opts:    Options{Out: out},
+			entries: gh,
+			opts:    Options{Out: out, Grants: grants("github", Grant{Mode: "read", Operations: []string{"issues.*"}, Account: "work"})},
 			want: []string{"# Connectors\n", "## github — GitHub Mini\n", "- **Granted:** read (issues.*), account work\n",
 				"- **Skill:** `github/SKILL.md` (CLI: `github/bin/github`)\n", "never look for, ask for or use upstream"},
 			not: []string{"No connectors are granted", "Spanning connectors"},
 		},
 		{
 			name:    "star only shows no globs",
-			entries: []Connector{githubEntry(t, Grant{Mode: "write", Operations: []string{"*"}})},
-			opts:    Options{Out: out},
+			entries: gh,
+			opts:    Options{Out: out, Grants: grants("github", Grant{Mode: "write", Operations: []string{"*"}})},
 			want:    []string{"- **Granted:** write\n"},
 		},
 		{
-			name: "several entries",
-			entries: []Connector{githubEntry(t, Grant{Mode: "read", Operations: []string{"*"}},
+			name:    "several entries",
+			entries: gh,
+			opts: Options{Out: out, Grants: grants("github", Grant{Mode: "read", Operations: []string{"*"}},
 				Grant{Mode: "write", Operations: []string{"comments.create", "issues.*"}, Account: "bot"})},
-			opts: Options{Out: out},
 			want: []string{"- **Granted:** read; write (comments.create, issues.*), account bot\n"},
 		},
 		{
-			name: "nothing granted",
-			opts: Options{Out: out},
-			want: []string{"# Connectors\n", "_No connectors are granted to this branch._\n"},
-			not:  []string{"## "},
+			name:    "nothing granted",
+			entries: both,
+			opts:    Options{Out: out, Grants: grants("gitlab", Grant{Mode: "read", Operations: []string{"*"}})},
+			want:    []string{"# Connectors\n", "_No connectors are granted to this branch._\n"},
+			not:     []string{"## "},
 		},
 		{
-			name: "composite",
-			entries: []Connector{githubEntry(t, Grant{Mode: "read", Operations: []string{"*"}}),
-				{ID: "jira", Title: "Jira", Grants: []Grant{{Mode: "read", Operations: []string{"*"}}}}},
-			opts: Options{Out: out, Composite: true},
-			want: []string{"## jira — Jira\n", "## Spanning connectors\n", "- **Skill:** `_compose/SKILL.md`\n",
+			name:    "composite",
+			entries: append(both, emit.Connector{ID: "github", Doc: jiraDoc}),
+			opts: Options{Out: out, Composite: true, Grants: append(grants("github", Grant{Mode: "read", Operations: []string{"*"}}),
+				grants("jira", Grant{Mode: "read", Operations: []string{"*"}})...)},
+			not: []string{"## github — Jira"},
+			want: []string{"## github — GitHub Mini\n", "## jira — Jira\n", "## Spanning connectors\n", "- **Skill:** `_compose/SKILL.md`\n",
 				"tasks that span `github` and `jira`"},
 		},
 		{
 			name:    "skills root elsewhere",
-			entries: []Connector{githubEntry(t, Grant{Mode: "read", Operations: []string{"*"}})},
-			opts:    Options{Out: out, SkillsRoot: filepath.Join(home, "..", "pkgs")},
+			entries: gh,
+			opts:    Options{Out: out, SkillsRoot: filepath.Join(home, "..", "pkgs"), Grants: grants("github", Grant{Mode: "read", Operations: []string{"*"}})},
 			want:    []string{"- **Skill:** `../pkgs/github/SKILL.md` (CLI: `../pkgs/github/bin/github`)\n"},
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := string(Render(tc.entries, tc.opts))
+			got := string(render(t, tc.entries, tc.opts))
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("missing %q in:\n%s", w, got)
@@ -137,7 +163,7 @@ func TestIndexCases(t *testing.T) {
 			if strings.Contains(got, home) || !strings.HasSuffix(got, "\n") || strings.HasSuffix(got, "\n\n") {
 				t.Errorf("absolute path or bad ending:\n%q", got)
 			}
-			if string(Render(tc.entries, tc.opts)) != got {
+			if string(render(t, tc.entries, tc.opts)) != got {
 				t.Errorf("not deterministic")
 			}
 		})

@@ -4,7 +4,7 @@
 from typing import Any, Dict, Iterator, Optional
 
 from ._dry_run import DRY_RUN_ARG
-from ._gateway import decode_tool_result
+from ._transport import decode_tool_result
 from ._safety import check_confirmation, resolve_idempotency_key
 from .errors import AnvilError
 from .operations import OPERATIONS
@@ -54,6 +54,27 @@ def invoke(
     if isinstance(meta, dict) and isinstance(meta.get("effect"), dict):
         client.last_effect = meta["effect"]
     return decode_tool_result(result, op["id"])
+
+
+def paginate_keywords(
+    client: Any, method: str, style: str, param: str, next_field: str, items_field: str, kwargs: Dict[str, Any]
+) -> Iterator[Any]:
+    """Yield every page of a ``<method>_paginated(**kwargs)`` call.
+
+    kwargs are the paginated method's keyword arguments: the operation's
+    Python input names and its safety controls, as its plain method takes them.
+    """
+    op = OPERATIONS[method[: -len("_paginated")]]
+    controls = {}  # type: Dict[str, Any]
+    for name, arg in op["controls"].items():
+        if arg in kwargs:
+            controls[name] = kwargs.pop(arg)
+    names = {item["name"]: item["key"] for item in op["inputs"]}
+    unknown = [name for name in kwargs if name not in names]
+    if unknown:
+        raise AnvilError("validation_error", "Unknown argument(s): %s." % ", ".join(sorted(unknown)), operation=op["id"])
+    arguments = {names[name]: value for name, value in kwargs.items()}
+    return paginate(client, op["method"], arguments, style, param, next_field, items_field, **controls)
 
 
 def _path(value: Any, path: str) -> Any:

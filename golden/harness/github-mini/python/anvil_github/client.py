@@ -3,10 +3,11 @@
 
 from typing import Any, Dict, Iterator, List, Optional  # noqa: F401 (List: list inputs)
 
-from ._gateway import GatewayTransport, gateway_url_from_env
-from ._invoke import invoke, paginate
+from ._gateway import DEFAULT_CONNECTOR, GatewayTransport, gateway_url_from_env
+# Private names: a method parameter (a snake_case input) never starts with "_", so none shadows them.
+from ._invoke import invoke as _call_operation
 from .errors import AnvilError
-from .operations import BY_ID, OPERATIONS
+from .operations import method_for
 
 
 class GithubClient:
@@ -63,15 +64,20 @@ class GithubClient:
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
-        """Call an operation by Python method name or AIR id with tool-input arguments."""
-        method = operation if operation in OPERATIONS else BY_ID.get(operation)
+        """Call an operation by Python method name, AIR id or tool name with tool-input arguments.
+
+        The tool name may be the one an effect report names (``<connector>__<tool>``), so
+        ``client.call(undo["tool"], undo["arguments"], confirm=True)`` makes the undo call.
+        """
+        connector = self._gateway.connector if self._gateway is not None else DEFAULT_CONNECTOR
+        method = method_for(operation, connector)
         if method is None:
             raise AnvilError(
                 "unsupported_operation",
-                "%s is not an operation of this client." % operation,
+                "%s is not an operation of this client (connector %s)." % (operation, connector),
                 operation=operation,
             )
-        return invoke(
+        return _call_operation(
             self,
             method,
             dict(arguments or {}),
@@ -105,7 +111,7 @@ class GithubClient:
             repo: required. The repository's name.
             state: optional. Which issues to list.
         """
-        return invoke(
+        return _call_operation(
             self,
             "list_issue",
             {
@@ -147,7 +153,7 @@ class GithubClient:
             title: required. The issue's title.
             body: optional. The issue's text.
         """
-        return invoke(
+        return _call_operation(
             self,
             "create_issue",
             {
@@ -184,7 +190,7 @@ class GithubClient:
             repo: required. The repository's name.
             issue_number: required. The issue's number.
         """
-        return invoke(
+        return _call_operation(
             self,
             "get_issue",
             {
@@ -229,7 +235,7 @@ class GithubClient:
             state: optional
             title: optional
         """
-        return invoke(
+        return _call_operation(
             self,
             "update_issue",
             {
@@ -268,7 +274,7 @@ class GithubClient:
             repo: required. The repository's name.
             issue_number: required. The issue's number.
         """
-        return invoke(
+        return _call_operation(
             self,
             "list_comment",
             {
@@ -310,7 +316,7 @@ class GithubClient:
             issue_number: required. The issue's number.
             body: required. The comment's text.
         """
-        return invoke(
+        return _call_operation(
             self,
             "create_comment",
             {
@@ -348,7 +354,7 @@ class GithubClient:
             repo: required. The repository's name.
             comment_id: required
         """
-        return invoke(
+        return _call_operation(
             self,
             "delete_comment",
             {
@@ -393,7 +399,7 @@ class GithubClient:
             draft: optional
             name: optional
         """
-        return invoke(
+        return _call_operation(
             self,
             "create_release",
             {
@@ -433,7 +439,7 @@ class GithubClient:
             repo: required. The repository's name.
             release_id: required
         """
-        return invoke(
+        return _call_operation(
             self,
             "delete_release",
             {
@@ -476,7 +482,7 @@ class GithubClient:
             draft: optional
             name: optional
         """
-        return invoke(
+        return _call_operation(
             self,
             "update_release",
             {
@@ -515,7 +521,7 @@ class GithubClient:
             repo: required. The repository's name.
             tag: required
         """
-        return invoke(
+        return _call_operation(
             self,
             "get_release",
             {
@@ -549,7 +555,7 @@ class GithubClient:
             owner: required. The account that owns the repository.
             repo: required. The repository's name.
         """
-        return invoke(
+        return _call_operation(
             self,
             "list_pull",
             {
@@ -562,18 +568,3 @@ class GithubClient:
             headers=headers,
             timeout=timeout,
         )
-
-    def _paginate(
-        self, method: str, style: str, param: str, next_field: str, items_field: str, kwargs: Dict[str, Any]
-    ) -> Iterator[Any]:
-        op = OPERATIONS[method[: -len("_paginated")]]
-        controls = {}  # type: Dict[str, Any]
-        for name, arg in op["controls"].items():
-            if arg in kwargs:
-                controls[name] = kwargs.pop(arg)
-        names = {item["name"]: item["key"] for item in op["inputs"]}
-        unknown = [name for name in kwargs if name not in names]
-        if unknown:
-            raise AnvilError("validation_error", "Unknown argument(s): %s." % ", ".join(sorted(unknown)), operation=op["id"])
-        arguments = {names[name]: value for name, value in kwargs.items()}
-        return paginate(self, op["method"], arguments, style, param, next_field, items_field, **controls)

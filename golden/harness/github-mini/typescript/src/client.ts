@@ -2,33 +2,15 @@
 // The GitHub Mini client. Every call goes through the Anvil gateway.
 
 import { AnvilError } from "./errors.ts";
-import { GatewayTransport, decodeToolResult, gatewayUrlFromEnv } from "./gateway.ts";
+import { DEFAULT_CONNECTOR, GatewayTransport, gatewayUrlFromEnv } from "./gateway.ts";
 import type { ClientOptions } from "./gateway.ts";
-import { checkConfirmation, resolveIdempotencyKey } from "./safety.ts";
+import { invoke, operationFor } from "./invoke.ts";
+import type { CallOptions } from "./invoke.ts";
 import { SPEC } from "./spec.ts";
 import type { OperationSpec } from "./spec.ts";
 import type * as T from "./types.ts";
 
-/** The safety controls and transport options of one call. */
-export interface CallOptions {
-  /** Confirms a write that needs confirmation. Without it such a call is refused before anything is sent. */
-  confirm?: boolean;
-  /** The idempotency key to send upstream (derived from the inputs where supported when not given). */
-  idempotencyKey?: string;
-  /** Returns the gateway's plan; nothing changes. */
-  dryRun?: boolean;
-  /** Extra HTTP headers for the gateway. */
-  headers?: Record<string, string>;
-  /** Milliseconds each HTTP request may take. */
-  timeoutMs?: number;
-  /** Aborts the call. */
-  signal?: AbortSignal;
-}
-
-function operationFor(name: string): OperationSpec | undefined {
-  if (Object.prototype.hasOwnProperty.call(SPEC.operations, name)) return SPEC.operations[name];
-  return Object.values(SPEC.operations).find((op) => op.id === name);
-}
+export type { CallOptions } from "./invoke.ts";
 
 /**
  * GitHub Mini through the Anvil gateway (ANVIL_GATEWAY_URL, ANVIL_GATEWAY_TOKEN_FILE).
@@ -53,11 +35,18 @@ export class GithubClient {
     return this.#lastEffect;
   }
 
-  /** Calls an operation by method name or AIR id with tool-input arguments. */
+  /**
+   * Calls an operation by method name, AIR id or tool name with tool-input arguments. The tool name
+   * may be the one an effect report names (`<connector>__<tool>`), so
+   * `client.call(undo.tool, undo.arguments, { confirm: true })` makes the undo call.
+   */
   async call(operation: string, args: Record<string, unknown> = {}, options: CallOptions = {}): Promise<unknown> {
-    const op = operationFor(operation);
+    const connector = this.#transport?.connector ?? DEFAULT_CONNECTOR;
+    const op = operationFor(operation, connector);
     if (op === undefined) {
-      throw new AnvilError("unsupported_operation", operation + " is not an operation of this client.", { operation });
+      throw new AnvilError("unsupported_operation", operation + " is not an operation of this client (connector " + connector + ").", {
+        operation,
+      });
     }
     return this.#invoke(op, args, options);
   }
@@ -207,36 +196,9 @@ export class GithubClient {
     return this.#invoke(SPEC.operations["listPull"], input, options);
   }
 
-  async #invoke(op: OperationSpec, input: object, options: CallOptions): Promise<unknown> {
-    const args: Record<string, unknown> = {};
-    for (const [key, value] of Object.entries(input ?? {})) {
-      if (value !== undefined) args[key] = value;
-    }
-    checkConfirmation(op, options.confirm === true);
-    const key = resolveIdempotencyKey(op, options.idempotencyKey, args);
-    const transport = this.#transport;
-    if (transport === null) {
-      throw new AnvilError(
-        "validation_error",
-        "ANVIL_GATEWAY_URL is not set; this client calls operations only through the Anvil gateway.",
-        { operation: op.id, details: { code: "sdk/gateway_url_unset" } },
-      );
-    }
-    const callArgs: Record<string, unknown> = { ...args };
-    if (op.confirmKey !== null && options.confirm === true) callArgs[op.confirmKey] = true;
-    if (key !== undefined && op.idempotency.input !== null) callArgs[op.idempotency.input] = key;
-    if (options.dryRun === true) callArgs[SPEC.dryRunArg] = true;
-    this.#lastEffect = null;
-    const result = await transport.callTool(transport.connector + "__" + op.tool, callArgs, {
-      operation: op.id,
-      headers: options.headers,
-      timeoutMs: options.timeoutMs,
-      signal: options.signal,
+  #invoke(op: OperationSpec, input: object, options: CallOptions): Promise<unknown> {
+    return invoke(this.#transport, op, input, options, (effect) => {
+      this.#lastEffect = effect as T.EffectReport | null;
     });
-    const effect = result._meta?.effect;
-    if (typeof effect === "object" && effect !== null && !Array.isArray(effect)) {
-      this.#lastEffect = effect as T.EffectReport;
-    }
-    return decodeToolResult(result, op.id);
   }
 }

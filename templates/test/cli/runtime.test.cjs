@@ -1,0 +1,237 @@
+// Unit tests of templates/cli/runtime.cjs, the runtime every bin/<connector> embeds verbatim.
+// Run with `node --test` (templates/runtime_test.go does, from `go test ./templates`).
+"use strict";
+
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const http = require("node:http");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+
+const cli = require("../../cli/runtime.cjs");
+
+const FLAGS = { input: "input", body: "body", confirm: "confirm", idempotencyKey: "idempotency-key", dryRun: "dry-run", json: "json" };
+
+function input(key, type, extra) {
+  return Object.assign({ key, name: key, in: "query", flag: key.replace(/_/g, "-"), type, required: false, description: "" }, extra || {});
+}
+
+const SPEC = {
+  connector: "shop",
+  service: { id: "shop", title: "Shop", version: "1" },
+  dryRunArg: "anvil_dry_run",
+  exitCodes: { validation_error: 2, confirmation_required: 3, auth_required: 4, not_found: 6, upstream_unavailable: 7 },
+  operations: [
+    {
+      id: "shop.items.list", words: ["items", "list"], tool: "shop_list_item", summary: "List items", description: "",
+      usage: "shop items list --owner <string>", effect: "read", label: "read", confirm: false, confirmKey: null,
+      reason: "", idempotencyKey: null, flags: FLAGS, undo: null, schema: { type: "object" },
+      inputs: [
+        input("owner", "string", { required: true, in: "path" }),
+        input("limit", "integer"),
+        input("ratio", "number"),
+        input("open", "boolean"),
+        input("status", "array", { items: "string" }),
+        input("ids", "array", { items: "integer" }),
+        input("filter", "object"),
+        input("any", ""),
+      ],
+    },
+    {
+      id: "shop.items.list_all", words: ["items", "list", "all"], tool: "shop_list_all", summary: "List all", description: "",
+      usage: "shop items list all", effect: "read", label: "read", confirm: false, confirmKey: null, reason: "",
+      idempotencyKey: null, flags: FLAGS, undo: null, schema: { type: "object" }, inputs: [],
+    },
+    {
+      id: "shop.items.delete", words: ["items", "delete"], tool: "shop_delete_item", summary: "Delete an item", description: "",
+      usage: "shop items delete --id <integer>", effect: "mutation", label: "mutation, needs confirm", confirm: true,
+      confirmKey: "confirm", reason: "", idempotencyKey: "idempotency_key", flags: FLAGS, undo: null, schema: { type: "object" },
+      inputs: [input("id", "integer", { required: true, in: "path" }), input("note", "string", { in: "body" })],
+    },
+  ],
+};
+
+const op = (id) => SPEC.operations.find((o) => o.id === id);
+const list = op("shop.items.list");
+
+test("matchOperation takes the longest operation whose words prefix the arguments", () => {
+  assert.equal(cli.matchOperation(SPEC, ["items", "list"]).id, "shop.items.list");
+  assert.equal(cli.matchOperation(SPEC, ["items", "list", "all"]).id, "shop.items.list_all");
+  assert.equal(cli.matchOperation(SPEC, ["items"]), null);
+});
+
+test("parseFlags coerces each flag by its schema type", () => {
+  const { args } = cli.parseFlags(SPEC, list, [
+    "--owner", "octo", "--limit=5", "--ratio", "0.5", "--open", "--ids", "[1,2]", "--filter", '{"a":1}', "--any", "{\"x\":true}",
+  ]);
+  assert.deepEqual(args, { owner: "octo", limit: 5, ratio: 0.5, open: true, ids: [1, 2], filter: { a: 1 }, any: { x: true } });
+});
+
+test("a string is never parsed as JSON, and a plain value of an array flag is one item", () => {
+  const { args } = cli.parseFlags(SPEC, list, ["--owner", "123", "--status", "available", "--status", "sold", "--ids", "7"]);
+  assert.deepEqual(args, { owner: "123", status: ["available", "sold"], ids: [7] });
+  const json = cli.parseFlags(SPEC, list, ["--owner", "o", "--status", '["a","b"]']).args;
+  assert.deepEqual(json.status, ["a", "b"]);
+});
+
+test("parseFlags refuses bad values, unknown flags and missing required flags", () => {
+  const code = (rest) => {
+    try {
+      cli.parseFlags(SPEC, list, rest);
+    } catch (e) {
+      assert.ok(e instanceof cli.CliError);
+      return e.message;
+    }
+    return "accepted";
+  };
+  assert.match(code(["--owner", "o", "--limit", "x"]), /--limit must be an integer/);
+  assert.match(code(["--owner", "o", "--ids", "x"]), /--ids must be an integer/);
+  assert.match(code(["--owner", "o", "--open", "maybe"]), /must be true or false/);
+  assert.match(code(["--owner", "o", "--filter", "[1]"]), /must be a JSON object/);
+  assert.match(code(["--owner", "o", "--limt", "1"]), /Unknown flag --limt .*Did you mean --limit\?/);
+  assert.match(code(["--limit", "1"]), /Missing required flag\(s\) .*--owner/);
+  assert.match(code(["--owner", "o", "stray"]), /Unexpected argument 'stray'/);
+});
+
+test("controls: --confirm, --idempotency-key, --dry-run and --body", () => {
+  const del = op("shop.items.delete");
+  const { args } = cli.parseFlags(SPEC, del, ["--id", "3", "--confirm", "--idempotency-key", "k1", "--dry-run", "--body", '{"note":"n"}']);
+  assert.deepEqual(args, { note: "n", id: 3, idempotency_key: "k1", confirm: true, anvil_dry_run: true });
+  assert.throws(() => cli.parseFlags(SPEC, list, ["--owner", "o", "--idempotency-key", "k"]), /does not take an idempotency key/);
+  assert.throws(() => cli.parseFlags(SPEC, del, ["--id", "1", "--body", '{"nope":1}']), /has no field 'nope'/);
+});
+
+test("decode prefers a dry-run plan, then the text as JSON, then structured content", () => {
+  assert.deepEqual(cli.decode(SPEC, { structuredContent: { anvil_dry_run: { plan: 1 } }, content: [] }), { plan: 1 });
+  assert.deepEqual(cli.decode(SPEC, { content: [{ type: "text", text: "[1]" }], structuredContent: { result: [2] } }), [1]);
+  assert.deepEqual(cli.decode(SPEC, { content: [{ type: "text", text: "plain" }], structuredContent: { result: [2] } }), [2]);
+  assert.equal(cli.decode(SPEC, { content: [{ type: "text", text: "plain" }] }), "plain");
+});
+
+test("exit codes follow the SPEC's table, 1 for anything else", () => {
+  assert.equal(cli.exitCodeFor(SPEC, "not_found"), 6);
+  assert.equal(cli.exitCodeFor(SPEC, "toString"), 1);
+  assert.equal(cli.exitCodeFor(SPEC, "surprise"), 1);
+});
+
+test("parseSSE joins data lines per event and skips events that are not JSON", () => {
+  const text = 'event: message\ndata: {"id":1,\ndata:  "result":{}}\n\ndata: nope\n\r\ndata: [{"id":2},{"id":3}]\n';
+  assert.deepEqual(cli.parseSSE(text), [{ id: 1, result: {} }, { id: 2 }, { id: 3 }]);
+});
+
+test("no_proxy matches hosts, suffixes, ports and *", () => {
+  const saved = process.env.no_proxy;
+  try {
+    process.env.no_proxy = "internal.example, .corp:8080,[::1]";
+    assert.equal(cli.noProxy("internal.example", 443), true);
+    assert.equal(cli.noProxy("a.internal.example", 443), true);
+    assert.equal(cli.noProxy("x.corp", 8080), true);
+    assert.equal(cli.noProxy("x.corp", 80), false);
+    assert.equal(cli.noProxy("::1", 80), true);
+    assert.equal(cli.noProxy("example.org", 80), false);
+    process.env.no_proxy = "*";
+    assert.equal(cli.noProxy("anything", 1), true);
+  } finally {
+    if (saved === undefined) delete process.env.no_proxy;
+    else process.env.no_proxy = saved;
+  }
+});
+
+// sink collects what main writes.
+function sink() {
+  const out = { text: "", write(s) { out.text += s; } };
+  return out;
+}
+
+// gateway is a minimal Streamable HTTP MCP endpoint answering one tools/call.
+function gateway(answer) {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const msg = body ? JSON.parse(body) : null;
+      seen.push({ method: req.method, auth: req.headers.authorization, session: req.headers["mcp-session-id"], msg });
+      if (req.method === "DELETE") return res.writeHead(204).end();
+      if (msg.method === "notifications/initialized") return res.writeHead(202).end();
+      res.setHeader("Content-Type", msg.method === "initialize" ? "application/json" : "text/event-stream");
+      if (msg.method === "initialize") {
+        res.setHeader("Mcp-Session-Id", "s-1");
+        return res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18" } }));
+      }
+      res.end("data: " + JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: answer(msg.params) }) + "\n\n");
+    });
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, seen, url: "http://127.0.0.1:" + server.address().port + "/mcp" })));
+}
+
+test("main calls <connector>__<tool> in one session and prints the result", async (t) => {
+  const g = await gateway((params) => ({
+    content: [{ type: "text", text: JSON.stringify({ called: params.name, args: params.arguments }) }],
+    _meta: { effect: { class: "read" } },
+  }));
+  t.after(() => g.server.close());
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "anvil-cli-"));
+  const tokenFile = path.join(dir, "token");
+  fs.writeFileSync(tokenFile, "tok\n");
+  const saved = { ...process.env };
+  t.after(() => {
+    process.env = saved;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  process.env.ANVIL_GATEWAY_URL = g.url;
+  process.env.ANVIL_GATEWAY_TOKEN_FILE = tokenFile;
+  delete process.env.ANVIL_GATEWAY_CONNECTOR;
+  for (const k of ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]) delete process.env[k];
+
+  const stdout = sink(), stderr = sink();
+  const code = await cli.main(SPEC, ["items", "list", "--owner", "o", "--status", "sold", "--json"], { stdout, stderr });
+  assert.equal(code, 0, stderr.text);
+  assert.deepEqual(JSON.parse(stdout.text), {
+    data: { called: "shop__shop_list_item", args: { owner: "o", status: ["sold"] } },
+    effect: { class: "read" },
+  });
+  assert.deepEqual(g.seen.map((s) => s.method + " " + (s.msg ? s.msg.method : "")), [
+    "POST initialize", "POST notifications/initialized", "POST tools/call", "DELETE ",
+  ]);
+  assert.ok(g.seen.every((s) => s.auth === "Bearer tok"));
+  assert.equal(g.seen[2].session, "s-1");
+
+  const noToken = sink();
+  delete process.env.ANVIL_GATEWAY_TOKEN_FILE;
+  assert.equal(await cli.main(SPEC, ["items", "list", "--owner", "o"], { stdout: sink(), stderr: noToken }), 4);
+  assert.equal(JSON.parse(noToken.text).error.code, "auth_required");
+});
+
+test("command help shows an array flag by its item type", async () => {
+  const help = sink();
+  assert.equal(await cli.main(SPEC, ["items", "list", "--help"], { stdout: help, stderr: sink() }), 0);
+  assert.match(help.text, /--status <string> +optional, array \(repeat the flag for more items, or give a JSON array\)/);
+  assert.match(help.text, /--filter <json> +optional, object/);
+});
+
+test("main: help, unknown commands and an unset gateway URL", async (t) => {
+  const saved = process.env.ANVIL_GATEWAY_URL;
+  t.after(() => {
+    if (saved === undefined) delete process.env.ANVIL_GATEWAY_URL;
+    else process.env.ANVIL_GATEWAY_URL = saved;
+  });
+  delete process.env.ANVIL_GATEWAY_URL;
+  const help = sink();
+  assert.equal(await cli.main(SPEC, [], { stdout: help, stderr: sink() }), 0);
+  assert.match(help.text, /shop items delete --id <integer>\n\s+Delete an item \[mutation, needs --confirm\]/);
+  const err = sink();
+  assert.equal(await cli.main(SPEC, ["nope"], { stdout: sink(), stderr: err }), 1);
+  assert.match(err.text, /unknown command 'nope'/);
+  const unset = sink();
+  assert.equal(await cli.main(SPEC, ["items", "list", "--owner", "o"], { stdout: sink(), stderr: unset }), 2);
+  assert.match(unset.text, /^ANVIL_GATEWAY_URL is not set/);
+});
+
+test("start exports { SPEC, main } bound to the spec", () => {
+  const mod = { exports: {} };
+  cli.start(SPEC, mod);
+  assert.equal(mod.exports.SPEC, SPEC);
+  assert.equal(typeof mod.exports.main, "function");
+});
