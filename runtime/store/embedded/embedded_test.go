@@ -132,3 +132,13 @@ func TestDefaultPathBesideVault(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func BenchmarkLedger(b *testing.B) {
+	dir := b.TempDir()
+	s, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Options: store.Options{Key: storetest.TestKey()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchLedger(b, s)
+}

@@ -234,3 +234,8 @@ func TestReconnect(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+func BenchmarkLedger(b *testing.B) {
+	s := open(b, freshDSN(b), store.Options{Key: storetest.TestKey()})
+	storetest.BenchLedger(b, s)
+}
