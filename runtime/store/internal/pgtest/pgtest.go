@@ -44,13 +44,16 @@ type Server struct {
 
 var schemas atomic.Int64
 
+// binGlob finds initdb (a variable so a test can point it at nothing).
+var binGlob = "/usr/lib/postgresql/*/bin/initdb"
+
 // Start returns the server of ANVIL_TEST_POSTGRES, or starts a throwaway
 // one. ErrNoPostgres when neither is possible.
 func Start() (*Server, error) {
 	if dsn := strings.TrimSpace(os.Getenv(EnvDSN)); dsn != "" {
 		return &Server{DSN: dsn}, nil
 	}
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	bins, _ := filepath.Glob(binGlob)
 	if len(bins) == 0 {
 		return nil, ErrNoPostgres
 	}
