@@ -142,3 +142,26 @@ func BenchmarkLedger(b *testing.B) {
 	defer s.Close()
 	storetest.BenchLedger(b, s)
 }
+
+// A gateway killed with SIGKILL mid-call loses no vault record, releases
+// the state file, and its half-done ledger entry blocks a retry only until
+// its lease expires.
+func TestKill9(t *testing.T) {
+	open := func(dir string) *embedded.Store {
+		s, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"),
+			Options: store.Options{Key: storetest.TestKey(), LeaseTTL: storetest.CrashLease}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if os.Getenv(storetest.EnvCrashChild) == "1" {
+		storetest.CrashChild(open(os.Getenv("CRASH_DIR")))
+	}
+	dir := t.TempDir()
+	storetest.Kill9(t, "TestKill9", []string{"CRASH_DIR=" + dir}, func() store.Store {
+		s := open(dir)
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -25,6 +25,11 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(storetest.EnvCrashChild) == "1" {
+		// TestKill9's child uses its parent's server and is killed: it
+		// must not start one of its own (it could never stop it).
+		os.Exit(m.Run())
+	}
 	server, skipReason = pgtest.Start()
 	if skipReason != nil {
 		// One clear line, printed even without -v.
@@ -238,4 +243,21 @@ func TestReconnect(t *testing.T) {
 func BenchmarkLedger(b *testing.B) {
 	s := open(b, freshDSN(b), store.Options{Key: storetest.TestKey()})
 	storetest.BenchLedger(b, s)
+}
+
+// A replica killed with SIGKILL mid-call loses no vault record, and its
+// half-done ledger entry blocks a retry on another replica only until its
+// lease expires.
+func TestKill9(t *testing.T) {
+	opts := store.Options{Key: storetest.TestKey(), LeaseTTL: storetest.CrashLease}
+	if os.Getenv(storetest.EnvCrashChild) == "1" {
+		s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: os.Getenv("CRASH_DSN"), Options: opts})
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		storetest.CrashChild(s)
+	}
+	dsn := freshDSN(t)
+	storetest.Kill9(t, "TestKill9", []string{"CRASH_DSN=" + dsn}, func() store.Store { return open(t, dsn, opts) })
 }

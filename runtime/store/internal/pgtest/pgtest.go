@@ -2,7 +2,7 @@
 // names (a DSN), or else a throwaway cluster started with the binaries in
 // /usr/lib/postgresql/*/bin (initdb, pg_ctl) in a temporary directory on a
 // loopback port, as the postgres user when running as root (the server
-// refuses root). When neither exists, Start reports why in one line so the
+// refuses root), and stopped with the test binary even when it is killed. When neither exists, Start reports why in one line so the
 // caller can skip with it.
 package pgtest
 
@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,7 +40,9 @@ type Server struct {
 	dir   string
 	bin   string
 	port  int
-	asPG  bool // run the binaries as the postgres user
+	cred  *syscall.Credential // the postgres user's, when running as root
+	proc  *exec.Cmd           // the running postmaster
+	exit  chan error          // its Wait result
 }
 
 var schemas atomic.Int64
@@ -59,7 +62,8 @@ func Start() (*Server, error) {
 	}
 	sort.Slice(bins, func(i, j int) bool { return version(bins[i]) > version(bins[j]) })
 	s := &Server{owned: true, bin: filepath.Dir(bins[0])}
-	dir, err := os.MkdirTemp("", "anvil-pg-")
+	removeStale()
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +80,7 @@ func Start() (*Server, error) {
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		s.asPG = true
+		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
 	if out, err := s.run("initdb", "-D", s.data(), "-U", "anvil", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
 		s.Close()
@@ -97,6 +101,29 @@ func Start() (*Server, error) {
 	return s, nil
 }
 
+// dirPrefix names the temporary directories of throwaway servers.
+const dirPrefix = "anvil-pg-"
+
+// removeStale deletes the directories of throwaway servers whose test
+// binary was killed (its server died with it, but the directory stayed):
+// older than ten minutes and with no live postmaster.
+func removeStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < 10*time.Minute {
+			continue
+		}
+		if pid, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid")); err == nil {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pid), "\n", 2)[0]))
+			if n > 0 && syscall.Kill(n, 0) == nil {
+				continue
+			}
+		}
+		os.RemoveAll(d)
+	}
+}
+
 func version(initdb string) int {
 	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
 	return n
@@ -106,38 +133,75 @@ func (s *Server) data() string { return filepath.Join(s.dir, "data") }
 
 // run runs one PostgreSQL binary (as postgres when needed).
 func (s *Server) run(name string, args ...string) ([]byte, error) {
-	path := filepath.Join(s.bin, name)
-	var cmd *exec.Cmd
-	if s.asPG {
-		cmd = exec.Command("runuser", append([]string{"-u", "postgres", "--", path}, args...)...)
-	} else {
-		cmd = exec.Command(path, args...)
-	}
+	cmd := exec.Command(filepath.Join(s.bin, name), args...)
 	cmd.Dir = s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
 	return cmd.CombinedOutput()
 }
 
 // Owned reports whether the server was started here (and can be stopped).
 func (s *Server) Owned() bool { return s.owned }
 
-// StartServer starts an owned server (again).
+// StartServer starts an owned server (again). The postmaster is a direct
+// child with a parent-death signal, so a test binary that is killed (or
+// times out) takes its server down with it instead of leaking it.
 func (s *Server) StartServer() error {
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200",
-		s.port, s.dir)
-	if out, err := s.run("pg_ctl", "-D", s.data(), "-l", filepath.Join(s.dir, "log"), "-w", "-t", "60", "-o", opts, "start"); err != nil {
-		log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
-		return fmt.Errorf("pg_ctl start: %w: %s %s", err, out, log)
+	logf, err := os.OpenFile(filepath.Join(s.dir, "log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
 	}
-	return nil
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting postgres: %w", err)
+	}
+	s.proc, s.exit = cmd, make(chan error, 1)
+	go func() { s.exit <- cmd.Wait() }()
+	dsn := fmt.Sprintf("postgres://anvil@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", s.port)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		conn, err := pgx.Connect(ctx, dsn)
+		if err == nil {
+			conn.Close(ctx)
+			cancel()
+			return nil
+		}
+		cancel()
+		select {
+		case werr := <-s.exit:
+			s.exit <- werr
+			log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+			return fmt.Errorf("postgres exited: %v: %s", werr, log)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = s.StopServer()
+			return fmt.Errorf("postgres did not accept connections within 60s: %w", err)
+		}
+	}
 }
 
-// StopServer stops an owned server, ending every connection (fast mode:
-// committed data survives although the test server runs without
+// StopServer stops an owned server, ending every connection (fast
+// shutdown: committed data survives although the test server runs without
 // synchronous commit).
 func (s *Server) StopServer() error {
-	if out, err := s.run("pg_ctl", "-D", s.data(), "-w", "-m", "fast", "stop"); err != nil {
-		return fmt.Errorf("pg_ctl stop: %w: %s", err, out)
+	if s.proc == nil {
+		return nil
 	}
+	_ = s.proc.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exit:
+	case <-time.After(30 * time.Second):
+		_ = s.proc.Process.Kill()
+		<-s.exit
+	}
+	s.proc = nil
 	return nil
 }
 
