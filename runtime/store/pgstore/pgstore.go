@@ -51,6 +51,8 @@ const (
 	maxBackoff = 5 * time.Second
 	// connectTimeout bounds one dial when the DSN sets none.
 	connectTimeout = 3 * time.Second
+	// minConns is the smallest pool (pool_max_conns) accepted.
+	minConns = 4
 )
 
 // Store is the PostgreSQL implementation of store.Store.
@@ -95,6 +97,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	if pc.ConnConfig.ConnectTimeout <= 0 {
 		pc.ConnConfig.ConnectTimeout = connectTimeout
+	}
+	if pc.MaxConns < minConns {
+		pc.MaxConns = minConns // RefreshExclusive keeps half the pool for fn
 	}
 	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), pc)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
 	"strings"
@@ -140,6 +141,34 @@ func deadDSN(t testing.TB) string {
 func TestSuite(t *testing.T) {
 	need(t)
 	storetest.Run(t, &backend{dsns: map[store.Store]string{}})
+}
+
+// An unreachable database's errors and logs never show the password of
+// the DSN.
+func TestUnreachableKeepsPasswordOut(t *testing.T) {
+	var logs strings.Builder
+	dsn := deadDSN(t)
+	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: dsn,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Options: storetest.Options(storetest.NewClock())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = s.GetConnection(context.Background(), "u", "c", "a")
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	time.Sleep(300 * time.Millisecond) // a background retry or two
+	pingErr := s.Ping(context.Background())
+	s.Close()
+	for _, text := range []string{err.Error(), pingErr.Error(), logs.String()} {
+		if strings.Contains(text, "hunter2") {
+			t.Fatalf("password shown: %s", text)
+		}
+	}
+	if !strings.Contains(logs.String(), "unavailable") {
+		t.Fatalf("no reconnect notice logged: %q", logs.String())
+	}
 }
 
 // Replicas starting together on an empty database migrate once.
