@@ -379,7 +379,7 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 		if err := s.live(context.WithoutCancel(ctx)); err != nil {
 			return store.Begun{}, err
 		}
-		wake := s.wake(key)
+		var wake <-chan struct{}
 		var out store.Begun
 		var act kit.Action
 		var sealed []byte
@@ -405,6 +405,10 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 				return b.Put([]byte(key), v)
 			case kit.Replay:
 				sealed = cur.Answer
+			case kit.Wait:
+				// Registered under bbolt's writer lock: the owner's
+				// Complete commits after this, so its notify sees it.
+				wake = s.wake(key)
 			}
 			return nil
 		})
