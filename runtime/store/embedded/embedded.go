@@ -585,6 +585,15 @@ func (s *Store) Purge(ctx context.Context) (store.Purged, error) {
 		})
 		return nil
 	})
+	// Waiters whose owner died and whose own context ended leave their
+	// channel behind; waking every waiter (they simply look again) drops
+	// those too.
+	s.wmu.Lock()
+	for k, ch := range s.wakes {
+		close(ch)
+		delete(s.wakes, k)
+	}
+	s.wmu.Unlock()
 	return out, dbErr(err)
 }
 
