@@ -37,6 +37,11 @@ var (
 	keySchema      = []byte("schema_version")
 )
 
+// batchDelay is how long a write waits for concurrent ones to share its
+// transaction and disk sync (bbolt's Batch). Every write function below
+// may therefore run more than once; each sets only its own results.
+const batchDelay = time.Millisecond
+
 // lockTimeout bounds the wait for another process's lock on the state file.
 const lockTimeout = 2 * time.Second
 
@@ -98,6 +103,7 @@ func Open(cfg Config) (*Store, error) {
 		}
 		return nil, fmt.Errorf("%w: opening state file %s: %w", store.ErrConfig, path, err)
 	}
+	db.MaxBatchDelay = batchDelay
 	if err := migrate(db); err != nil {
 		db.Close()
 		return nil, err
@@ -277,7 +283,7 @@ func (s *Store) PutFlow(ctx context.Context, state string, f store.Flow) error {
 		return fmt.Errorf("%w: %w", store.ErrInvalid, err)
 	}
 	now := s.opts.Now()
-	return dbErr(s.db.Update(func(tx *bolt.Tx) error {
+	return dbErr(s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketFlows)
 		if b.Get(key) != nil {
 			return fmt.Errorf("%w: flow state", store.ErrExists)
@@ -319,7 +325,7 @@ func (s *Store) TakeFlow(ctx context.Context, state string) (*store.Flow, error)
 	}
 	key := []byte(kit.DigestText(state))
 	var raw []byte
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketFlows)
 		v := b.Get(key)
 		if v == nil {
@@ -383,7 +389,7 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 		var out store.Begun
 		var act kit.Action
 		var sealed []byte
-		err := s.db.Update(func(tx *bolt.Tx) error {
+		err := s.db.Batch(func(tx *bolt.Tx) error {
 			b := tx.Bucket(bucketLedger)
 			var cur *kit.Entry
 			if v := b.Get([]byte(key)); v != nil {
@@ -441,7 +447,7 @@ func (s *Store) owned(ctx context.Context, l store.Lease, fn func(b *bolt.Bucket
 		return err
 	}
 	key := []byte(kit.LedgerAAD(l.Subject, l.ID))
-	return dbErr(s.db.Update(func(tx *bolt.Tx) error {
+	return dbErr(s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketLedger)
 		v := b.Get(key)
 		var e kit.Entry
@@ -511,7 +517,7 @@ func (s *Store) CreateSession(ctx context.Context, id, fingerprint string) error
 	}
 	key := []byte(kit.DigestText(id))
 	v, _ := json.Marshal(sessionRecord{Fingerprint: fingerprint, LastSeen: s.opts.Now().UTC()})
-	return dbErr(s.db.Update(func(tx *bolt.Tx) error {
+	return dbErr(s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
 		if b.Get(key) != nil {
 			return fmt.Errorf("%w: session id", store.ErrExists)
@@ -530,7 +536,7 @@ func (s *Store) CheckSession(ctx context.Context, id, fingerprint string) error 
 		return fmt.Errorf("%w: %w", store.ErrNotFound, err)
 	}
 	key := []byte(kit.DigestText(id))
-	return dbErr(s.db.Update(func(tx *bolt.Tx) error {
+	return dbErr(s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
 		var r sessionRecord
 		v := b.Get(key)
@@ -557,7 +563,7 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		return err
 	}
 	key := []byte(kit.DigestText(id))
-	return dbErr(s.db.Update(func(tx *bolt.Tx) error {
+	return dbErr(s.db.Batch(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSessions)
 		if b.Get(key) == nil {
 			return fmt.Errorf("%w: session", store.ErrNotFound)
@@ -573,7 +579,7 @@ func (s *Store) Purge(ctx context.Context) (store.Purged, error) {
 	}
 	var out store.Purged
 	now := s.opts.Now()
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Batch(func(tx *bolt.Tx) error {
 		out.Flows = sweepFlows(tx.Bucket(bucketFlows), now)
 		out.Ledger = sweep(tx.Bucket(bucketLedger), func(v []byte) bool {
 			var e kit.Entry

@@ -14,7 +14,7 @@ import (
 
 // BenchLedger measures one ledger write as the gateway makes it: Begin
 // (OutcomeNew) then Complete with a small answer, on fresh ids, from
-// parallel callers. Besides ns/op it reports throughput (writes/s) and the
+// parallel callers (8 per CPU). Besides ns/op it reports throughput (writes/s) and the
 // median latency of one Begin+Complete (p50-µs), the figures of the load
 // table's store rows.
 func BenchLedger(b *testing.B, s store.Store) {
@@ -23,6 +23,7 @@ func BenchLedger(b *testing.B, s store.Store) {
 	var seq atomic.Int64
 	var mu sync.Mutex
 	var lat []time.Duration
+	b.SetParallelism(8) // 8 callers per CPU: a gateway serves many connections at once
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
