@@ -278,20 +278,8 @@ func (s *Store) Get(sub, connector, account string) (*Connection, error) {
 // (or now when there is none or it is unreadable); an empty Status becomes
 // StatusActive.
 func (s *Store) Put(c *Connection) error {
-	if c == nil {
-		return fmt.Errorf("%w: nil connection", ErrInvalid)
-	}
-	if c.Sub == "" || c.Connector == "" || c.Account == "" {
-		return fmt.Errorf("%w: sub, connector and account are required", ErrInvalid)
-	}
-	if c.Kind != KindOAuth && c.Kind != KindStatic {
-		return fmt.Errorf("%w: kind must be %q or %q", ErrInvalid, KindOAuth, KindStatic)
-	}
-	if c.Status == "" {
-		c.Status = StatusActive
-	}
-	if c.Status != StatusActive && c.Status != StatusNeedsReconnect {
-		return fmt.Errorf("%w: status must be %q or %q", ErrInvalid, StatusActive, StatusNeedsReconnect)
+	if err := c.Normalize(); err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -488,17 +476,26 @@ func decodeB64(s string) ([]byte, error) {
 
 // write encrypts c and renames it into place. The caller holds s.mu.
 func (s *Store) write(c *Connection) error {
+	data, err := s.seal(c)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(s.dir, FileName(c.Sub, c.Connector, c.Account), data)
+}
+
+// seal encrypts c into the bytes of a record file.
+func (s *Store) seal(c *Connection) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(c); err != nil {
-		return fmt.Errorf("%w: encoding connection: %w", ErrInvalid, err)
+		return nil, fmt.Errorf("%w: encoding connection: %w", ErrInvalid, err)
 	}
 	plain := bytes.TrimRight(buf.Bytes(), "\n")
 	defer clear(buf.Bytes())
 	iv := make([]byte, s.aead.NonceSize())
 	if _, err := rand.Read(iv); err != nil {
-		return fmt.Errorf("%w: random iv: %w", ErrStorage, err)
+		return nil, fmt.Errorf("%w: random iv: %w", ErrStorage, err)
 	}
 	coords := Coordinates(c.Sub, c.Connector, c.Account)
 	sealed := s.aead.Seal(nil, iv, plain, []byte(coords))
@@ -510,9 +507,9 @@ func (s *Store) write(c *Connection) error {
 		CT:  base64.StdEncoding.EncodeToString(ct),
 	})
 	if err != nil {
-		return fmt.Errorf("%w: encoding record: %w", ErrStorage, err)
+		return nil, fmt.Errorf("%w: encoding record: %w", ErrStorage, err)
 	}
-	return writeAtomic(s.dir, FileName(c.Sub, c.Connector, c.Account), data)
+	return data, nil
 }
 
 // tempPrefix starts the name of a record being written (writeAtomic).

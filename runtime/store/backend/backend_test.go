@@ -1,0 +1,58 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/store"
+	"github.com/anvil-dev/anvil/runtime/store/embedded"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestFromEnv(t *testing.T) {
+	c, err := FromEnv(env(nil))
+	if err != nil || c.Kind != KindEmbedded {
+		t.Fatalf("empty: %+v %v", c, err)
+	}
+	c, err = FromEnv(env(map[string]string{EnvStore: "postgres://u:pw@db:5432/anvil", EnvRetention: "90m"}))
+	if err != nil || c.Kind != KindPostgres || c.DSN != "postgres://u:pw@db:5432/anvil" || c.Retention != 90*time.Minute {
+		t.Fatalf("postgres: %+v %v", c.Kind, err)
+	}
+	_, err = FromEnv(env(map[string]string{EnvStore: "mysql://u:pw@db/x"}))
+	if !errors.Is(err, store.ErrConfig) || strings.Contains(err.Error(), "pw") {
+		t.Fatalf("other scheme: %v", err)
+	}
+	_, err = FromEnv(env(map[string]string{EnvRetention: "-1h"}))
+	if !errors.Is(err, store.ErrConfig) {
+		t.Fatalf("bad retention: %v", err)
+	}
+}
+
+func TestOpenEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	c, err := FromEnv(env(map[string]string{EnvStateFile: filepath.Join(dir, "s.db")}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.VaultDir = filepath.Join(dir, "vault")
+	c.Key = make([]byte, 32)
+	s, err := Open(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, ok := s.(*embedded.Store); !ok {
+		t.Fatalf("got %T", s)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), Config{Kind: "redis"}); !errors.Is(err, store.ErrConfig) {
+		t.Fatalf("unknown kind: %v", err)
+	}
+}

@@ -1,0 +1,167 @@
+package embedded_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/store"
+	"github.com/anvil-dev/anvil/runtime/store/embedded"
+	"github.com/anvil-dev/anvil/runtime/store/storetest"
+)
+
+// backend runs the suite on files in a test's temporary directory.
+type backend struct {
+	mu   sync.Mutex
+	dirs map[store.Store]string
+}
+
+func (b *backend) open(t *testing.T, dir string, opts store.Options) (*embedded.Store, error) {
+	return embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Path: filepath.Join(dir, "state.db"), Options: opts})
+}
+
+func (b *backend) Open(t *testing.T, opts store.Options, n int) []store.Store {
+	dir := t.TempDir()
+	s, err := b.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	b.mu.Lock()
+	b.dirs[s] = dir
+	b.mu.Unlock()
+	out := make([]store.Store, n)
+	for i := range out {
+		out[i] = s // bbolt admits one process: every "replica" is this one
+	}
+	return out
+}
+
+func (b *backend) Raw(t *testing.T, s store.Store) []byte {
+	b.mu.Lock()
+	dir := b.dirs[s]
+	b.mu.Unlock()
+	var all []byte
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		all = append(all, data...)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+func (b *backend) OpenNewerSchema(t *testing.T, opts store.Options) error {
+	dir := t.TempDir()
+	s, err := b.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if err := embedded.SetSchemaVersion(filepath.Join(dir, "state.db"), embedded.SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	s, err = b.open(t, dir, opts)
+	if err == nil {
+		s.Close()
+	}
+	return err
+}
+
+// Unreachable: a closed store.
+func (b *backend) Unreachable(t *testing.T, opts store.Options) (store.Store, error) {
+	s, err := b.open(t, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return s, nil
+}
+
+func TestSuite(t *testing.T) {
+	storetest.Run(t, &backend{dirs: map[store.Store]string{}})
+}
+
+// A state file another process (here: another handle) holds is refused
+// as unavailable after a bounded wait, never a hang.
+func TestStateFileHeld(t *testing.T) {
+	dir := t.TempDir()
+	b := &backend{}
+	opts := storetest.Options(storetest.NewClock())
+	s, err := b.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	began := time.Now()
+	_, err = b.open(t, dir, opts)
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("second open = %v", err)
+	}
+	if time.Since(began) > 10*time.Second {
+		t.Fatal("second open waited too long")
+	}
+}
+
+// Records written by runtime/vault before the store existed are read, and
+// the state file sits beside the vault directory, not in it.
+func TestDefaultPathBesideVault(t *testing.T) {
+	dir := t.TempDir()
+	vd := filepath.Join(dir, "vault")
+	if got := embedded.DefaultPath(vd); got != filepath.Join(dir, "state.db") {
+		t.Fatalf("default path = %s", got)
+	}
+	s, err := embedded.Open(embedded.Config{VaultDir: vd, Options: storetest.Options(storetest.NewClock())})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(filepath.Join(dir, "state.db")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func BenchmarkLedger(b *testing.B) {
+	dir := b.TempDir()
+	s, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Options: store.Options{Key: storetest.TestKey()}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	storetest.BenchLedger(b, s)
+}
+
+// A gateway killed with SIGKILL mid-call loses no vault record, releases
+// the state file, and its half-done ledger entry blocks a retry only until
+// its lease expires.
+func TestKill9(t *testing.T) {
+	open := func(dir string) *embedded.Store {
+		s, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"),
+			Options: store.Options{Key: storetest.TestKey(), LeaseTTL: storetest.CrashLease}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if os.Getenv(storetest.EnvCrashChild) == "1" {
+		storetest.CrashChild(open(os.Getenv("CRASH_DIR")))
+	}
+	dir := t.TempDir()
+	storetest.Kill9(t, "TestKill9", []string{"CRASH_DIR=" + dir}, func() store.Store {
+		s := open(dir)
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

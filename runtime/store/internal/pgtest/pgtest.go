@@ -1,0 +1,267 @@
+// Package pgtest gives tests a PostgreSQL server: the one ANVIL_TEST_POSTGRES
+// names (a DSN), or else a throwaway cluster started with the binaries in
+// /usr/lib/postgresql/*/bin (initdb, pg_ctl) in a temporary directory on a
+// loopback port, as the postgres user when running as root (the server
+// refuses root), and stopped with the test binary even when it is killed. When neither exists, Start reports why in one line so the
+// caller can skip with it.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvDSN names an existing server to test against.
+const EnvDSN = "ANVIL_TEST_POSTGRES"
+
+// ErrNoPostgres is Start's error when no server can be had; its text is
+// the one line a skipping test prints.
+var ErrNoPostgres = errors.New("PostgreSQL tests skipped: ANVIL_TEST_POSTGRES is unset and no PostgreSQL is installed under /usr/lib/postgresql (run scripts/ci-postgres.sh)")
+
+// Server is a PostgreSQL server for tests.
+type Server struct {
+	DSN   string // superuser DSN (database postgres)
+	owned bool   // started here: Stop/Start/Close control it
+	dir   string
+	bin   string
+	port  int
+	cred  *syscall.Credential // the postgres user's, when running as root
+	proc  *exec.Cmd           // the running postmaster
+	exit  chan error          // its Wait result
+}
+
+var schemas atomic.Int64
+
+// binGlob finds initdb (a variable so a test can point it at nothing).
+var binGlob = "/usr/lib/postgresql/*/bin/initdb"
+
+// Start returns the server of ANVIL_TEST_POSTGRES, or starts a throwaway
+// one. ErrNoPostgres when neither is possible.
+func Start() (*Server, error) {
+	if dsn := strings.TrimSpace(os.Getenv(EnvDSN)); dsn != "" {
+		return &Server{DSN: dsn}, nil
+	}
+	bins, _ := filepath.Glob(binGlob)
+	if len(bins) == 0 {
+		return nil, ErrNoPostgres
+	}
+	sort.Slice(bins, func(i, j int) bool { return version(bins[i]) > version(bins[j]) })
+	s := &Server{owned: true, bin: filepath.Dir(bins[0])}
+	removeStale()
+	dir, err := os.MkdirTemp("", dirPrefix)
+	if err != nil {
+		return nil, err
+	}
+	s.dir = dir
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("running as root and there is no postgres user to run the server as: %w", err)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		if err := os.Chown(dir, uid, gid); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	if out, err := s.run("initdb", "-D", s.data(), "-U", "anvil", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("initdb: %w: %s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.port = l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	if err := s.StartServer(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.DSN = fmt.Sprintf("postgres://anvil@127.0.0.1:%d/postgres?sslmode=disable", s.port)
+	return s, nil
+}
+
+// dirPrefix names the temporary directories of throwaway servers.
+const dirPrefix = "anvil-pg-"
+
+// removeStale deletes the directories of throwaway servers whose test
+// binary was killed (its server died with it, but the directory stayed):
+// older than ten minutes and with no live postmaster.
+func removeStale() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dirPrefix+"*"))
+	for _, d := range dirs {
+		fi, err := os.Stat(d)
+		if err != nil || !fi.IsDir() || time.Since(fi.ModTime()) < 10*time.Minute {
+			continue
+		}
+		if pid, err := os.ReadFile(filepath.Join(d, "data", "postmaster.pid")); err == nil {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pid), "\n", 2)[0]))
+			if n > 0 && syscall.Kill(n, 0) == nil {
+				continue
+			}
+		}
+		os.RemoveAll(d)
+	}
+}
+
+func version(initdb string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(filepath.Dir(initdb))))
+	return n
+}
+
+func (s *Server) data() string { return filepath.Join(s.dir, "data") }
+
+// run runs one PostgreSQL binary (as postgres when needed).
+func (s *Server) run(name string, args ...string) ([]byte, error) {
+	cmd := exec.Command(filepath.Join(s.bin, name), args...)
+	cmd.Dir = s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred}
+	return cmd.CombinedOutput()
+}
+
+// Owned reports whether the server was started here (and can be stopped).
+func (s *Server) Owned() bool { return s.owned }
+
+// StartServer starts an owned server (again). The postmaster is a direct
+// child with a parent-death signal, so a test binary that is killed (or
+// times out) takes its server down with it instead of leaking it.
+func (s *Server) StartServer() error {
+	logf, err := os.OpenFile(filepath.Join(s.dir, "log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	cmd.Dir = s.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting postgres: %w", err)
+	}
+	s.proc, s.exit = cmd, make(chan error, 1)
+	go func() { s.exit <- cmd.Wait() }()
+	dsn := fmt.Sprintf("postgres://anvil@127.0.0.1:%d/postgres?sslmode=disable&connect_timeout=2", s.port)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		conn, err := pgx.Connect(ctx, dsn)
+		if err == nil {
+			conn.Close(ctx)
+			cancel()
+			return nil
+		}
+		cancel()
+		select {
+		case werr := <-s.exit:
+			s.exit <- werr
+			log, _ := os.ReadFile(filepath.Join(s.dir, "log"))
+			return fmt.Errorf("postgres exited: %v: %s", werr, log)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			_ = s.StopServer()
+			return fmt.Errorf("postgres did not accept connections within 60s: %w", err)
+		}
+	}
+}
+
+// StopServer stops an owned server, ending every connection (fast
+// shutdown: committed data survives although the test server runs without
+// synchronous commit).
+func (s *Server) StopServer() error {
+	if s.proc == nil {
+		return nil
+	}
+	_ = s.proc.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exit:
+	case <-time.After(30 * time.Second):
+		_ = s.proc.Process.Kill()
+		<-s.exit
+	}
+	s.proc = nil
+	return nil
+}
+
+// Close stops an owned server and removes its directory.
+func (s *Server) Close() {
+	if !s.owned || s.dir == "" {
+		return
+	}
+	_ = s.StopServer()
+	os.RemoveAll(s.dir)
+}
+
+// NewSchema creates a fresh schema and returns a DSN whose search_path is
+// it, so each test has its own empty tables on the shared server.
+func (s *Server) NewSchema() (string, error) {
+	name := fmt.Sprintf("anvil_t%d_%d", os.Getpid(), schemas.Add(1))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, s.DSN)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		return "", err
+	}
+	return WithSearchPath(s.DSN, name)
+}
+
+// WithSearchPath adds search_path=schema to a URL DSN.
+func WithSearchPath(dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return "", fmt.Errorf("%s must be a postgres:// URL", EnvDSN)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// Exec runs one statement on dsn (test set-up, such as a newer schema row).
+func Exec(dsn, sql string, args ...any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql, args...)
+	return err
+}
+
+// QueryRow runs one query on dsn and scans its single row into dest.
+func QueryRow(ctx context.Context, dsn, sql string, dest ...any) error {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	return conn.QueryRow(ctx, sql).Scan(dest...)
+}
