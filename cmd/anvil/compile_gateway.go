@@ -101,7 +101,7 @@ func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, error) {
 			if t == nil {
 				continue
 			}
-			mc.Tools = append(mc.Tools, gatewayemit.Tool{Name: t.Name, Op: t.Op, Listing: t.Listing()})
+			mc.Tools = append(mc.Tools, gatewayemit.Tool{Name: t.Name, Op: t.Op})
 		}
 		model.Connectors = append(model.Connectors, mc)
 	}

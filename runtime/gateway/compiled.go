@@ -7,17 +7,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
+
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
@@ -44,48 +44,22 @@ type CompiledWorkspace struct {
 type CompiledConnector struct {
 	// ID is the connector id (the bundle's path in the workspace, folded).
 	ID string
-	// ServiceID is the AIR service id.
-	ServiceID string
-	// ServerURL is the upstream base URL (AIR service.servers[0].url), or ""
-	// when the service declares none. ANVIL_UPSTREAM_<CONNECTOR>_URL
-	// overrides it, as it does for the generic gateway.
-	ServerURL string
-	// Auth is the service's upstream auth.
-	Auth air.Auth
-	// ConnectAuth is what /connect/start offers when an approved operation
-	// declares its own auth (the first such operation's); nil: Auth.
-	ConnectAuth *air.Auth
-	// Ops are the served operations, in AIR order.
+	// AIR is the bundle's AIR document (canonical JSON, its approved
+	// operations only): what the runtime reads about every operation
+	// (policies, auth, listing, schema) comes from it, exactly as for the
+	// generic gateway. ANVIL_UPSTREAM_<CONNECTOR>_URL overrides its server
+	// URL, as it does for the generic gateway.
+	AIR string
+	// Ops are the generated handlers, one per served operation.
 	Ops []*CompiledOp
 }
 
-// CompiledOp is one served operation: the metadata the shared runtime reads
-// (grant, gates, credentials, audit, error mapping) and the handlers
-// generated from its AIR.
+// CompiledOp is the generated handler of one served operation, which it
+// names by its AIR id; everything else about the operation is read from the
+// AIR.
 type CompiledOp struct {
 	// ID is the AIR operation id.
 	ID string
-	// Tool is the bundle-level tool name; the gateway serves it as
-	// <connector>__<Tool>.
-	Tool string
-	// Kind is air.KindRead or air.KindMutation.
-	Kind string
-	// EffectClass is air.EffectClassOf of the operation.
-	EffectClass string
-	// Confirmation is the operation's confirmation policy.
-	Confirmation air.Confirmation
-	// Safety names the tool's control inputs.
-	Safety air.Safety
-	// Idempotency is the operation's idempotency declaration.
-	Idempotency air.Idempotency
-	// RetryMode is AIR retries.mode (safe_to_retry of upstream errors).
-	RetryMode string
-	// Auth is the operation's own upstream auth; nil: the connector's.
-	Auth *air.Auth
-	// Listing is the tools/list entry, prebuilt: the exact JSON the generic
-	// gateway renders for the tool (its inputSchema is also the schema whose
-	// validator words error messages).
-	Listing []byte
 	// SchemaCheck asks for the shared JSON Schema validator on top of the
 	// generated one, for inputs whose schemas the generator does not
 	// specialise (nested objects, combinators).
@@ -103,13 +77,6 @@ type CompiledOp struct {
 	Build func(ctx context.Context, base *Base, in Input) (*http.Request, error)
 	// Effect builds the effect report of a finished call.
 	Effect func(c *EffectCall) *effect.Report
-	// IgnoresResponse says the effect report never reads the upstream's
-	// answer (air.Effect.ReadsResponse is false), so the answer is not
-	// decoded for it. The zero value decodes it.
-	IgnoresResponse bool
-	// DraftOp is the AIR id of the draft form's operation; "" when the
-	// operation has none.
-	DraftOp string
 	// Draft maps a staged call's input to its draft's input, in the draft
 	// mapping's order; nil when the operation has no draft form.
 	Draft func(in Input) (draft Input, missing *DraftMissing)
@@ -123,12 +90,9 @@ type DraftMissing struct {
 	Reason string
 }
 
-// Input is a generated operation's typed arguments. Generated code
-// implements it for each operation's input struct.
+// Input is a call's arguments as the executor reads them: a generated
+// operation's typed input struct, or a MapInput.
 type Input interface {
-	// Validate reports whether the arguments match the input schema (for an
-	// operation with SchemaCheck, the parts the generator specialised).
-	Validate() bool
 	// Args returns the arguments as decoded JSON (cold paths: validator
 	// messages, tests).
 	Args() map[string]any
@@ -149,6 +113,13 @@ type Input interface {
 	DryRun() bool
 	// SetDryRun sets anvil_dry_run to true.
 	SetDryRun()
+}
+
+// validator is what generated input structs add to Input: the generated
+// check of the input schema (for an operation with SchemaCheck, the parts
+// the generator specialised).
+type validator interface {
+	Validate() bool
 }
 
 // EffectCall is what a generated effect function reads (effect.Call over
@@ -173,6 +144,8 @@ type EffectCall struct {
 
 // Base is a connector's upstream base URL, parsed once.
 type Base struct {
+	// URL is the base URL as configured.
+	URL string
 	// Prefix is scheme://host plus the base path without a trailing slash.
 	Prefix string
 	// Query is the base URL's raw query ("" when none).
@@ -186,37 +159,88 @@ type Base struct {
 func ParseBase(raw string) *Base {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &Base{Err: true}
+		return &Base{URL: raw, Err: true}
 	}
-	return &Base{Prefix: u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/"), Query: u.RawQuery}
+	return &Base{URL: raw, Prefix: u.Scheme + "://" + u.Host + strings.TrimSuffix(u.EscapedPath(), "/"), Query: u.RawQuery}
 }
 
-// compiledConnector is the runtime state of one compiled connector.
-type compiledConnector struct {
-	once sync.Once
-	base string // the server URL, after overrides
-	err  bool   // serverURL refused it (the error is rebuilt per call)
-	host string
-	pb   *Base
+// generatedHandler is the Handler of a generated operation.
+type generatedHandler struct {
+	op     *CompiledOp
+	aop    *air.Operation
+	schema *jsonschema.Schema // the shared validator: SchemaCheck and messages
 }
 
-// compiledTool is the runtime state of one compiled tool.
-type compiledTool struct {
-	op    *CompiledOp
-	index int // in table.ops
-	table *compiledTable
-	conn  *compiledConnector
-
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema
-	mcpOnce    sync.Once
-	mcpTool    *mcp.Tool
-	mcpErr     error
+// Decode runs the generated decoder first, then (for anything it does not
+// take) the generic decoding and the generated conversion. Arguments the
+// conversion refuses stay a MapInput, which Check refuses.
+func (h *generatedHandler) Decode(raw json.RawMessage) (Input, bool) {
+	if in, ok := h.op.Decode(raw); ok {
+		return in, true
+	}
+	args, err := decodeArgs(raw)
+	if err != nil {
+		return nil, false
+	}
+	if in, ok := h.op.FromArgs(args); ok {
+		return in, true
+	}
+	return &MapInput{m: args, op: h.aop}, true
 }
 
-// compiledTable is the operation table of a compiled workspace: the table
-// every token's grant is compiled over, once per token.
-type compiledTable struct {
+func (h *generatedHandler) Check(in Input) (Input, string, bool) {
+	v, typed := in.(validator)
+	if typed && v.Validate() {
+		if !h.op.SchemaCheck {
+			return in, "", true
+		}
+		a := in.Args()
+		if err := h.schema.Validate(a); err != nil {
+			return &MapInput{m: a, op: h.aop}, schemaMessage(err), false
+		}
+		return in, "", true
+	}
+	// The shared validator words the refusal; it finds nothing only where
+	// the generated one is stricter, which the differential tests rule out.
+	if err := h.schema.Validate(argsOf(in)); err != nil {
+		return in, schemaMessage(err), false
+	}
+	return in, "the arguments are not valid", false
+}
+
+func (h *generatedHandler) Draft(in Input, _ *air.Operation) (Input, *envelope.Error) {
+	if h.op.Draft == nil { // the AIR has a draft form the generated code lacks
+		return nil, &envelope.Error{Code: envelope.InternalError, Operation: h.aop.ID,
+			Message: "The generated gateway has no draft mapping for " + h.aop.ID + "; nothing was called."}
+	}
+	d, missing := h.op.Draft(in)
+	if missing != nil {
+		b, _ := effect.Args{{Name: "code", Value: effect.CodeDraftArgumentMissing}, {Name: "argument", Value: missing.Argument}}.MarshalJSON()
+		id := h.aop.ID
+		return nil, &envelope.Error{Code: envelope.ValidationError, Operation: id, Details: b,
+			Message: "Cannot stage " + id + ": the draft argument " + missing.Argument + " has no value (" + missing.Reason + "); nothing was called."}
+	}
+	return d, nil
+}
+
+func (h *generatedHandler) Build(ctx context.Context, base *Base, in Input) (*http.Request, error) {
+	return h.op.Build(ctx, base, in)
+}
+
+// Effect hands generated code a MapInput as EffectCall.Args (its typed
+// reading takes only its own input struct).
+func (h *generatedHandler) Effect(c *EffectCall) *effect.Report {
+	if m, ok := c.Input.(*MapInput); ok {
+		cc := *c
+		cc.Input, cc.Args = nil, m.m
+		return h.op.Effect(&cc)
+	}
+	return h.op.Effect(c)
+}
+
+// grantTable is the operation table of a generated workspace: every token's
+// grant is compiled over it once, so a call's decision is a lookup.
+type grantTable struct {
 	ops []grant.Op
 
 	mu     sync.Mutex
@@ -243,7 +267,7 @@ type grantEntry struct {
 
 // decide returns the grant decision for table[i] under l, compiling l over
 // the table on first sight.
-func (t *compiledTable) decide(l grant.List, i int) grant.Decision {
+func (t *grantTable) decide(l grant.List, i int) grant.Decision {
 	if len(l) == 0 {
 		return l.Decide(t.ops[i])
 	}
@@ -264,7 +288,7 @@ func (t *compiledTable) decide(l grant.List, i int) grant.Decision {
 }
 
 // cachedGrants is the number of compiled grants held (tests).
-func (t *compiledTable) cachedGrants() int {
+func (t *grantTable) cachedGrants() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return len(t.grants)
@@ -287,15 +311,14 @@ func NewCompiled(cfg Config, ws *CompiledWorkspace, opts *Options) (*Gateway, er
 	return New(cfg, &o)
 }
 
-// compiledFleet turns the generated table into the fleet the shared runtime
-// serves: connectors and tools carrying only the metadata the shared paths
-// read, with the compiled handlers attached.
+// compiledFleet builds the fleet of a generated workspace from its AIR, as
+// LoadFleet does from a directory, and gives every tool its generated
+// handler and the workspace its compiled grants.
 func compiledFleet(ws *CompiledWorkspace) (*Fleet, error) {
 	if ws == nil || len(ws.Connectors) == 0 {
 		return nil, fmt.Errorf("%w: %w", ErrCompiledWorkspace, ErrNoBundles)
 	}
-	f := &Fleet{byName: map[string]*Tool{}}
-	table := &compiledTable{grants: map[grantKey]*grantEntry{}}
+	var conns []*Connector
 	seen := map[string]bool{}
 	for _, cc := range ws.Connectors {
 		if cc == nil || !air.ValidConnectorID.MatchString(cc.ID) {
@@ -305,144 +328,42 @@ func compiledFleet(ws *CompiledWorkspace) (*Fleet, error) {
 			return nil, fmt.Errorf("%w: connector %q appears twice", ErrCompiledWorkspace, cc.ID)
 		}
 		seen[cc.ID] = true
-		doc := &air.Document{Schema: air.SchemaVersion, AnvilVersion: air.AnvilVersion,
-			Service: air.Service{ID: cc.ServiceID, Auth: cc.Auth}}
-		if cc.ServerURL != "" {
-			doc.Service.Servers = []air.Server{{URL: cc.ServerURL}}
+		doc, err := air.Parse([]byte(cc.AIR))
+		if err != nil {
+			return nil, fmt.Errorf("%w: connector %s: %w", ErrCompiledWorkspace, cc.ID, err)
 		}
-		// ConnectAuth reads the first approved operation that declares auth;
-		// a leading placeholder stands for it (it is never served).
-		if cc.ConnectAuth != nil {
-			a := *cc.ConnectAuth
-			doc.Operations = append(doc.Operations, air.Operation{State: air.StateApproved, Auth: &a})
-		}
+		conns = append(conns, &Connector{ID: cc.ID, Dir: cc.ID, Doc: doc})
+	}
+	f, err := NewFleet(conns)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCompiledWorkspace, err)
+	}
+	for i, cc := range ws.Connectors {
+		c := f.Connectors[i]
 		for _, op := range cc.Ops {
 			if op == nil || op.Decode == nil || op.FromArgs == nil || op.Build == nil || op.Effect == nil {
 				return nil, fmt.Errorf("%w: connector %s has an operation without handlers", ErrCompiledWorkspace, cc.ID)
 			}
-			doc.Operations = append(doc.Operations, slimOperation(op))
-		}
-		c := &Connector{ID: cc.ID, Doc: doc, tools: map[string]*Tool{}}
-		state := &compiledConnector{}
-		ops := doc.Operations
-		if cc.ConnectAuth != nil {
-			ops = ops[1:]
-		}
-		for i, op := range cc.Ops {
-			aop := &ops[i]
-			t := &Tool{
-				Name:      c.ID + "__" + op.Tool,
-				Connector: c,
-				Op:        aop,
-				GrantOp: grant.Op{Connector: c.ID, ID: op.ID, ServiceID: cc.ServiceID,
-					Mutation: op.Kind == air.KindMutation, NeedsConfirm: op.Confirmation.Required},
-				listing: json.RawMessage(op.Listing),
+			t := c.tools[op.ID]
+			if t == nil {
+				return nil, fmt.Errorf("%w: connector %s does not serve %s", ErrCompiledWorkspace, cc.ID, op.ID)
 			}
-			t.compiled = &compiledTool{op: op, index: len(table.ops), table: table, conn: state}
-			table.ops = append(table.ops, t.GrantOp)
-			if other, ok := f.byName[t.Name]; ok {
-				return nil, fmt.Errorf("%w: tool-name collision: %s is served by both %s and %s", ErrCompiledWorkspace, t.Name, other.Op.ID, op.ID)
+			if _, done := t.handler.(*generatedHandler); done {
+				return nil, fmt.Errorf("%w: connector %s has two handlers for %s", ErrCompiledWorkspace, cc.ID, op.ID)
 			}
-			f.byName[t.Name] = t
-			c.tools[op.ID] = t
-			f.Tools = append(f.Tools, t)
+			t.handler = &generatedHandler{op: op, aop: t.Op, schema: t.schema}
 		}
-		f.Connectors = append(f.Connectors, c)
 	}
-	sort.Slice(f.Tools, func(i, j int) bool { return f.Tools[i].Name < f.Tools[j].Name })
+	table := &grantTable{grants: map[grantKey]*grantEntry{}}
+	for _, t := range f.Tools {
+		if _, ok := t.handler.(*generatedHandler); !ok {
+			return nil, fmt.Errorf("%w: %s has no generated handler", ErrCompiledWorkspace, t.Name)
+		}
+		t.index = len(table.ops)
+		table.ops = append(table.ops, t.GrantOp)
+	}
+	f.grants = table
 	return f, nil
-}
-
-// slimOperation is the AIR view of a compiled operation that the shared
-// paths read: ids, classes and policies, never schemas or mappings.
-func slimOperation(op *CompiledOp) air.Operation {
-	o := air.Operation{
-		ID:           op.ID,
-		State:        air.StateApproved,
-		Effect:       air.Effect{Kind: op.Kind, Class: op.EffectClass},
-		Confirmation: op.Confirmation,
-		Idempotency:  op.Idempotency,
-		Retries:      air.Retries{Mode: op.RetryMode},
-		Input:        air.Input{Safety: op.Safety},
-		MCP:          air.MCP{ToolName: op.Tool},
-	}
-	if op.Auth != nil {
-		a := *op.Auth
-		o.Auth = &a
-	}
-	return o
-}
-
-// Listing is the tool's tools/list entry as the gateway serves it.
-func (t *Tool) Listing() json.RawMessage { return t.listing }
-
-// compiledMCPTool decodes the prebuilt tools/list entry into the SDK's tool,
-// keeping the input schema and every _meta value as the prebuilt bytes, so
-// the SDK writes the entry back byte for byte.
-func (ct *compiledTool) compiledMCPTool(name string) (*mcp.Tool, error) {
-	ct.mcpOnce.Do(func() {
-		var aux struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		}
-		schema := json.RawMessage{}
-		t := &mcp.Tool{InputSchema: &schema}
-		if err := json.Unmarshal(ct.op.Listing, t); err != nil {
-			ct.mcpErr = fmt.Errorf("tool %s: prebuilt listing: %w", name, err)
-			return
-		}
-		if err := json.Unmarshal(ct.op.Listing, &aux); err != nil {
-			ct.mcpErr = fmt.Errorf("tool %s: prebuilt listing: %w", name, err)
-			return
-		}
-		t.InputSchema = schema
-		if aux.Meta != nil {
-			t.Meta = make(mcp.Meta, len(aux.Meta))
-			for k, v := range aux.Meta {
-				t.Meta[k] = v
-			}
-		}
-		ct.mcpTool = t
-	})
-	return ct.mcpTool, ct.mcpErr
-}
-
-// inputSchema is the tool's validator for error messages, compiled on first
-// use from the prebuilt listing's inputSchema exactly as the generic gateway
-// compiles it from AIR.
-func (ct *compiledTool) inputSchema(name string) *jsonschema.Schema {
-	ct.schemaOnce.Do(func() {
-		var aux struct {
-			InputSchema json.RawMessage `json:"inputSchema"`
-		}
-		if json.Unmarshal(ct.op.Listing, &aux) != nil {
-			return
-		}
-		s := &air.Schema{}
-		if json.Unmarshal(aux.InputSchema, s) != nil {
-			return
-		}
-		sch, err := compileSchema(name, s)
-		if err == nil {
-			ct.schema = sch
-		}
-	})
-	return ct.schema
-}
-
-// base returns the connector's server URL (after overrides), parsed.
-func (ct *compiledTool) base(c *Connector) *compiledConnector {
-	cc := ct.conn
-	cc.once.Do(func() {
-		u, err := serverURL(c.Doc)
-		if err != nil {
-			cc.err = true
-			return
-		}
-		cc.base = u
-		cc.host = hostOf(u)
-		cc.pb = ParseBase(u)
-	})
-	return cc
 }
 
 // UpstreamURLEnv is the variable that overrides a connector's upstream base

@@ -117,8 +117,7 @@ type callState struct {
 	grantRule json.RawMessage
 	account   *string
 	rule      *string
-	args      map[string]any
-	input     Input // a compiled tool's typed arguments (compiled_exec.go)
+	input     Input // the arguments; nil when they are not a JSON object
 	status    *int
 	ledgerID  *string
 	sentKey   string
@@ -135,12 +134,7 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 			Message: fmt.Sprintf("No tool named %s is served by this gateway.", call.Tool), TraceID: st.traceID}}
 	}
 	st.tool = tool
-	var out *Outcome
-	if tool.compiled != nil {
-		out = x.runCompiled(ctx, call, st) // compiled_exec.go
-	} else {
-		out = x.run(ctx, call, st)
-	}
+	out := x.run(ctx, call, st)
 	out.Tool = tool
 	if out.Err != nil {
 		out.Err.TraceID = st.traceID
@@ -148,9 +142,9 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 			out.Err.Operation = st.tool.Op.ID
 		}
 	}
+	// A failed call still reports its class, key and lookup.
 	if !st.dryRun && out.Effect == nil {
-		out.Effect = effect.Build(st.tool.Op, effect.Call{Request: st.args, IdempotencyKey: st.sentKey,
-			Failed: true, Now: x.now()}, st.tool.Connector)
+		out.Effect = st.tool.handler.Effect(&EffectCall{Input: st.input, IdempotencyKey: st.sentKey, Failed: true, Now: x.now()})
 	}
 	x.writeAudit(st, out)
 	return out
@@ -162,10 +156,8 @@ func (x *Executor) run(ctx context.Context, call Call, st *callState) *Outcome {
 	// The arguments and the caller's key are read first (nothing is sent or
 	// stored for that), so even a refused call's audit line carries its input
 	// hash and ledger id, and its effect report can resolve the lookup.
-	args, err := decodeArgs(call.Args)
-	if err == nil {
-		st.args = args
-	}
+	in, isObject := tool.handler.Decode(call.Args)
+	st.input = in
 	meta, merr := effect.ParseMeta(call.Meta)
 	if merr == nil && meta.HasKey {
 		k := meta.IdempotencyKey
@@ -177,17 +169,16 @@ func (x *Executor) run(ctx context.Context, call Call, st *callState) *Outcome {
 	if refusal := x.checkGrant(st, tool); refusal != nil {
 		return &Outcome{Err: refusal}
 	}
-	if err != nil {
+	if !isObject {
 		return &Outcome{Err: validationError("Arguments must be a JSON object.", nil), InvalidParams: true}
 	}
 	if merr != nil {
 		return &Outcome{Err: merr}
 	}
-
 	if meta.Stage {
-		return x.stage(ctx, st, args, meta)
+		return x.stage(ctx, st, in, meta)
 	}
-	return x.execute(ctx, st, tool, args, meta.IdempotencyKey, meta.HasKey)
+	return x.execute(ctx, st, tool, in, meta.IdempotencyKey, meta.HasKey)
 }
 
 // checkGrant applies the principal's grant to tool and records the decision.
@@ -196,9 +187,9 @@ func (x *Executor) checkGrant(st *callState, tool *Tool) *envelope.Error {
 	if p == nil || p.Unrestricted {
 		return nil
 	}
-	d := p.decision(tool)
+	d := x.Fleet.decide(p.Grants, tool)
 	if d.Entry != nil {
-		st.grantRule = d.Rule() // precomputed for a compiled grant
+		st.grantRule = d.Rule()
 		acct := d.Entry.EffectiveAccount()
 		st.account = &acct
 	}
@@ -226,50 +217,89 @@ func (x *Executor) checkGrant(st *callState, tool *Tool) *envelope.Error {
 		Message: fmt.Sprintf("The grant does not allow %s on connector %s.", tool.Op.ID, tool.Connector.ID)}
 }
 
+// schemaRefusal refuses arguments that fail tool's input schema.
+func schemaRefusal(tool *Tool, problem string) *Outcome {
+	return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, problem), nil), InvalidParams: true}
+}
+
+// carriesKey reports whether op sends an idempotency key upstream in an
+// input (effect.PlaceKey's carrier).
+func carriesKey(op *air.Operation) bool {
+	return op.Idempotency.HasCarrier() && op.Input.Safety.IdempotencyKey != ""
+}
+
+// keyConflict is effect.CheckKeyConflict over an input.
+func keyConflict(op *air.Operation, in Input, key string) *envelope.Error {
+	if key == "" || !carriesKey(op) {
+		return nil
+	}
+	s, isString, present := in.IdempotencyKey()
+	if !present || (isString && s == key) {
+		return nil
+	}
+	// Word the refusal exactly as the shared check does.
+	var v any = s
+	if !isString {
+		v = struct{}{}
+	}
+	return effect.CheckKeyConflict(op, map[string]any{op.Input.Safety.IdempotencyKey: v}, key)
+}
+
 // stage performs an operation's draft form instead of the operation.
-func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any, meta effect.Meta) *Outcome {
+func (x *Executor) stage(ctx context.Context, st *callState, in Input, meta effect.Meta) *Outcome {
 	tool := st.tool
+	op := tool.Op
 	// The staged call's own arguments meet its tool's schema first, as any
 	// call's do (nothing passes unchecked because it is staged).
-	if err := tool.schema.Validate(args); err != nil {
-		return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, schemaMessage(err)), nil), InvalidParams: true}
+	in, problem, ok := tool.handler.Check(in)
+	st.input = in
+	if !ok {
+		return schemaRefusal(tool, problem)
 	}
 	// The key the draft carries: the caller's, which must not differ from
 	// one already in the staged call's own arguments, or else that one (an
 	// SDK sends its key as an argument).
 	key, hasKey := meta.IdempotencyKey, meta.HasKey
 	if hasKey {
-		if cerr := effect.CheckKeyConflict(tool.Op, args, key); cerr != nil {
+		if cerr := keyConflict(op, in, key); cerr != nil {
 			return &Outcome{Err: cerr}
 		}
-	} else if _, k := effect.PlaceKey(tool.Op, args, ""); k != "" {
-		key, hasKey = k, true
-		st.ledgerID = &k
+	} else if carriesKey(op) {
+		if s, isString, present := in.IdempotencyKey(); present && isString && s != "" {
+			key, hasKey = s, true
+			st.ledgerID = &s
+		}
 	}
-	draftID, resolved, derr := effect.ResolveDraft(tool.Op, args, tool.Connector)
+	if op.Effect.Draft == nil {
+		_, _, derr := effect.ResolveDraft(op, nil, nil)
+		return &Outcome{Err: derr}
+	}
+	draftID := op.Effect.Draft.Operation
+	draft := tool.Connector.ToolFor(draftID)
+	if draft == nil {
+		e := effect.DraftUnavailable(draftID)
+		e.Operation = op.ID
+		return &Outcome{Err: e}
+	}
+	draftIn, derr := tool.handler.Draft(in, draft.Op)
 	if derr != nil {
 		return &Outcome{Err: derr}
 	}
-	draft := tool.Connector.ToolFor(draftID)
-	if draft == nil {
-		return &Outcome{Err: effect.DraftUnavailable(draftID)}
-	}
-	draftArgs := resolved.Map()
 	// The caller's confirm is passed on when the draft needs confirmation.
-	if ck := draft.Op.Input.Safety.ConfirmKey; draft.Op.Confirmation.Required && ck != "" {
-		if v, ok := args[tool.Op.Input.Safety.ConfirmKey]; ok && tool.Op.Input.Safety.ConfirmKey != "" {
-			draftArgs[ck] = v
+	if dop := draft.Op; dop.Confirmation.Required && dop.Input.Safety.ConfirmKey != "" && op.Input.Safety.ConfirmKey != "" {
+		if v, present := in.Confirm(); present {
+			draftIn.SetConfirm(v)
 		}
 	}
 	// A staged dry run stays a dry run: the flag is passed on to the draft,
 	// which then reports its plan and sends nothing.
-	if v, _ := args[air.DryRunKey].(bool); v {
-		draftArgs[air.DryRunKey] = true
+	if in.DryRun() {
+		draftIn.SetDryRun()
 	}
-	if err := draft.schema.Validate(draftArgs); err != nil {
-		return &Outcome{Err: effect.DraftInputInvalid(draftID, schemaMessage(err))}
+	if _, problem, ok := draft.handler.Check(draftIn); !ok {
+		return &Outcome{Err: effect.DraftInputInvalid(draftID, problem)}
 	}
-	stagedFor := tool.Op.ID
+	stagedFor := op.ID
 	st.stagedFor = &stagedFor
 	if draft != tool {
 		if refusal := x.checkGrant(st, draft); refusal != nil {
@@ -277,67 +307,71 @@ func (x *Executor) stage(ctx context.Context, st *callState, args map[string]any
 		}
 	}
 	st.tool = draft
-	out := x.execute(ctx, st, draft, draftArgs, key, hasKey)
+	out := x.execute(ctx, st, draft, draftIn, key, hasKey)
 	if out.Plan != nil {
 		return out
 	}
-	out.Effect = effect.Build(tool.Op, effect.Call{Request: args, Response: out.data(), IdempotencyKey: st.sentKey,
-		Staged: true, Failed: out.Err != nil, Now: x.now()}, tool.Connector)
+	out.Effect = tool.handler.Effect(&EffectCall{Input: in, Response: out.data(), IdempotencyKey: st.sentKey,
+		Staged: true, Failed: out.Err != nil, Now: x.now()})
 	return out
 }
 
 // execute runs a granted call of tool with decoded arguments.
-func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, args map[string]any, ledgerKey string, hasKey bool) *Outcome {
+func (x *Executor) execute(ctx context.Context, st *callState, tool *Tool, in Input, ledgerKey string, hasKey bool) *Outcome {
 	op := tool.Op
-	st.args = args
-	if err := tool.schema.Validate(args); err != nil {
-		return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, schemaMessage(err)), nil), InvalidParams: true}
+	h := tool.handler
+	in, problem, ok := h.Check(in)
+	st.input = in
+	if !ok {
+		return schemaRefusal(tool, problem)
 	}
 	if hasKey {
-		if cerr := effect.CheckKeyConflict(op, args, ledgerKey); cerr != nil {
+		if cerr := keyConflict(op, in, ledgerKey); cerr != nil {
 			return &Outcome{Err: cerr}
 		}
-		args, _ = effect.PlaceKey(op, args, ledgerKey)
+		if carriesKey(op) {
+			in.SetIdempotencyKey(ledgerKey)
+		}
 	}
-	if k := op.Input.Safety.IdempotencyKey; k != "" {
-		if v, ok := args[k].(string); ok && v != "" {
-			st.sentKey = v
+	if op.Input.Safety.IdempotencyKey != "" {
+		if s, isString, present := in.IdempotencyKey(); present && isString && s != "" {
+			st.sentKey = s
 			if st.ledgerID == nil {
-				st.ledgerID = &v
+				st.ledgerID = &s
 			}
 		}
 	}
-	if gate := confirmationGate(op, args); gate != nil {
-		st.decision = "confirmation_required"
-		return &Outcome{Err: gate}
+	if op.Confirmation.Required {
+		if v, _ := in.Confirm(); !v {
+			st.decision = "confirmation_required"
+			return &Outcome{Err: confirmationGate(op)}
+		}
 	}
 	if op.Idempotency.Mode == air.IdemRequired && st.sentKey == "" && op.Input.Safety.IdempotencyKey != "" {
 		return &Outcome{Err: &envelope.Error{Code: envelope.IdempotencyRequired, RequiredFlags: []string{"--idempotency-key"},
 			Message: fmt.Sprintf("%s requires an idempotency key.", op.ID)}}
 	}
-	base, berr := serverURL(tool.Connector.Doc)
+	base, host, berr := tool.Connector.upstreamBase()
 	if berr != nil {
 		return &Outcome{Err: berr}
 	}
-	if v, _ := args[air.DryRunKey].(bool); v {
+	if in.DryRun() {
 		st.dryRun = true
-		req, err := upstream.BuildRequest(ctx, base, op, args)
+		req, err := h.Build(ctx, base, in)
 		if err != nil {
 			return &Outcome{Err: validationError(err.Error(), nil)}
 		}
 		return &Outcome{Plan: dryRunPlan(tool, req)}
 	}
-	resp, refused := x.send(ctx, st, tool, hostOf(base), func() (*http.Request, error) {
-		return upstream.BuildRequest(ctx, base, op, args)
-	})
+	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })
 	if refused != nil {
 		return refused
 	}
-	rep := effect.Build(op, effect.Call{Request: args, Response: responseFor(tool.readsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()}, tool.Connector)
+	rep := h.Effect(&EffectCall{Input: in, Response: responseFor(tool.readsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()})
 	return &Outcome{resp: resp, Raw: answerJSON(resp), rawCompact: true, Effect: rep}
 }
 
-// send is the end of every call that goes upstream, generic or compiled:
+// send is the end of every call that goes upstream:
 // the egress allowlist (before anything is built or read from the vault),
 // the request, the credential, the exchange and its status. It returns the
 // 2xx answer, or the outcome of a call that stopped.
@@ -402,17 +436,12 @@ func (p *Principal) sub() string {
 	return p.Sub
 }
 
-// confirmationGate refuses a call that needs confirmation and lacks it.
-func confirmationGate(op *air.Operation, args map[string]any) *envelope.Error {
-	if !op.Confirmation.Required {
-		return nil
-	}
+// confirmationGate is the refusal of a call that needs confirmation and
+// lacks it.
+func confirmationGate(op *air.Operation) *envelope.Error {
 	key := op.Input.Safety.ConfirmKey
 	if key == "" {
 		key = "confirm"
-	}
-	if v, _ := args[key].(bool); v {
-		return nil
 	}
 	msg := fmt.Sprintf("%s needs confirmation: pass %s: true.", op.ID, key)
 	if op.Confirmation.Reason != "" {
@@ -582,4 +611,12 @@ func optional(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// inputSHA256 is the audit line's input hash.
+func (st *callState) inputSHA256() string {
+	if st.input == nil {
+		return audit.InputSHA256(nil)
+	}
+	return st.input.InputSHA256()
 }

@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
@@ -29,6 +31,11 @@ type Connector struct {
 	Doc        *air.Document
 	BundleHash string
 	tools      map[string]*Tool // by AIR operation id
+
+	baseOnce sync.Once
+	base     *Base           // the server URL (after overrides), parsed
+	baseErr  *envelope.Error // set instead when the service has no usable server URL
+	host     string
 }
 
 // Tool is one served operation under its wire name.
@@ -38,11 +45,12 @@ type Tool struct {
 	Op        *air.Operation
 	GrantOp   grant.Op
 	schema    *jsonschema.Schema
+	handler   Handler // AIR-driven, or generated (compiledFleet)
 	// readsResponse: the effect report reads the upstream's answer, which
 	// is then decoded (air.Effect.ReadsResponse).
 	readsResponse bool
 	listing       json.RawMessage // the tools/list entry
-	compiled      *compiledTool   // set for a generated gateway's tool (compiled.go)
+	index         int             // in the fleet's grant table, when it has one
 }
 
 // Fleet is the set of connectors and tools a gateway serves.
@@ -50,6 +58,9 @@ type Fleet struct {
 	Connectors []*Connector
 	Tools      []*Tool // sorted by name
 	byName     map[string]*Tool
+	// grants, when set, decides grants by lookup over the fleet's compiled
+	// operation table (a generated workspace); else each call decides.
+	grants *grantTable
 }
 
 // LoadFleet discovers the bundles under root (air.Discover), folds their
@@ -142,6 +153,7 @@ func newTool(c *Connector, op *air.Operation) (*Tool, error) {
 		return nil, fmt.Errorf("bundle %s: operation %s: input schema: %w", c.Dir, op.ID, err)
 	}
 	t.schema = sch
+	t.handler = &airHandler{op: op, schema: sch, tools: c}
 	return t, nil
 }
 
@@ -217,6 +229,32 @@ func (c *Connector) ConnectAuth() *air.Auth {
 	}
 	return &c.Doc.Service.Auth
 }
+
+// decide applies a grant list to tool.
+func (f *Fleet) decide(l grant.List, t *Tool) grant.Decision {
+	if f.grants != nil {
+		return f.grants.decide(l, t.index)
+	}
+	return l.Decide(t.GrantOp)
+}
+
+// upstreamBase returns the connector's server URL (after overrides),
+// parsed once, and its host; or the refusal of a service without a usable
+// one.
+func (c *Connector) upstreamBase() (*Base, string, *envelope.Error) {
+	c.baseOnce.Do(func() {
+		u, err := serverURL(c.Doc)
+		if err != nil {
+			c.baseErr = err
+			return
+		}
+		c.base, c.host = ParseBase(u), hostOf(u)
+	})
+	return c.base, c.host, c.baseErr
+}
+
+// Listing is the tool's tools/list entry as the gateway serves it.
+func (t *Tool) Listing() json.RawMessage { return t.listing }
 
 // unprefixed returns the bundle-level tool name.
 func (t *Tool) unprefixed() string { return strings.TrimPrefix(t.Name, t.Connector.ID+"__") }

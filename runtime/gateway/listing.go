@@ -12,9 +12,6 @@ import (
 // mcpTool builds the tools/list entry of a tool: name, title, description,
 // the served input schema, annotations and the anvil/* _meta keys.
 func mcpTool(t *Tool) (*mcp.Tool, error) {
-	if t.compiled != nil {
-		return t.compiled.compiledMCPTool(t.Name) // the prebuilt entry (compiled.go)
-	}
 	op := t.Op
 	schema, err := json.Marshal(op.Input.Schema)
 	if err != nil {

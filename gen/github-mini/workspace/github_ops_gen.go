@@ -16,9 +16,6 @@ import (
 	"strings"
 )
 
-// githubIssuesListListing is the tools/list entry of github__github_list_issue, prebuilt.
-const githubIssuesListListing = `{"_meta":{"anvil/action":"list","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_list_issue","anvil/idempotency":"natural","anvil/operation_id":"github.issues.list","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"List issues"},"description":"List the issues of a repository.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"state":{"description":"Which issues to list.","type":"string","enum":["open","closed","all"],"default":"open"}},"required":["owner","repo"],"additionalProperties":false},"name":"github__github_list_issue","title":"List issues"}`
-
 // githubIssuesListInput holds the arguments of github__github_list_issue (github.issues.list).
 type githubIssuesListInput struct {
 	set   [1]uint64
@@ -310,28 +307,13 @@ func effectGithubIssuesList(c *gateway.EffectCall) *effect.Report {
 // githubIssuesListOp registers github__github_list_issue (github.issues.list).
 func githubIssuesListOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildGithubIssuesList,
-		Decode:      decodeGithubIssuesList,
-		Effect:      effectGithubIssuesList,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubIssuesList,
-		ID:          "github.issues.list",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubIssuesListListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_list_issue",
+		Build:    buildGithubIssuesList,
+		Decode:   decodeGithubIssuesList,
+		Effect:   effectGithubIssuesList,
+		FromArgs: fromArgsGithubIssuesList,
+		ID:       "github.issues.list",
 	}
 }
-
-// githubIssuesCreateListing is the tools/list entry of github__github_create_issue, prebuilt.
-const githubIssuesCreateListing = `{"_meta":{"anvil/action":"create","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/effect_class":"compensable","anvil/effect_contract":{"class":"compensable","compensate":{"operation":"github.issues.update","arguments":{"owner":"request.owner","repo":"request.repo","issue_number":"response.number","state":{"const":"closed"}}}},"anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_create_issue","anvil/idempotency":"none","anvil/operation_id":"github.issues.create","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"medium"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Create an issue"},"description":"Open a new issue in a repository.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"description":"The issue's text.","type":"string"},"confirm":{"description":"Must be true to confirm this call. Opening an issue notifies the repository's watchers.","type":"boolean","const":true},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"title":{"description":"The issue's title.","type":"string"}},"required":["confirm","owner","repo","title"],"additionalProperties":false},"name":"github__github_create_issue","title":"Create an issue"}`
 
 // githubIssuesCreateInput holds the arguments of github__github_create_issue (github.issues.create).
 type githubIssuesCreateInput struct {
@@ -803,35 +785,13 @@ func effectGithubIssuesCreate(c *gateway.EffectCall) *effect.Report {
 // githubIssuesCreateOp registers github__github_create_issue (github.issues.create).
 func githubIssuesCreateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build: buildGithubIssuesCreate,
-		Confirmation: air.Confirmation{
-			Reason:   "Opening an issue notifies the repository's watchers.",
-			Required: true,
-			Risk:     "medium",
-		},
-		Decode:      decodeGithubIssuesCreate,
-		Effect:      effectGithubIssuesCreate,
-		EffectClass: "compensable",
-		FromArgs:    fromArgsGithubIssuesCreate,
-		ID:          "github.issues.create",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		Kind:      "mutation",
-		Listing:   []byte(githubIssuesCreateListing),
-		RetryMode: "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_create_issue",
+		Build:    buildGithubIssuesCreate,
+		Decode:   decodeGithubIssuesCreate,
+		Effect:   effectGithubIssuesCreate,
+		FromArgs: fromArgsGithubIssuesCreate,
+		ID:       "github.issues.create",
 	}
 }
-
-// githubIssuesGetListing is the tools/list entry of github__github_get_issue, prebuilt.
-const githubIssuesGetListing = `{"_meta":{"anvil/action":"get","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_get_issue","anvil/idempotency":"natural","anvil/operation_id":"github.issues.get","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"Get an issue"},"description":"Get an issue","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_get_issue","title":"Get an issue"}`
 
 // githubIssuesGetInput holds the arguments of github__github_get_issue (github.issues.get).
 type githubIssuesGetInput struct {
@@ -1123,28 +1083,13 @@ func effectGithubIssuesGet(c *gateway.EffectCall) *effect.Report {
 // githubIssuesGetOp registers github__github_get_issue (github.issues.get).
 func githubIssuesGetOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildGithubIssuesGet,
-		Decode:      decodeGithubIssuesGet,
-		Effect:      effectGithubIssuesGet,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubIssuesGet,
-		ID:          "github.issues.get",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubIssuesGetListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_get_issue",
+		Build:    buildGithubIssuesGet,
+		Decode:   decodeGithubIssuesGet,
+		Effect:   effectGithubIssuesGet,
+		FromArgs: fromArgsGithubIssuesGet,
+		ID:       "github.issues.get",
 	}
 }
-
-// githubIssuesUpdateListing is the tools/list entry of github__github_update_issue, prebuilt.
-const githubIssuesUpdateListing = `{"_meta":{"anvil/action":"update","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_update_issue","anvil/idempotency":"none","anvil/operation_id":"github.issues.update","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Update an issue"},"description":"Change an issue's title, text or state.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"string"},"confirm":{"description":"Must be true to confirm this call. Changing an issue is visible to its watchers.","type":"boolean","const":true},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"state":{"type":"string","enum":["open","closed"]},"title":{"type":"string"}},"required":["confirm","issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_update_issue","title":"Update an issue"}`
 
 // githubIssuesUpdateInput holds the arguments of github__github_update_issue (github.issues.update).
 type githubIssuesUpdateInput struct {
@@ -1603,36 +1548,13 @@ func effectGithubIssuesUpdate(c *gateway.EffectCall) *effect.Report {
 // githubIssuesUpdateOp registers github__github_update_issue (github.issues.update).
 func githubIssuesUpdateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build: buildGithubIssuesUpdate,
-		Confirmation: air.Confirmation{
-			Reason:   "Changing an issue is visible to its watchers.",
-			Required: true,
-			Risk:     "low",
-		},
-		Decode:      decodeGithubIssuesUpdate,
-		Effect:      effectGithubIssuesUpdate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubIssuesUpdate,
-		ID:          "github.issues.update",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubIssuesUpdateListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_update_issue",
+		Build:    buildGithubIssuesUpdate,
+		Decode:   decodeGithubIssuesUpdate,
+		Effect:   effectGithubIssuesUpdate,
+		FromArgs: fromArgsGithubIssuesUpdate,
+		ID:       "github.issues.update",
 	}
 }
-
-// githubCommentsListListing is the tools/list entry of github__github_list_comment, prebuilt.
-const githubCommentsListListing = `{"_meta":{"anvil/action":"list","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_list_comment","anvil/idempotency":"natural","anvil/operation_id":"github.comments.list","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"List issue comments"},"description":"List issue comments","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_list_comment","title":"List issue comments"}`
 
 // githubCommentsListInput holds the arguments of github__github_list_comment (github.comments.list).
 type githubCommentsListInput struct {
@@ -1925,28 +1847,13 @@ func effectGithubCommentsList(c *gateway.EffectCall) *effect.Report {
 // githubCommentsListOp registers github__github_list_comment (github.comments.list).
 func githubCommentsListOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildGithubCommentsList,
-		Decode:      decodeGithubCommentsList,
-		Effect:      effectGithubCommentsList,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubCommentsList,
-		ID:          "github.comments.list",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubCommentsListListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_list_comment",
+		Build:    buildGithubCommentsList,
+		Decode:   decodeGithubCommentsList,
+		Effect:   effectGithubCommentsList,
+		FromArgs: fromArgsGithubCommentsList,
+		ID:       "github.comments.list",
 	}
 }
-
-// githubCommentsCreateListing is the tools/list entry of github__github_create_comment, prebuilt.
-const githubCommentsCreateListing = `{"_meta":{"anvil/action":"create","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/effect_class":"reversible","anvil/effect_contract":{"class":"reversible","inverse":{"operation":"github.comments.delete","arguments":{"owner":"request.owner","repo":"request.repo","comment_id":"response.id"}}},"anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_create_comment","anvil/idempotency":"key_supported","anvil/operation_id":"github.comments.create","anvil/principal":"user","anvil/retry_basis":"idempotency_key","anvil/retry_safe":true,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"Create an issue comment"},"description":"Comment on an issue.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"description":"The comment's text.","type":"string"},"idempotency_key":{"description":"Repeating a key returns the first comment instead of creating another.","type":"string"},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["body","issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_create_comment","title":"Create an issue comment"}`
 
 // githubCommentsCreateInput holds the arguments of github__github_create_comment (github.comments.create).
 type githubCommentsCreateInput struct {
@@ -2431,31 +2338,13 @@ func effectGithubCommentsCreate(c *gateway.EffectCall) *effect.Report {
 // githubCommentsCreateOp registers github__github_create_comment (github.comments.create).
 func githubCommentsCreateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildGithubCommentsCreate,
-		Decode:      decodeGithubCommentsCreate,
-		Effect:      effectGithubCommentsCreate,
-		EffectClass: "reversible",
-		FromArgs:    fromArgsGithubCommentsCreate,
-		ID:          "github.comments.create",
-		Idempotency: air.Idempotency{
-			Key:           "Idempotency-Key",
-			KeyDerivation: "request_fingerprint",
-			Mechanism:     "header",
-			Mode:          "key_supported",
-		},
-		Kind:      "mutation",
-		Listing:   []byte(githubCommentsCreateListing),
-		RetryMode: "safe",
-		Safety: air.Safety{
-			DryRun:         "anvil_dry_run",
-			IdempotencyKey: "idempotency_key",
-		},
-		Tool: "github_create_comment",
+		Build:    buildGithubCommentsCreate,
+		Decode:   decodeGithubCommentsCreate,
+		Effect:   effectGithubCommentsCreate,
+		FromArgs: fromArgsGithubCommentsCreate,
+		ID:       "github.comments.create",
 	}
 }
-
-// githubCommentsDeleteListing is the tools/list entry of github__github_delete_comment, prebuilt.
-const githubCommentsDeleteListing = `{"_meta":{"anvil/action":"delete","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_delete_comment","anvil/idempotency":"natural","anvil/operation_id":"github.comments.delete","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"destructive"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"Delete an issue comment"},"description":"Delete an issue comment","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"comment_id":{"type":"integer"},"confirm":{"description":"Must be true to confirm this call. This operation's risk is destructive.","type":"boolean","const":true},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["comment_id","confirm","owner","repo"],"additionalProperties":false},"name":"github__github_delete_comment","title":"Delete an issue comment"}`
 
 // githubCommentsDeleteInput holds the arguments of github__github_delete_comment (github.comments.delete).
 type githubCommentsDeleteInput struct {
@@ -2787,36 +2676,13 @@ func effectGithubCommentsDelete(c *gateway.EffectCall) *effect.Report {
 // githubCommentsDeleteOp registers github__github_delete_comment (github.comments.delete).
 func githubCommentsDeleteOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build: buildGithubCommentsDelete,
-		Confirmation: air.Confirmation{
-			Reason:   "This operation's risk is destructive.",
-			Required: true,
-			Risk:     "destructive",
-		},
-		Decode:      decodeGithubCommentsDelete,
-		Effect:      effectGithubCommentsDelete,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubCommentsDelete,
-		ID:          "github.comments.delete",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubCommentsDeleteListing),
-		RetryMode:       "safe",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_delete_comment",
+		Build:    buildGithubCommentsDelete,
+		Decode:   decodeGithubCommentsDelete,
+		Effect:   effectGithubCommentsDelete,
+		FromArgs: fromArgsGithubCommentsDelete,
+		ID:       "github.comments.delete",
 	}
 }
-
-// githubReleasesCreateListing is the tools/list entry of github__github_create_release, prebuilt.
-const githubReleasesCreateListing = `{"_meta":{"anvil/action":"create","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/effect_class":"irreversible","anvil/effect_contract":{"class":"irreversible","lookup":{"operation":"github.tags.get","by":"id","arguments":{"owner":"request.owner","repo":"request.repo","tag":"request.tag_name"}},"draft":{"operation":"github.releases.create","arguments":{"owner":"request.owner","repo":"request.repo","tag_name":"request.tag_name","name":"request.name?","body":"request.body?","draft":{"const":true}},"handle":"response.id","promote":{"operation":"github.releases.update","arguments":{"owner":"request.owner","repo":"request.repo","release_id":"response.id","draft":{"const":false}}},"discard":{"operation":"github.releases.delete","arguments":{"owner":"request.owner","repo":"request.repo","release_id":"response.id"}}}},"anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_create_release","anvil/idempotency":"none","anvil/operation_id":"github.releases.create","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Create a release"},"description":"Publish a release for a tag.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"string"},"confirm":{"description":"Must be true to confirm this call. Publishing a release notifies the repository's watchers.","type":"boolean","const":true},"draft":{"type":"boolean","default":false},"name":{"type":"string"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"tag_name":{"type":"string"}},"required":["confirm","owner","repo","tag_name"],"additionalProperties":false},"name":"github__github_create_release","title":"Create a release"}`
 
 // githubReleasesCreateInput holds the arguments of github__github_create_release (github.releases.create).
 type githubReleasesCreateInput struct {
@@ -3593,37 +3459,14 @@ func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.Draft
 // githubReleasesCreateOp registers github__github_create_release (github.releases.create).
 func githubReleasesCreateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build: buildGithubReleasesCreate,
-		Confirmation: air.Confirmation{
-			Reason:   "Publishing a release notifies the repository's watchers.",
-			Required: true,
-			Risk:     "medium",
-		},
-		Decode:      decodeGithubReleasesCreate,
-		Draft:       draftGithubReleasesCreate,
-		DraftOp:     "github.releases.create",
-		Effect:      effectGithubReleasesCreate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubReleasesCreate,
-		ID:          "github.releases.create",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		Kind:      "mutation",
-		Listing:   []byte(githubReleasesCreateListing),
-		RetryMode: "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_create_release",
+		Build:    buildGithubReleasesCreate,
+		Decode:   decodeGithubReleasesCreate,
+		Draft:    draftGithubReleasesCreate,
+		Effect:   effectGithubReleasesCreate,
+		FromArgs: fromArgsGithubReleasesCreate,
+		ID:       "github.releases.create",
 	}
 }
-
-// githubReleasesDeleteListing is the tools/list entry of github__github_delete_release, prebuilt.
-const githubReleasesDeleteListing = `{"_meta":{"anvil/action":"delete","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_delete_release","anvil/idempotency":"natural","anvil/operation_id":"github.releases.delete","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"destructive"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"Delete a release"},"description":"Delete a release","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"confirm":{"description":"Must be true to confirm this call. This operation's risk is destructive.","type":"boolean","const":true},"owner":{"description":"The account that owns the repository.","type":"string"},"release_id":{"type":"integer"},"repo":{"description":"The repository's name.","type":"string"}},"required":["confirm","owner","release_id","repo"],"additionalProperties":false},"name":"github__github_delete_release","title":"Delete a release"}`
 
 // githubReleasesDeleteInput holds the arguments of github__github_delete_release (github.releases.delete).
 type githubReleasesDeleteInput struct {
@@ -3955,36 +3798,13 @@ func effectGithubReleasesDelete(c *gateway.EffectCall) *effect.Report {
 // githubReleasesDeleteOp registers github__github_delete_release (github.releases.delete).
 func githubReleasesDeleteOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build: buildGithubReleasesDelete,
-		Confirmation: air.Confirmation{
-			Reason:   "This operation's risk is destructive.",
-			Required: true,
-			Risk:     "destructive",
-		},
-		Decode:      decodeGithubReleasesDelete,
-		Effect:      effectGithubReleasesDelete,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubReleasesDelete,
-		ID:          "github.releases.delete",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubReleasesDeleteListing),
-		RetryMode:       "safe",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_delete_release",
+		Build:    buildGithubReleasesDelete,
+		Decode:   decodeGithubReleasesDelete,
+		Effect:   effectGithubReleasesDelete,
+		FromArgs: fromArgsGithubReleasesDelete,
+		ID:       "github.releases.delete",
 	}
 }
-
-// githubReleasesUpdateListing is the tools/list entry of github__github_update_release, prebuilt.
-const githubReleasesUpdateListing = `{"_meta":{"anvil/action":"update","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_update_release","anvil/idempotency":"none","anvil/operation_id":"github.releases.update","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Update a release"},"description":"Update a release","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"string"},"confirm":{"description":"Must be true to confirm this call. Repeating this operation is not safe: it has no idempotency.","type":"boolean","const":true},"draft":{"type":"boolean"},"name":{"type":"string"},"owner":{"description":"The account that owns the repository.","type":"string"},"release_id":{"type":"integer"},"repo":{"description":"The repository's name.","type":"string"}},"required":["confirm","owner","release_id","repo"],"additionalProperties":false},"name":"github__github_update_release","title":"Update a release"}`
 
 // githubReleasesUpdateInput holds the arguments of github__github_update_release (github.releases.update).
 type githubReleasesUpdateInput struct {
@@ -4436,36 +4256,13 @@ func effectGithubReleasesUpdate(c *gateway.EffectCall) *effect.Report {
 // githubReleasesUpdateOp registers github__github_update_release (github.releases.update).
 func githubReleasesUpdateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build: buildGithubReleasesUpdate,
-		Confirmation: air.Confirmation{
-			Reason:   "Repeating this operation is not safe: it has no idempotency.",
-			Required: true,
-			Risk:     "low",
-		},
-		Decode:      decodeGithubReleasesUpdate,
-		Effect:      effectGithubReleasesUpdate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubReleasesUpdate,
-		ID:          "github.releases.update",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubReleasesUpdateListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_update_release",
+		Build:    buildGithubReleasesUpdate,
+		Decode:   decodeGithubReleasesUpdate,
+		Effect:   effectGithubReleasesUpdate,
+		FromArgs: fromArgsGithubReleasesUpdate,
+		ID:       "github.releases.update",
 	}
 }
-
-// githubTagsGetListing is the tools/list entry of github__github_get_release, prebuilt.
-const githubTagsGetListing = `{"_meta":{"anvil/action":"get","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_get_release","anvil/idempotency":"natural","anvil/operation_id":"github.tags.get","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"Get a release by tag"},"description":"Get a release by tag","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"tag":{"type":"string"}},"required":["owner","repo","tag"],"additionalProperties":false},"name":"github__github_get_release","title":"Get a release by tag"}`
 
 // githubTagsGetInput holds the arguments of github__github_get_release (github.tags.get).
 type githubTagsGetInput struct {
@@ -4755,28 +4552,13 @@ func effectGithubTagsGet(c *gateway.EffectCall) *effect.Report {
 // githubTagsGetOp registers github__github_get_release (github.tags.get).
 func githubTagsGetOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildGithubTagsGet,
-		Decode:      decodeGithubTagsGet,
-		Effect:      effectGithubTagsGet,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubTagsGet,
-		ID:          "github.tags.get",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubTagsGetListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_get_release",
+		Build:    buildGithubTagsGet,
+		Decode:   decodeGithubTagsGet,
+		Effect:   effectGithubTagsGet,
+		FromArgs: fromArgsGithubTagsGet,
+		ID:       "github.tags.get",
 	}
 }
-
-// githubPullsListListing is the tools/list entry of github__github_list_pull, prebuilt.
-const githubPullsListListing = `{"_meta":{"anvil/action":"list","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_list_pull","anvil/idempotency":"natural","anvil/operation_id":"github.pulls.list","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"List pull requests"},"description":"List pull requests","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["owner","repo"],"additionalProperties":false},"name":"github__github_list_pull","title":"List pull requests"}`
 
 // githubPullsListInput holds the arguments of github__github_list_pull (github.pulls.list).
 type githubPullsListInput struct {
@@ -5032,22 +4814,10 @@ func effectGithubPullsList(c *gateway.EffectCall) *effect.Report {
 // githubPullsListOp registers github__github_list_pull (github.pulls.list).
 func githubPullsListOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildGithubPullsList,
-		Decode:      decodeGithubPullsList,
-		Effect:      effectGithubPullsList,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubPullsList,
-		ID:          "github.pulls.list",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubPullsListListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_list_pull",
+		Build:    buildGithubPullsList,
+		Decode:   decodeGithubPullsList,
+		Effect:   effectGithubPullsList,
+		FromArgs: fromArgsGithubPullsList,
+		ID:       "github.pulls.list",
 	}
 }

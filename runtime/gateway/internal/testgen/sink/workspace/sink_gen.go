@@ -2,25 +2,1122 @@
 
 package workspace
 
-import (
-	air "github.com/anvil-dev/anvil/runtime/air"
-	gateway "github.com/anvil-dev/anvil/runtime/gateway"
-)
+import gateway "github.com/anvil-dev/anvil/runtime/gateway"
 
-// sinkConnector is connector sink (service sink).
+// sinkConnectorAIR is the AIR of connector sink (service sink), its approved operations only:
+// the runtime reads every operation's policies, schema and listing from it.
+const sinkConnectorAIR = `{
+  "schema": "anvil.air/v1",
+  "anvilVersion": "",
+  "service": {
+    "id": "sink",
+    "version": "1.0.0",
+    "displayName": "Sink",
+    "source": {
+      "kind": "openapi-3.1"
+    },
+    "auth": {
+      "type": "api_key",
+      "scheme": "key",
+      "carrier": {
+        "in": "header",
+        "name": "X-Api-Key"
+      }
+    },
+    "servers": [
+      {
+        "url": "https://sink.example/api/v2/"
+      }
+    ]
+  },
+  "operations": [
+    {
+      "id": "sink.items.search",
+      "canonicalName": "search_items",
+      "displayName": "search_items",
+      "description": "Sink operation sink.items.search.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/items/{kind}/{ids}",
+        "method": "GET",
+        "operationId": "search_items"
+      },
+      "effect": {
+        "kind": "read",
+        "action": "call",
+        "risk": "low",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "kind",
+            "key": "kind",
+            "in": "path",
+            "required": true,
+            "schema": null
+          },
+          {
+            "name": "ids",
+            "key": "ids",
+            "in": "path",
+            "required": true,
+            "schema": null
+          },
+          {
+            "name": "tags",
+            "key": "tags",
+            "in": "query",
+            "required": false,
+            "schema": null,
+            "style": "form"
+          },
+          {
+            "name": "labels",
+            "key": "labels",
+            "in": "query",
+            "required": false,
+            "schema": null,
+            "style": "form",
+            "explode": false
+          },
+          {
+            "name": "space",
+            "key": "space",
+            "in": "query",
+            "required": false,
+            "schema": null,
+            "style": "spaceDelimited"
+          },
+          {
+            "name": "pipe",
+            "key": "pipe",
+            "in": "query",
+            "required": false,
+            "schema": null,
+            "style": "pipeDelimited"
+          },
+          {
+            "name": "filter",
+            "key": "filter",
+            "in": "query",
+            "required": false,
+            "schema": null,
+            "style": "deepObject",
+            "explode": true
+          },
+          {
+            "name": "opts",
+            "key": "opts",
+            "in": "query",
+            "required": false,
+            "schema": null,
+            "style": "form"
+          },
+          {
+            "name": "limit",
+            "key": "limit",
+            "in": "query",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "ratio",
+            "key": "ratio",
+            "in": "query",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "flag",
+            "key": "flag",
+            "in": "query",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "q",
+            "key": "q",
+            "in": "query",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "maybe",
+            "key": "maybe",
+            "in": "query",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "need",
+            "key": "need",
+            "in": "query",
+            "required": true,
+            "schema": null
+          },
+          {
+            "name": "X-Trace",
+            "key": "trace",
+            "in": "header",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "X-List",
+            "key": "xlist",
+            "in": "header",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "Accept",
+            "key": "accept",
+            "in": "header",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "session",
+            "key": "session",
+            "in": "cookie",
+            "required": false,
+            "schema": null
+          },
+          {
+            "name": "pref",
+            "key": "pref",
+            "in": "cookie",
+            "required": false,
+            "schema": null
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "accept": {
+              "type": "string"
+            },
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "filter": {
+              "type": "object",
+              "additionalProperties": {
+                "type": [
+                  "string",
+                  "integer",
+                  "null"
+                ]
+              }
+            },
+            "flag": {
+              "type": "boolean",
+              "enum": [
+                true
+              ]
+            },
+            "ids": {
+              "type": "array",
+              "items": {
+                "type": "integer"
+              }
+            },
+            "kind": {
+              "type": "string",
+              "enum": [
+                "book",
+                "disc",
+                "a b"
+              ]
+            },
+            "labels": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "limit": {
+              "type": "integer",
+              "minimum": 1,
+              "maximum": 100
+            },
+            "maybe": {
+              "type": [
+                "string",
+                "null"
+              ],
+              "enum": [
+                "x",
+                "y",
+                null
+              ]
+            },
+            "need": {
+              "type": "integer",
+              "enum": [
+                1,
+                2.0,
+                3
+              ]
+            },
+            "opts": {
+              "type": "object"
+            },
+            "pipe": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "pref": {
+              "type": [
+                "integer",
+                "null"
+              ]
+            },
+            "q": {
+              "type": "string",
+              "minLength": 2,
+              "maxLength": 10,
+              "pattern": "^[a-z ]+$"
+            },
+            "ratio": {
+              "type": "number",
+              "exclusiveMinimum": 0,
+              "exclusiveMaximum": 1
+            },
+            "session": {
+              "type": "string"
+            },
+            "space": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "tags": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            },
+            "trace": {
+              "type": "string",
+              "maxLength": 40
+            },
+            "xlist": {
+              "type": "array",
+              "items": {
+                "type": "string"
+              }
+            }
+          },
+          "required": [
+            "ids",
+            "kind",
+            "need"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink search_items",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_search_items"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.labels.get",
+      "canonicalName": "get_label",
+      "displayName": "get_label",
+      "description": "Sink operation sink.labels.get.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/labels/{name}/{m}/{n}.json",
+        "method": "GET",
+        "operationId": "get_label"
+      },
+      "effect": {
+        "kind": "read",
+        "action": "call",
+        "risk": "low",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "name",
+            "key": "name",
+            "in": "path",
+            "required": true,
+            "schema": null,
+            "style": "label"
+          },
+          {
+            "name": "m",
+            "key": "m",
+            "in": "path",
+            "required": true,
+            "schema": null,
+            "style": "matrix",
+            "explode": true
+          },
+          {
+            "name": "n",
+            "key": "n",
+            "in": "path",
+            "required": true,
+            "schema": null,
+            "style": "matrix"
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "m": {
+              "type": [
+                "string",
+                "array",
+                "object"
+              ]
+            },
+            "n": {
+              "type": "number"
+            },
+            "name": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "m",
+            "n",
+            "name"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink get_label",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_get_label"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.forms.submit",
+      "canonicalName": "submit_form",
+      "displayName": "submit_form",
+      "description": "Sink operation sink.forms.submit.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/forms",
+        "method": "POST",
+        "operationId": "submit_form"
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "call",
+        "risk": "low",
+        "reversible": false
+      },
+      "input": {
+        "params": null,
+        "body": {
+          "required": true,
+          "contentType": "application/x-www-form-urlencoded",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "a",
+              "key": "a",
+              "required": true
+            },
+            {
+              "name": "n",
+              "key": "n",
+              "required": false
+            },
+            {
+              "name": "list",
+              "key": "list",
+              "required": false
+            },
+            {
+              "name": "obj",
+              "key": "obj",
+              "required": false
+            },
+            {
+              "name": "z",
+              "key": "z",
+              "required": false
+            }
+          ],
+          "schema": null
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "a": {
+              "type": "string"
+            },
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "list": {
+              "type": "array"
+            },
+            "n": {
+              "type": [
+                "integer",
+                "null"
+              ]
+            },
+            "obj": {
+              "type": "object"
+            },
+            "z": {
+              "type": "boolean"
+            }
+          },
+          "required": [
+            "a"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink submit_form",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_submit_form"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.docs.put",
+      "canonicalName": "put_doc",
+      "displayName": "put_doc",
+      "description": "Sink operation sink.docs.put.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/docs/{id}",
+        "method": "PUT",
+        "operationId": "put_doc"
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "call",
+        "risk": "low",
+        "reversible": false
+      },
+      "input": {
+        "params": [
+          {
+            "name": "id",
+            "key": "id",
+            "in": "path",
+            "required": true,
+            "schema": null
+          }
+        ],
+        "body": {
+          "required": true,
+          "contentType": "application/merge-patch+json",
+          "projection": "whole",
+          "fields": [
+            {
+              "name": "body",
+              "key": "body",
+              "required": true
+            }
+          ],
+          "schema": null
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "type": "object"
+            },
+            "id": {
+              "type": "string",
+              "minLength": 1
+            },
+            "idempotency_key": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "body",
+            "id"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "idempotencyKey": "idempotency_key",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "key_supported",
+        "mechanism": "body",
+        "key": "request_id",
+        "keyDerivation": "client_supplied"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink put_doc",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_put_doc"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.notes.create",
+      "canonicalName": "create_note",
+      "displayName": "create_note",
+      "description": "Sink operation sink.notes.create.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/notes",
+        "method": "POST",
+        "operationId": "create_note"
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "call",
+        "risk": "low",
+        "reversible": false
+      },
+      "input": {
+        "params": null,
+        "body": {
+          "required": false,
+          "contentType": "text/plain; charset=utf-8",
+          "projection": "whole",
+          "fields": [
+            {
+              "name": "text",
+              "key": "text",
+              "required": false
+            }
+          ],
+          "schema": null
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "text": {}
+          },
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink create_note",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_create_note"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.blobs.upload",
+      "canonicalName": "upload_blob",
+      "displayName": "upload_blob",
+      "description": "Sink operation sink.blobs.upload.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/blobs",
+        "method": "POST",
+        "operationId": "upload_blob"
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "call",
+        "risk": "low",
+        "reversible": false
+      },
+      "input": {
+        "params": null,
+        "body": {
+          "required": true,
+          "contentType": "application/octet-stream",
+          "projection": "whole",
+          "fields": null,
+          "schema": null
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "type": [
+                "string",
+                "object"
+              ]
+            }
+          },
+          "required": [
+            "body"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink upload_blob",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_upload_blob"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.events.create",
+      "canonicalName": "create_event",
+      "displayName": "create_event",
+      "description": "Sink operation sink.events.create.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/events",
+        "method": "POST",
+        "operationId": "create_event"
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "call",
+        "risk": "low",
+        "reversible": false
+      },
+      "input": {
+        "params": [
+          {
+            "name": "tenant",
+            "key": "tenant",
+            "in": "query",
+            "required": false,
+            "schema": null
+          }
+        ],
+        "body": {
+          "required": false,
+          "contentType": "application/json",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "title",
+              "key": "title",
+              "required": true
+            },
+            {
+              "name": "when",
+              "key": "when",
+              "required": false
+            },
+            {
+              "name": "score",
+              "key": "score",
+              "required": false
+            },
+            {
+              "name": "meta",
+              "key": "meta",
+              "required": false
+            },
+            {
+              "name": "draft",
+              "key": "draft",
+              "required": false
+            },
+            {
+              "name": "anvil_dry_run",
+              "key": "anvil_dry_run",
+              "required": false
+            }
+          ],
+          "schema": null
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "draft": {
+              "type": [
+                "boolean",
+                "null"
+              ]
+            },
+            "idempotency_key": {
+              "type": "string"
+            },
+            "meta": {},
+            "score": {
+              "type": "number",
+              "minimum": -1.5,
+              "maximum": 1e3
+            },
+            "tenant": {
+              "type": "string"
+            },
+            "title": {
+              "type": "string"
+            },
+            "when": {
+              "type": [
+                "string",
+                "null"
+              ]
+            }
+          },
+          "required": [
+            "title"
+          ]
+        },
+        "safety": {
+          "idempotencyKey": "idempotency_key",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "key_supported",
+        "mechanism": "header",
+        "key": "Idempotency-Key",
+        "keyDerivation": "client_supplied"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink create_event",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_create_event"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "sink.jobs.run",
+      "canonicalName": "run_job",
+      "displayName": "run_job",
+      "description": "Sink operation sink.jobs.run.",
+      "tags": [],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/jobs",
+        "method": "POST",
+        "operationId": "run_job"
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "call",
+        "risk": "low",
+        "reversible": false
+      },
+      "input": {
+        "params": [
+          {
+            "name": "job",
+            "key": "job",
+            "in": "query",
+            "required": true,
+            "schema": null
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "idempotency_key": {
+              "type": "string"
+            },
+            "job": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "job"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "idempotencyKey": "idempotency_key",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json"
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "required",
+        "mechanism": "query",
+        "key": "idem",
+        "keyDerivation": "client_supplied"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "",
+        "maxAttempts": 0,
+        "backoff": "",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "sink run_job",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "sink_run_job"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    }
+  ],
+  "capabilities": [],
+  "workflows": [],
+  "schemas": {},
+  "diagnostics": []
+}
+`
+
+// sinkConnector is connector sink with its generated handlers.
 func sinkConnector() *gateway.CompiledConnector {
 	return &gateway.CompiledConnector{
-		Auth: air.Auth{
-			Carrier: &air.Carrier{
-				In:   "header",
-				Name: "X-Api-Key",
-			},
-			Scheme: "key",
-			Type:   "api_key",
-		},
-		ID:        "sink",
-		Ops:       []*gateway.CompiledOp{sinkItemsSearchOp(), sinkLabelsGetOp(), sinkFormsSubmitOp(), sinkDocsPutOp(), sinkNotesCreateOp(), sinkBlobsUploadOp(), sinkEventsCreateOp(), sinkJobsRunOp()},
-		ServerURL: "https://sink.example/api/v2/",
-		ServiceID: "sink",
+		AIR: sinkConnectorAIR,
+		ID:  "sink",
+		Ops: []*gateway.CompiledOp{sinkItemsSearchOp(), sinkLabelsGetOp(), sinkFormsSubmitOp(), sinkDocsPutOp(), sinkNotesCreateOp(), sinkBlobsUploadOp(), sinkEventsCreateOp(), sinkJobsRunOp()},
 	}
 }

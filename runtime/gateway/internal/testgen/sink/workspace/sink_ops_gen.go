@@ -17,9 +17,6 @@ import (
 	"strings"
 )
 
-// sinkItemsSearchListing is the tools/list entry of sink__sink_search_items, prebuilt.
-const sinkItemsSearchListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_search_items","anvil/idempotency":"natural","anvil/operation_id":"sink.items.search","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":true,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"search_items"},"description":"Sink operation sink.items.search.","inputSchema":{"type":"object","properties":{"accept":{"type":"string"},"anvil_dry_run":{"type":"boolean"},"filter":{"type":"object","additionalProperties":{"type":["string","integer","null"]}},"flag":{"type":"boolean","enum":[true]},"ids":{"type":"array","items":{"type":"integer"}},"kind":{"type":"string","enum":["book","disc","a b"]},"labels":{"type":"array","items":{"type":"string"}},"limit":{"type":"integer","minimum":1,"maximum":100},"maybe":{"type":["string","null"],"enum":["x","y",null]},"need":{"type":"integer","enum":[1,2.0,3]},"opts":{"type":"object"},"pipe":{"type":"array","items":{"type":"string"}},"pref":{"type":["integer","null"]},"q":{"type":"string","minLength":2,"maxLength":10,"pattern":"^[a-z ]+$"},"ratio":{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1},"session":{"type":"string"},"space":{"type":"array","items":{"type":"string"}},"tags":{"type":"array","items":{"type":"string"}},"trace":{"type":"string","maxLength":40},"xlist":{"type":"array","items":{"type":"string"}}},"required":["ids","kind","need"],"additionalProperties":false},"name":"sink__sink_search_items","title":"search_items"}`
-
 // sinkItemsSearchInput holds the arguments of sink__sink_search_items (sink.items.search).
 type sinkItemsSearchInput struct {
 	set   [1]uint64
@@ -816,26 +813,11 @@ func sinkItemsSearchOp() *gateway.CompiledOp {
 		Build:       buildSinkItemsSearch,
 		Decode:      decodeSinkItemsSearch,
 		Effect:      effectSinkItemsSearch,
-		EffectClass: "read",
 		FromArgs:    fromArgsSinkItemsSearch,
 		ID:          "sink.items.search",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(sinkItemsSearchListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		SchemaCheck:     true,
-		Tool:            "sink_search_items",
+		SchemaCheck: true,
 	}
 }
-
-// sinkLabelsGetListing is the tools/list entry of sink__sink_get_label, prebuilt.
-const sinkLabelsGetListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_get_label","anvil/idempotency":"natural","anvil/operation_id":"sink.labels.get","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":true,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"get_label"},"description":"Sink operation sink.labels.get.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"m":{"type":["string","array","object"]},"n":{"type":"number"},"name":{"type":"string"}},"required":["m","n","name"],"additionalProperties":false},"name":"sink__sink_get_label","title":"get_label"}`
 
 // sinkLabelsGetInput holds the arguments of sink__sink_get_label (sink.labels.get).
 type sinkLabelsGetInput struct {
@@ -1119,26 +1101,11 @@ func sinkLabelsGetOp() *gateway.CompiledOp {
 		Build:       buildSinkLabelsGet,
 		Decode:      decodeSinkLabelsGet,
 		Effect:      effectSinkLabelsGet,
-		EffectClass: "read",
 		FromArgs:    fromArgsSinkLabelsGet,
 		ID:          "sink.labels.get",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(sinkLabelsGetListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		SchemaCheck:     true,
-		Tool:            "sink_get_label",
+		SchemaCheck: true,
 	}
 }
-
-// sinkFormsSubmitListing is the tools/list entry of sink__sink_submit_form, prebuilt.
-const sinkFormsSubmitListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_submit_form","anvil/idempotency":"none","anvil/operation_id":"sink.forms.submit","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"submit_form"},"description":"Sink operation sink.forms.submit.","inputSchema":{"type":"object","properties":{"a":{"type":"string"},"anvil_dry_run":{"type":"boolean"},"list":{"type":"array"},"n":{"type":["integer","null"]},"obj":{"type":"object"},"z":{"type":"boolean"}},"required":["a"],"additionalProperties":false},"name":"sink__sink_submit_form","title":"submit_form"}`
 
 // sinkFormsSubmitInput holds the arguments of sink__sink_submit_form (sink.forms.submit).
 type sinkFormsSubmitInput struct {
@@ -1504,26 +1471,11 @@ func sinkFormsSubmitOp() *gateway.CompiledOp {
 		Build:       buildSinkFormsSubmit,
 		Decode:      decodeSinkFormsSubmit,
 		Effect:      effectSinkFormsSubmit,
-		EffectClass: "irreversible",
 		FromArgs:    fromArgsSinkFormsSubmit,
 		ID:          "sink.forms.submit",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(sinkFormsSubmitListing),
-		RetryMode:       "none",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		SchemaCheck:     true,
-		Tool:            "sink_submit_form",
+		SchemaCheck: true,
 	}
 }
-
-// sinkDocsPutListing is the tools/list entry of sink__sink_put_doc, prebuilt.
-const sinkDocsPutListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_put_doc","anvil/idempotency":"key_supported","anvil/operation_id":"sink.docs.put","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"put_doc"},"description":"Sink operation sink.docs.put.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"object"},"id":{"type":"string","minLength":1},"idempotency_key":{"type":"string"}},"required":["body","id"],"additionalProperties":false},"name":"sink__sink_put_doc","title":"put_doc"}`
 
 // sinkDocsPutInput holds the arguments of sink__sink_put_doc (sink.docs.put).
 type sinkDocsPutInput struct {
@@ -1833,30 +1785,11 @@ func sinkDocsPutOp() *gateway.CompiledOp {
 		Build:       buildSinkDocsPut,
 		Decode:      decodeSinkDocsPut,
 		Effect:      effectSinkDocsPut,
-		EffectClass: "irreversible",
 		FromArgs:    fromArgsSinkDocsPut,
 		ID:          "sink.docs.put",
-		Idempotency: air.Idempotency{
-			Key:           "request_id",
-			KeyDerivation: "client_supplied",
-			Mechanism:     "body",
-			Mode:          "key_supported",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(sinkDocsPutListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			DryRun:         "anvil_dry_run",
-			IdempotencyKey: "idempotency_key",
-		},
 		SchemaCheck: true,
-		Tool:        "sink_put_doc",
 	}
 }
-
-// sinkNotesCreateListing is the tools/list entry of sink__sink_create_note, prebuilt.
-const sinkNotesCreateListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_create_note","anvil/idempotency":"none","anvil/operation_id":"sink.notes.create","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"create_note"},"description":"Sink operation sink.notes.create.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"text":{}},"additionalProperties":false},"name":"sink__sink_create_note","title":"create_note"}`
 
 // sinkNotesCreateInput holds the arguments of sink__sink_create_note (sink.notes.create).
 type sinkNotesCreateInput struct {
@@ -2076,28 +2009,13 @@ func effectSinkNotesCreate(c *gateway.EffectCall) *effect.Report {
 // sinkNotesCreateOp registers sink__sink_create_note (sink.notes.create).
 func sinkNotesCreateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildSinkNotesCreate,
-		Decode:      decodeSinkNotesCreate,
-		Effect:      effectSinkNotesCreate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsSinkNotesCreate,
-		ID:          "sink.notes.create",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(sinkNotesCreateListing),
-		RetryMode:       "none",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "sink_create_note",
+		Build:    buildSinkNotesCreate,
+		Decode:   decodeSinkNotesCreate,
+		Effect:   effectSinkNotesCreate,
+		FromArgs: fromArgsSinkNotesCreate,
+		ID:       "sink.notes.create",
 	}
 }
-
-// sinkBlobsUploadListing is the tools/list entry of sink__sink_upload_blob, prebuilt.
-const sinkBlobsUploadListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_upload_blob","anvil/idempotency":"none","anvil/operation_id":"sink.blobs.upload","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"upload_blob"},"description":"Sink operation sink.blobs.upload.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":["string","object"]}},"required":["body"],"additionalProperties":false},"name":"sink__sink_upload_blob","title":"upload_blob"}`
 
 // sinkBlobsUploadInput holds the arguments of sink__sink_upload_blob (sink.blobs.upload).
 type sinkBlobsUploadInput struct {
@@ -2325,26 +2243,11 @@ func sinkBlobsUploadOp() *gateway.CompiledOp {
 		Build:       buildSinkBlobsUpload,
 		Decode:      decodeSinkBlobsUpload,
 		Effect:      effectSinkBlobsUpload,
-		EffectClass: "irreversible",
 		FromArgs:    fromArgsSinkBlobsUpload,
 		ID:          "sink.blobs.upload",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(sinkBlobsUploadListing),
-		RetryMode:       "none",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		SchemaCheck:     true,
-		Tool:            "sink_upload_blob",
+		SchemaCheck: true,
 	}
 }
-
-// sinkEventsCreateListing is the tools/list entry of sink__sink_create_event, prebuilt.
-const sinkEventsCreateListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_create_event","anvil/idempotency":"key_supported","anvil/operation_id":"sink.events.create","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"create_event"},"description":"Sink operation sink.events.create.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"draft":{"type":["boolean","null"]},"idempotency_key":{"type":"string"},"meta":{},"score":{"type":"number","minimum":-1.5,"maximum":1e3},"tenant":{"type":"string"},"title":{"type":"string"},"when":{"type":["string","null"]}},"required":["title"]},"name":"sink__sink_create_event","title":"create_event"}`
 
 // sinkEventsCreateInput holds the arguments of sink__sink_create_event (sink.events.create).
 type sinkEventsCreateInput struct {
@@ -2845,32 +2748,13 @@ func effectSinkEventsCreate(c *gateway.EffectCall) *effect.Report {
 // sinkEventsCreateOp registers sink__sink_create_event (sink.events.create).
 func sinkEventsCreateOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildSinkEventsCreate,
-		Decode:      decodeSinkEventsCreate,
-		Effect:      effectSinkEventsCreate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsSinkEventsCreate,
-		ID:          "sink.events.create",
-		Idempotency: air.Idempotency{
-			Key:           "Idempotency-Key",
-			KeyDerivation: "client_supplied",
-			Mechanism:     "header",
-			Mode:          "key_supported",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(sinkEventsCreateListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			DryRun:         "anvil_dry_run",
-			IdempotencyKey: "idempotency_key",
-		},
-		Tool: "sink_create_event",
+		Build:    buildSinkEventsCreate,
+		Decode:   decodeSinkEventsCreate,
+		Effect:   effectSinkEventsCreate,
+		FromArgs: fromArgsSinkEventsCreate,
+		ID:       "sink.events.create",
 	}
 }
-
-// sinkJobsRunListing is the tools/list entry of sink__sink_run_job, prebuilt.
-const sinkJobsRunListing = `{"_meta":{"anvil/action":"call","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/fleet_bundle_id":"sink","anvil/fleet_tool_name":"sink_run_job","anvil/idempotency":"required","anvil/operation_id":"sink.jobs.run","anvil/principal":"user","anvil/retry_basis":"","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"run_job"},"description":"Sink operation sink.jobs.run.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"idempotency_key":{"type":"string"},"job":{"type":"string"}},"required":["job"],"additionalProperties":false},"name":"sink__sink_run_job","title":"run_job"}`
 
 // sinkJobsRunInput holds the arguments of sink__sink_run_job (sink.jobs.run).
 type sinkJobsRunInput struct {
@@ -3135,26 +3019,10 @@ func effectSinkJobsRun(c *gateway.EffectCall) *effect.Report {
 // sinkJobsRunOp registers sink__sink_run_job (sink.jobs.run).
 func sinkJobsRunOp() *gateway.CompiledOp {
 	return &gateway.CompiledOp{
-		Build:       buildSinkJobsRun,
-		Decode:      decodeSinkJobsRun,
-		Effect:      effectSinkJobsRun,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsSinkJobsRun,
-		ID:          "sink.jobs.run",
-		Idempotency: air.Idempotency{
-			Key:           "idem",
-			KeyDerivation: "client_supplied",
-			Mechanism:     "query",
-			Mode:          "required",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(sinkJobsRunListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			DryRun:         "anvil_dry_run",
-			IdempotencyKey: "idempotency_key",
-		},
-		Tool: "sink_run_job",
+		Build:    buildSinkJobsRun,
+		Decode:   decodeSinkJobsRun,
+		Effect:   effectSinkJobsRun,
+		FromArgs: fromArgsSinkJobsRun,
+		ID:       "sink.jobs.run",
 	}
 }
