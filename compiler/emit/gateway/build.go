@@ -88,11 +88,11 @@ func (b *builder) opID() jen.Code { return jen.Id("opID") }
 func (b *builder) fail(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
 
 func (b *builder) missing(key string) jen.Code {
-	return b.fail(jen.Qual(pkgGateway, "MissingInput").Call(b.opID(), jen.Lit(key)))
+	return b.fail(jen.Qual(pkgHandler, "MissingInput").Call(b.opID(), jen.Lit(key)))
 }
 
 func (b *builder) buildError(msg string, internal bool) jen.Code {
-	return b.fail(jen.Qual(pkgGateway, "BuildError").Call(b.opID(), jen.Lit(msg), jen.Lit(internal)))
+	return b.fail(jen.Qual(pkgHandler, "BuildError").Call(b.opID(), jen.Lit(msg), jen.Lit(internal)))
 }
 
 // returnNow prints a statically known error and ends the builder.
@@ -109,11 +109,11 @@ func scalarString(fl *field) *jen.Statement {
 	case kString:
 		return x
 	case kNumber:
-		return jen.Qual(pkgGateway, "NumberString").Call(x)
+		return jen.Qual(pkgHandler, "NumberString").Call(x)
 	case kBool:
 		return jen.Qual("strconv", "FormatBool").Call(x)
 	}
-	return jen.Qual(pkgGateway, "ScalarString").Call(x)
+	return jen.Qual(pkgHandler, "ScalarString").Call(x)
 }
 
 // emitBuild prints the request builder of t.
@@ -122,7 +122,7 @@ func (g *generator) emitBuild(f *jen.File, t *Tool, n opNames, in *input) {
 	b := &builder{op: op, in: in}
 	b.add(
 		jen.Const().Id("opID").Op("=").Lit(op.ID),
-		jen.If(jen.Id("base").Dot("Err")).Block(b.fail(jen.Qual(pkgGateway, "BadBase").Call(b.opID()))),
+		jen.If(jen.Id("base").Dot("Err")).Block(b.fail(jen.Qual(pkgHandler, "BadBase").Call(b.opID()))),
 		jen.Var().Id("u").Qual("strings", "Builder"),
 		jen.Id("u").Dot("WriteString").Call(jen.Id("base").Dot("Prefix")),
 	)
@@ -132,16 +132,16 @@ func (g *generator) emitBuild(f *jen.File, t *Tool, n opNames, in *input) {
 	hasBody := b.body()
 	b.carrier(&headers)
 	b.finish(op, hasBody, headers, cookies)
-	param := jen.Id("_").Qual(pkgGateway, "Input")
+	param := jen.Id("_").Qual(pkgHandler, "Input")
 	if b.usesIn {
-		param = jen.Id("in0").Qual(pkgGateway, "Input")
+		param = jen.Id("in0").Qual(pkgHandler, "Input")
 		b.stmts = append([]jen.Code{jen.Id("in").Op(":=").Id("in0").Assert(jen.Op("*").Id(n.input))}, b.stmts...)
 	}
 
 	f.Commentf("%s builds the upstream request of %s.", n.build, op.ID)
 	f.Func().Id(n.build).Params(
 		jen.Id("ctx").Qual("context", "Context"),
-		jen.Id("base").Op("*").Qual(pkgGateway, "Base"),
+		jen.Id("base").Op("*").Qual(pkgHandler, "Base"),
 		param,
 	).Params(jen.Op("*").Qual(pkgHTTP, "Request"), jen.Error()).Block(b.stmts...)
 }
@@ -187,7 +187,7 @@ func (b *builder) path(tmpl string) {
 		if fl.kind == kAny {
 			explode := p.Explode != nil && *p.Explode
 			b.add(jen.Block(
-				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
+				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgHandler, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
 				jen.If(jen.Op("!").Id("ok")).Block(empty),
 				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
 			))
@@ -200,9 +200,9 @@ func (b *builder) path(tmpl string) {
 		case "label":
 			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
 		case "matrix":
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgGateway, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgHandler, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
 		}
-		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgGateway, "PathSegment").Call(scalarString(fl))))
+		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgHandler, "PathSegment").Call(scalarString(fl))))
 	}
 }
 
@@ -239,10 +239,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		case "query":
 			if fl.kind == kAny {
 				explode := p.Explode == nil || *p.Explode
-				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQueryValue").Call(
+				present = append(present, jen.Id("q").Op("=").Qual(pkgHandler, "AppendQueryValue").Call(
 					jen.Id("q"), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode), jen.Id("in."+fl.goName)))
 			} else {
-				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
+				present = append(present, jen.Id("q").Op("=").Qual(pkgHandler, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
 			}
 		case "header":
 			h := headerSet{name: p.Name, v: fmt.Sprintf("h%d", len(headers)), ok: fmt.Sprintf("h%dSet", len(headers))}
@@ -250,11 +250,11 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False())
 			val := scalarString(fl)
 			if fl.kind == kAny {
-				val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+				val = jen.Qual(pkgHandler, "HeaderValue").Call(jen.Id("in." + fl.goName))
 			}
 			present = append(present,
 				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
-				jen.If(jen.Qual(pkgGateway, "BadHeader").Call(jen.Id(h.v))).Block(
+				jen.If(jen.Qual(pkgHandler, "BadHeader").Call(jen.Id(h.v))).Block(
 					b.buildError(fmt.Sprintf("Header input %s must not contain line breaks.", key), false)))
 		case "cookie":
 			if !cookies {
@@ -263,10 +263,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			}
 			val := scalarString(fl)
 			if fl.kind == kAny {
-				val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+				val = jen.Qual(pkgHandler, "HeaderValue").Call(jen.Id("in." + fl.goName))
 			}
 			present = append(present, jen.Id("cookies").Op("=").Append(jen.Id("cookies"),
-				jen.Lit(p.Name+"=").Op("+").Qual(pkgGateway, "CookieValue").Call(val)))
+				jen.Lit(p.Name+"=").Op("+").Qual(pkgHandler, "CookieValue").Call(val)))
 		}
 		stmt := jen.If(value(fl)).Block(present...)
 		if p.Required {
@@ -371,7 +371,7 @@ func (b *builder) body() bool {
 		stmt = append(stmt, carrierSetup...)
 		stmt = append(stmt,
 			jen.Var().Id("err").Error(),
-			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgGateway, "WholeBody").Call(
+			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgHandler, "WholeBody").Call(
 				jen.Id("opID"), jen.Lit(key), jen.Lit(enc), jen.Lit(bd.ContentType), boxed(fl), ckey, cval),
 			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
 		)
@@ -428,9 +428,9 @@ func (b *builder) body() bool {
 			fl := bf.fl
 			var add jen.Code
 			if fl.kind == kAny {
-				add = jen.Id("form").Op("=").Qual(pkgGateway, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
+				add = jen.Id("form").Op("=").Qual(pkgHandler, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
 			} else {
-				add = jen.Id("form").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
+				add = jen.Id("form").Op("=").Qual(pkgHandler, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
 				if fl.nullable {
 					add = jen.If(jen.Op("!").Parens(isNull(fl))).Block(add)
 				}
@@ -439,7 +439,7 @@ func (b *builder) body() bool {
 		}
 		if inBody && !carrierNamed {
 			stmts = append(stmts, jen.If(value(carrier)).Block(jen.Id("nf").Op("++"),
-				jen.Id("form").Op("=").Qual(pkgGateway, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
+				jen.Id("form").Op("=").Qual(pkgHandler, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
 		}
 		tail := append([]jen.Code{}, required...)
 		tail = append(tail, jen.Id("body").Op("=").Index().Byte().Parens(jen.Id("form")))
@@ -464,15 +464,15 @@ func (b *builder) body() bool {
 		var val jen.Code
 		switch fl.kind {
 		case kString:
-			val = jen.Id("w").Op("=").Qual(pkgGateway, "AppendJSONString").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+			val = jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONString").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		case kNumber:
-			val = jen.Id("w").Op("=").Qual(pkgGateway, "AppendJSONNumber").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+			val = jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONNumber").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		case kBool:
 			val = jen.Id("w").Op("=").Qual("strconv", "AppendBool").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		default:
 			needErr = true
-			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgGateway, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
-				b.fail(jen.Qual(pkgGateway, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
+			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgHandler, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
+				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
 		}
 		if fl.nullable && fl.kind != kAny {
 			val = jen.If(isNull(fl)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit("null").Op("..."))).Else().Block(val)
@@ -483,8 +483,8 @@ func (b *builder) body() bool {
 		needErr = true
 		stmts = append(stmts, jen.If(value(carrier)).Block(sep.Clone(), jen.Id("nf").Op("++"),
 			jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(b.op.Idempotency.Key)+":").Op("...")),
-			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgGateway, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
-				b.fail(jen.Qual(pkgGateway, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
+			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgHandler, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
+				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
 	}
 	if needErr {
 		count = append(count, jen.Var().Id("err").Error())
@@ -518,16 +518,16 @@ func (b *builder) carrier(headers *[]headerSet) {
 		*headers = append(*headers, h)
 		val := scalarString(fl)
 		if fl.kind == kAny {
-			val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+			val = jen.Qual(pkgHandler, "HeaderValue").Call(jen.Id("in." + fl.goName))
 		}
 		b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False(),
 			jen.If(value(fl)).Block(
 				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
-				jen.If(jen.Qual(pkgGateway, "BadHeader").Call(jen.Id(h.v))).Block(
+				jen.If(jen.Qual(pkgHandler, "BadHeader").Call(jen.Id(h.v))).Block(
 					b.buildError("The idempotency key must not contain line breaks.", false))))
 	case mechanismQuery:
 		val := scalarString(fl)
-		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
+		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgHandler, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
 	}
 }
 

@@ -62,6 +62,7 @@ func (g *generator) run() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	used := map[string]bool{"Workspace": true}
 	seen := map[string]bool{}
+	wire := map[string]string{} // tool name -> operation id
 	// Name every operation first: draft mappings refer to other operations.
 	for ci := range g.ws.Connectors {
 		c := &g.ws.Connectors[ci]
@@ -75,6 +76,10 @@ func (g *generator) run() (map[string][]byte, error) {
 			if t.Op == nil {
 				return nil, fmt.Errorf("%w: tool %s has no operation", ErrInvalid, t.Name)
 			}
+			if other, dup := wire[t.Name]; dup {
+				return nil, fmt.Errorf("%w: tool-name collision: %s is served by both %s and %s", ErrInvalid, t.Name, other, t.Op.ID)
+			}
+			wire[t.Name] = t.Op.ID
 			base := lowerName(t.Op.ID)
 			if used[base] || used[base+"Input"] {
 				base = lowerName(c.ID + "_" + t.Op.ID)
@@ -106,9 +111,9 @@ func (g *generator) run() (map[string][]byte, error) {
 	mf.Func().Id("main").Params().Block(
 		jen.List(jen.Id("ctx"), jen.Id("stop")).Op(":=").Qual("os/signal", "NotifyContext").Call(
 			jen.Qual("context", "Background").Call(), jen.Qual("os", "Interrupt"), jen.Qual("syscall", "SIGTERM")),
-		jen.Id("code").Op(":=").Qual(pkgGateway, "Main").Call(jen.Id("ctx"), jen.Qual("os", "Args"),
+		jen.Id("code").Op(":=").Qual(pkgServe, "Main").Call(jen.Id("ctx"), jen.Qual("os", "Args"),
 			jen.Qual(g.workspaceImport(), "Workspace").Call(),
-			jen.Qual(pkgGateway, "MainOptions").Values(jen.Dict{
+			jen.Qual(pkgServe, "Options").Values(jen.Dict{
 				jen.Id("Stdin"):  jen.Qual("os", "Stdin"),
 				jen.Id("Stdout"): jen.Qual("os", "Stdout"),
 				jen.Id("Stderr"): jen.Qual("os", "Stderr"),
@@ -126,18 +131,18 @@ func (g *generator) run() (map[string][]byte, error) {
 	// workspace/workspace_gen.go
 	wf := g.newFile()
 	wf.PackageComment("Package workspace is the compiled workspace of the " + g.ws.Yard + " gateway: one")
-	wf.PackageComment("CompiledConnector per served bundle, with typed handlers for every operation.")
-	wf.Comment("The generated code targets this version of the runtime's compiled-handler API;")
+	wf.PackageComment("Connector per served bundle, with typed handlers for every operation.")
+	wf.Comment("The generated code targets this version of the runtime's handler API;")
 	wf.Comment("a runtime without it does not compile this package.")
-	wf.Var().Id("_").Op("=").Qual(pkgGateway, "RuntimeVersion1")
+	wf.Var().Id("_").Op("=").Qual(pkgHandler, "RuntimeVersion1")
 	var conns []jen.Code
 	for _, c := range g.ws.Connectors {
 		conns = append(conns, jen.Id(g.conns[c.ID]).Call())
 	}
 	wf.Comment("Workspace returns the workspace this gateway serves.")
-	wf.Func().Id("Workspace").Params().Op("*").Qual(pkgGateway, "CompiledWorkspace").Block(
-		jen.Return(jen.Op("&").Qual(pkgGateway, "CompiledWorkspace").Values(jen.Dict{
-			jen.Id("Connectors"): jen.Index().Op("*").Qual(pkgGateway, "CompiledConnector").Values(conns...),
+	wf.Func().Id("Workspace").Params().Op("*").Qual(pkgHandler, "Workspace").Block(
+		jen.Return(jen.Op("&").Qual(pkgHandler, "Workspace").Values(jen.Dict{
+			jen.Id("Connectors"): jen.Index().Op("*").Qual(pkgHandler, "Connector").Values(conns...),
 		})))
 	if b, err = render(wf); err != nil {
 		return nil, fmt.Errorf("%w: workspace: %w", ErrInvalid, err)
@@ -188,11 +193,11 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 	f.Const().Id(airName).Op("=").Add(stringLit(string(aj)))
 	f.Line()
 	f.Commentf("%s is connector %s with its generated handlers.", g.conns[c.ID], c.ID)
-	f.Func().Id(g.conns[c.ID]).Params().Op("*").Qual(pkgGateway, "CompiledConnector").Block(
-		jen.Return(jen.Op("&").Qual(pkgGateway, "CompiledConnector").Values(jen.Dict{
+	f.Func().Id(g.conns[c.ID]).Params().Op("*").Qual(pkgHandler, "Connector").Block(
+		jen.Return(jen.Op("&").Qual(pkgHandler, "Connector").Values(jen.Dict{
 			jen.Id("ID"):  jen.Lit(c.ID),
 			jen.Id("AIR"): jen.Id(airName),
-			jen.Id("Ops"): jen.Index().Op("*").Qual(pkgGateway, "CompiledOp").Values(opCalls...),
+			jen.Id("Ops"): jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(opCalls...),
 		})))
 	b, err := render(f)
 	if err != nil {
@@ -257,8 +262,8 @@ func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) {
 		dict[jen.Id("Draft")] = jen.Id(n.draft)
 	}
 	f.Commentf("%s registers %s (%s).", o.base+"Op", t.Name, op.ID)
-	f.Func().Id(o.base+"Op").Params().Op("*").Qual(pkgGateway, "CompiledOp").Block(
-		jen.Return(jen.Op("&").Qual(pkgGateway, "CompiledOp").Values(dict)))
+	f.Func().Id(o.base+"Op").Params().Op("*").Qual(pkgHandler, "Operation").Block(
+		jen.Return(jen.Op("&").Qual(pkgHandler, "Operation").Values(dict)))
 	f.Line()
 }
 

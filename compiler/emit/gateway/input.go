@@ -11,7 +11,8 @@ import (
 
 // Import paths of the runtime packages generated code uses.
 const (
-	pkgGateway = "github.com/anvil-dev/anvil/runtime/gateway"
+	pkgHandler = "github.com/anvil-dev/anvil/runtime/handler"
+	pkgServe   = "github.com/anvil-dev/anvil/runtime/serve"
 	pkgAir     = "github.com/anvil-dev/anvil/runtime/air"
 	pkgEffect  = "github.com/anvil-dev/anvil/runtime/effect"
 	pkgAudit   = "github.com/anvil-dev/anvil/runtime/audit"
@@ -125,7 +126,7 @@ func (g *generator) emitInput(f *jen.File, t *Tool, n opNames, in *input) {
 		for _, fl := range in.fields {
 			names = append(names, jen.Lit(fl.prop))
 		}
-		f.Var().Id(n.redact).Op("=").Qual(pkgGateway, "SensitiveKeys").Call(names...)
+		f.Var().Id(n.redact).Op("=").Qual(pkgHandler, "SensitiveKeys").Call(names...)
 	}
 	for _, fl := range in.fields {
 		if fl.pattern != "" {
@@ -208,14 +209,14 @@ func scalarChecks(n opNames, fl *field) []jen.Code {
 			if len(cond) == 2 {
 				c = cond[0] + " || " + cond[1]
 			}
-			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgGateway, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret))
+			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgHandler, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret))
 		}
 		if fl.pattern != "" {
 			out = append(out, jen.If(jen.Op("!").Id(patternName(n, fl)).Dot("MatchString").Call(x.Clone())).Block(ret))
 		}
 	case kNumber:
 		if fl.integer {
-			out = append(out, jen.If(jen.Op("!").Qual(pkgGateway, "IsInteger").Call(x.Clone())).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "IsInteger").Call(x.Clone())).Block(ret))
 		}
 		if fl.hasEnum {
 			if len(fl.numEnum) == 0 {
@@ -225,14 +226,14 @@ func scalarChecks(n opNames, fl *field) []jen.Code {
 			for _, v := range fl.numEnum {
 				args = append(args, jen.Lit(v))
 			}
-			out = append(out, jen.If(jen.Op("!").Qual(pkgGateway, "NumberIn").Call(args...)).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "NumberIn").Call(args...)).Block(ret))
 		}
 		bound := func(b, op string) {
 			if b == "" {
 				return
 			}
 			out = append(out, jen.If(
-				jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "CompareNumber").Call(x.Clone(), jen.Lit(b)),
+				jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Qual(pkgHandler, "CompareNumber").Call(x.Clone(), jen.Lit(b)),
 				jen.Id("!ok || c "+op+" 0")).Block(ret))
 		}
 		bound(fl.minimum, "<")
@@ -297,7 +298,7 @@ func (g *generator) emitHash(f *jen.File, n opNames, in *input) {
 	body = append(body, jen.If(cond).Block(jen.Return(jen.Qual(pkgAudit, "InputSHA256").Call(jen.Id("in").Dot("Args").Call()))))
 	body = append(body,
 		jen.Var().Id("buf").Index(jen.Lit(256)).Byte(),
-		jen.Id("c").Op(":=").Qual(pkgGateway, "NewCanonical").Call(jen.Id("buf").Index(jen.Op(":"))))
+		jen.Id("c").Op(":=").Qual(pkgHandler, "NewCanonical").Call(jen.Id("buf").Index(jen.Op(":"))))
 	for i, fl := range in.fields {
 		if fl.kind == kAny {
 			continue
@@ -470,9 +471,9 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 	}
 	cases = append(cases, jen.Default().Block(fail))
 	f.Commentf("%s reads the arguments straight from their JSON; false sends them the generic way.", n.decode)
-	f.Func().Id(n.decode).Params(jen.Id("raw").Index().Byte()).Params(jen.Qual(pkgGateway, "Input"), jen.Bool()).Block(
+	f.Func().Id(n.decode).Params(jen.Id("raw").Index().Byte()).Params(jen.Qual(pkgHandler, "Input"), jen.Bool()).Block(
 		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
-		jen.Var().Id("r").Qual(pkgGateway, "ArgReader"),
+		jen.Var().Id("r").Qual(pkgHandler, "ArgReader"),
 		jen.Id("r").Dot("Reset").Call(jen.Id("raw")),
 		jen.For(jen.Id("r").Dot("Next").Call()).Block(
 			jen.Switch(jen.String().Parens(jen.Id("r").Dot("Key").Call())).Block(cases...),
@@ -523,7 +524,7 @@ func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
 		kv = jen.Id("k")
 	}
 	f.Commentf("%s converts decoded arguments (numbers as json.Number) and validates them.", n.fromArgs)
-	f.Func().Id(n.fromArgs).Params(jen.Id("args").Map(jen.String()).Any()).Params(jen.Qual(pkgGateway, "Input"), jen.Bool()).Block(
+	f.Func().Id(n.fromArgs).Params(jen.Id("args").Map(jen.String()).Any()).Params(jen.Qual(pkgHandler, "Input"), jen.Bool()).Block(
 		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
 		jen.For(kv.Op(":=").Range().Id("args")).Block(jen.Switch(jen.Id("k")).Block(cases...)),
 		jen.If(jen.Op("!").Id("in").Dot("Validate").Call()).Block(fail),

@@ -2,7 +2,7 @@
 
 package workspace
 
-import gateway "github.com/anvil-dev/anvil/runtime/gateway"
+import handler "github.com/anvil-dev/anvil/runtime/handler"
 
 // githubConnectorAIR is the AIR of connector github (service github), its approved operations only:
 // the runtime reads every operation's policies, schema and listing from it.
@@ -2067,10 +2067,10 @@ const githubConnectorAIR = `{
 `
 
 // githubConnector is connector github with its generated handlers.
-func githubConnector() *gateway.CompiledConnector {
-	return &gateway.CompiledConnector{
+func githubConnector() *handler.Connector {
+	return &handler.Connector{
 		AIR: githubConnectorAIR,
 		ID:  "github",
-		Ops: []*gateway.CompiledOp{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()},
+		Ops: []*handler.Operation{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()},
 	}
 }

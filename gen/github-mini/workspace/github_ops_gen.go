@@ -9,7 +9,7 @@ import (
 	air "github.com/anvil-dev/anvil/runtime/air"
 	audit "github.com/anvil-dev/anvil/runtime/audit"
 	effect "github.com/anvil-dev/anvil/runtime/effect"
-	gateway "github.com/anvil-dev/anvil/runtime/gateway"
+	handler "github.com/anvil-dev/anvil/runtime/handler"
 	"io"
 	"net/http"
 	"strconv"
@@ -29,7 +29,7 @@ type githubIssuesListInput struct {
 	State       string // "state"
 }
 
-var githubIssuesListRedact = gateway.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
+var githubIssuesListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubIssuesListInput) Validate() bool {
@@ -79,7 +79,7 @@ func (in *githubIssuesListInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubIssuesListRedact[0] {
@@ -156,9 +156,9 @@ func (in *githubIssuesListInput) SetDryRun() {
 }
 
 // decodeGithubIssuesList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesList(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesList(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesListInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -205,7 +205,7 @@ func decodeGithubIssuesList(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubIssuesList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesList(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesList(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesListInput{}
 	for k, v := range args {
 		switch k {
@@ -248,34 +248,34 @@ func fromArgsGithubIssuesList(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubIssuesList builds the upstream request of github.issues.list.
-func buildGithubIssuesList(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesListInput)
 	const opID = "github.issues.list"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
 	if in.set[0]&(1<<3) != 0 {
-		q = gateway.AppendQuery(q, "state", in.State)
+		q = handler.AppendQuery(q, "state", in.State)
 	}
 	if q != "" {
 		u.WriteByte('?')
@@ -283,7 +283,7 @@ func buildGithubIssuesList(ctx context.Context, base *gateway.Base, in0 gateway.
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -295,7 +295,7 @@ func buildGithubIssuesList(ctx context.Context, base *gateway.Base, in0 gateway.
 }
 
 // effectGithubIssuesList reports what a call of github.issues.list did and how to undo it.
-func effectGithubIssuesList(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "read",
 		IdempotencyKey: c.IdempotencyKey,
@@ -305,8 +305,8 @@ func effectGithubIssuesList(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubIssuesListOp registers github__github_list_issue (github.issues.list).
-func githubIssuesListOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubIssuesListOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubIssuesList,
 		Decode:   decodeGithubIssuesList,
 		Effect:   effectGithubIssuesList,
@@ -330,7 +330,7 @@ type githubIssuesCreateInput struct {
 	Title       string // "title"
 }
 
-var githubIssuesCreateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
+var githubIssuesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubIssuesCreateInput) Validate() bool {
@@ -384,7 +384,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubIssuesCreateRedact[0] {
@@ -479,9 +479,9 @@ func (in *githubIssuesCreateInput) SetDryRun() {
 }
 
 // decodeGithubIssuesCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesCreate(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesCreate(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesCreateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -544,7 +544,7 @@ func decodeGithubIssuesCreate(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubIssuesCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesCreate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesCreate(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesCreateInput{}
 	for k, v := range args {
 		switch k {
@@ -601,30 +601,30 @@ func fromArgsGithubIssuesCreate(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubIssuesCreate builds the upstream request of github.issues.create.
-func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesCreateInput)
 	const opID = "github.issues.create"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
 	var body []byte
@@ -639,7 +639,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gatewa
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.set[0]&(1<<5) != 0 {
 			if nf > 0 {
@@ -647,10 +647,10 @@ func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gatewa
 			}
 			nf++
 			w = append(w, "\"title\":"...)
-			w = gateway.AppendJSONString(w, in.Title)
+			w = handler.AppendJSONString(w, in.Title)
 		}
 		if !(in.set[0]&(1<<5) != 0) {
-			return nil, gateway.MissingInput(opID, "title")
+			return nil, handler.MissingInput(opID, "title")
 		}
 		body = append(w, '}')
 	}
@@ -664,7 +664,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gatewa
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -692,7 +692,7 @@ var githubIssuesCreateInputPath2 = air.Path{
 }
 
 // effectGithubIssuesCreateCompensate resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubIssuesCreateCompensate(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubIssuesCreateInput)
 	a := make(effect.Args, 0, 4)
 	{
@@ -711,7 +711,7 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
@@ -730,7 +730,7 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -743,7 +743,7 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.number")
+			return nil, handler.NamesNothing("response.number")
 		}
 	}
 	a = append(a, effect.Arg{
@@ -754,7 +754,7 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 }
 
 // effectGithubIssuesCreate reports what a call of github.issues.create did and how to undo it.
-func effectGithubIssuesCreate(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "compensable",
 		IdempotencyKey: c.IdempotencyKey,
@@ -777,14 +777,14 @@ func effectGithubIssuesCreate(c *gateway.EffectCall) *effect.Report {
 		}
 		r.DeadlineMs = nil
 	} else {
-		r.UndoUnavailable = gateway.UndoUnavailable(why)
+		r.UndoUnavailable = handler.UndoUnavailable(why)
 	}
 	return r
 }
 
 // githubIssuesCreateOp registers github__github_create_issue (github.issues.create).
-func githubIssuesCreateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubIssuesCreateOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubIssuesCreate,
 		Decode:   decodeGithubIssuesCreate,
 		Effect:   effectGithubIssuesCreate,
@@ -806,7 +806,7 @@ type githubIssuesGetInput struct {
 	Repo        string      // "repo"
 }
 
-var githubIssuesGetRedact = gateway.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
+var githubIssuesGetRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubIssuesGetInput) Validate() bool {
@@ -820,7 +820,7 @@ func (in *githubIssuesGetInput) Validate() bool {
 		return false
 	}
 	if in.set[0]&(1<<1) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
+		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
 	}
@@ -854,7 +854,7 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubIssuesGetRedact[0] {
@@ -931,9 +931,9 @@ func (in *githubIssuesGetInput) SetDryRun() {
 }
 
 // decodeGithubIssuesGet reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesGet(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesGet(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesGetInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -980,7 +980,7 @@ func decodeGithubIssuesGet(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubIssuesGet converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesGet(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesGet(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesGetInput{}
 	for k, v := range args {
 		switch k {
@@ -1023,35 +1023,35 @@ func fromArgsGithubIssuesGet(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubIssuesGet builds the upstream request of github.issues.get.
-func buildGithubIssuesGet(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesGetInput)
 	const opID = "github.issues.get"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -1059,7 +1059,7 @@ func buildGithubIssuesGet(ctx context.Context, base *gateway.Base, in0 gateway.I
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -1071,7 +1071,7 @@ func buildGithubIssuesGet(ctx context.Context, base *gateway.Base, in0 gateway.I
 }
 
 // effectGithubIssuesGet reports what a call of github.issues.get did and how to undo it.
-func effectGithubIssuesGet(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "read",
 		IdempotencyKey: c.IdempotencyKey,
@@ -1081,8 +1081,8 @@ func effectGithubIssuesGet(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubIssuesGetOp registers github__github_get_issue (github.issues.get).
-func githubIssuesGetOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubIssuesGetOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubIssuesGet,
 		Decode:   decodeGithubIssuesGet,
 		Effect:   effectGithubIssuesGet,
@@ -1108,7 +1108,7 @@ type githubIssuesUpdateInput struct {
 	Title       string      // "title"
 }
 
-var githubIssuesUpdateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
+var githubIssuesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubIssuesUpdateInput) Validate() bool {
@@ -1127,7 +1127,7 @@ func (in *githubIssuesUpdateInput) Validate() bool {
 		}
 	}
 	if in.set[0]&(1<<3) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
+		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
 	}
@@ -1180,7 +1180,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubIssuesUpdateRedact[0] {
@@ -1291,9 +1291,9 @@ func (in *githubIssuesUpdateInput) SetDryRun() {
 }
 
 // decodeGithubIssuesUpdate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesUpdate(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesUpdate(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesUpdateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -1372,7 +1372,7 @@ func decodeGithubIssuesUpdate(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubIssuesUpdate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesUpdate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesUpdate(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesUpdateInput{}
 	for k, v := range args {
 		switch k {
@@ -1443,35 +1443,35 @@ func fromArgsGithubIssuesUpdate(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubIssuesUpdate builds the upstream request of github.issues.update.
-func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesUpdateInput)
 	const opID = "github.issues.update"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
 	q := base.Query
 	var body []byte
 	ctype := "application/json"
@@ -1485,7 +1485,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.set[0]&(1<<6) != 0 {
 			if nf > 0 {
@@ -1493,7 +1493,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 			}
 			nf++
 			w = append(w, "\"state\":"...)
-			w = gateway.AppendJSONString(w, in.State)
+			w = handler.AppendJSONString(w, in.State)
 		}
 		if in.set[0]&(1<<7) != 0 {
 			if nf > 0 {
@@ -1501,7 +1501,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 			}
 			nf++
 			w = append(w, "\"title\":"...)
-			w = gateway.AppendJSONString(w, in.Title)
+			w = handler.AppendJSONString(w, in.Title)
 		}
 		body = append(w, '}')
 	}
@@ -1515,7 +1515,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 	}
 	req, err := http.NewRequestWithContext(ctx, "PATCH", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -1530,7 +1530,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 }
 
 // effectGithubIssuesUpdate reports what a call of github.issues.update did and how to undo it.
-func effectGithubIssuesUpdate(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesUpdate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "irreversible",
 		IdempotencyKey: c.IdempotencyKey,
@@ -1546,8 +1546,8 @@ func effectGithubIssuesUpdate(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubIssuesUpdateOp registers github__github_update_issue (github.issues.update).
-func githubIssuesUpdateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubIssuesUpdateOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubIssuesUpdate,
 		Decode:   decodeGithubIssuesUpdate,
 		Effect:   effectGithubIssuesUpdate,
@@ -1569,7 +1569,7 @@ type githubCommentsListInput struct {
 	Repo        string      // "repo"
 }
 
-var githubCommentsListRedact = gateway.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
+var githubCommentsListRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubCommentsListInput) Validate() bool {
@@ -1583,7 +1583,7 @@ func (in *githubCommentsListInput) Validate() bool {
 		return false
 	}
 	if in.set[0]&(1<<1) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
+		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
 	}
@@ -1617,7 +1617,7 @@ func (in *githubCommentsListInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubCommentsListRedact[0] {
@@ -1694,9 +1694,9 @@ func (in *githubCommentsListInput) SetDryRun() {
 }
 
 // decodeGithubCommentsList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsList(raw []byte) (gateway.Input, bool) {
+func decodeGithubCommentsList(raw []byte) (handler.Input, bool) {
 	in := &githubCommentsListInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -1743,7 +1743,7 @@ func decodeGithubCommentsList(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubCommentsList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsList(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubCommentsList(args map[string]any) (handler.Input, bool) {
 	in := &githubCommentsListInput{}
 	for k, v := range args {
 		switch k {
@@ -1786,35 +1786,35 @@ func fromArgsGithubCommentsList(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubCommentsList builds the upstream request of github.comments.list.
-func buildGithubCommentsList(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsListInput)
 	const opID = "github.comments.list"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
 	if q != "" {
@@ -1823,7 +1823,7 @@ func buildGithubCommentsList(ctx context.Context, base *gateway.Base, in0 gatewa
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -1835,7 +1835,7 @@ func buildGithubCommentsList(ctx context.Context, base *gateway.Base, in0 gatewa
 }
 
 // effectGithubCommentsList reports what a call of github.comments.list did and how to undo it.
-func effectGithubCommentsList(c *gateway.EffectCall) *effect.Report {
+func effectGithubCommentsList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "read",
 		IdempotencyKey: c.IdempotencyKey,
@@ -1845,8 +1845,8 @@ func effectGithubCommentsList(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubCommentsListOp registers github__github_list_comment (github.comments.list).
-func githubCommentsListOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubCommentsListOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubCommentsList,
 		Decode:   decodeGithubCommentsList,
 		Effect:   effectGithubCommentsList,
@@ -1870,7 +1870,7 @@ type githubCommentsCreateInput struct {
 	Repo              string      // "repo"
 }
 
-var githubCommentsCreateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
+var githubCommentsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubCommentsCreateInput) Validate() bool {
@@ -1884,7 +1884,7 @@ func (in *githubCommentsCreateInput) Validate() bool {
 		return false
 	}
 	if in.set[0]&(1<<3) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
+		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
 	}
@@ -1924,7 +1924,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubCommentsCreateRedact[0] {
@@ -2028,9 +2028,9 @@ func (in *githubCommentsCreateInput) SetDryRun() {
 }
 
 // decodeGithubCommentsCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsCreate(raw []byte) (gateway.Input, bool) {
+func decodeGithubCommentsCreate(raw []byte) (handler.Input, bool) {
 	in := &githubCommentsCreateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -2093,7 +2093,7 @@ func decodeGithubCommentsCreate(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubCommentsCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsCreate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubCommentsCreate(args map[string]any) (handler.Input, bool) {
 	in := &githubCommentsCreateInput{}
 	for k, v := range args {
 		switch k {
@@ -2150,43 +2150,43 @@ func fromArgsGithubCommentsCreate(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubCommentsCreate builds the upstream request of github.comments.create.
-func buildGithubCommentsCreate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsCreateInput)
 	const opID = "github.comments.create"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
 	var h0 string
 	h0Set := false
 	if in.set[0]&(1<<2) != 0 {
 		h0, h0Set = in.IdempotencyKeyArg, true
-		if gateway.BadHeader(h0) {
-			return nil, gateway.BuildError(opID, "Header input idempotency_key must not contain line breaks.", false)
+		if handler.BadHeader(h0) {
+			return nil, handler.BuildError(opID, "Header input idempotency_key must not contain line breaks.", false)
 		}
 	}
 	var body []byte
@@ -2201,10 +2201,10 @@ func buildGithubCommentsCreate(ctx context.Context, base *gateway.Base, in0 gate
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
 		if !(in.set[0]&(1<<1) != 0) {
-			return nil, gateway.MissingInput(opID, "body")
+			return nil, handler.MissingInput(opID, "body")
 		}
 		body = append(w, '}')
 	}
@@ -2218,7 +2218,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if h0Set {
 		req.Header.Set("Idempotency-Key", h0)
@@ -2249,7 +2249,7 @@ var githubCommentsCreateInputPath2 = air.Path{
 }
 
 // effectGithubCommentsCreateInverse resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubCommentsCreateInverse(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubCommentsCreateInput)
 	a := make(effect.Args, 0, 3)
 	{
@@ -2268,7 +2268,7 @@ func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
@@ -2287,7 +2287,7 @@ func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -2300,14 +2300,14 @@ func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.id")
+			return nil, handler.NamesNothing("response.id")
 		}
 	}
 	return a, ""
 }
 
 // effectGithubCommentsCreate reports what a call of github.comments.create did and how to undo it.
-func effectGithubCommentsCreate(c *gateway.EffectCall) *effect.Report {
+func effectGithubCommentsCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "reversible",
 		IdempotencyKey: c.IdempotencyKey,
@@ -2330,14 +2330,14 @@ func effectGithubCommentsCreate(c *gateway.EffectCall) *effect.Report {
 		}
 		r.DeadlineMs = nil
 	} else {
-		r.UndoUnavailable = gateway.UndoUnavailable(why)
+		r.UndoUnavailable = handler.UndoUnavailable(why)
 	}
 	return r
 }
 
 // githubCommentsCreateOp registers github__github_create_comment (github.comments.create).
-func githubCommentsCreateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubCommentsCreateOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubCommentsCreate,
 		Decode:   decodeGithubCommentsCreate,
 		Effect:   effectGithubCommentsCreate,
@@ -2360,7 +2360,7 @@ type githubCommentsDeleteInput struct {
 	Repo        string      // "repo"
 }
 
-var githubCommentsDeleteRedact = gateway.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
+var githubCommentsDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubCommentsDeleteInput) Validate() bool {
@@ -2374,7 +2374,7 @@ func (in *githubCommentsDeleteInput) Validate() bool {
 		return false
 	}
 	if in.set[0]&(1<<1) != 0 {
-		if !gateway.IsInteger(in.CommentId) {
+		if !handler.IsInteger(in.CommentId) {
 			return false
 		}
 	}
@@ -2416,7 +2416,7 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubCommentsDeleteRedact[0] {
@@ -2503,9 +2503,9 @@ func (in *githubCommentsDeleteInput) SetDryRun() {
 }
 
 // decodeGithubCommentsDelete reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsDelete(raw []byte) (gateway.Input, bool) {
+func decodeGithubCommentsDelete(raw []byte) (handler.Input, bool) {
 	in := &githubCommentsDeleteInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -2560,7 +2560,7 @@ func decodeGithubCommentsDelete(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubCommentsDelete converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsDelete(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubCommentsDelete(args map[string]any) (handler.Input, bool) {
 	in := &githubCommentsDeleteInput{}
 	for k, v := range args {
 		switch k {
@@ -2610,35 +2610,35 @@ func fromArgsGithubCommentsDelete(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubCommentsDelete builds the upstream request of github.comments.delete.
-func buildGithubCommentsDelete(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsDeleteInput)
 	const opID = "github.comments.delete"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/issues/comments/")
 	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "comment_id")
+		return nil, handler.MissingInput(opID, "comment_id")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.CommentId)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.CommentId)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -2646,7 +2646,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "DELETE", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -2658,7 +2658,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *gateway.Base, in0 gate
 }
 
 // effectGithubCommentsDelete reports what a call of github.comments.delete did and how to undo it.
-func effectGithubCommentsDelete(c *gateway.EffectCall) *effect.Report {
+func effectGithubCommentsDelete(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "irreversible",
 		IdempotencyKey: c.IdempotencyKey,
@@ -2674,8 +2674,8 @@ func effectGithubCommentsDelete(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubCommentsDeleteOp registers github__github_delete_comment (github.comments.delete).
-func githubCommentsDeleteOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubCommentsDeleteOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubCommentsDelete,
 		Decode:   decodeGithubCommentsDelete,
 		Effect:   effectGithubCommentsDelete,
@@ -2701,7 +2701,7 @@ type githubReleasesCreateInput struct {
 	TagName     string // "tag_name"
 }
 
-var githubReleasesCreateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
+var githubReleasesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubReleasesCreateInput) Validate() bool {
@@ -2761,7 +2761,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubReleasesCreateRedact[0] {
@@ -2872,9 +2872,9 @@ func (in *githubReleasesCreateInput) SetDryRun() {
 }
 
 // decodeGithubReleasesCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesCreate(raw []byte) (gateway.Input, bool) {
+func decodeGithubReleasesCreate(raw []byte) (handler.Input, bool) {
 	in := &githubReleasesCreateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -2953,7 +2953,7 @@ func decodeGithubReleasesCreate(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubReleasesCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesCreate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubReleasesCreate(args map[string]any) (handler.Input, bool) {
 	in := &githubReleasesCreateInput{}
 	for k, v := range args {
 		switch k {
@@ -3024,30 +3024,30 @@ func fromArgsGithubReleasesCreate(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubReleasesCreate builds the upstream request of github.releases.create.
-func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesCreateInput)
 	const opID = "github.releases.create"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<6) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/releases")
 	q := base.Query
 	var body []byte
@@ -3062,7 +3062,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.set[0]&(1<<3) != 0 {
 			if nf > 0 {
@@ -3078,7 +3078,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 			}
 			nf++
 			w = append(w, "\"name\":"...)
-			w = gateway.AppendJSONString(w, in.Name)
+			w = handler.AppendJSONString(w, in.Name)
 		}
 		if in.set[0]&(1<<7) != 0 {
 			if nf > 0 {
@@ -3086,10 +3086,10 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 			}
 			nf++
 			w = append(w, "\"tag_name\":"...)
-			w = gateway.AppendJSONString(w, in.TagName)
+			w = handler.AppendJSONString(w, in.TagName)
 		}
 		if !(in.set[0]&(1<<7) != 0) {
-			return nil, gateway.MissingInput(opID, "tag_name")
+			return nil, handler.MissingInput(opID, "tag_name")
 		}
 		body = append(w, '}')
 	}
@@ -3103,7 +3103,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -3131,7 +3131,7 @@ var githubReleasesCreateInputPath2 = air.Path{
 }
 
 // effectGithubReleasesCreateLookup resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubReleasesCreateLookup(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubReleasesCreateInput)
 	a := make(effect.Args, 0, 3)
 	{
@@ -3150,7 +3150,7 @@ func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.A
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
@@ -3169,7 +3169,7 @@ func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.A
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -3188,7 +3188,7 @@ func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.A
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.tag_name")
+			return nil, handler.NamesNothing("request.tag_name")
 		}
 	}
 	return a, ""
@@ -3212,7 +3212,7 @@ var githubReleasesCreateInputPath6 = air.Path{
 }
 
 // effectGithubReleasesCreatePromote resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubReleasesCreatePromote(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubReleasesCreateInput)
 	a := make(effect.Args, 0, 4)
 	{
@@ -3231,7 +3231,7 @@ func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
@@ -3250,7 +3250,7 @@ func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -3263,7 +3263,7 @@ func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.id")
+			return nil, handler.NamesNothing("response.id")
 		}
 	}
 	a = append(a, effect.Arg{
@@ -3287,7 +3287,7 @@ var githubReleasesCreateInputPath9 = air.Path{
 }
 
 // effectGithubReleasesCreateDiscard resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubReleasesCreateDiscard(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubReleasesCreateInput)
 	a := make(effect.Args, 0, 3)
 	{
@@ -3306,7 +3306,7 @@ func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
@@ -3325,7 +3325,7 @@ func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -3338,14 +3338,14 @@ func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.id")
+			return nil, handler.NamesNothing("response.id")
 		}
 	}
 	return a, ""
 }
 
 // effectGithubReleasesCreateStaged builds the staged object of a staged call.
-func effectGithubReleasesCreateStaged(c *gateway.EffectCall) *effect.Staged {
+func effectGithubReleasesCreateStaged(c *handler.EffectCall) *effect.Staged {
 	s := &effect.Staged{DraftOperation: "github.releases.create"}
 	{
 		var v any
@@ -3375,12 +3375,12 @@ func effectGithubReleasesCreateStaged(c *gateway.EffectCall) *effect.Staged {
 	} else {
 		discard = why
 	}
-	s.Unavailable = gateway.StagedUnavailable(promote, discard)
+	s.Unavailable = handler.StagedUnavailable(promote, discard)
 	return s
 }
 
 // effectGithubReleasesCreate reports what a call of github.releases.create did and how to undo it.
-func effectGithubReleasesCreate(c *gateway.EffectCall) *effect.Report {
+func effectGithubReleasesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "irreversible",
 		IdempotencyKey: c.IdempotencyKey,
@@ -3407,7 +3407,7 @@ func effectGithubReleasesCreate(c *gateway.EffectCall) *effect.Report {
 }
 
 // draftGithubReleasesCreate maps a staged call's input to its draft's input.
-func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.DraftMissing) {
+func draftGithubReleasesCreate(in0 handler.Input) (handler.Input, *handler.DraftMissing) {
 	in := in0.(*githubReleasesCreateInput)
 	d := &githubReleasesCreateInput{}
 	if in.set[0]&(1<<5) != 0 {
@@ -3415,9 +3415,9 @@ func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.Draft
 		d.set[0] |= 1 << 5
 		d.null[0] &^= 1 << 5
 	} else {
-		return nil, &gateway.DraftMissing{
+		return nil, &handler.DraftMissing{
 			Argument: "owner",
-			Reason:   gateway.NamesNothing("request.owner"),
+			Reason:   handler.NamesNothing("request.owner"),
 		}
 	}
 	if in.set[0]&(1<<6) != 0 {
@@ -3425,9 +3425,9 @@ func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.Draft
 		d.set[0] |= 1 << 6
 		d.null[0] &^= 1 << 6
 	} else {
-		return nil, &gateway.DraftMissing{
+		return nil, &handler.DraftMissing{
 			Argument: "repo",
-			Reason:   gateway.NamesNothing("request.repo"),
+			Reason:   handler.NamesNothing("request.repo"),
 		}
 	}
 	if in.set[0]&(1<<7) != 0 {
@@ -3435,9 +3435,9 @@ func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.Draft
 		d.set[0] |= 1 << 7
 		d.null[0] &^= 1 << 7
 	} else {
-		return nil, &gateway.DraftMissing{
+		return nil, &handler.DraftMissing{
 			Argument: "tag_name",
-			Reason:   gateway.NamesNothing("request.tag_name"),
+			Reason:   handler.NamesNothing("request.tag_name"),
 		}
 	}
 	if in.set[0]&(1<<4) != 0 {
@@ -3457,8 +3457,8 @@ func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.Draft
 }
 
 // githubReleasesCreateOp registers github__github_create_release (github.releases.create).
-func githubReleasesCreateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubReleasesCreateOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubReleasesCreate,
 		Decode:   decodeGithubReleasesCreate,
 		Draft:    draftGithubReleasesCreate,
@@ -3482,7 +3482,7 @@ type githubReleasesDeleteInput struct {
 	Repo        string      // "repo"
 }
 
-var githubReleasesDeleteRedact = gateway.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
+var githubReleasesDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubReleasesDeleteInput) Validate() bool {
@@ -3501,7 +3501,7 @@ func (in *githubReleasesDeleteInput) Validate() bool {
 		}
 	}
 	if in.set[0]&(1<<3) != 0 {
-		if !gateway.IsInteger(in.ReleaseId) {
+		if !handler.IsInteger(in.ReleaseId) {
 			return false
 		}
 	}
@@ -3538,7 +3538,7 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubReleasesDeleteRedact[0] {
@@ -3625,9 +3625,9 @@ func (in *githubReleasesDeleteInput) SetDryRun() {
 }
 
 // decodeGithubReleasesDelete reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesDelete(raw []byte) (gateway.Input, bool) {
+func decodeGithubReleasesDelete(raw []byte) (handler.Input, bool) {
 	in := &githubReleasesDeleteInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -3682,7 +3682,7 @@ func decodeGithubReleasesDelete(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubReleasesDelete converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesDelete(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubReleasesDelete(args map[string]any) (handler.Input, bool) {
 	in := &githubReleasesDeleteInput{}
 	for k, v := range args {
 		switch k {
@@ -3732,35 +3732,35 @@ func fromArgsGithubReleasesDelete(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubReleasesDelete builds the upstream request of github.releases.delete.
-func buildGithubReleasesDelete(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesDeleteInput)
 	const opID = "github.releases.delete"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/releases/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "release_id")
+		return nil, handler.MissingInput(opID, "release_id")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.ReleaseId)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.ReleaseId)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -3768,7 +3768,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "DELETE", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -3780,7 +3780,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *gateway.Base, in0 gate
 }
 
 // effectGithubReleasesDelete reports what a call of github.releases.delete did and how to undo it.
-func effectGithubReleasesDelete(c *gateway.EffectCall) *effect.Report {
+func effectGithubReleasesDelete(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "irreversible",
 		IdempotencyKey: c.IdempotencyKey,
@@ -3796,8 +3796,8 @@ func effectGithubReleasesDelete(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubReleasesDeleteOp registers github__github_delete_release (github.releases.delete).
-func githubReleasesDeleteOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubReleasesDeleteOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubReleasesDelete,
 		Decode:   decodeGithubReleasesDelete,
 		Effect:   effectGithubReleasesDelete,
@@ -3823,7 +3823,7 @@ type githubReleasesUpdateInput struct {
 	Repo        string      // "repo"
 }
 
-var githubReleasesUpdateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
+var githubReleasesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubReleasesUpdateInput) Validate() bool {
@@ -3842,7 +3842,7 @@ func (in *githubReleasesUpdateInput) Validate() bool {
 		}
 	}
 	if in.set[0]&(1<<6) != 0 {
-		if !gateway.IsInteger(in.ReleaseId) {
+		if !handler.IsInteger(in.ReleaseId) {
 			return false
 		}
 	}
@@ -3888,7 +3888,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubReleasesUpdateRedact[0] {
@@ -3999,9 +3999,9 @@ func (in *githubReleasesUpdateInput) SetDryRun() {
 }
 
 // decodeGithubReleasesUpdate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesUpdate(raw []byte) (gateway.Input, bool) {
+func decodeGithubReleasesUpdate(raw []byte) (handler.Input, bool) {
 	in := &githubReleasesUpdateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -4080,7 +4080,7 @@ func decodeGithubReleasesUpdate(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubReleasesUpdate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesUpdate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubReleasesUpdate(args map[string]any) (handler.Input, bool) {
 	in := &githubReleasesUpdateInput{}
 	for k, v := range args {
 		switch k {
@@ -4151,35 +4151,35 @@ func fromArgsGithubReleasesUpdate(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubReleasesUpdate builds the upstream request of github.releases.update.
-func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesUpdateInput)
 	const opID = "github.releases.update"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<7) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/releases/")
 	if !(in.set[0]&(1<<6) != 0) {
-		return nil, gateway.MissingInput(opID, "release_id")
+		return nil, handler.MissingInput(opID, "release_id")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.ReleaseId)))
+	u.WriteString(handler.PathSegment(handler.NumberString(in.ReleaseId)))
 	q := base.Query
 	var body []byte
 	ctype := "application/json"
@@ -4193,7 +4193,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.set[0]&(1<<3) != 0 {
 			if nf > 0 {
@@ -4209,7 +4209,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 			}
 			nf++
 			w = append(w, "\"name\":"...)
-			w = gateway.AppendJSONString(w, in.Name)
+			w = handler.AppendJSONString(w, in.Name)
 		}
 		body = append(w, '}')
 	}
@@ -4223,7 +4223,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "PATCH", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -4238,7 +4238,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 }
 
 // effectGithubReleasesUpdate reports what a call of github.releases.update did and how to undo it.
-func effectGithubReleasesUpdate(c *gateway.EffectCall) *effect.Report {
+func effectGithubReleasesUpdate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "irreversible",
 		IdempotencyKey: c.IdempotencyKey,
@@ -4254,8 +4254,8 @@ func effectGithubReleasesUpdate(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubReleasesUpdateOp registers github__github_update_release (github.releases.update).
-func githubReleasesUpdateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubReleasesUpdateOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubReleasesUpdate,
 		Decode:   decodeGithubReleasesUpdate,
 		Effect:   effectGithubReleasesUpdate,
@@ -4277,7 +4277,7 @@ type githubTagsGetInput struct {
 	Tag         string // "tag"
 }
 
-var githubTagsGetRedact = gateway.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
+var githubTagsGetRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubTagsGetInput) Validate() bool {
@@ -4320,7 +4320,7 @@ func (in *githubTagsGetInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubTagsGetRedact[0] {
@@ -4397,9 +4397,9 @@ func (in *githubTagsGetInput) SetDryRun() {
 }
 
 // decodeGithubTagsGet reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubTagsGet(raw []byte) (gateway.Input, bool) {
+func decodeGithubTagsGet(raw []byte) (handler.Input, bool) {
 	in := &githubTagsGetInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -4446,7 +4446,7 @@ func decodeGithubTagsGet(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubTagsGet converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubTagsGet(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubTagsGet(args map[string]any) (handler.Input, bool) {
 	in := &githubTagsGetInput{}
 	for k, v := range args {
 		switch k {
@@ -4489,38 +4489,38 @@ func fromArgsGithubTagsGet(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubTagsGet builds the upstream request of github.tags.get.
-func buildGithubTagsGet(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubTagsGetInput)
 	const opID = "github.tags.get"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/releases/tags/")
 	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "tag")
+		return nil, handler.MissingInput(opID, "tag")
 	}
 	if in.Tag == "" {
-		return nil, gateway.BuildError(opID, "Path input tag must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input tag must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Tag))
+	u.WriteString(handler.PathSegment(in.Tag))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -4528,7 +4528,7 @@ func buildGithubTagsGet(ctx context.Context, base *gateway.Base, in0 gateway.Inp
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -4540,7 +4540,7 @@ func buildGithubTagsGet(ctx context.Context, base *gateway.Base, in0 gateway.Inp
 }
 
 // effectGithubTagsGet reports what a call of github.tags.get did and how to undo it.
-func effectGithubTagsGet(c *gateway.EffectCall) *effect.Report {
+func effectGithubTagsGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "read",
 		IdempotencyKey: c.IdempotencyKey,
@@ -4550,8 +4550,8 @@ func effectGithubTagsGet(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubTagsGetOp registers github__github_get_release (github.tags.get).
-func githubTagsGetOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubTagsGetOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubTagsGet,
 		Decode:   decodeGithubTagsGet,
 		Effect:   effectGithubTagsGet,
@@ -4572,7 +4572,7 @@ type githubPullsListInput struct {
 	Repo        string // "repo"
 }
 
-var githubPullsListRedact = gateway.SensitiveKeys("anvil_dry_run", "owner", "repo")
+var githubPullsListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo")
 
 // Validate reports whether the arguments match the input schema.
 func (in *githubPullsListInput) Validate() bool {
@@ -4612,7 +4612,7 @@ func (in *githubPullsListInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
+	c := handler.NewCanonical(buf[:])
 	if in.set[0]&(1<<0) != 0 {
 		c.Key("anvil_dry_run")
 		if githubPullsListRedact[0] {
@@ -4681,9 +4681,9 @@ func (in *githubPullsListInput) SetDryRun() {
 }
 
 // decodeGithubPullsList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubPullsList(raw []byte) (gateway.Input, bool) {
+func decodeGithubPullsList(raw []byte) (handler.Input, bool) {
 	in := &githubPullsListInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
@@ -4722,7 +4722,7 @@ func decodeGithubPullsList(raw []byte) (gateway.Input, bool) {
 }
 
 // fromArgsGithubPullsList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubPullsList(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubPullsList(args map[string]any) (handler.Input, bool) {
 	in := &githubPullsListInput{}
 	for k, v := range args {
 		switch k {
@@ -4758,30 +4758,30 @@ func fromArgsGithubPullsList(args map[string]any) (gateway.Input, bool) {
 }
 
 // buildGithubPullsList builds the upstream request of github.pulls.list.
-func buildGithubPullsList(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubPullsListInput)
 	const opID = "github.pulls.list"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
 	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(handler.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(handler.PathSegment(in.Repo))
 	u.WriteString("/pulls")
 	q := base.Query
 	if q != "" {
@@ -4790,7 +4790,7 @@ func buildGithubPullsList(ctx context.Context, base *gateway.Base, in0 gateway.I
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -4802,7 +4802,7 @@ func buildGithubPullsList(ctx context.Context, base *gateway.Base, in0 gateway.I
 }
 
 // effectGithubPullsList reports what a call of github.pulls.list did and how to undo it.
-func effectGithubPullsList(c *gateway.EffectCall) *effect.Report {
+func effectGithubPullsList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
 		Class:          "read",
 		IdempotencyKey: c.IdempotencyKey,
@@ -4812,8 +4812,8 @@ func effectGithubPullsList(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubPullsListOp registers github__github_list_pull (github.pulls.list).
-func githubPullsListOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
+func githubPullsListOp() *handler.Operation {
+	return &handler.Operation{
 		Build:    buildGithubPullsList,
 		Decode:   decodeGithubPullsList,
 		Effect:   effectGithubPullsList,

@@ -1,0 +1,189 @@
+package handler
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/audit"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/upstream"
+)
+
+// The helpers below are what generated request builders and hashers call.
+// Each writes exactly what the generic path (upstream.BuildRequest,
+// audit.InputSHA256) writes for the same decoded value; compiled_test.go
+// checks them against it.
+
+// BuildError is the error of a request that cannot be built, as
+// upstream.BuildRequest words it (validation_error; internal_error when
+// internal is set).
+func BuildError(opID, message string, internal bool) error {
+	code := envelope.ValidationError
+	if internal {
+		code = envelope.InternalError
+	}
+	return &envelope.Error{Code: code, Message: message, Operation: opID}
+}
+
+// MissingInput is BuildError "Missing required input <key>.".
+func MissingInput(opID, key string) error {
+	return BuildError(opID, "Missing required input "+key+".", false)
+}
+
+// BadBase is BuildError for a server URL that is not an http(s) URL.
+func BadBase(opID string) error {
+	return BuildError(opID, "The operation's server URL is not an http(s) URL.", true)
+}
+
+// PathSegment escapes a path value like encodeURIComponent, and the dot
+// segments "." and ".." too (upstream.PathSegment).
+func PathSegment(s string) string { return upstream.PathSegment(s) }
+
+// NumberString renders a JSON number for a URL, header or form: integers as
+// written, other numbers in the shortest form without exponent
+// (upstream.NumberString).
+func NumberString(n json.Number) string { return upstream.NumberString(n) }
+
+// ScalarString renders any decoded JSON value for a URL, header or form:
+// strings as they are, booleans, numbers without exponent, null as "", and
+// arrays and objects as compact JSON (upstream.ScalarString).
+func ScalarString(v any) string { return upstream.ScalarString(v) }
+
+// AppendQuery appends name=value, both query-escaped, to a raw query.
+func AppendQuery(q, name, value string) string { return upstream.AppendQuery(q, name, value) }
+
+// AppendQueryValue appends a query input holding any decoded value: arrays
+// repeated (explode) or joined (by style), objects as name[key]=value
+// (deepObject) or as JSON, scalars as ScalarString (upstream.AppendQueryValue).
+func AppendQueryValue(q, name, style string, explode bool, v any) string {
+	return upstream.AppendQueryValue(q, name, style, explode, v)
+}
+
+// PathValue renders a path input holding any decoded value in its style
+// (simple, label or matrix); false for an empty value (upstream.PathValue).
+func PathValue(v any, name, style string, explode bool) (string, bool) {
+	return upstream.PathValue(v, name, style, explode)
+}
+
+// HeaderValue renders a header or cookie input holding any decoded value:
+// arrays comma-joined, everything else as ScalarString.
+func HeaderValue(v any) string { return upstream.HeaderValue(v) }
+
+// BadHeader reports a header value the builder refuses (CR, LF or NUL).
+func BadHeader(s string) bool { return strings.ContainsAny(s, "\r\n\x00") }
+
+// CookieValue percent-encodes the bytes a cookie value may not hold.
+func CookieValue(s string) string { return upstream.CookieValue(s) }
+
+// AppendJSONString appends s as a request body writes it (encoding/json
+// without HTML escaping).
+func AppendJSONString(b []byte, s string) []byte {
+	out, _ := upstream.AppendJSON(b, s)
+	return out
+}
+
+// AppendJSONNumber appends a JSON number as a request body writes it.
+func AppendJSONNumber(b []byte, n json.Number) []byte {
+	out, err := upstream.AppendJSON(b, n)
+	if err != nil {
+		return append(b, "null"...)
+	}
+	return out
+}
+
+// AppendJSON appends any value as compact JSON without HTML escaping.
+func AppendJSON(b []byte, v any) ([]byte, error) { return upstream.AppendJSON(b, v) }
+
+// AppendFormValue appends a form field holding any decoded value: arrays as
+// repeated keys, null as nothing.
+func AppendFormValue(q, name string, v any) string { return upstream.AppendFormValue(q, name, v) }
+
+// Body encodings of a request body, decided at generation time.
+const (
+	BodyJSON = upstream.BodyJSON
+	BodyForm = upstream.BodyForm
+	BodyRaw  = upstream.BodyRaw
+)
+
+// WholeBody encodes a "whole" body input (any decoded value): raw text for
+// a string under a text or octet-stream type, flat form pairs for a form,
+// else JSON. It returns the bytes and the Content-Type. carrierKey and
+// carrier add an idempotency key to an object body (carrierKey "" adds none).
+// key, the input's name, is not used: the error names no argument.
+func WholeBody(opID, key string, enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, error) {
+	return upstream.EncodeWholeBody(opID, enc, contentType, v, carrierKey, carrier)
+}
+
+// BodyValueError is the error of a body field that cannot be encoded.
+func BodyValueError(opID, name string) error {
+	return BuildError(opID, "Body input "+name+" cannot be encoded as JSON.", false)
+}
+
+// Canonical writes the canonical JSON of a typed input for its audit hash,
+// keys in the order generated code calls Key (sorted by UTF-16 code units).
+type Canonical struct {
+	b []byte
+	n int
+}
+
+// NewCanonical starts an object in buf.
+func NewCanonical(buf []byte) Canonical { return Canonical{b: append(buf[:0], '{')} }
+
+// Key starts a member.
+func (c *Canonical) Key(name string) {
+	if c.n > 0 {
+		c.b = append(c.b, ',')
+	}
+	c.n++
+	c.b = appendCanonicalString(c.b, name)
+	c.b = append(c.b, ':')
+}
+
+// Redacted writes the redacted value.
+func (c *Canonical) Redacted() { c.b = append(c.b, `"***"`...) }
+
+// Null writes null.
+func (c *Canonical) Null() { c.b = append(c.b, "null"...) }
+
+// Bool writes a boolean.
+func (c *Canonical) Bool(v bool) { c.b = strconv.AppendBool(c.b, v) }
+
+// String writes a string as JSON.stringify does.
+func (c *Canonical) String(s string) { c.b = appendCanonicalString(c.b, s) }
+
+// Number writes a JSON number as JavaScript prints it.
+func (c *Canonical) Number(n json.Number) {
+	s := string(n)
+	if len(s) <= 15 && upstream.IsIntegerText(s) && s != "-0" && (len(s) == 1 || (s[0] != '0' && !strings.HasPrefix(s, "-0"))) {
+		c.b = append(c.b, s...)
+		return
+	}
+	c.b = append(c.b, audit.CanonicalJSON(n)...)
+}
+
+// SHA256 closes the object and returns "sha256:<hex>" of it.
+func (c *Canonical) SHA256() string {
+	c.b = append(c.b, '}')
+	sum := sha256.Sum256(c.b)
+	var out [7 + 64]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[7:], sum[:])
+	return string(out[:])
+}
+
+// appendCanonicalString writes s as the audit hash's canonical JSON does.
+func appendCanonicalString(b []byte, s string) []byte { return jsstring.Append(b, s) }
+
+// SensitiveKeys reports, for each input name, whether the audit hash
+// redacts its value (audit.SensitiveKey). Generated code calls it once.
+func SensitiveKeys(names ...string) []bool {
+	out := make([]bool, len(names))
+	for i, n := range names {
+		out[i] = audit.SensitiveKey(n)
+	}
+	return out
+}
