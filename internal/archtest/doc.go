@@ -5,5 +5,5 @@
 // front end → lower → emit; the packages of a tools/call (serve, frontdoor,
 // executor, fleet, handler) import only the ones after them; generated trees
 // import only the handler API (runtime/handler, runtime/serve and the AIR,
-// effect and audit data packages) from the runtime.
+// effect, audit and upstream packages they call directly) from the runtime.
 package archtest

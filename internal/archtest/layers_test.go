@@ -27,13 +27,16 @@ var skipsTo = map[string][]string{
 }
 
 // generatedAPI is what generated gateway trees (gen/, and the test tree
-// under runtime/frontdoor/internal/testgen) may import from the runtime.
+// under runtime/frontdoor/internal/testgen) may import from the runtime:
+// the handler API, the command line, and the data and encoding packages
+// whose functions they call directly (no forwarders in between).
 var generatedAPI = []string{
 	module + "/runtime/air",
 	module + "/runtime/audit",
 	module + "/runtime/effect",
 	module + "/runtime/handler",
 	module + "/runtime/serve",
+	module + "/runtime/upstream",
 }
 
 // compilerStages is the compiler's direction, front end → lower → emit: a

@@ -3,7 +3,6 @@ package handler
 import (
 	"encoding/json"
 	"strings"
-	"time"
 
 	"github.com/anvil-dev/anvil/runtime/effect"
 )
@@ -45,10 +44,6 @@ func StagedUnavailable(promote, discard string) string {
 	}
 	return s
 }
-
-// DeadlineWithin is a within_ms deadline: now plus within, in epoch
-// milliseconds (nil on overflow or a negative within; effect.DeadlineWithin).
-func DeadlineWithin(now time.Time, within int64) *int64 { return effect.DeadlineWithin(now, within) }
 
 // DeadlineAt reads an at deadline's value (a response value): epoch
 // milliseconds as a number, or an RFC 3339 time as a string; nil otherwise

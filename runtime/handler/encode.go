@@ -39,45 +39,8 @@ func BadBase(opID string) error {
 	return BuildError(opID, "The operation's server URL is not an http(s) URL.", true)
 }
 
-// PathSegment escapes a path value like encodeURIComponent, and the dot
-// segments "." and ".." too (upstream.PathSegment).
-func PathSegment(s string) string { return upstream.PathSegment(s) }
-
-// NumberString renders a JSON number for a URL, header or form: integers as
-// written, other numbers in the shortest form without exponent
-// (upstream.NumberString).
-func NumberString(n json.Number) string { return upstream.NumberString(n) }
-
-// ScalarString renders any decoded JSON value for a URL, header or form:
-// strings as they are, booleans, numbers without exponent, null as "", and
-// arrays and objects as compact JSON (upstream.ScalarString).
-func ScalarString(v any) string { return upstream.ScalarString(v) }
-
-// AppendQuery appends name=value, both query-escaped, to a raw query.
-func AppendQuery(q, name, value string) string { return upstream.AppendQuery(q, name, value) }
-
-// AppendQueryValue appends a query input holding any decoded value: arrays
-// repeated (explode) or joined (by style), objects as name[key]=value
-// (deepObject) or as JSON, scalars as ScalarString (upstream.AppendQueryValue).
-func AppendQueryValue(q, name, style string, explode bool, v any) string {
-	return upstream.AppendQueryValue(q, name, style, explode, v)
-}
-
-// PathValue renders a path input holding any decoded value in its style
-// (simple, label or matrix); false for an empty value (upstream.PathValue).
-func PathValue(v any, name, style string, explode bool) (string, bool) {
-	return upstream.PathValue(v, name, style, explode)
-}
-
-// HeaderValue renders a header or cookie input holding any decoded value:
-// arrays comma-joined, everything else as ScalarString.
-func HeaderValue(v any) string { return upstream.HeaderValue(v) }
-
 // BadHeader reports a header value the builder refuses (CR, LF or NUL).
 func BadHeader(s string) bool { return strings.ContainsAny(s, "\r\n\x00") }
-
-// CookieValue percent-encodes the bytes a cookie value may not hold.
-func CookieValue(s string) string { return upstream.CookieValue(s) }
 
 // AppendJSONString appends s as a request body writes it (encoding/json
 // without HTML escaping).
@@ -94,13 +57,6 @@ func AppendJSONNumber(b []byte, n json.Number) []byte {
 	}
 	return out
 }
-
-// AppendJSON appends any value as compact JSON without HTML escaping.
-func AppendJSON(b []byte, v any) ([]byte, error) { return upstream.AppendJSON(b, v) }
-
-// AppendFormValue appends a form field holding any decoded value: arrays as
-// repeated keys, null as nothing.
-func AppendFormValue(q, name string, v any) string { return upstream.AppendFormValue(q, name, v) }
 
 // Body encodings of a request body, decided at generation time.
 const (

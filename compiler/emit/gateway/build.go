@@ -109,11 +109,11 @@ func scalarString(fl *field) *jen.Statement {
 	case kString:
 		return x
 	case kNumber:
-		return jen.Qual(pkgHandler, "NumberString").Call(x)
+		return jen.Qual(pkgUpstream, "NumberString").Call(x)
 	case kBool:
 		return jen.Qual("strconv", "FormatBool").Call(x)
 	}
-	return jen.Qual(pkgHandler, "ScalarString").Call(x)
+	return jen.Qual(pkgUpstream, "ScalarString").Call(x)
 }
 
 // emitBuild prints the request builder of t.
@@ -187,7 +187,7 @@ func (b *builder) path(tmpl string) {
 		if fl.kind == kAny {
 			explode := p.Explode != nil && *p.Explode
 			b.add(jen.Block(
-				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgHandler, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
+				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgUpstream, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode)),
 				jen.If(jen.Op("!").Id("ok")).Block(empty),
 				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
 			))
@@ -200,9 +200,9 @@ func (b *builder) path(tmpl string) {
 		case "label":
 			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
 		case "matrix":
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgHandler, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgUpstream, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
 		}
-		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgHandler, "PathSegment").Call(scalarString(fl))))
+		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgUpstream, "PathSegment").Call(scalarString(fl))))
 	}
 }
 
@@ -239,10 +239,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		case "query":
 			if fl.kind == kAny {
 				explode := p.Explode == nil || *p.Explode
-				present = append(present, jen.Id("q").Op("=").Qual(pkgHandler, "AppendQueryValue").Call(
+				present = append(present, jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQueryValue").Call(
 					jen.Id("q"), jen.Lit(p.Name), jen.Lit(p.Style), jen.Lit(explode), jen.Id("in."+fl.goName)))
 			} else {
-				present = append(present, jen.Id("q").Op("=").Qual(pkgHandler, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
+				present = append(present, jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
 			}
 		case "header":
 			h := headerSet{name: p.Name, v: fmt.Sprintf("h%d", len(headers)), ok: fmt.Sprintf("h%dSet", len(headers))}
@@ -250,7 +250,7 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False())
 			val := scalarString(fl)
 			if fl.kind == kAny {
-				val = jen.Qual(pkgHandler, "HeaderValue").Call(jen.Id("in." + fl.goName))
+				val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
 			}
 			present = append(present,
 				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
@@ -263,10 +263,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			}
 			val := scalarString(fl)
 			if fl.kind == kAny {
-				val = jen.Qual(pkgHandler, "HeaderValue").Call(jen.Id("in." + fl.goName))
+				val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
 			}
 			present = append(present, jen.Id("cookies").Op("=").Append(jen.Id("cookies"),
-				jen.Lit(p.Name+"=").Op("+").Qual(pkgHandler, "CookieValue").Call(val)))
+				jen.Lit(p.Name+"=").Op("+").Qual(pkgUpstream, "CookieValue").Call(val)))
 		}
 		stmt := jen.If(value(fl)).Block(present...)
 		if p.Required {
@@ -428,9 +428,9 @@ func (b *builder) body() bool {
 			fl := bf.fl
 			var add jen.Code
 			if fl.kind == kAny {
-				add = jen.Id("form").Op("=").Qual(pkgHandler, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
+				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
 			} else {
-				add = jen.Id("form").Op("=").Qual(pkgHandler, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
+				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
 				if fl.nullable {
 					add = jen.If(jen.Op("!").Parens(isNull(fl))).Block(add)
 				}
@@ -439,7 +439,7 @@ func (b *builder) body() bool {
 		}
 		if inBody && !carrierNamed {
 			stmts = append(stmts, jen.If(value(carrier)).Block(jen.Id("nf").Op("++"),
-				jen.Id("form").Op("=").Qual(pkgHandler, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
+				jen.Id("form").Op("=").Qual(pkgUpstream, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
 		}
 		tail := append([]jen.Code{}, required...)
 		tail = append(tail, jen.Id("body").Op("=").Index().Byte().Parens(jen.Id("form")))
@@ -471,7 +471,7 @@ func (b *builder) body() bool {
 			val = jen.Id("w").Op("=").Qual("strconv", "AppendBool").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		default:
 			needErr = true
-			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgHandler, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
+			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
 				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
 		}
 		if fl.nullable && fl.kind != kAny {
@@ -483,7 +483,7 @@ func (b *builder) body() bool {
 		needErr = true
 		stmts = append(stmts, jen.If(value(carrier)).Block(sep.Clone(), jen.Id("nf").Op("++"),
 			jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(b.op.Idempotency.Key)+":").Op("...")),
-			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgHandler, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
+			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
 				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
 	}
 	if needErr {
@@ -518,7 +518,7 @@ func (b *builder) carrier(headers *[]headerSet) {
 		*headers = append(*headers, h)
 		val := scalarString(fl)
 		if fl.kind == kAny {
-			val = jen.Qual(pkgHandler, "HeaderValue").Call(jen.Id("in." + fl.goName))
+			val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
 		}
 		b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False(),
 			jen.If(value(fl)).Block(
@@ -527,7 +527,7 @@ func (b *builder) carrier(headers *[]headerSet) {
 					b.buildError("The idempotency key must not contain line breaks.", false))))
 	case mechanismQuery:
 		val := scalarString(fl)
-		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgHandler, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
+		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
 	}
 }
 

@@ -197,7 +197,7 @@ func (e *effectGen) deadline(d *air.Deadline) jen.Code {
 	case d == nil:
 		return jen.Nil()
 	case d.WithinMs != nil && d.At == "":
-		return jen.Qual(pkgHandler, "DeadlineWithin").Call(jen.Id("c").Dot("Now"), jen.Lit(*d.WithinMs))
+		return jen.Qual(pkgEffect, "DeadlineWithin").Call(jen.Id("c").Dot("Now"), jen.Lit(*d.WithinMs))
 	case d.At != "" && d.WithinMs == nil:
 		p, err := air.ParsePath(d.At)
 		if err != nil || p.Root != air.RootResponse {

@@ -11,13 +11,14 @@ import (
 
 // Import paths of the runtime packages generated code uses.
 const (
-	pkgHandler = "github.com/anvil-dev/anvil/runtime/handler"
-	pkgServe   = "github.com/anvil-dev/anvil/runtime/serve"
-	pkgAir     = "github.com/anvil-dev/anvil/runtime/air"
-	pkgEffect  = "github.com/anvil-dev/anvil/runtime/effect"
-	pkgAudit   = "github.com/anvil-dev/anvil/runtime/audit"
-	pkgJSON    = "encoding/json"
-	pkgHTTP    = "net/http"
+	pkgHandler  = "github.com/anvil-dev/anvil/runtime/handler"
+	pkgServe    = "github.com/anvil-dev/anvil/runtime/serve"
+	pkgUpstream = "github.com/anvil-dev/anvil/runtime/upstream"
+	pkgAir      = "github.com/anvil-dev/anvil/runtime/air"
+	pkgEffect   = "github.com/anvil-dev/anvil/runtime/effect"
+	pkgAudit    = "github.com/anvil-dev/anvil/runtime/audit"
+	pkgJSON     = "encoding/json"
+	pkgHTTP     = "net/http"
 )
 
 // bit is the set/null word and mask of a field.

@@ -10,6 +10,7 @@ import (
 	audit "github.com/anvil-dev/anvil/runtime/audit"
 	effect "github.com/anvil-dev/anvil/runtime/effect"
 	handler "github.com/anvil-dev/anvil/runtime/handler"
+	upstream "github.com/anvil-dev/anvil/runtime/upstream"
 	"io"
 	"net/http"
 	"strconv"
@@ -263,7 +264,7 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<2) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -271,11 +272,11 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
 	if in.set[0]&(1<<3) != 0 {
-		q = handler.AppendQuery(q, "state", in.State)
+		q = upstream.AppendQuery(q, "state", in.State)
 	}
 	if q != "" {
 		u.WriteByte('?')
@@ -616,7 +617,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -624,7 +625,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
 	var body []byte
@@ -1038,7 +1039,7 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<3) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -1046,12 +1047,12 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<1) != 0) {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -1458,7 +1459,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<5) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -1466,12 +1467,12 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<3) != 0) {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	q := base.Query
 	var body []byte
 	ctype := "application/json"
@@ -1801,7 +1802,7 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<3) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -1809,12 +1810,12 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<1) != 0) {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
 	if q != "" {
@@ -2165,7 +2166,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<5) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -2173,12 +2174,12 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
 	if !(in.set[0]&(1<<3) != 0) {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
 	var h0 string
@@ -2625,7 +2626,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -2633,12 +2634,12 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/comments/")
 	if !(in.set[0]&(1<<1) != 0) {
 		return nil, handler.MissingInput(opID, "comment_id")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.CommentId)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.CommentId)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -3039,7 +3040,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<6) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -3047,7 +3048,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases")
 	q := base.Query
 	var body []byte
@@ -3747,7 +3748,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -3755,12 +3756,12 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/")
 	if !(in.set[0]&(1<<3) != 0) {
 		return nil, handler.MissingInput(opID, "release_id")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.ReleaseId)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -4166,7 +4167,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<7) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -4174,12 +4175,12 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/")
 	if !(in.set[0]&(1<<6) != 0) {
 		return nil, handler.MissingInput(opID, "release_id")
 	}
-	u.WriteString(handler.PathSegment(handler.NumberString(in.ReleaseId)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
 	q := base.Query
 	var body []byte
 	ctype := "application/json"
@@ -4504,7 +4505,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<2) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -4512,7 +4513,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/tags/")
 	if !(in.set[0]&(1<<3) != 0) {
 		return nil, handler.MissingInput(opID, "tag")
@@ -4520,7 +4521,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	if in.Tag == "" {
 		return nil, handler.BuildError(opID, "Path input tag must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Tag))
+	u.WriteString(upstream.PathSegment(in.Tag))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -4773,7 +4774,7 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 	if in.Owner == "" {
 		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<2) != 0) {
 		return nil, handler.MissingInput(opID, "repo")
@@ -4781,7 +4782,7 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 	if in.Repo == "" {
 		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/pulls")
 	q := base.Query
 	if q != "" {

@@ -10,6 +10,7 @@ import (
 	audit "github.com/anvil-dev/anvil/runtime/audit"
 	effect "github.com/anvil-dev/anvil/runtime/effect"
 	handler "github.com/anvil-dev/anvil/runtime/handler"
+	upstream "github.com/anvil-dev/anvil/runtime/upstream"
 	"io"
 	"net/http"
 	"regexp"
@@ -686,13 +687,13 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	if in.Kind == "" {
 		return nil, handler.BuildError(opID, "Path input kind must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Kind))
+	u.WriteString(upstream.PathSegment(in.Kind))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<4) != 0 && in.Ids != nil) {
 		return nil, handler.MissingInput(opID, "ids")
 	}
 	{
-		s, ok := handler.PathValue(in.Ids, "ids", "", false)
+		s, ok := upstream.PathValue(in.Ids, "ids", "", false)
 		if !ok {
 			return nil, handler.BuildError(opID, "Path input ids must not be empty.", false)
 		}
@@ -700,40 +701,40 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	q := base.Query
 	if in.set[0]&(1<<17) != 0 && in.Tags != nil {
-		q = handler.AppendQueryValue(q, "tags", "form", true, in.Tags)
+		q = upstream.AppendQueryValue(q, "tags", "form", true, in.Tags)
 	}
 	if in.set[0]&(1<<6) != 0 && in.Labels != nil {
-		q = handler.AppendQueryValue(q, "labels", "form", false, in.Labels)
+		q = upstream.AppendQueryValue(q, "labels", "form", false, in.Labels)
 	}
 	if in.set[0]&(1<<16) != 0 && in.Space != nil {
-		q = handler.AppendQueryValue(q, "space", "spaceDelimited", true, in.Space)
+		q = upstream.AppendQueryValue(q, "space", "spaceDelimited", true, in.Space)
 	}
 	if in.set[0]&(1<<11) != 0 && in.Pipe != nil {
-		q = handler.AppendQueryValue(q, "pipe", "pipeDelimited", true, in.Pipe)
+		q = upstream.AppendQueryValue(q, "pipe", "pipeDelimited", true, in.Pipe)
 	}
 	if in.set[0]&(1<<2) != 0 && in.Filter != nil {
-		q = handler.AppendQueryValue(q, "filter", "deepObject", true, in.Filter)
+		q = upstream.AppendQueryValue(q, "filter", "deepObject", true, in.Filter)
 	}
 	if in.set[0]&(1<<10) != 0 && in.Opts != nil {
-		q = handler.AppendQueryValue(q, "opts", "form", true, in.Opts)
+		q = upstream.AppendQueryValue(q, "opts", "form", true, in.Opts)
 	}
 	if in.set[0]&(1<<7) != 0 {
-		q = handler.AppendQuery(q, "limit", handler.NumberString(in.Limit))
+		q = upstream.AppendQuery(q, "limit", upstream.NumberString(in.Limit))
 	}
 	if in.set[0]&(1<<14) != 0 {
-		q = handler.AppendQuery(q, "ratio", handler.NumberString(in.Ratio))
+		q = upstream.AppendQuery(q, "ratio", upstream.NumberString(in.Ratio))
 	}
 	if in.set[0]&(1<<3) != 0 {
-		q = handler.AppendQuery(q, "flag", strconv.FormatBool(in.Flag))
+		q = upstream.AppendQuery(q, "flag", strconv.FormatBool(in.Flag))
 	}
 	if in.set[0]&(1<<13) != 0 {
-		q = handler.AppendQuery(q, "q", in.Q)
+		q = upstream.AppendQuery(q, "q", in.Q)
 	}
 	if in.set[0]&(1<<8) != 0 && in.null[0]&(1<<8) == 0 {
-		q = handler.AppendQuery(q, "maybe", in.Maybe)
+		q = upstream.AppendQuery(q, "maybe", in.Maybe)
 	}
 	if in.set[0]&(1<<9) != 0 {
-		q = handler.AppendQuery(q, "need", handler.NumberString(in.Need))
+		q = upstream.AppendQuery(q, "need", upstream.NumberString(in.Need))
 	} else {
 		return nil, handler.MissingInput(opID, "need")
 	}
@@ -748,7 +749,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	var h1 string
 	h1Set := false
 	if in.set[0]&(1<<19) != 0 && in.Xlist != nil {
-		h1, h1Set = handler.HeaderValue(in.Xlist), true
+		h1, h1Set = upstream.HeaderValue(in.Xlist), true
 		if handler.BadHeader(h1) {
 			return nil, handler.BuildError(opID, "Header input xlist must not contain line breaks.", false)
 		}
@@ -763,10 +764,10 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	var cookies []string
 	if in.set[0]&(1<<15) != 0 {
-		cookies = append(cookies, "session="+handler.CookieValue(in.Session))
+		cookies = append(cookies, "session="+upstream.CookieValue(in.Session))
 	}
 	if in.set[0]&(1<<12) != 0 && in.null[0]&(1<<12) == 0 {
-		cookies = append(cookies, "pref="+handler.CookieValue(handler.NumberString(in.Pref)))
+		cookies = append(cookies, "pref="+upstream.CookieValue(upstream.NumberString(in.Pref)))
 	}
 	if q != "" {
 		u.WriteByte('?')
@@ -1048,13 +1049,13 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 		return nil, handler.BuildError(opID, "Path input name must not be empty.", false)
 	}
 	u.WriteByte('.')
-	u.WriteString(handler.PathSegment(in.Name))
+	u.WriteString(upstream.PathSegment(in.Name))
 	u.WriteString("/")
 	if !(in.set[0]&(1<<1) != 0 && in.M != nil) {
 		return nil, handler.MissingInput(opID, "m")
 	}
 	{
-		s, ok := handler.PathValue(in.M, "m", "matrix", true)
+		s, ok := upstream.PathValue(in.M, "m", "matrix", true)
 		if !ok {
 			return nil, handler.BuildError(opID, "Path input m must not be empty.", false)
 		}
@@ -1064,8 +1065,8 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	if !(in.set[0]&(1<<2) != 0) {
 		return nil, handler.MissingInput(opID, "n")
 	}
-	u.WriteString(";" + handler.PathSegment("n") + "=")
-	u.WriteString(handler.PathSegment(handler.NumberString(in.N)))
+	u.WriteString(";" + upstream.PathSegment("n") + "=")
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.N)))
 	u.WriteString(".json")
 	q := base.Query
 	if q != "" {
@@ -1398,25 +1399,25 @@ func buildSinkFormsSubmit(ctx context.Context, base *handler.Base, in0 handler.I
 		form := ""
 		if in.set[0]&(1<<0) != 0 {
 			nf++
-			form = handler.AppendQuery(form, "a", in.A)
+			form = upstream.AppendQuery(form, "a", in.A)
 		}
 		if in.set[0]&(1<<3) != 0 {
 			nf++
 			if !(in.null[0]&(1<<3) != 0) {
-				form = handler.AppendQuery(form, "n", handler.NumberString(in.N))
+				form = upstream.AppendQuery(form, "n", upstream.NumberString(in.N))
 			}
 		}
 		if in.set[0]&(1<<2) != 0 {
 			nf++
-			form = handler.AppendFormValue(form, "list", in.List)
+			form = upstream.AppendFormValue(form, "list", in.List)
 		}
 		if in.set[0]&(1<<4) != 0 {
 			nf++
-			form = handler.AppendFormValue(form, "obj", in.Obj)
+			form = upstream.AppendFormValue(form, "obj", in.Obj)
 		}
 		if in.set[0]&(1<<5) != 0 {
 			nf++
-			form = handler.AppendQuery(form, "z", strconv.FormatBool(in.Z))
+			form = upstream.AppendQuery(form, "z", strconv.FormatBool(in.Z))
 		}
 		if true {
 			if !(in.set[0]&(1<<0) != 0) {
@@ -1721,7 +1722,7 @@ func buildSinkDocsPut(ctx context.Context, base *handler.Base, in0 handler.Input
 	if in.Id == "" {
 		return nil, handler.BuildError(opID, "Path input id must not be empty.", false)
 	}
-	u.WriteString(handler.PathSegment(in.Id))
+	u.WriteString(upstream.PathSegment(in.Id))
 	q := base.Query
 	var body []byte
 	ctype := "application/merge-patch+json"
@@ -2628,7 +2629,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 	u.WriteString("/events")
 	q := base.Query
 	if in.set[0]&(1<<5) != 0 {
-		q = handler.AppendQuery(q, "tenant", in.Tenant)
+		q = upstream.AppendQuery(q, "tenant", in.Tenant)
 	}
 	var body []byte
 	ctype := "application/json"
@@ -2671,7 +2672,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 			}
 			nf++
 			w = append(w, "\"meta\":"...)
-			if w, err = handler.AppendJSON(w, in.Meta); err != nil {
+			if w, err = upstream.AppendJSON(w, in.Meta); err != nil {
 				return nil, handler.BodyValueError(opID, "meta")
 			}
 		}
@@ -2976,12 +2977,12 @@ func buildSinkJobsRun(ctx context.Context, base *handler.Base, in0 handler.Input
 	u.WriteString("/jobs")
 	q := base.Query
 	if in.set[0]&(1<<2) != 0 {
-		q = handler.AppendQuery(q, "job", in.Job)
+		q = upstream.AppendQuery(q, "job", in.Job)
 	} else {
 		return nil, handler.MissingInput(opID, "job")
 	}
 	if in.set[0]&(1<<1) != 0 {
-		q = handler.AppendQuery(q, "idem", in.IdempotencyKeyArg)
+		q = upstream.AppendQuery(q, "idem", in.IdempotencyKeyArg)
 	}
 	if q != "" {
 		u.WriteByte('?')
