@@ -3,23 +3,20 @@ package frontdoor
 import (
 	"bytes"
 	"encoding/json"
-	"strings"
 	"testing"
 )
 
 // TestParseCallBodyFastPath: whatever path a body takes through the
 // member scanner, parseCallBody's answer is encoding/json's.
 func TestParseCallBodyFastPath(t *testing.T) {
+	// The shapes parseCallBody reads; the scanner's own edge cases are
+	// jsonscan's tests.
 	bodies := []string{
-		``, `  `, `{}`, ` { } `, `{"arguments":{}}`, `{"arguments":{"owner":"octo","repo":"hello"}}`,
+		``, `  `, `{}`, `{"arguments":{}}`, `{"arguments":{"owner":"octo","repo":"hello"}}`,
 		`{"arguments":null}`, `{"arguments":[1]}`, `{"arguments":"x"}`, `{"arguments":1}`,
-		`{"stage":true}`, `{"stage":false,"arguments":{"a":1}}`, `{"stage":null}`, `{"stage":"true"}`, `{"stage":1}`,
-		`{"arguments":{"a":1},"arguments":{"b":2}}`, `{"stage":true,"stage":false}`,
-		`{"argu\u006dents":{"a":1}}`, `{"x":"\"}{","arguments":{"s":"]\\\"}"}}`,
-		"{\n\t\"arguments\" :\r\n {\"a\" : [ 1 , {\"b\":[]} ]} ,\"other\": [true,false,null,-1.5e3]\n}",
-		`{"arguments":{"a":1}`, `{"arguments":{"a":1}}}`, `{"arguments":{"a":1}} x`, `[]`, `"s"`, `nul`,
-		`{"Arguments":{"a":1}}`, `{"arguments":{"a":` + strings.Repeat("[", 1200) + strings.Repeat("]", 1200) + `}}`,
-		`{"a":{"arguments":{"x":1}},"arguments":{"y":2}}`, `{"arguments":{"deep":{"stage":true}}}`,
+		`{"stage":true}`, `{"stage":false,"arguments":{"a":1}}`, `{"stage":null}`, `{"stage":"true"}`,
+		`{"arguments":{"a":1},"arguments":{"b":2}}`, `{"argu\u006dents":{"a":1}}`, `{"arguments":{"a":1}`,
+		`{"Arguments":{"a":1}}`, `{"a":{"arguments":{"x":1}},"arguments":{"y":2}}`, `{"arguments":{"deep":{"stage":true}}}`,
 	}
 	// Whatever path a body takes, the answer is the same one.
 	for _, body := range bodies {
