@@ -182,7 +182,7 @@ func (b *builder) path(tmpl string) {
 			return
 		}
 		b.usesIn = true
-		b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+		b.add(jen.If(noValue(fl)).Block(b.missing(key)))
 		empty := b.buildError(fmt.Sprintf("Path input %s must not be empty.", key), false)
 		if fl.kind == kAny {
 			explode := p.Explode != nil && *p.Explode
@@ -274,7 +274,7 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		}
 		if len(present) == 0 {
 			if p.Required {
-				b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+				b.add(jen.If(noValue(fl)).Block(b.missing(key)))
 			}
 			continue
 		}
@@ -417,7 +417,7 @@ func (b *builder) body() bool {
 			required = append(required, b.missing(key))
 			break
 		}
-		required = append(required, jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+		required = append(required, jen.If(noValue(fl)).Block(b.missing(key)))
 	}
 	var count []jen.Code
 	count = append(count, jen.Id("nf").Op(":=").Lit(0))
@@ -432,7 +432,7 @@ func (b *builder) body() bool {
 			} else {
 				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
 				if fl.nullable {
-					add = jen.If(jen.Op("!").Parens(isNull(fl))).Block(add)
+					add = jen.If(notNull(fl)).Block(add)
 				}
 			}
 			stmts = append(stmts, jen.If(has(fl)).Block(jen.Id("nf").Op("++"), add))

@@ -412,8 +412,11 @@ func (g *generator) emitDraft(e *effectGen) {
 
 // dset is "d's field is set" (on the draft's input d).
 func dset(tf *field) []jen.Code {
-	w, m := bit(tf)
-	return []jen.Code{jen.Id(fmt.Sprintf("d.set[%d] |= %s", w, m)), jen.Id(fmt.Sprintf("d.null[%d] &^= %s", w, m))}
+	out := []jen.Code{jen.Id("d." + hasName(tf)).Op("=").True()}
+	if tf.nullable {
+		out = append(out, jen.Id("d."+nullName(tf)).Op("=").False())
+	}
+	return out
 }
 
 // dextra stores a value the draft's typed fields cannot take.
@@ -499,8 +502,7 @@ func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
 		match = tf.kind == kNumber
 	case nil:
 		if tf.nullable {
-			w, m := bit(tf)
-			return []jen.Code{jen.Id(fmt.Sprintf("d.set[%d] |= %s", w, m)), jen.Id(fmt.Sprintf("d.null[%d] |= %s", w, m))}
+			return []jen.Code{jen.Id("d." + hasName(tf)).Op("=").True(), jen.Id("d." + nullName(tf)).Op("=").True()}
 		}
 	}
 	if match {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -21,51 +20,61 @@ const (
 	pkgHTTP     = "net/http"
 )
 
-// bit is the set/null word and mask of a field.
-func bit(f *field) (int, string) {
-	return f.index / 64, "1<<" + strconv.Itoa(f.index%64)
-}
+// Presence is kept in named fields of the input struct: has<Field> (the
+// argument is present) and, for a nullable field, null<Field> (present as
+// null). Both are unexported, so they never collide with a property's
+// exported Go name.
+
+// hasName and nullName are a field's presence fields.
+func hasName(f *field) string  { return "has" + f.goName }
+func nullName(f *field) string { return "null" + f.goName }
 
 // has is "the field is present".
-func has(f *field) *jen.Statement {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0", w, m))
-}
+func has(f *field) *jen.Statement { return jen.Id("in." + hasName(f)) }
+
+// notHas is "the field is absent".
+func notHas(f *field) *jen.Statement { return jen.Op("!").Id("in." + hasName(f)) }
 
 // isNull is "the field is present as null".
-func isNull(f *field) *jen.Statement {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.null[%d]&(%s) != 0", w, m))
-}
+func isNull(f *field) *jen.Statement { return jen.Id("in." + nullName(f)) }
+
+// notNull is "the field is not null".
+func notNull(f *field) *jen.Statement { return jen.Op("!").Id("in." + nullName(f)) }
 
 // value is "the field is present and not null".
 func value(f *field) *jen.Statement {
-	w, m := bit(f)
 	switch {
 	case f.kind == kAny:
-		return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0 && in.%s != nil", w, m, f.goName))
+		return has(f).Op("&&").Id("in." + f.goName).Op("!=").Nil()
 	case f.nullable:
-		return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0 && in.null[%d]&(%s) == 0", w, m, w, m))
+		return has(f).Op("&&").Add(notNull(f))
 	}
 	return has(f)
 }
 
-// markSet sets the field's set bit.
-func markSet(f *field) jen.Code {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.set[%d] |= %s", w, m))
+// noValue is "the field is absent or null".
+func noValue(f *field) *jen.Statement {
+	switch {
+	case f.kind == kAny:
+		return notHas(f).Op("||").Id("in." + f.goName).Op("==").Nil()
+	case f.nullable:
+		return notHas(f).Op("||").Add(isNull(f))
+	}
+	return notHas(f)
 }
 
-// markNull sets the field's null bit.
-func markNull(f *field) jen.Code {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.null[%d] |= %s", w, m))
-}
+// markSet records the field as present.
+func markSet(f *field) jen.Code { return jen.Id("in." + hasName(f)).Op("=").True() }
 
-// clearNull clears the field's null bit.
+// markNull records the field as null.
+func markNull(f *field) jen.Code { return jen.Id("in." + nullName(f)).Op("=").True() }
+
+// clearNull records the field as not null (for a nullable field).
 func clearNull(f *field) jen.Code {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.null[%d] &^= %s", w, m))
+	if !f.nullable {
+		return jen.Null()
+	}
+	return jen.Id("in." + nullName(f)).Op("=").False()
 }
 
 // goType is a field's Go type.
@@ -110,14 +119,15 @@ func (g *generator) emitInput(f *jen.File, t *Tool, n opNames, in *input) {
 	op := t.Op
 	f.Commentf("%s holds the arguments of %s (%s).", n.input, t.Name, op.ID)
 	fields := []jen.Code{
-		jen.Id("set").Index(jen.Lit(in.words)).Uint64(),
-		jen.Id("null").Index(jen.Lit(in.words)).Uint64(),
-		jen.Id("bad").Bool(),
-		jen.Id("extra").Map(jen.String()).Any(),
-		jen.Line(),
+		jen.Id("bad").Bool().Comment("a control input of the wrong type was set"),
+		jen.Id("extra").Map(jen.String()).Any().Comment("arguments without a typed field"),
 	}
 	for _, fl := range in.fields {
-		fields = append(fields, jen.Id(fl.goName).Add(goType(fl)).Comment(strconv.Quote(fl.prop)))
+		fields = append(fields, jen.Line(), jen.Id(fl.goName).Add(goType(fl)).Comment(strconv.Quote(fl.prop)))
+		fields = append(fields, jen.Id(hasName(fl)).Bool())
+		if fl.nullable {
+			fields = append(fields, jen.Id(nullName(fl)).Bool())
+		}
 	}
 	f.Type().Id(n.input).Struct(fields...)
 	f.Line()
@@ -155,10 +165,19 @@ func (g *generator) emitValidate(f *jen.File, n opNames, in *input) {
 	if in.closed {
 		body = append(body, jen.If(jen.Len(jen.Id("in.extra")).Op(">").Lit(0)).Block(jen.Return(jen.False())))
 	}
-	for w, m := range in.requiredMask() {
-		if m != 0 {
-			body = append(body, jen.If(jen.Id(fmt.Sprintf("in.set[%d]&%#x != %#x", w, m, m))).Block(jen.Return(jen.False())))
+	var missing *jen.Statement
+	for _, fl := range in.fields {
+		if !fl.required {
+			continue
 		}
+		if missing == nil {
+			missing = notHas(fl)
+		} else {
+			missing = missing.Op("||").Add(notHas(fl))
+		}
+	}
+	if missing != nil {
+		body = append(body, jen.If(missing).Block(jen.Return(jen.False())))
 	}
 	for _, fl := range in.fields {
 		if fl.never {
@@ -291,9 +310,9 @@ func (g *generator) emitArgs(f *jen.File, n opNames, in *input) {
 func (g *generator) emitHash(f *jen.File, n opNames, in *input) {
 	var body []jen.Code
 	cond := jen.Id("in.extra").Op("!=").Nil()
-	for w, m := range in.anyMask() {
-		if m != 0 {
-			cond = cond.Op("||").Id(fmt.Sprintf("in.set[%d]&%#x != 0", w, m))
+	for _, fl := range in.fields {
+		if fl.kind == kAny {
+			cond = cond.Op("||").Add(has(fl))
 		}
 	}
 	body = append(body, jen.If(cond).Block(jen.Return(jen.Qual(pkgAudit, "InputSHA256").Call(jen.Id("in").Dot("Args").Call()))))
@@ -385,6 +404,9 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 		if confirm {
 			return jen.Return(v, present)
 		}
+		if p, ok := present.(*jen.Statement); ok && p.GoString() == "true" {
+			return jen.Return(v)
+		}
 		return jen.Return(jen.Add(present).Op("&&").Add(v))
 	}
 	fl := in.byProp[key]
@@ -408,16 +430,16 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 	case fl.kind == kBool:
 		v := jen.Id("in." + fl.goName)
 		if fl.nullable {
-			v = jen.Id("in." + fl.goName).Op("&&").Op("!").Parens(isNull(fl))
+			v = jen.Id("in." + fl.goName).Op("&&").Add(notNull(fl))
 		}
 		get = []jen.Code{
-			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.If(notHas(fl)).Block(extra...),
 			ret(v, jen.True()),
 		}
 		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Add(val), markSet(fl), clearNull(fl)}
 	case fl.kind == kAny:
 		get = []jen.Code{
-			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.If(notHas(fl)).Block(extra...),
 			jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Id("in." + fl.goName).Assert(jen.Bool()),
 			ret(jen.Id("b"), jen.True()),
 		}
@@ -425,7 +447,7 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 	default:
 		// A control input of another type: it can only be mistyped.
 		get = []jen.Code{
-			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.If(notHas(fl)).Block(extra...),
 			ret(jen.False(), jen.True()),
 		}
 		set = append([]jen.Code{jen.Id("in.bad").Op("=").True()}, extraSet...)
@@ -448,9 +470,8 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 	fail := jen.Return(jen.Nil(), jen.False())
 	var cases []jen.Code
 	for _, fl := range in.fields {
-		w, m := bit(fl)
 		stmts := []jen.Code{
-			jen.If(jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0", w, m))).Block(fail),
+			jen.If(has(fl)).Block(fail),
 			markSet(fl),
 		}
 		if fl.nullable && fl.kind != kAny {

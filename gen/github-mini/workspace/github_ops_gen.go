@@ -19,15 +19,20 @@ import (
 
 // githubIssuesListInput holds the arguments of github__github_list_issue (github.issues.list).
 type githubIssuesListInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	State       string // "state"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	State    string // "state"
+	hasState bool
 }
 
 var githubIssuesListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
@@ -40,10 +45,10 @@ func (in *githubIssuesListInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x6 != 0x6 {
+	if !in.hasOwner || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasState {
 		switch in.State {
 		case "open", "closed", "all":
 		default:
@@ -56,16 +61,16 @@ func (in *githubIssuesListInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesListInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasState {
 		m["state"] = in.State
 	}
 	for k, v := range in.extra {
@@ -81,7 +86,7 @@ func (in *githubIssuesListInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubIssuesListRedact[0] {
 			c.Redacted()
@@ -89,7 +94,7 @@ func (in *githubIssuesListInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubIssuesListRedact[1] {
 			c.Redacted()
@@ -97,7 +102,7 @@ func (in *githubIssuesListInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubIssuesListRedact[2] {
 			c.Redacted()
@@ -105,7 +110,7 @@ func (in *githubIssuesListInput) InputSHA256() string {
 			c.String(in.Repo)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasState {
 		c.Key("state")
 		if githubIssuesListRedact[3] {
 			c.Redacted()
@@ -141,19 +146,18 @@ func (in *githubIssuesListInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesListInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesListInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesList reads the arguments straight from their JSON; false sends them the generic way.
@@ -164,34 +168,34 @@ func decodeGithubIssuesList(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "state":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasState {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasState = true
 			if !r.String(&in.State) {
 				return nil, false
 			}
@@ -211,28 +215,28 @@ func fromArgsGithubIssuesList(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "owner":
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "state":
-			in.set[0] |= 1 << 3
+			in.hasState = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -258,7 +262,7 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -266,7 +270,7 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -275,7 +279,7 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasState {
 		q = upstream.AppendQuery(q, "state", in.State)
 	}
 	if q != "" {
@@ -318,17 +322,26 @@ func githubIssuesListOp() *handler.Operation {
 
 // githubIssuesCreateInput holds the arguments of github__github_create_issue (github.issues.create).
 type githubIssuesCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Body        string // "body"
-	ConfirmArg  bool   // "confirm"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	Title       string // "title"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	Title    string // "title"
+	hasTitle bool
 }
 
 var githubIssuesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
@@ -341,10 +354,10 @@ func (in *githubIssuesCreateInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x3c != 0x3c {
+	if !in.hasConfirmArg || !in.hasOwner || !in.hasRepo || !in.hasTitle {
 		return false
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
 			return false
 		}
@@ -355,22 +368,22 @@ func (in *githubIssuesCreateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+6)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasTitle {
 		m["title"] = in.Title
 	}
 	for k, v := range in.extra {
@@ -386,7 +399,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubIssuesCreateRedact[0] {
 			c.Redacted()
@@ -394,7 +407,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		c.Key("body")
 		if githubIssuesCreateRedact[1] {
 			c.Redacted()
@@ -402,7 +415,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 			c.String(in.Body)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		c.Key("confirm")
 		if githubIssuesCreateRedact[2] {
 			c.Redacted()
@@ -410,7 +423,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 			c.Bool(in.ConfirmArg)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubIssuesCreateRedact[3] {
 			c.Redacted()
@@ -418,7 +431,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubIssuesCreateRedact[4] {
 			c.Redacted()
@@ -426,7 +439,7 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 			c.String(in.Repo)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasTitle {
 		c.Key("title")
 		if githubIssuesCreateRedact[5] {
 			c.Redacted()
@@ -447,7 +460,7 @@ func (in *githubIssuesCreateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesCreateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -458,25 +471,23 @@ func (in *githubIssuesCreateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubIssuesCreateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesCreate reads the arguments straight from their JSON; false sends them the generic way.
@@ -487,50 +498,50 @@ func decodeGithubIssuesCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "title":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasTitle {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasTitle = true
 			if !r.String(&in.Title) {
 				return nil, false
 			}
@@ -550,42 +561,42 @@ func fromArgsGithubIssuesCreate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "owner":
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "title":
-			in.set[0] |= 1 << 5
+			in.hasTitle = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -611,7 +622,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -619,7 +630,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -634,7 +645,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -642,7 +653,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 			w = append(w, "\"body\":"...)
 			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<5) != 0 {
+		if in.hasTitle {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -650,7 +661,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 			w = append(w, "\"title\":"...)
 			w = handler.AppendJSONString(w, in.Title)
 		}
-		if !(in.set[0]&(1<<5) != 0) {
+		if !in.hasTitle {
 			return nil, handler.MissingInput(opID, "title")
 		}
 		body = append(w, '}')
@@ -700,7 +711,7 @@ func effectGithubIssuesCreateCompensate(c *handler.EffectCall, _ string) (effect
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -719,7 +730,7 @@ func effectGithubIssuesCreateCompensate(c *handler.EffectCall, _ string) (effect
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -796,15 +807,20 @@ func githubIssuesCreateOp() *handler.Operation {
 
 // githubIssuesGetInput holds the arguments of github__github_get_issue (github.issues.get).
 type githubIssuesGetInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	IssueNumber json.Number // "issue_number"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubIssuesGetRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
@@ -817,10 +833,10 @@ func (in *githubIssuesGetInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0xe != 0xe {
+	if !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
@@ -831,16 +847,16 @@ func (in *githubIssuesGetInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesGetInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -856,7 +872,7 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubIssuesGetRedact[0] {
 			c.Redacted()
@@ -864,7 +880,7 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		c.Key("issue_number")
 		if githubIssuesGetRedact[1] {
 			c.Redacted()
@@ -872,7 +888,7 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 			c.Number(in.IssueNumber)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubIssuesGetRedact[2] {
 			c.Redacted()
@@ -880,7 +896,7 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubIssuesGetRedact[3] {
 			c.Redacted()
@@ -916,19 +932,18 @@ func (in *githubIssuesGetInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesGetInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesGetInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesGet reads the arguments straight from their JSON; false sends them the generic way.
@@ -939,34 +954,34 @@ func decodeGithubIssuesGet(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -986,28 +1001,28 @@ func fromArgsGithubIssuesGet(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "issue_number":
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1033,7 +1048,7 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -1041,7 +1056,7 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -1049,7 +1064,7 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasIssueNumber {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
@@ -1094,19 +1109,32 @@ func githubIssuesGetOp() *handler.Operation {
 
 // githubIssuesUpdateInput holds the arguments of github__github_update_issue (github.issues.update).
 type githubIssuesUpdateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	Body        string      // "body"
-	ConfirmArg  bool        // "confirm"
-	IssueNumber json.Number // "issue_number"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
-	State       string      // "state"
-	Title       string      // "title"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	State    string // "state"
+	hasState bool
+
+	Title    string // "title"
+	hasTitle bool
 }
 
 var githubIssuesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
@@ -1119,20 +1147,20 @@ func (in *githubIssuesUpdateInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x3c != 0x3c {
+	if !in.hasConfirmArg || !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
 			return false
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasState {
 		switch in.State {
 		case "open", "closed":
 		default:
@@ -1145,28 +1173,28 @@ func (in *githubIssuesUpdateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesUpdateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasState {
 		m["state"] = in.State
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTitle {
 		m["title"] = in.Title
 	}
 	for k, v := range in.extra {
@@ -1182,7 +1210,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubIssuesUpdateRedact[0] {
 			c.Redacted()
@@ -1190,7 +1218,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		c.Key("body")
 		if githubIssuesUpdateRedact[1] {
 			c.Redacted()
@@ -1198,7 +1226,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.String(in.Body)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		c.Key("confirm")
 		if githubIssuesUpdateRedact[2] {
 			c.Redacted()
@@ -1206,7 +1234,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.Bool(in.ConfirmArg)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		c.Key("issue_number")
 		if githubIssuesUpdateRedact[3] {
 			c.Redacted()
@@ -1214,7 +1242,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.Number(in.IssueNumber)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubIssuesUpdateRedact[4] {
 			c.Redacted()
@@ -1222,7 +1250,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubIssuesUpdateRedact[5] {
 			c.Redacted()
@@ -1230,7 +1258,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.String(in.Repo)
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasState {
 		c.Key("state")
 		if githubIssuesUpdateRedact[6] {
 			c.Redacted()
@@ -1238,7 +1266,7 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 			c.String(in.State)
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTitle {
 		c.Key("title")
 		if githubIssuesUpdateRedact[7] {
 			c.Redacted()
@@ -1259,7 +1287,7 @@ func (in *githubIssuesUpdateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesUpdateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -1270,25 +1298,23 @@ func (in *githubIssuesUpdateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubIssuesUpdateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesUpdateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesUpdateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesUpdate reads the arguments straight from their JSON; false sends them the generic way.
@@ -1299,66 +1325,66 @@ func decodeGithubIssuesUpdate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "state":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasState {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasState = true
 			if !r.String(&in.State) {
 				return nil, false
 			}
 		case "title":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasTitle {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasTitle = true
 			if !r.String(&in.Title) {
 				return nil, false
 			}
@@ -1378,56 +1404,56 @@ func fromArgsGithubIssuesUpdate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "issue_number":
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "state":
-			in.set[0] |= 1 << 6
+			in.hasState = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.State = x
 		case "title":
-			in.set[0] |= 1 << 7
+			in.hasTitle = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1453,7 +1479,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<4) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -1461,7 +1487,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<5) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -1469,7 +1495,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasIssueNumber {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
@@ -1480,7 +1506,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -1488,7 +1514,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 			w = append(w, "\"body\":"...)
 			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<6) != 0 {
+		if in.hasState {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -1496,7 +1522,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 			w = append(w, "\"state\":"...)
 			w = handler.AppendJSONString(w, in.State)
 		}
-		if in.set[0]&(1<<7) != 0 {
+		if in.hasTitle {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -1559,15 +1585,20 @@ func githubIssuesUpdateOp() *handler.Operation {
 
 // githubCommentsListInput holds the arguments of github__github_list_comment (github.comments.list).
 type githubCommentsListInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	IssueNumber json.Number // "issue_number"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubCommentsListRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
@@ -1580,10 +1611,10 @@ func (in *githubCommentsListInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0xe != 0xe {
+	if !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
@@ -1594,16 +1625,16 @@ func (in *githubCommentsListInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubCommentsListInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -1619,7 +1650,7 @@ func (in *githubCommentsListInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubCommentsListRedact[0] {
 			c.Redacted()
@@ -1627,7 +1658,7 @@ func (in *githubCommentsListInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		c.Key("issue_number")
 		if githubCommentsListRedact[1] {
 			c.Redacted()
@@ -1635,7 +1666,7 @@ func (in *githubCommentsListInput) InputSHA256() string {
 			c.Number(in.IssueNumber)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubCommentsListRedact[2] {
 			c.Redacted()
@@ -1643,7 +1674,7 @@ func (in *githubCommentsListInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubCommentsListRedact[3] {
 			c.Redacted()
@@ -1679,19 +1710,18 @@ func (in *githubCommentsListInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsListInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubCommentsListInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubCommentsList reads the arguments straight from their JSON; false sends them the generic way.
@@ -1702,34 +1732,34 @@ func decodeGithubCommentsList(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -1749,28 +1779,28 @@ func fromArgsGithubCommentsList(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "issue_number":
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1796,7 +1826,7 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -1804,7 +1834,7 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -1812,7 +1842,7 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasIssueNumber {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
@@ -1858,17 +1888,26 @@ func githubCommentsListOp() *handler.Operation {
 
 // githubCommentsCreateInput holds the arguments of github__github_create_comment (github.comments.create).
 type githubCommentsCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun       bool        // "anvil_dry_run"
-	Body              string      // "body"
-	IdempotencyKeyArg string      // "idempotency_key"
-	IssueNumber       json.Number // "issue_number"
-	Owner             string      // "owner"
-	Repo              string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	IdempotencyKeyArg    string // "idempotency_key"
+	hasIdempotencyKeyArg bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubCommentsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
@@ -1881,10 +1920,10 @@ func (in *githubCommentsCreateInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x3a != 0x3a {
+	if !in.hasBody || !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
 			return false
 		}
@@ -1895,22 +1934,22 @@ func (in *githubCommentsCreateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubCommentsCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+6)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		m["idempotency_key"] = in.IdempotencyKeyArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -1926,7 +1965,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubCommentsCreateRedact[0] {
 			c.Redacted()
@@ -1934,7 +1973,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		c.Key("body")
 		if githubCommentsCreateRedact[1] {
 			c.Redacted()
@@ -1942,7 +1981,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 			c.String(in.Body)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		c.Key("idempotency_key")
 		if githubCommentsCreateRedact[2] {
 			c.Redacted()
@@ -1950,7 +1989,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 			c.String(in.IdempotencyKeyArg)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		c.Key("issue_number")
 		if githubCommentsCreateRedact[3] {
 			c.Redacted()
@@ -1958,7 +1997,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 			c.Number(in.IssueNumber)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubCommentsCreateRedact[4] {
 			c.Redacted()
@@ -1966,7 +2005,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubCommentsCreateRedact[5] {
 			c.Redacted()
@@ -1979,7 +2018,7 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 
 // IdempotencyKey reads the idempotency carrier input.
 func (in *githubCommentsCreateInput) IdempotencyKey() (s string, isString, present bool) {
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
 	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
@@ -1992,8 +2031,7 @@ func (in *githubCommentsCreateInput) IdempotencyKey() (s string, isString, prese
 // SetIdempotencyKey sets the idempotency carrier input.
 func (in *githubCommentsCreateInput) SetIdempotencyKey(key string) {
 	in.IdempotencyKeyArg = key
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasIdempotencyKeyArg = true
 }
 
 // Confirm reads the confirm input: its value and whether it is present.
@@ -2013,19 +2051,18 @@ func (in *githubCommentsCreateInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubCommentsCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubCommentsCreate reads the arguments straight from their JSON; false sends them the generic way.
@@ -2036,50 +2073,50 @@ func decodeGithubCommentsCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "idempotency_key":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasIdempotencyKeyArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasIdempotencyKeyArg = true
 			if !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -2099,42 +2136,42 @@ func fromArgsGithubCommentsCreate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "idempotency_key":
-			in.set[0] |= 1 << 2
+			in.hasIdempotencyKeyArg = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.IdempotencyKeyArg = x
 		case "issue_number":
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -2160,7 +2197,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<4) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -2168,7 +2205,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<5) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -2176,7 +2213,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasIssueNumber {
 		return nil, handler.MissingInput(opID, "issue_number")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
@@ -2184,7 +2221,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	q := base.Query
 	var h0 string
 	h0Set := false
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		h0, h0Set = in.IdempotencyKeyArg, true
 		if handler.BadHeader(h0) {
 			return nil, handler.BuildError(opID, "Header input idempotency_key must not contain line breaks.", false)
@@ -2196,7 +2233,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -2204,7 +2241,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"body\":"...)
 			w = handler.AppendJSONString(w, in.Body)
 		}
-		if !(in.set[0]&(1<<1) != 0) {
+		if !in.hasBody {
 			return nil, handler.MissingInput(opID, "body")
 		}
 		body = append(w, '}')
@@ -2257,7 +2294,7 @@ func effectGithubCommentsCreateInverse(c *handler.EffectCall, _ string) (effect.
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -2276,7 +2313,7 @@ func effectGithubCommentsCreateInverse(c *handler.EffectCall, _ string) (effect.
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -2349,16 +2386,23 @@ func githubCommentsCreateOp() *handler.Operation {
 
 // githubCommentsDeleteInput holds the arguments of github__github_delete_comment (github.comments.delete).
 type githubCommentsDeleteInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	CommentId   json.Number // "comment_id"
-	ConfirmArg  bool        // "confirm"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	CommentId    json.Number // "comment_id"
+	hasCommentId bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubCommentsDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
@@ -2371,15 +2415,15 @@ func (in *githubCommentsDeleteInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x1e != 0x1e {
+	if !in.hasCommentId || !in.hasConfirmArg || !in.hasOwner || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasCommentId {
 		if !handler.IsInteger(in.CommentId) {
 			return false
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
 			return false
 		}
@@ -2390,19 +2434,19 @@ func (in *githubCommentsDeleteInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubCommentsDeleteInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+5)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasCommentId {
 		m["comment_id"] = in.CommentId
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -2418,7 +2462,7 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubCommentsDeleteRedact[0] {
 			c.Redacted()
@@ -2426,7 +2470,7 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasCommentId {
 		c.Key("comment_id")
 		if githubCommentsDeleteRedact[1] {
 			c.Redacted()
@@ -2434,7 +2478,7 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 			c.Number(in.CommentId)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		c.Key("confirm")
 		if githubCommentsDeleteRedact[2] {
 			c.Redacted()
@@ -2442,7 +2486,7 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 			c.Bool(in.ConfirmArg)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubCommentsDeleteRedact[3] {
 			c.Redacted()
@@ -2450,7 +2494,7 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubCommentsDeleteRedact[4] {
 			c.Redacted()
@@ -2471,7 +2515,7 @@ func (in *githubCommentsDeleteInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubCommentsDeleteInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -2482,25 +2526,23 @@ func (in *githubCommentsDeleteInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubCommentsDeleteInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsDeleteInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubCommentsDeleteInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubCommentsDelete reads the arguments straight from their JSON; false sends them the generic way.
@@ -2511,42 +2553,42 @@ func decodeGithubCommentsDelete(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "comment_id":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasCommentId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasCommentId = true
 			if !r.Number(&in.CommentId) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -2566,35 +2608,35 @@ func fromArgsGithubCommentsDelete(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "comment_id":
-			in.set[0] |= 1 << 1
+			in.hasCommentId = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.CommentId = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "owner":
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -2620,7 +2662,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -2628,7 +2670,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -2636,7 +2678,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/comments/")
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasCommentId {
 		return nil, handler.MissingInput(opID, "comment_id")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.CommentId)))
@@ -2687,19 +2729,32 @@ func githubCommentsDeleteOp() *handler.Operation {
 
 // githubReleasesCreateInput holds the arguments of github__github_create_release (github.releases.create).
 type githubReleasesCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Body        string // "body"
-	ConfirmArg  bool   // "confirm"
-	Draft       bool   // "draft"
-	Name        string // "name"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	TagName     string // "tag_name"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Draft    bool // "draft"
+	hasDraft bool
+
+	Name    string // "name"
+	hasName bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	TagName    string // "tag_name"
+	hasTagName bool
 }
 
 var githubReleasesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
@@ -2712,10 +2767,10 @@ func (in *githubReleasesCreateInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0xe4 != 0xe4 {
+	if !in.hasConfirmArg || !in.hasOwner || !in.hasRepo || !in.hasTagName {
 		return false
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
 			return false
 		}
@@ -2726,28 +2781,28 @@ func (in *githubReleasesCreateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubReleasesCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasDraft {
 		m["draft"] = in.Draft
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		m["name"] = in.Name
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTagName {
 		m["tag_name"] = in.TagName
 	}
 	for k, v := range in.extra {
@@ -2763,7 +2818,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubReleasesCreateRedact[0] {
 			c.Redacted()
@@ -2771,7 +2826,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		c.Key("body")
 		if githubReleasesCreateRedact[1] {
 			c.Redacted()
@@ -2779,7 +2834,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.String(in.Body)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		c.Key("confirm")
 		if githubReleasesCreateRedact[2] {
 			c.Redacted()
@@ -2787,7 +2842,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.Bool(in.ConfirmArg)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasDraft {
 		c.Key("draft")
 		if githubReleasesCreateRedact[3] {
 			c.Redacted()
@@ -2795,7 +2850,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.Bool(in.Draft)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		c.Key("name")
 		if githubReleasesCreateRedact[4] {
 			c.Redacted()
@@ -2803,7 +2858,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.String(in.Name)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubReleasesCreateRedact[5] {
 			c.Redacted()
@@ -2811,7 +2866,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubReleasesCreateRedact[6] {
 			c.Redacted()
@@ -2819,7 +2874,7 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 			c.String(in.Repo)
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTagName {
 		c.Key("tag_name")
 		if githubReleasesCreateRedact[7] {
 			c.Redacted()
@@ -2840,7 +2895,7 @@ func (in *githubReleasesCreateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesCreateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -2851,25 +2906,23 @@ func (in *githubReleasesCreateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubReleasesCreateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubReleasesCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubReleasesCreate reads the arguments straight from their JSON; false sends them the generic way.
@@ -2880,66 +2933,66 @@ func decodeGithubReleasesCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "draft":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasDraft {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			if !r.Bool(&in.Draft) {
 				return nil, false
 			}
 		case "name":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			if !r.String(&in.Name) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "tag_name":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasTagName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasTagName = true
 			if !r.String(&in.TagName) {
 				return nil, false
 			}
@@ -2959,56 +3012,56 @@ func fromArgsGithubReleasesCreate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "draft":
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.Draft = x
 		case "name":
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Name = x
 		case "owner":
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 6
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "tag_name":
-			in.set[0] |= 1 << 7
+			in.hasTagName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -3034,7 +3087,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<5) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -3042,7 +3095,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<6) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -3057,7 +3110,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -3065,7 +3118,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"body\":"...)
 			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasDraft {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -3073,7 +3126,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"draft\":"...)
 			w = strconv.AppendBool(w, in.Draft)
 		}
-		if in.set[0]&(1<<4) != 0 {
+		if in.hasName {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -3081,7 +3134,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"name\":"...)
 			w = handler.AppendJSONString(w, in.Name)
 		}
-		if in.set[0]&(1<<7) != 0 {
+		if in.hasTagName {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -3089,7 +3142,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"tag_name\":"...)
 			w = handler.AppendJSONString(w, in.TagName)
 		}
-		if !(in.set[0]&(1<<7) != 0) {
+		if !in.hasTagName {
 			return nil, handler.MissingInput(opID, "tag_name")
 		}
 		body = append(w, '}')
@@ -3139,7 +3192,7 @@ func effectGithubReleasesCreateLookup(c *handler.EffectCall, _ string) (effect.A
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -3158,7 +3211,7 @@ func effectGithubReleasesCreateLookup(c *handler.EffectCall, _ string) (effect.A
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -3177,7 +3230,7 @@ func effectGithubReleasesCreateLookup(c *handler.EffectCall, _ string) (effect.A
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasTagName {
 				v, ok = in.TagName, true
 			}
 		} else {
@@ -3220,7 +3273,7 @@ func effectGithubReleasesCreatePromote(c *handler.EffectCall, _ string) (effect.
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -3239,7 +3292,7 @@ func effectGithubReleasesCreatePromote(c *handler.EffectCall, _ string) (effect.
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -3295,7 +3348,7 @@ func effectGithubReleasesCreateDiscard(c *handler.EffectCall, _ string) (effect.
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -3314,7 +3367,7 @@ func effectGithubReleasesCreateDiscard(c *handler.EffectCall, _ string) (effect.
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -3411,49 +3464,43 @@ func effectGithubReleasesCreate(c *handler.EffectCall) *effect.Report {
 func draftGithubReleasesCreate(in0 handler.Input) (handler.Input, *handler.DraftMissing) {
 	in := in0.(*githubReleasesCreateInput)
 	d := &githubReleasesCreateInput{}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		d.Owner = in.Owner
-		d.set[0] |= 1 << 5
-		d.null[0] &^= 1 << 5
+		d.hasOwner = true
 	} else {
 		return nil, &handler.DraftMissing{
 			Argument: "owner",
 			Reason:   handler.NamesNothing("request.owner"),
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasRepo {
 		d.Repo = in.Repo
-		d.set[0] |= 1 << 6
-		d.null[0] &^= 1 << 6
+		d.hasRepo = true
 	} else {
 		return nil, &handler.DraftMissing{
 			Argument: "repo",
 			Reason:   handler.NamesNothing("request.repo"),
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTagName {
 		d.TagName = in.TagName
-		d.set[0] |= 1 << 7
-		d.null[0] &^= 1 << 7
+		d.hasTagName = true
 	} else {
 		return nil, &handler.DraftMissing{
 			Argument: "tag_name",
 			Reason:   handler.NamesNothing("request.tag_name"),
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		d.Name = in.Name
-		d.set[0] |= 1 << 4
-		d.null[0] &^= 1 << 4
+		d.hasName = true
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		d.Body = in.Body
-		d.set[0] |= 1 << 1
-		d.null[0] &^= 1 << 1
+		d.hasBody = true
 	}
 	d.Draft = true
-	d.set[0] |= 1 << 3
-	d.null[0] &^= 1 << 3
+	d.hasDraft = true
 	return d, nil
 }
 
@@ -3471,16 +3518,23 @@ func githubReleasesCreateOp() *handler.Operation {
 
 // githubReleasesDeleteInput holds the arguments of github__github_delete_release (github.releases.delete).
 type githubReleasesDeleteInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	ConfirmArg  bool        // "confirm"
-	Owner       string      // "owner"
-	ReleaseId   json.Number // "release_id"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	ReleaseId    json.Number // "release_id"
+	hasReleaseId bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubReleasesDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
@@ -3493,15 +3547,15 @@ func (in *githubReleasesDeleteInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x1e != 0x1e {
+	if !in.hasConfirmArg || !in.hasOwner || !in.hasReleaseId || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
 			return false
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasReleaseId {
 		if !handler.IsInteger(in.ReleaseId) {
 			return false
 		}
@@ -3512,19 +3566,19 @@ func (in *githubReleasesDeleteInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubReleasesDeleteInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+5)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasReleaseId {
 		m["release_id"] = in.ReleaseId
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -3540,7 +3594,7 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubReleasesDeleteRedact[0] {
 			c.Redacted()
@@ -3548,7 +3602,7 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasConfirmArg {
 		c.Key("confirm")
 		if githubReleasesDeleteRedact[1] {
 			c.Redacted()
@@ -3556,7 +3610,7 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 			c.Bool(in.ConfirmArg)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubReleasesDeleteRedact[2] {
 			c.Redacted()
@@ -3564,7 +3618,7 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasReleaseId {
 		c.Key("release_id")
 		if githubReleasesDeleteRedact[3] {
 			c.Redacted()
@@ -3572,7 +3626,7 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 			c.Number(in.ReleaseId)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubReleasesDeleteRedact[4] {
 			c.Redacted()
@@ -3593,7 +3647,7 @@ func (in *githubReleasesDeleteInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesDeleteInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -3604,25 +3658,23 @@ func (in *githubReleasesDeleteInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubReleasesDeleteInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 1
-	in.null[0] &^= 1 << 1
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesDeleteInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubReleasesDeleteInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubReleasesDelete reads the arguments straight from their JSON; false sends them the generic way.
@@ -3633,42 +3685,42 @@ func decodeGithubReleasesDelete(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "release_id":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasReleaseId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasReleaseId = true
 			if !r.Number(&in.ReleaseId) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -3688,35 +3740,35 @@ func fromArgsGithubReleasesDelete(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "confirm":
-			in.set[0] |= 1 << 1
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "owner":
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "release_id":
-			in.set[0] |= 1 << 3
+			in.hasReleaseId = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.ReleaseId = x
 		case "repo":
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -3742,7 +3794,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -3750,7 +3802,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -3758,7 +3810,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasReleaseId {
 		return nil, handler.MissingInput(opID, "release_id")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
@@ -3809,19 +3861,32 @@ func githubReleasesDeleteOp() *handler.Operation {
 
 // githubReleasesUpdateInput holds the arguments of github__github_update_release (github.releases.update).
 type githubReleasesUpdateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	Body        string      // "body"
-	ConfirmArg  bool        // "confirm"
-	Draft       bool        // "draft"
-	Name        string      // "name"
-	Owner       string      // "owner"
-	ReleaseId   json.Number // "release_id"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Draft    bool // "draft"
+	hasDraft bool
+
+	Name    string // "name"
+	hasName bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	ReleaseId    json.Number // "release_id"
+	hasReleaseId bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubReleasesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
@@ -3834,15 +3899,15 @@ func (in *githubReleasesUpdateInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0xe4 != 0xe4 {
+	if !in.hasConfirmArg || !in.hasOwner || !in.hasReleaseId || !in.hasRepo {
 		return false
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
 			return false
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasReleaseId {
 		if !handler.IsInteger(in.ReleaseId) {
 			return false
 		}
@@ -3853,28 +3918,28 @@ func (in *githubReleasesUpdateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubReleasesUpdateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasDraft {
 		m["draft"] = in.Draft
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		m["name"] = in.Name
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasReleaseId {
 		m["release_id"] = in.ReleaseId
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -3890,7 +3955,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubReleasesUpdateRedact[0] {
 			c.Redacted()
@@ -3898,7 +3963,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		c.Key("body")
 		if githubReleasesUpdateRedact[1] {
 			c.Redacted()
@@ -3906,7 +3971,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.String(in.Body)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		c.Key("confirm")
 		if githubReleasesUpdateRedact[2] {
 			c.Redacted()
@@ -3914,7 +3979,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.Bool(in.ConfirmArg)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasDraft {
 		c.Key("draft")
 		if githubReleasesUpdateRedact[3] {
 			c.Redacted()
@@ -3922,7 +3987,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.Bool(in.Draft)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		c.Key("name")
 		if githubReleasesUpdateRedact[4] {
 			c.Redacted()
@@ -3930,7 +3995,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.String(in.Name)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubReleasesUpdateRedact[5] {
 			c.Redacted()
@@ -3938,7 +4003,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasReleaseId {
 		c.Key("release_id")
 		if githubReleasesUpdateRedact[6] {
 			c.Redacted()
@@ -3946,7 +4011,7 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 			c.Number(in.ReleaseId)
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubReleasesUpdateRedact[7] {
 			c.Redacted()
@@ -3967,7 +4032,7 @@ func (in *githubReleasesUpdateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesUpdateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -3978,25 +4043,23 @@ func (in *githubReleasesUpdateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubReleasesUpdateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesUpdateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubReleasesUpdateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubReleasesUpdate reads the arguments straight from their JSON; false sends them the generic way.
@@ -4007,66 +4070,66 @@ func decodeGithubReleasesUpdate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "draft":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasDraft {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			if !r.Bool(&in.Draft) {
 				return nil, false
 			}
 		case "name":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			if !r.String(&in.Name) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "release_id":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasReleaseId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasReleaseId = true
 			if !r.Number(&in.ReleaseId) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -4086,56 +4149,56 @@ func fromArgsGithubReleasesUpdate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "draft":
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.Draft = x
 		case "name":
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Name = x
 		case "owner":
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "release_id":
-			in.set[0] |= 1 << 6
+			in.hasReleaseId = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.ReleaseId = x
 		case "repo":
-			in.set[0] |= 1 << 7
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -4161,7 +4224,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<5) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -4169,7 +4232,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<7) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -4177,7 +4240,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/")
-	if !(in.set[0]&(1<<6) != 0) {
+	if !in.hasReleaseId {
 		return nil, handler.MissingInput(opID, "release_id")
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
@@ -4188,7 +4251,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -4196,7 +4259,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"body\":"...)
 			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasDraft {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -4204,7 +4267,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 			w = append(w, "\"draft\":"...)
 			w = strconv.AppendBool(w, in.Draft)
 		}
-		if in.set[0]&(1<<4) != 0 {
+		if in.hasName {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -4267,15 +4330,20 @@ func githubReleasesUpdateOp() *handler.Operation {
 
 // githubTagsGetInput holds the arguments of github__github_get_release (github.tags.get).
 type githubTagsGetInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	Tag         string // "tag"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	Tag    string // "tag"
+	hasTag bool
 }
 
 var githubTagsGetRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
@@ -4288,7 +4356,7 @@ func (in *githubTagsGetInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0xe != 0xe {
+	if !in.hasOwner || !in.hasRepo || !in.hasTag {
 		return false
 	}
 	return true
@@ -4297,16 +4365,16 @@ func (in *githubTagsGetInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubTagsGetInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasTag {
 		m["tag"] = in.Tag
 	}
 	for k, v := range in.extra {
@@ -4322,7 +4390,7 @@ func (in *githubTagsGetInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubTagsGetRedact[0] {
 			c.Redacted()
@@ -4330,7 +4398,7 @@ func (in *githubTagsGetInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubTagsGetRedact[1] {
 			c.Redacted()
@@ -4338,7 +4406,7 @@ func (in *githubTagsGetInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubTagsGetRedact[2] {
 			c.Redacted()
@@ -4346,7 +4414,7 @@ func (in *githubTagsGetInput) InputSHA256() string {
 			c.String(in.Repo)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasTag {
 		c.Key("tag")
 		if githubTagsGetRedact[3] {
 			c.Redacted()
@@ -4382,19 +4450,18 @@ func (in *githubTagsGetInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubTagsGetInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubTagsGetInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubTagsGet reads the arguments straight from their JSON; false sends them the generic way.
@@ -4405,34 +4472,34 @@ func decodeGithubTagsGet(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "tag":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasTag {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasTag = true
 			if !r.String(&in.Tag) {
 				return nil, false
 			}
@@ -4452,28 +4519,28 @@ func fromArgsGithubTagsGet(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "owner":
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "tag":
-			in.set[0] |= 1 << 3
+			in.hasTag = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -4499,7 +4566,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -4507,7 +4574,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
@@ -4515,7 +4582,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	}
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/tags/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasTag {
 		return nil, handler.MissingInput(opID, "tag")
 	}
 	if in.Tag == "" {
@@ -4563,14 +4630,17 @@ func githubTagsGetOp() *handler.Operation {
 
 // githubPullsListInput holds the arguments of github__github_list_pull (github.pulls.list).
 type githubPullsListInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Owner       string // "owner"
-	Repo        string // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
 var githubPullsListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo")
@@ -4583,7 +4653,7 @@ func (in *githubPullsListInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x6 != 0x6 {
+	if !in.hasOwner || !in.hasRepo {
 		return false
 	}
 	return true
@@ -4592,13 +4662,13 @@ func (in *githubPullsListInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *githubPullsListInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+3)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -4614,7 +4684,7 @@ func (in *githubPullsListInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if githubPullsListRedact[0] {
 			c.Redacted()
@@ -4622,7 +4692,7 @@ func (in *githubPullsListInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		c.Key("owner")
 		if githubPullsListRedact[1] {
 			c.Redacted()
@@ -4630,7 +4700,7 @@ func (in *githubPullsListInput) InputSHA256() string {
 			c.String(in.Owner)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		c.Key("repo")
 		if githubPullsListRedact[2] {
 			c.Redacted()
@@ -4666,19 +4736,18 @@ func (in *githubPullsListInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubPullsListInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubPullsListInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubPullsList reads the arguments straight from their JSON; false sends them the generic way.
@@ -4689,26 +4758,26 @@ func decodeGithubPullsList(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -4728,21 +4797,21 @@ func fromArgsGithubPullsList(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "owner":
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -4768,7 +4837,7 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasOwner {
 		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
@@ -4776,7 +4845,7 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasRepo {
 		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {

@@ -20,31 +20,70 @@ import (
 
 // sinkItemsSearchInput holds the arguments of sink__sink_search_items (sink.items.search).
 type sinkItemsSearchInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	Accept      string      // "accept"
-	AnvilDryRun bool        // "anvil_dry_run"
-	Filter      any         // "filter"
-	Flag        bool        // "flag"
-	Ids         any         // "ids"
-	Kind        string      // "kind"
-	Labels      any         // "labels"
-	Limit       json.Number // "limit"
-	Maybe       string      // "maybe"
-	Need        json.Number // "need"
-	Opts        any         // "opts"
-	Pipe        any         // "pipe"
-	Pref        json.Number // "pref"
-	Q           string      // "q"
-	Ratio       json.Number // "ratio"
-	Session     string      // "session"
-	Space       any         // "space"
-	Tags        any         // "tags"
-	Trace       string      // "trace"
-	Xlist       any         // "xlist"
+	Accept    string // "accept"
+	hasAccept bool
+
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Filter    any // "filter"
+	hasFilter bool
+
+	Flag    bool // "flag"
+	hasFlag bool
+
+	Ids    any // "ids"
+	hasIds bool
+
+	Kind    string // "kind"
+	hasKind bool
+
+	Labels    any // "labels"
+	hasLabels bool
+
+	Limit    json.Number // "limit"
+	hasLimit bool
+
+	Maybe     string // "maybe"
+	hasMaybe  bool
+	nullMaybe bool
+
+	Need    json.Number // "need"
+	hasNeed bool
+
+	Opts    any // "opts"
+	hasOpts bool
+
+	Pipe    any // "pipe"
+	hasPipe bool
+
+	Pref     json.Number // "pref"
+	hasPref  bool
+	nullPref bool
+
+	Q    string // "q"
+	hasQ bool
+
+	Ratio    json.Number // "ratio"
+	hasRatio bool
+
+	Session    string // "session"
+	hasSession bool
+
+	Space    any // "space"
+	hasSpace bool
+
+	Tags    any // "tags"
+	hasTags bool
+
+	Trace    string // "trace"
+	hasTrace bool
+
+	Xlist    any // "xlist"
+	hasXlist bool
 }
 
 var sinkItemsSearchRedact = handler.SensitiveKeys("accept", "anvil_dry_run", "filter", "flag", "ids", "kind", "labels", "limit", "maybe", "need", "opts", "pipe", "pref", "q", "ratio", "session", "space", "tags", "trace", "xlist")
@@ -58,22 +97,22 @@ func (in *sinkItemsSearchInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x230 != 0x230 {
+	if !in.hasIds || !in.hasKind || !in.hasNeed {
 		return false
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasFlag {
 		if !in.Flag {
 			return false
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasKind {
 		switch in.Kind {
 		case "book", "disc", "a b":
 		default:
 			return false
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasLimit {
 		if !handler.IsInteger(in.Limit) {
 			return false
 		}
@@ -84,14 +123,14 @@ func (in *sinkItemsSearchInput) Validate() bool {
 			return false
 		}
 	}
-	if in.set[0]&(1<<8) != 0 && in.null[0]&(1<<8) == 0 {
+	if in.hasMaybe && !in.nullMaybe {
 		switch in.Maybe {
 		case "x", "y":
 		default:
 			return false
 		}
 	}
-	if in.set[0]&(1<<9) != 0 {
+	if in.hasNeed {
 		if !handler.IsInteger(in.Need) {
 			return false
 		}
@@ -99,12 +138,12 @@ func (in *sinkItemsSearchInput) Validate() bool {
 			return false
 		}
 	}
-	if in.set[0]&(1<<12) != 0 && in.null[0]&(1<<12) == 0 {
+	if in.hasPref && !in.nullPref {
 		if !handler.IsInteger(in.Pref) {
 			return false
 		}
 	}
-	if in.set[0]&(1<<13) != 0 {
+	if in.hasQ {
 		if l := handler.RuneCount(in.Q); l < 2 || l > 10 {
 			return false
 		}
@@ -112,7 +151,7 @@ func (in *sinkItemsSearchInput) Validate() bool {
 			return false
 		}
 	}
-	if in.set[0]&(1<<14) != 0 {
+	if in.hasRatio {
 		if c, ok := handler.CompareNumber(in.Ratio, "0"); !ok || c <= 0 {
 			return false
 		}
@@ -120,7 +159,7 @@ func (in *sinkItemsSearchInput) Validate() bool {
 			return false
 		}
 	}
-	if in.set[0]&(1<<18) != 0 {
+	if in.hasTrace {
 		if l := handler.RuneCount(in.Trace); l > 40 {
 			return false
 		}
@@ -131,72 +170,72 @@ func (in *sinkItemsSearchInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkItemsSearchInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+20)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAccept {
 		m["accept"] = in.Accept
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasFilter {
 		m["filter"] = in.Filter
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasFlag {
 		m["flag"] = in.Flag
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasIds {
 		m["ids"] = in.Ids
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasKind {
 		m["kind"] = in.Kind
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasLabels {
 		m["labels"] = in.Labels
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasLimit {
 		m["limit"] = in.Limit
 	}
-	if in.set[0]&(1<<8) != 0 {
-		if in.null[0]&(1<<8) != 0 {
+	if in.hasMaybe {
+		if in.nullMaybe {
 			m["maybe"] = nil
 		} else {
 			m["maybe"] = in.Maybe
 		}
 	}
-	if in.set[0]&(1<<9) != 0 {
+	if in.hasNeed {
 		m["need"] = in.Need
 	}
-	if in.set[0]&(1<<10) != 0 {
+	if in.hasOpts {
 		m["opts"] = in.Opts
 	}
-	if in.set[0]&(1<<11) != 0 {
+	if in.hasPipe {
 		m["pipe"] = in.Pipe
 	}
-	if in.set[0]&(1<<12) != 0 {
-		if in.null[0]&(1<<12) != 0 {
+	if in.hasPref {
+		if in.nullPref {
 			m["pref"] = nil
 		} else {
 			m["pref"] = in.Pref
 		}
 	}
-	if in.set[0]&(1<<13) != 0 {
+	if in.hasQ {
 		m["q"] = in.Q
 	}
-	if in.set[0]&(1<<14) != 0 {
+	if in.hasRatio {
 		m["ratio"] = in.Ratio
 	}
-	if in.set[0]&(1<<15) != 0 {
+	if in.hasSession {
 		m["session"] = in.Session
 	}
-	if in.set[0]&(1<<16) != 0 {
+	if in.hasSpace {
 		m["space"] = in.Space
 	}
-	if in.set[0]&(1<<17) != 0 {
+	if in.hasTags {
 		m["tags"] = in.Tags
 	}
-	if in.set[0]&(1<<18) != 0 {
+	if in.hasTrace {
 		m["trace"] = in.Trace
 	}
-	if in.set[0]&(1<<19) != 0 {
+	if in.hasXlist {
 		m["xlist"] = in.Xlist
 	}
 	for k, v := range in.extra {
@@ -207,12 +246,12 @@ func (in *sinkItemsSearchInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkItemsSearchInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0xb0c54 != 0 {
+	if in.extra != nil || in.hasFilter || in.hasIds || in.hasLabels || in.hasOpts || in.hasPipe || in.hasSpace || in.hasTags || in.hasXlist {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAccept {
 		c.Key("accept")
 		if sinkItemsSearchRedact[0] {
 			c.Redacted()
@@ -220,7 +259,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.String(in.Accept)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkItemsSearchRedact[1] {
 			c.Redacted()
@@ -228,7 +267,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasFlag {
 		c.Key("flag")
 		if sinkItemsSearchRedact[3] {
 			c.Redacted()
@@ -236,7 +275,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.Bool(in.Flag)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasKind {
 		c.Key("kind")
 		if sinkItemsSearchRedact[5] {
 			c.Redacted()
@@ -244,7 +283,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.String(in.Kind)
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasLimit {
 		c.Key("limit")
 		if sinkItemsSearchRedact[7] {
 			c.Redacted()
@@ -252,17 +291,17 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.Number(in.Limit)
 		}
 	}
-	if in.set[0]&(1<<8) != 0 {
+	if in.hasMaybe {
 		c.Key("maybe")
 		if sinkItemsSearchRedact[8] {
 			c.Redacted()
-		} else if in.null[0]&(1<<8) != 0 {
+		} else if in.nullMaybe {
 			c.Null()
 		} else {
 			c.String(in.Maybe)
 		}
 	}
-	if in.set[0]&(1<<9) != 0 {
+	if in.hasNeed {
 		c.Key("need")
 		if sinkItemsSearchRedact[9] {
 			c.Redacted()
@@ -270,17 +309,17 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.Number(in.Need)
 		}
 	}
-	if in.set[0]&(1<<12) != 0 {
+	if in.hasPref {
 		c.Key("pref")
 		if sinkItemsSearchRedact[12] {
 			c.Redacted()
-		} else if in.null[0]&(1<<12) != 0 {
+		} else if in.nullPref {
 			c.Null()
 		} else {
 			c.Number(in.Pref)
 		}
 	}
-	if in.set[0]&(1<<13) != 0 {
+	if in.hasQ {
 		c.Key("q")
 		if sinkItemsSearchRedact[13] {
 			c.Redacted()
@@ -288,7 +327,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.String(in.Q)
 		}
 	}
-	if in.set[0]&(1<<14) != 0 {
+	if in.hasRatio {
 		c.Key("ratio")
 		if sinkItemsSearchRedact[14] {
 			c.Redacted()
@@ -296,7 +335,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.Number(in.Ratio)
 		}
 	}
-	if in.set[0]&(1<<15) != 0 {
+	if in.hasSession {
 		c.Key("session")
 		if sinkItemsSearchRedact[15] {
 			c.Redacted()
@@ -304,7 +343,7 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 			c.String(in.Session)
 		}
 	}
-	if in.set[0]&(1<<18) != 0 {
+	if in.hasTrace {
 		c.Key("trace")
 		if sinkItemsSearchRedact[18] {
 			c.Redacted()
@@ -340,19 +379,18 @@ func (in *sinkItemsSearchInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkItemsSearchInput) DryRun() bool {
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkItemsSearchInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 1
-	in.null[0] &^= 1 << 1
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkItemsSearch reads the arguments straight from their JSON; false sends them the generic way.
@@ -363,170 +401,170 @@ func decodeSinkItemsSearch(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "accept":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAccept {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAccept = true
 			if !r.String(&in.Accept) {
 				return nil, false
 			}
 		case "anvil_dry_run":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "filter":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasFilter {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasFilter = true
 			if !r.Any(&in.Filter) {
 				return nil, false
 			}
 		case "flag":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasFlag {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasFlag = true
 			if !r.Bool(&in.Flag) {
 				return nil, false
 			}
 		case "ids":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasIds {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasIds = true
 			if !r.Any(&in.Ids) {
 				return nil, false
 			}
 		case "kind":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasKind {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasKind = true
 			if !r.String(&in.Kind) {
 				return nil, false
 			}
 		case "labels":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasLabels {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasLabels = true
 			if !r.Any(&in.Labels) {
 				return nil, false
 			}
 		case "limit":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasLimit {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasLimit = true
 			if !r.Number(&in.Limit) {
 				return nil, false
 			}
 		case "maybe":
-			if in.set[0]&(1<<8) != 0 {
+			if in.hasMaybe {
 				return nil, false
 			}
-			in.set[0] |= 1 << 8
+			in.hasMaybe = true
 			if r.Null() {
-				in.null[0] |= 1 << 8
+				in.nullMaybe = true
 				continue
 			}
 			if !r.String(&in.Maybe) {
 				return nil, false
 			}
 		case "need":
-			if in.set[0]&(1<<9) != 0 {
+			if in.hasNeed {
 				return nil, false
 			}
-			in.set[0] |= 1 << 9
+			in.hasNeed = true
 			if !r.Number(&in.Need) {
 				return nil, false
 			}
 		case "opts":
-			if in.set[0]&(1<<10) != 0 {
+			if in.hasOpts {
 				return nil, false
 			}
-			in.set[0] |= 1 << 10
+			in.hasOpts = true
 			if !r.Any(&in.Opts) {
 				return nil, false
 			}
 		case "pipe":
-			if in.set[0]&(1<<11) != 0 {
+			if in.hasPipe {
 				return nil, false
 			}
-			in.set[0] |= 1 << 11
+			in.hasPipe = true
 			if !r.Any(&in.Pipe) {
 				return nil, false
 			}
 		case "pref":
-			if in.set[0]&(1<<12) != 0 {
+			if in.hasPref {
 				return nil, false
 			}
-			in.set[0] |= 1 << 12
+			in.hasPref = true
 			if r.Null() {
-				in.null[0] |= 1 << 12
+				in.nullPref = true
 				continue
 			}
 			if !r.Number(&in.Pref) {
 				return nil, false
 			}
 		case "q":
-			if in.set[0]&(1<<13) != 0 {
+			if in.hasQ {
 				return nil, false
 			}
-			in.set[0] |= 1 << 13
+			in.hasQ = true
 			if !r.String(&in.Q) {
 				return nil, false
 			}
 		case "ratio":
-			if in.set[0]&(1<<14) != 0 {
+			if in.hasRatio {
 				return nil, false
 			}
-			in.set[0] |= 1 << 14
+			in.hasRatio = true
 			if !r.Number(&in.Ratio) {
 				return nil, false
 			}
 		case "session":
-			if in.set[0]&(1<<15) != 0 {
+			if in.hasSession {
 				return nil, false
 			}
-			in.set[0] |= 1 << 15
+			in.hasSession = true
 			if !r.String(&in.Session) {
 				return nil, false
 			}
 		case "space":
-			if in.set[0]&(1<<16) != 0 {
+			if in.hasSpace {
 				return nil, false
 			}
-			in.set[0] |= 1 << 16
+			in.hasSpace = true
 			if !r.Any(&in.Space) {
 				return nil, false
 			}
 		case "tags":
-			if in.set[0]&(1<<17) != 0 {
+			if in.hasTags {
 				return nil, false
 			}
-			in.set[0] |= 1 << 17
+			in.hasTags = true
 			if !r.Any(&in.Tags) {
 				return nil, false
 			}
 		case "trace":
-			if in.set[0]&(1<<18) != 0 {
+			if in.hasTrace {
 				return nil, false
 			}
-			in.set[0] |= 1 << 18
+			in.hasTrace = true
 			if !r.String(&in.Trace) {
 				return nil, false
 			}
 		case "xlist":
-			if in.set[0]&(1<<19) != 0 {
+			if in.hasXlist {
 				return nil, false
 			}
-			in.set[0] |= 1 << 19
+			in.hasXlist = true
 			if !r.Any(&in.Xlist) {
 				return nil, false
 			}
@@ -546,53 +584,53 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "accept":
-			in.set[0] |= 1 << 0
+			in.hasAccept = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Accept = x
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 1
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "filter":
-			in.set[0] |= 1 << 2
+			in.hasFilter = true
 			in.Filter = v
 		case "flag":
-			in.set[0] |= 1 << 3
+			in.hasFlag = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.Flag = x
 		case "ids":
-			in.set[0] |= 1 << 4
+			in.hasIds = true
 			in.Ids = v
 		case "kind":
-			in.set[0] |= 1 << 5
+			in.hasKind = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Kind = x
 		case "labels":
-			in.set[0] |= 1 << 6
+			in.hasLabels = true
 			in.Labels = v
 		case "limit":
-			in.set[0] |= 1 << 7
+			in.hasLimit = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.Limit = x
 		case "maybe":
-			in.set[0] |= 1 << 8
+			in.hasMaybe = true
 			if v == nil {
-				in.null[0] |= 1 << 8
+				in.nullMaybe = true
 				continue
 			}
 			x, ok := v.(string)
@@ -601,22 +639,22 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 			}
 			in.Maybe = x
 		case "need":
-			in.set[0] |= 1 << 9
+			in.hasNeed = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.Need = x
 		case "opts":
-			in.set[0] |= 1 << 10
+			in.hasOpts = true
 			in.Opts = v
 		case "pipe":
-			in.set[0] |= 1 << 11
+			in.hasPipe = true
 			in.Pipe = v
 		case "pref":
-			in.set[0] |= 1 << 12
+			in.hasPref = true
 			if v == nil {
-				in.null[0] |= 1 << 12
+				in.nullPref = true
 				continue
 			}
 			x, ok := v.(json.Number)
@@ -625,41 +663,41 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 			}
 			in.Pref = x
 		case "q":
-			in.set[0] |= 1 << 13
+			in.hasQ = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Q = x
 		case "ratio":
-			in.set[0] |= 1 << 14
+			in.hasRatio = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.Ratio = x
 		case "session":
-			in.set[0] |= 1 << 15
+			in.hasSession = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Session = x
 		case "space":
-			in.set[0] |= 1 << 16
+			in.hasSpace = true
 			in.Space = v
 		case "tags":
-			in.set[0] |= 1 << 17
+			in.hasTags = true
 			in.Tags = v
 		case "trace":
-			in.set[0] |= 1 << 18
+			in.hasTrace = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Trace = x
 		case "xlist":
-			in.set[0] |= 1 << 19
+			in.hasXlist = true
 			in.Xlist = v
 		default:
 			return nil, false
@@ -681,7 +719,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/items/")
-	if !(in.set[0]&(1<<5) != 0) {
+	if !in.hasKind {
 		return nil, handler.MissingInput(opID, "kind")
 	}
 	if in.Kind == "" {
@@ -689,7 +727,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	u.WriteString(upstream.PathSegment(in.Kind))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0 && in.Ids != nil) {
+	if !in.hasIds || in.Ids == nil {
 		return nil, handler.MissingInput(opID, "ids")
 	}
 	{
@@ -700,47 +738,47 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteString(s)
 	}
 	q := base.Query
-	if in.set[0]&(1<<17) != 0 && in.Tags != nil {
+	if in.hasTags && in.Tags != nil {
 		q = upstream.AppendQueryValue(q, "tags", "form", true, in.Tags)
 	}
-	if in.set[0]&(1<<6) != 0 && in.Labels != nil {
+	if in.hasLabels && in.Labels != nil {
 		q = upstream.AppendQueryValue(q, "labels", "form", false, in.Labels)
 	}
-	if in.set[0]&(1<<16) != 0 && in.Space != nil {
+	if in.hasSpace && in.Space != nil {
 		q = upstream.AppendQueryValue(q, "space", "spaceDelimited", true, in.Space)
 	}
-	if in.set[0]&(1<<11) != 0 && in.Pipe != nil {
+	if in.hasPipe && in.Pipe != nil {
 		q = upstream.AppendQueryValue(q, "pipe", "pipeDelimited", true, in.Pipe)
 	}
-	if in.set[0]&(1<<2) != 0 && in.Filter != nil {
+	if in.hasFilter && in.Filter != nil {
 		q = upstream.AppendQueryValue(q, "filter", "deepObject", true, in.Filter)
 	}
-	if in.set[0]&(1<<10) != 0 && in.Opts != nil {
+	if in.hasOpts && in.Opts != nil {
 		q = upstream.AppendQueryValue(q, "opts", "form", true, in.Opts)
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasLimit {
 		q = upstream.AppendQuery(q, "limit", upstream.NumberString(in.Limit))
 	}
-	if in.set[0]&(1<<14) != 0 {
+	if in.hasRatio {
 		q = upstream.AppendQuery(q, "ratio", upstream.NumberString(in.Ratio))
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasFlag {
 		q = upstream.AppendQuery(q, "flag", strconv.FormatBool(in.Flag))
 	}
-	if in.set[0]&(1<<13) != 0 {
+	if in.hasQ {
 		q = upstream.AppendQuery(q, "q", in.Q)
 	}
-	if in.set[0]&(1<<8) != 0 && in.null[0]&(1<<8) == 0 {
+	if in.hasMaybe && !in.nullMaybe {
 		q = upstream.AppendQuery(q, "maybe", in.Maybe)
 	}
-	if in.set[0]&(1<<9) != 0 {
+	if in.hasNeed {
 		q = upstream.AppendQuery(q, "need", upstream.NumberString(in.Need))
 	} else {
 		return nil, handler.MissingInput(opID, "need")
 	}
 	var h0 string
 	h0Set := false
-	if in.set[0]&(1<<18) != 0 {
+	if in.hasTrace {
 		h0, h0Set = in.Trace, true
 		if handler.BadHeader(h0) {
 			return nil, handler.BuildError(opID, "Header input trace must not contain line breaks.", false)
@@ -748,7 +786,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	var h1 string
 	h1Set := false
-	if in.set[0]&(1<<19) != 0 && in.Xlist != nil {
+	if in.hasXlist && in.Xlist != nil {
 		h1, h1Set = upstream.HeaderValue(in.Xlist), true
 		if handler.BadHeader(h1) {
 			return nil, handler.BuildError(opID, "Header input xlist must not contain line breaks.", false)
@@ -756,17 +794,17 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	var h2 string
 	h2Set := false
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAccept {
 		h2, h2Set = in.Accept, true
 		if handler.BadHeader(h2) {
 			return nil, handler.BuildError(opID, "Header input accept must not contain line breaks.", false)
 		}
 	}
 	var cookies []string
-	if in.set[0]&(1<<15) != 0 {
+	if in.hasSession {
 		cookies = append(cookies, "session="+upstream.CookieValue(in.Session))
 	}
-	if in.set[0]&(1<<12) != 0 && in.null[0]&(1<<12) == 0 {
+	if in.hasPref && !in.nullPref {
 		cookies = append(cookies, "pref="+upstream.CookieValue(upstream.NumberString(in.Pref)))
 	}
 	if q != "" {
@@ -822,15 +860,20 @@ func sinkItemsSearchOp() *handler.Operation {
 
 // sinkLabelsGetInput holds the arguments of sink__sink_get_label (sink.labels.get).
 type sinkLabelsGetInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	M           any         // "m"
-	N           json.Number // "n"
-	Name        string      // "name"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	M    any // "m"
+	hasM bool
+
+	N    json.Number // "n"
+	hasN bool
+
+	Name    string // "name"
+	hasName bool
 }
 
 var sinkLabelsGetRedact = handler.SensitiveKeys("anvil_dry_run", "m", "n", "name")
@@ -843,7 +886,7 @@ func (in *sinkLabelsGetInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0xe != 0xe {
+	if !in.hasM || !in.hasN || !in.hasName {
 		return false
 	}
 	return true
@@ -852,16 +895,16 @@ func (in *sinkLabelsGetInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkLabelsGetInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasM {
 		m["m"] = in.M
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasN {
 		m["n"] = in.N
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasName {
 		m["name"] = in.Name
 	}
 	for k, v := range in.extra {
@@ -872,12 +915,12 @@ func (in *sinkLabelsGetInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkLabelsGetInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0x2 != 0 {
+	if in.extra != nil || in.hasM {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkLabelsGetRedact[0] {
 			c.Redacted()
@@ -885,7 +928,7 @@ func (in *sinkLabelsGetInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasN {
 		c.Key("n")
 		if sinkLabelsGetRedact[2] {
 			c.Redacted()
@@ -893,7 +936,7 @@ func (in *sinkLabelsGetInput) InputSHA256() string {
 			c.Number(in.N)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasName {
 		c.Key("name")
 		if sinkLabelsGetRedact[3] {
 			c.Redacted()
@@ -929,19 +972,18 @@ func (in *sinkLabelsGetInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkLabelsGetInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkLabelsGetInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkLabelsGet reads the arguments straight from their JSON; false sends them the generic way.
@@ -952,34 +994,34 @@ func decodeSinkLabelsGet(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "m":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasM {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasM = true
 			if !r.Any(&in.M) {
 				return nil, false
 			}
 		case "n":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasN {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasN = true
 			if !r.Number(&in.N) {
 				return nil, false
 			}
 		case "name":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasName = true
 			if !r.String(&in.Name) {
 				return nil, false
 			}
@@ -999,24 +1041,24 @@ func fromArgsSinkLabelsGet(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "m":
-			in.set[0] |= 1 << 1
+			in.hasM = true
 			in.M = v
 		case "n":
-			in.set[0] |= 1 << 2
+			in.hasN = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.N = x
 		case "name":
-			in.set[0] |= 1 << 3
+			in.hasName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1042,7 +1084,7 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/labels/")
-	if !(in.set[0]&(1<<3) != 0) {
+	if !in.hasName {
 		return nil, handler.MissingInput(opID, "name")
 	}
 	if in.Name == "" {
@@ -1051,7 +1093,7 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	u.WriteByte('.')
 	u.WriteString(upstream.PathSegment(in.Name))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<1) != 0 && in.M != nil) {
+	if !in.hasM || in.M == nil {
 		return nil, handler.MissingInput(opID, "m")
 	}
 	{
@@ -1062,7 +1104,7 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 		u.WriteString(s)
 	}
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasN {
 		return nil, handler.MissingInput(opID, "n")
 	}
 	u.WriteString(";" + upstream.PathSegment("n") + "=")
@@ -1110,17 +1152,27 @@ func sinkLabelsGetOp() *handler.Operation {
 
 // sinkFormsSubmitInput holds the arguments of sink__sink_submit_form (sink.forms.submit).
 type sinkFormsSubmitInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	A           string      // "a"
-	AnvilDryRun bool        // "anvil_dry_run"
-	List        any         // "list"
-	N           json.Number // "n"
-	Obj         any         // "obj"
-	Z           bool        // "z"
+	A    string // "a"
+	hasA bool
+
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	List    any // "list"
+	hasList bool
+
+	N     json.Number // "n"
+	hasN  bool
+	nullN bool
+
+	Obj    any // "obj"
+	hasObj bool
+
+	Z    bool // "z"
+	hasZ bool
 }
 
 var sinkFormsSubmitRedact = handler.SensitiveKeys("a", "anvil_dry_run", "list", "n", "obj", "z")
@@ -1133,10 +1185,10 @@ func (in *sinkFormsSubmitInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x1 != 0x1 {
+	if !in.hasA {
 		return false
 	}
-	if in.set[0]&(1<<3) != 0 && in.null[0]&(1<<3) == 0 {
+	if in.hasN && !in.nullN {
 		if !handler.IsInteger(in.N) {
 			return false
 		}
@@ -1147,26 +1199,26 @@ func (in *sinkFormsSubmitInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkFormsSubmitInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+6)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasA {
 		m["a"] = in.A
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasList {
 		m["list"] = in.List
 	}
-	if in.set[0]&(1<<3) != 0 {
-		if in.null[0]&(1<<3) != 0 {
+	if in.hasN {
+		if in.nullN {
 			m["n"] = nil
 		} else {
 			m["n"] = in.N
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasObj {
 		m["obj"] = in.Obj
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasZ {
 		m["z"] = in.Z
 	}
 	for k, v := range in.extra {
@@ -1177,12 +1229,12 @@ func (in *sinkFormsSubmitInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkFormsSubmitInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0x14 != 0 {
+	if in.extra != nil || in.hasList || in.hasObj {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasA {
 		c.Key("a")
 		if sinkFormsSubmitRedact[0] {
 			c.Redacted()
@@ -1190,7 +1242,7 @@ func (in *sinkFormsSubmitInput) InputSHA256() string {
 			c.String(in.A)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkFormsSubmitRedact[1] {
 			c.Redacted()
@@ -1198,17 +1250,17 @@ func (in *sinkFormsSubmitInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasN {
 		c.Key("n")
 		if sinkFormsSubmitRedact[3] {
 			c.Redacted()
-		} else if in.null[0]&(1<<3) != 0 {
+		} else if in.nullN {
 			c.Null()
 		} else {
 			c.Number(in.N)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasZ {
 		c.Key("z")
 		if sinkFormsSubmitRedact[5] {
 			c.Redacted()
@@ -1244,19 +1296,18 @@ func (in *sinkFormsSubmitInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkFormsSubmitInput) DryRun() bool {
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkFormsSubmitInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 1
-	in.null[0] &^= 1 << 1
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkFormsSubmit reads the arguments straight from their JSON; false sends them the generic way.
@@ -1267,54 +1318,54 @@ func decodeSinkFormsSubmit(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "a":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasA {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasA = true
 			if !r.String(&in.A) {
 				return nil, false
 			}
 		case "anvil_dry_run":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "list":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasList {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasList = true
 			if !r.Any(&in.List) {
 				return nil, false
 			}
 		case "n":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasN {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasN = true
 			if r.Null() {
-				in.null[0] |= 1 << 3
+				in.nullN = true
 				continue
 			}
 			if !r.Number(&in.N) {
 				return nil, false
 			}
 		case "obj":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasObj {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasObj = true
 			if !r.Any(&in.Obj) {
 				return nil, false
 			}
 		case "z":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasZ {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasZ = true
 			if !r.Bool(&in.Z) {
 				return nil, false
 			}
@@ -1334,26 +1385,26 @@ func fromArgsSinkFormsSubmit(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "a":
-			in.set[0] |= 1 << 0
+			in.hasA = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.A = x
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 1
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "list":
-			in.set[0] |= 1 << 2
+			in.hasList = true
 			in.List = v
 		case "n":
-			in.set[0] |= 1 << 3
+			in.hasN = true
 			if v == nil {
-				in.null[0] |= 1 << 3
+				in.nullN = true
 				continue
 			}
 			x, ok := v.(json.Number)
@@ -1362,10 +1413,10 @@ func fromArgsSinkFormsSubmit(args map[string]any) (handler.Input, bool) {
 			}
 			in.N = x
 		case "obj":
-			in.set[0] |= 1 << 4
+			in.hasObj = true
 			in.Obj = v
 		case "z":
-			in.set[0] |= 1 << 5
+			in.hasZ = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
@@ -1397,30 +1448,30 @@ func buildSinkFormsSubmit(ctx context.Context, base *handler.Base, in0 handler.I
 	{
 		nf := 0
 		form := ""
-		if in.set[0]&(1<<0) != 0 {
+		if in.hasA {
 			nf++
 			form = upstream.AppendQuery(form, "a", in.A)
 		}
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasN {
 			nf++
-			if !(in.null[0]&(1<<3) != 0) {
+			if !in.nullN {
 				form = upstream.AppendQuery(form, "n", upstream.NumberString(in.N))
 			}
 		}
-		if in.set[0]&(1<<2) != 0 {
+		if in.hasList {
 			nf++
 			form = upstream.AppendFormValue(form, "list", in.List)
 		}
-		if in.set[0]&(1<<4) != 0 {
+		if in.hasObj {
 			nf++
 			form = upstream.AppendFormValue(form, "obj", in.Obj)
 		}
-		if in.set[0]&(1<<5) != 0 {
+		if in.hasZ {
 			nf++
 			form = upstream.AppendQuery(form, "z", strconv.FormatBool(in.Z))
 		}
 		if true {
-			if !(in.set[0]&(1<<0) != 0) {
+			if !in.hasA {
 				return nil, handler.MissingInput(opID, "a")
 			}
 			body = []byte(form)
@@ -1480,15 +1531,20 @@ func sinkFormsSubmitOp() *handler.Operation {
 
 // sinkDocsPutInput holds the arguments of sink__sink_put_doc (sink.docs.put).
 type sinkDocsPutInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun       bool   // "anvil_dry_run"
-	Body              any    // "body"
-	Id                string // "id"
-	IdempotencyKeyArg string // "idempotency_key"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    any // "body"
+	hasBody bool
+
+	Id    string // "id"
+	hasId bool
+
+	IdempotencyKeyArg    string // "idempotency_key"
+	hasIdempotencyKeyArg bool
 }
 
 var sinkDocsPutRedact = handler.SensitiveKeys("anvil_dry_run", "body", "id", "idempotency_key")
@@ -1501,10 +1557,10 @@ func (in *sinkDocsPutInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x6 != 0x6 {
+	if !in.hasBody || !in.hasId {
 		return false
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasId {
 		if l := handler.RuneCount(in.Id); l < 1 {
 			return false
 		}
@@ -1515,16 +1571,16 @@ func (in *sinkDocsPutInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkDocsPutInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasId {
 		m["id"] = in.Id
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIdempotencyKeyArg {
 		m["idempotency_key"] = in.IdempotencyKeyArg
 	}
 	for k, v := range in.extra {
@@ -1535,12 +1591,12 @@ func (in *sinkDocsPutInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkDocsPutInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0x2 != 0 {
+	if in.extra != nil || in.hasBody {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkDocsPutRedact[0] {
 			c.Redacted()
@@ -1548,7 +1604,7 @@ func (in *sinkDocsPutInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasId {
 		c.Key("id")
 		if sinkDocsPutRedact[2] {
 			c.Redacted()
@@ -1556,7 +1612,7 @@ func (in *sinkDocsPutInput) InputSHA256() string {
 			c.String(in.Id)
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIdempotencyKeyArg {
 		c.Key("idempotency_key")
 		if sinkDocsPutRedact[3] {
 			c.Redacted()
@@ -1569,7 +1625,7 @@ func (in *sinkDocsPutInput) InputSHA256() string {
 
 // IdempotencyKey reads the idempotency carrier input.
 func (in *sinkDocsPutInput) IdempotencyKey() (s string, isString, present bool) {
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
 	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
@@ -1582,8 +1638,7 @@ func (in *sinkDocsPutInput) IdempotencyKey() (s string, isString, present bool) 
 // SetIdempotencyKey sets the idempotency carrier input.
 func (in *sinkDocsPutInput) SetIdempotencyKey(key string) {
 	in.IdempotencyKeyArg = key
-	in.set[0] |= 1 << 3
-	in.null[0] &^= 1 << 3
+	in.hasIdempotencyKeyArg = true
 }
 
 // Confirm reads the confirm input: its value and whether it is present.
@@ -1603,19 +1658,18 @@ func (in *sinkDocsPutInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkDocsPutInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkDocsPutInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkDocsPut reads the arguments straight from their JSON; false sends them the generic way.
@@ -1626,34 +1680,34 @@ func decodeSinkDocsPut(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.Any(&in.Body) {
 				return nil, false
 			}
 		case "id":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasId = true
 			if !r.String(&in.Id) {
 				return nil, false
 			}
 		case "idempotency_key":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasIdempotencyKeyArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasIdempotencyKeyArg = true
 			if !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
@@ -1673,24 +1727,24 @@ func fromArgsSinkDocsPut(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			in.Body = v
 		case "id":
-			in.set[0] |= 1 << 2
+			in.hasId = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Id = x
 		case "idempotency_key":
-			in.set[0] |= 1 << 3
+			in.hasIdempotencyKeyArg = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1716,7 +1770,7 @@ func buildSinkDocsPut(ctx context.Context, base *handler.Base, in0 handler.Input
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/docs/")
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasId {
 		return nil, handler.MissingInput(opID, "id")
 	}
 	if in.Id == "" {
@@ -1726,10 +1780,10 @@ func buildSinkDocsPut(ctx context.Context, base *handler.Base, in0 handler.Input
 	q := base.Query
 	var body []byte
 	ctype := "application/merge-patch+json"
-	if in.set[0]&(1<<1) != 0 && in.Body != nil {
+	if in.hasBody && in.Body != nil {
 		var ck string
 		var cv any
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasIdempotencyKeyArg {
 			ck, cv = "request_id", in.IdempotencyKeyArg
 		}
 		var err error
@@ -1794,13 +1848,14 @@ func sinkDocsPutOp() *handler.Operation {
 
 // sinkNotesCreateInput holds the arguments of sink__sink_create_note (sink.notes.create).
 type sinkNotesCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool // "anvil_dry_run"
-	Text        any  // "text"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Text    any // "text"
+	hasText bool
 }
 
 var sinkNotesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "text")
@@ -1819,10 +1874,10 @@ func (in *sinkNotesCreateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkNotesCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+2)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasText {
 		m["text"] = in.Text
 	}
 	for k, v := range in.extra {
@@ -1833,12 +1888,12 @@ func (in *sinkNotesCreateInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkNotesCreateInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0x2 != 0 {
+	if in.extra != nil || in.hasText {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkNotesCreateRedact[0] {
 			c.Redacted()
@@ -1874,19 +1929,18 @@ func (in *sinkNotesCreateInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkNotesCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkNotesCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkNotesCreate reads the arguments straight from their JSON; false sends them the generic way.
@@ -1897,18 +1951,18 @@ func decodeSinkNotesCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "text":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasText {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasText = true
 			if !r.Any(&in.Text) {
 				return nil, false
 			}
@@ -1928,14 +1982,14 @@ func fromArgsSinkNotesCreate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "text":
-			in.set[0] |= 1 << 1
+			in.hasText = true
 			in.Text = v
 		default:
 			return nil, false
@@ -1960,7 +2014,7 @@ func buildSinkNotesCreate(ctx context.Context, base *handler.Base, in0 handler.I
 	q := base.Query
 	var body []byte
 	ctype := "text/plain; charset=utf-8"
-	if in.set[0]&(1<<1) != 0 && in.Text != nil {
+	if in.hasText && in.Text != nil {
 		var err error
 		body, ctype, err = handler.WholeBody(opID, "text", 2, "text/plain; charset=utf-8", in.Text, "", nil)
 		if err != nil {
@@ -2020,13 +2074,14 @@ func sinkNotesCreateOp() *handler.Operation {
 
 // sinkBlobsUploadInput holds the arguments of sink__sink_upload_blob (sink.blobs.upload).
 type sinkBlobsUploadInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool // "anvil_dry_run"
-	Body        any  // "body"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    any // "body"
+	hasBody bool
 }
 
 var sinkBlobsUploadRedact = handler.SensitiveKeys("anvil_dry_run", "body")
@@ -2039,7 +2094,7 @@ func (in *sinkBlobsUploadInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x2 != 0x2 {
+	if !in.hasBody {
 		return false
 	}
 	return true
@@ -2048,10 +2103,10 @@ func (in *sinkBlobsUploadInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkBlobsUploadInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+2)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
 	for k, v := range in.extra {
@@ -2062,12 +2117,12 @@ func (in *sinkBlobsUploadInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkBlobsUploadInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0x2 != 0 {
+	if in.extra != nil || in.hasBody {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkBlobsUploadRedact[0] {
 			c.Redacted()
@@ -2103,19 +2158,18 @@ func (in *sinkBlobsUploadInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkBlobsUploadInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkBlobsUploadInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkBlobsUpload reads the arguments straight from their JSON; false sends them the generic way.
@@ -2126,18 +2180,18 @@ func decodeSinkBlobsUpload(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.Any(&in.Body) {
 				return nil, false
 			}
@@ -2157,14 +2211,14 @@ func fromArgsSinkBlobsUpload(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			in.Body = v
 		default:
 			return nil, false
@@ -2189,7 +2243,7 @@ func buildSinkBlobsUpload(ctx context.Context, base *handler.Base, in0 handler.I
 	q := base.Query
 	var body []byte
 	ctype := "application/octet-stream"
-	if in.set[0]&(1<<1) != 0 && in.Body != nil {
+	if in.hasBody && in.Body != nil {
 		var err error
 		body, ctype, err = handler.WholeBody(opID, "body", 2, "application/octet-stream", in.Body, "", nil)
 		if err != nil {
@@ -2252,19 +2306,34 @@ func sinkBlobsUploadOp() *handler.Operation {
 
 // sinkEventsCreateInput holds the arguments of sink__sink_create_event (sink.events.create).
 type sinkEventsCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun       bool        // "anvil_dry_run"
-	Draft             bool        // "draft"
-	IdempotencyKeyArg string      // "idempotency_key"
-	Meta              any         // "meta"
-	Score             json.Number // "score"
-	Tenant            string      // "tenant"
-	Title             string      // "title"
-	When              string      // "when"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Draft     bool // "draft"
+	hasDraft  bool
+	nullDraft bool
+
+	IdempotencyKeyArg    string // "idempotency_key"
+	hasIdempotencyKeyArg bool
+
+	Meta    any // "meta"
+	hasMeta bool
+
+	Score    json.Number // "score"
+	hasScore bool
+
+	Tenant    string // "tenant"
+	hasTenant bool
+
+	Title    string // "title"
+	hasTitle bool
+
+	When     string // "when"
+	hasWhen  bool
+	nullWhen bool
 }
 
 var sinkEventsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "draft", "idempotency_key", "meta", "score", "tenant", "title", "when")
@@ -2274,10 +2343,10 @@ func (in *sinkEventsCreateInput) Validate() bool {
 	if in.bad {
 		return false
 	}
-	if in.set[0]&0x40 != 0x40 {
+	if !in.hasTitle {
 		return false
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasScore {
 		if c, ok := handler.CompareNumber(in.Score, "-1.5"); !ok || c < 0 {
 			return false
 		}
@@ -2291,33 +2360,33 @@ func (in *sinkEventsCreateInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkEventsCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
-		if in.null[0]&(1<<1) != 0 {
+	if in.hasDraft {
+		if in.nullDraft {
 			m["draft"] = nil
 		} else {
 			m["draft"] = in.Draft
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		m["idempotency_key"] = in.IdempotencyKeyArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasMeta {
 		m["meta"] = in.Meta
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasScore {
 		m["score"] = in.Score
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasTenant {
 		m["tenant"] = in.Tenant
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasTitle {
 		m["title"] = in.Title
 	}
-	if in.set[0]&(1<<7) != 0 {
-		if in.null[0]&(1<<7) != 0 {
+	if in.hasWhen {
+		if in.nullWhen {
 			m["when"] = nil
 		} else {
 			m["when"] = in.When
@@ -2331,12 +2400,12 @@ func (in *sinkEventsCreateInput) Args() map[string]any {
 
 // InputSHA256 is the audit hash of the arguments.
 func (in *sinkEventsCreateInput) InputSHA256() string {
-	if in.extra != nil || in.set[0]&0x8 != 0 {
+	if in.extra != nil || in.hasMeta {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkEventsCreateRedact[0] {
 			c.Redacted()
@@ -2344,17 +2413,17 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasDraft {
 		c.Key("draft")
 		if sinkEventsCreateRedact[1] {
 			c.Redacted()
-		} else if in.null[0]&(1<<1) != 0 {
+		} else if in.nullDraft {
 			c.Null()
 		} else {
 			c.Bool(in.Draft)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		c.Key("idempotency_key")
 		if sinkEventsCreateRedact[2] {
 			c.Redacted()
@@ -2362,7 +2431,7 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 			c.String(in.IdempotencyKeyArg)
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasScore {
 		c.Key("score")
 		if sinkEventsCreateRedact[4] {
 			c.Redacted()
@@ -2370,7 +2439,7 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 			c.Number(in.Score)
 		}
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasTenant {
 		c.Key("tenant")
 		if sinkEventsCreateRedact[5] {
 			c.Redacted()
@@ -2378,7 +2447,7 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 			c.String(in.Tenant)
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasTitle {
 		c.Key("title")
 		if sinkEventsCreateRedact[6] {
 			c.Redacted()
@@ -2386,11 +2455,11 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 			c.String(in.Title)
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasWhen {
 		c.Key("when")
 		if sinkEventsCreateRedact[7] {
 			c.Redacted()
-		} else if in.null[0]&(1<<7) != 0 {
+		} else if in.nullWhen {
 			c.Null()
 		} else {
 			c.String(in.When)
@@ -2401,7 +2470,7 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 
 // IdempotencyKey reads the idempotency carrier input.
 func (in *sinkEventsCreateInput) IdempotencyKey() (s string, isString, present bool) {
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
 	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
@@ -2414,8 +2483,7 @@ func (in *sinkEventsCreateInput) IdempotencyKey() (s string, isString, present b
 // SetIdempotencyKey sets the idempotency carrier input.
 func (in *sinkEventsCreateInput) SetIdempotencyKey(key string) {
 	in.IdempotencyKeyArg = key
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasIdempotencyKeyArg = true
 }
 
 // Confirm reads the confirm input: its value and whether it is present.
@@ -2435,19 +2503,18 @@ func (in *sinkEventsCreateInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkEventsCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkEventsCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkEventsCreate reads the arguments straight from their JSON; false sends them the generic way.
@@ -2458,72 +2525,72 @@ func decodeSinkEventsCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "draft":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasDraft {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasDraft = true
 			if r.Null() {
-				in.null[0] |= 1 << 1
+				in.nullDraft = true
 				continue
 			}
 			if !r.Bool(&in.Draft) {
 				return nil, false
 			}
 		case "idempotency_key":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasIdempotencyKeyArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasIdempotencyKeyArg = true
 			if !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 		case "meta":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasMeta {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasMeta = true
 			if !r.Any(&in.Meta) {
 				return nil, false
 			}
 		case "score":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasScore {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasScore = true
 			if !r.Number(&in.Score) {
 				return nil, false
 			}
 		case "tenant":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasTenant {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasTenant = true
 			if !r.String(&in.Tenant) {
 				return nil, false
 			}
 		case "title":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasTitle {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasTitle = true
 			if !r.String(&in.Title) {
 				return nil, false
 			}
 		case "when":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasWhen {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasWhen = true
 			if r.Null() {
-				in.null[0] |= 1 << 7
+				in.nullWhen = true
 				continue
 			}
 			if !r.String(&in.When) {
@@ -2545,16 +2612,16 @@ func fromArgsSinkEventsCreate(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "draft":
-			in.set[0] |= 1 << 1
+			in.hasDraft = true
 			if v == nil {
-				in.null[0] |= 1 << 1
+				in.nullDraft = true
 				continue
 			}
 			x, ok := v.(bool)
@@ -2563,40 +2630,40 @@ func fromArgsSinkEventsCreate(args map[string]any) (handler.Input, bool) {
 			}
 			in.Draft = x
 		case "idempotency_key":
-			in.set[0] |= 1 << 2
+			in.hasIdempotencyKeyArg = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.IdempotencyKeyArg = x
 		case "meta":
-			in.set[0] |= 1 << 3
+			in.hasMeta = true
 			in.Meta = v
 		case "score":
-			in.set[0] |= 1 << 4
+			in.hasScore = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.Score = x
 		case "tenant":
-			in.set[0] |= 1 << 5
+			in.hasTenant = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Tenant = x
 		case "title":
-			in.set[0] |= 1 << 6
+			in.hasTitle = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Title = x
 		case "when":
-			in.set[0] |= 1 << 7
+			in.hasWhen = true
 			if v == nil {
-				in.null[0] |= 1 << 7
+				in.nullWhen = true
 				continue
 			}
 			x, ok := v.(string)
@@ -2628,7 +2695,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 	u.WriteString(base.Prefix)
 	u.WriteString("/events")
 	q := base.Query
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasTenant {
 		q = upstream.AppendQuery(q, "tenant", in.Tenant)
 	}
 	var body []byte
@@ -2638,7 +2705,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 		var err error
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<6) != 0 {
+		if in.hasTitle {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -2646,19 +2713,19 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 			w = append(w, "\"title\":"...)
 			w = handler.AppendJSONString(w, in.Title)
 		}
-		if in.set[0]&(1<<7) != 0 {
+		if in.hasWhen {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"when\":"...)
-			if in.null[0]&(1<<7) != 0 {
+			if in.nullWhen {
 				w = append(w, "null"...)
 			} else {
 				w = handler.AppendJSONString(w, in.When)
 			}
 		}
-		if in.set[0]&(1<<4) != 0 {
+		if in.hasScore {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -2666,7 +2733,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 			w = append(w, "\"score\":"...)
 			w = handler.AppendJSONNumber(w, in.Score)
 		}
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasMeta {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -2676,20 +2743,20 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 				return nil, handler.BodyValueError(opID, "meta")
 			}
 		}
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasDraft {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"draft\":"...)
-			if in.null[0]&(1<<1) != 0 {
+			if in.nullDraft {
 				w = append(w, "null"...)
 			} else {
 				w = strconv.AppendBool(w, in.Draft)
 			}
 		}
 		if nf > 0 {
-			if !(in.set[0]&(1<<6) != 0) {
+			if !in.hasTitle {
 				return nil, handler.MissingInput(opID, "title")
 			}
 			body = append(w, '}')
@@ -2697,7 +2764,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 	}
 	var h0 string
 	h0Set := false
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		h0, h0Set = in.IdempotencyKeyArg, true
 		if handler.BadHeader(h0) {
 			return nil, handler.BuildError(opID, "The idempotency key must not contain line breaks.", false)
@@ -2759,14 +2826,17 @@ func sinkEventsCreateOp() *handler.Operation {
 
 // sinkJobsRunInput holds the arguments of sink__sink_run_job (sink.jobs.run).
 type sinkJobsRunInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun       bool   // "anvil_dry_run"
-	IdempotencyKeyArg string // "idempotency_key"
-	Job               string // "job"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	IdempotencyKeyArg    string // "idempotency_key"
+	hasIdempotencyKeyArg bool
+
+	Job    string // "job"
+	hasJob bool
 }
 
 var sinkJobsRunRedact = handler.SensitiveKeys("anvil_dry_run", "idempotency_key", "job")
@@ -2779,7 +2849,7 @@ func (in *sinkJobsRunInput) Validate() bool {
 	if len(in.extra) > 0 {
 		return false
 	}
-	if in.set[0]&0x4 != 0x4 {
+	if !in.hasJob {
 		return false
 	}
 	return true
@@ -2788,13 +2858,13 @@ func (in *sinkJobsRunInput) Validate() bool {
 // Args returns the arguments as decoded JSON.
 func (in *sinkJobsRunInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+3)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIdempotencyKeyArg {
 		m["idempotency_key"] = in.IdempotencyKeyArg
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasJob {
 		m["job"] = in.Job
 	}
 	for k, v := range in.extra {
@@ -2810,7 +2880,7 @@ func (in *sinkJobsRunInput) InputSHA256() string {
 	}
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		c.Key("anvil_dry_run")
 		if sinkJobsRunRedact[0] {
 			c.Redacted()
@@ -2818,7 +2888,7 @@ func (in *sinkJobsRunInput) InputSHA256() string {
 			c.Bool(in.AnvilDryRun)
 		}
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIdempotencyKeyArg {
 		c.Key("idempotency_key")
 		if sinkJobsRunRedact[1] {
 			c.Redacted()
@@ -2826,7 +2896,7 @@ func (in *sinkJobsRunInput) InputSHA256() string {
 			c.String(in.IdempotencyKeyArg)
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasJob {
 		c.Key("job")
 		if sinkJobsRunRedact[2] {
 			c.Redacted()
@@ -2839,7 +2909,7 @@ func (in *sinkJobsRunInput) InputSHA256() string {
 
 // IdempotencyKey reads the idempotency carrier input.
 func (in *sinkJobsRunInput) IdempotencyKey() (s string, isString, present bool) {
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
 	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
@@ -2852,8 +2922,7 @@ func (in *sinkJobsRunInput) IdempotencyKey() (s string, isString, present bool) 
 // SetIdempotencyKey sets the idempotency carrier input.
 func (in *sinkJobsRunInput) SetIdempotencyKey(key string) {
 	in.IdempotencyKeyArg = key
-	in.set[0] |= 1 << 1
-	in.null[0] &^= 1 << 1
+	in.hasIdempotencyKeyArg = true
 }
 
 // Confirm reads the confirm input: its value and whether it is present.
@@ -2873,19 +2942,18 @@ func (in *sinkJobsRunInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkJobsRunInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *sinkJobsRunInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeSinkJobsRun reads the arguments straight from their JSON; false sends them the generic way.
@@ -2896,26 +2964,26 @@ func decodeSinkJobsRun(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "idempotency_key":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasIdempotencyKeyArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasIdempotencyKeyArg = true
 			if !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 		case "job":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasJob {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasJob = true
 			if !r.String(&in.Job) {
 				return nil, false
 			}
@@ -2935,21 +3003,21 @@ func fromArgsSinkJobsRun(args map[string]any) (handler.Input, bool) {
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "idempotency_key":
-			in.set[0] |= 1 << 1
+			in.hasIdempotencyKeyArg = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.IdempotencyKeyArg = x
 		case "job":
-			in.set[0] |= 1 << 2
+			in.hasJob = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -2976,12 +3044,12 @@ func buildSinkJobsRun(ctx context.Context, base *handler.Base, in0 handler.Input
 	u.WriteString(base.Prefix)
 	u.WriteString("/jobs")
 	q := base.Query
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasJob {
 		q = upstream.AppendQuery(q, "job", in.Job)
 	} else {
 		return nil, handler.MissingInput(opID, "job")
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIdempotencyKeyArg {
 		q = upstream.AppendQuery(q, "idem", in.IdempotencyKeyArg)
 	}
 	if q != "" {
