@@ -223,7 +223,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 	key := jen.Id("c").Dot("IdempotencyKey")
 	var body []jen.Code
 	body = append(body, jen.Id("r").Op(":=").Op("&").Qual(pkgEffect, "Report").Values(jen.Dict{
-		jen.Id("Class"): jen.Lit(class), jen.Id("Operation"): jen.Lit(op.ID), jen.Id("IdempotencyKey"): jen.Id("c").Dot("IdempotencyKey"),
+		jen.Id("Class"): classConst(class), jen.Id("Operation"): jen.Lit(op.ID), jen.Id("IdempotencyKey"): jen.Id("c").Dot("IdempotencyKey"),
 	}))
 	if class != air.ClassRead {
 		eff := &op.Effect
@@ -252,7 +252,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 				inv := eff.Inverse
 				body = append(body, e.followUp("Inverse", inv.Operation, inv.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
 					return []jen.Code{
-						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Lit("inverse"), jen.Id("FollowUp"): fu}),
+						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Qual(pkgEffect, "KindInverse"), jen.Id("FollowUp"): fu}),
 						jen.Id("r").Dot("DeadlineMs").Op("=").Add(e.deadline(inv.Deadline)),
 					}
 				}, undoUnavailable)...)
@@ -270,7 +270,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 				cp := eff.Compensate
 				body = append(body, e.followUp("Compensate", cp.Operation, cp.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
 					return []jen.Code{
-						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Lit("compensate"), jen.Id("FollowUp"): fu}),
+						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Qual(pkgEffect, "KindCompensate"), jen.Id("FollowUp"): fu}),
 						jen.Id("r").Dot("DeadlineMs").Op("=").Add(e.deadline(cp.Deadline)),
 					}
 				}, undoUnavailable)...)
@@ -509,4 +509,20 @@ func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
 		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(lit)}, dset(tf)...)
 	}
 	return dextra(name, lit, true)
+}
+
+// classConst names an effect class by its air constant (a literal for a
+// class AIR does not define).
+func classConst(class string) jen.Code {
+	switch class {
+	case air.ClassRead:
+		return jen.Qual(pkgAir, "ClassRead")
+	case air.ClassReversible:
+		return jen.Qual(pkgAir, "ClassReversible")
+	case air.ClassCompensable:
+		return jen.Qual(pkgAir, "ClassCompensable")
+	case air.ClassIrreversible:
+		return jen.Qual(pkgAir, "ClassIrreversible")
+	}
+	return jen.Lit(class)
 }

@@ -302,7 +302,7 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 // effectGithubIssuesList reports what a call of github.issues.list did and how to undo it.
 func effectGithubIssuesList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.list",
 	}
@@ -768,7 +768,7 @@ func effectGithubIssuesCreateCompensate(c *handler.EffectCall, _ string) (effect
 // effectGithubIssuesCreate reports what a call of github.issues.create did and how to undo it.
 func effectGithubIssuesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "compensable",
+		Class:          air.ClassCompensable,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.create",
 	}
@@ -785,7 +785,7 @@ func effectGithubIssuesCreate(c *handler.EffectCall) *effect.Report {
 				Operation: "github.issues.update",
 				Tool:      "github__github_update_issue",
 			},
-			Kind: "compensate",
+			Kind: effect.KindCompensate,
 		}
 		r.DeadlineMs = nil
 	} else {
@@ -1089,7 +1089,7 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 // effectGithubIssuesGet reports what a call of github.issues.get did and how to undo it.
 func effectGithubIssuesGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.get",
 	}
@@ -1559,7 +1559,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 // effectGithubIssuesUpdate reports what a call of github.issues.update did and how to undo it.
 func effectGithubIssuesUpdate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.update",
 	}
@@ -1868,7 +1868,7 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 // effectGithubCommentsList reports what a call of github.comments.list did and how to undo it.
 func effectGithubCommentsList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.comments.list",
 	}
@@ -2347,7 +2347,7 @@ func effectGithubCommentsCreateInverse(c *handler.EffectCall, _ string) (effect.
 // effectGithubCommentsCreate reports what a call of github.comments.create did and how to undo it.
 func effectGithubCommentsCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "reversible",
+		Class:          air.ClassReversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.comments.create",
 	}
@@ -2364,7 +2364,7 @@ func effectGithubCommentsCreate(c *handler.EffectCall) *effect.Report {
 				Operation: "github.comments.delete",
 				Tool:      "github__github_delete_comment",
 			},
-			Kind: "inverse",
+			Kind: effect.KindInverse,
 		}
 		r.DeadlineMs = nil
 	} else {
@@ -2703,7 +2703,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 // effectGithubCommentsDelete reports what a call of github.comments.delete did and how to undo it.
 func effectGithubCommentsDelete(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.comments.delete",
 	}
@@ -3436,7 +3436,7 @@ func effectGithubReleasesCreateStaged(c *handler.EffectCall) *effect.Staged {
 // effectGithubReleasesCreate reports what a call of github.releases.create did and how to undo it.
 func effectGithubReleasesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.releases.create",
 	}
@@ -3835,7 +3835,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 // effectGithubReleasesDelete reports what a call of github.releases.delete did and how to undo it.
 func effectGithubReleasesDelete(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.releases.delete",
 	}
@@ -4304,7 +4304,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 // effectGithubReleasesUpdate reports what a call of github.releases.update did and how to undo it.
 func effectGithubReleasesUpdate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.releases.update",
 	}
@@ -4610,7 +4610,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 // effectGithubTagsGet reports what a call of github.tags.get did and how to undo it.
 func effectGithubTagsGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.tags.get",
 	}
@@ -4874,7 +4874,7 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 // effectGithubPullsList reports what a call of github.pulls.list did and how to undo it.
 func effectGithubPullsList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.pulls.list",
 	}

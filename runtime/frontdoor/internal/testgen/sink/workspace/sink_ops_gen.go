@@ -839,7 +839,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 // effectSinkItemsSearch reports what a call of sink.items.search did and how to undo it.
 func effectSinkItemsSearch(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.items.search",
 	}
@@ -1131,7 +1131,7 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 // effectSinkLabelsGet reports what a call of sink.labels.get did and how to undo it.
 func effectSinkLabelsGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.labels.get",
 	}
@@ -1504,7 +1504,7 @@ func buildSinkFormsSubmit(ctx context.Context, base *handler.Base, in0 handler.I
 // effectSinkFormsSubmit reports what a call of sink.forms.submit did and how to undo it.
 func effectSinkFormsSubmit(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.forms.submit",
 	}
@@ -1821,7 +1821,7 @@ func buildSinkDocsPut(ctx context.Context, base *handler.Base, in0 handler.Input
 // effectSinkDocsPut reports what a call of sink.docs.put did and how to undo it.
 func effectSinkDocsPut(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.docs.put",
 	}
@@ -2048,7 +2048,7 @@ func buildSinkNotesCreate(ctx context.Context, base *handler.Base, in0 handler.I
 // effectSinkNotesCreate reports what a call of sink.notes.create did and how to undo it.
 func effectSinkNotesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.notes.create",
 	}
@@ -2279,7 +2279,7 @@ func buildSinkBlobsUpload(ctx context.Context, base *handler.Base, in0 handler.I
 // effectSinkBlobsUpload reports what a call of sink.blobs.upload did and how to undo it.
 func effectSinkBlobsUpload(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.blobs.upload",
 	}
@@ -2800,7 +2800,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 // effectSinkEventsCreate reports what a call of sink.events.create did and how to undo it.
 func effectSinkEventsCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.events.create",
 	}
@@ -3072,7 +3072,7 @@ func buildSinkJobsRun(ctx context.Context, base *handler.Base, in0 handler.Input
 // effectSinkJobsRun reports what a call of sink.jobs.run did and how to undo it.
 func effectSinkJobsRun(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "sink.jobs.run",
 	}
