@@ -107,9 +107,32 @@ type Input interface {
 
 // validator is what generated input structs add to Input: the generated
 // check of the input schema (for an operation with SchemaCheck, the parts
-// the generator specialised).
+// the generator specialised), nil or a *FieldError.
 type validator interface {
-	Validate() bool
+	Validate() error
+}
+
+// FieldError is a generated validator's refusal: the argument and the JSON
+// Schema keyword it fails.
+type FieldError struct {
+	// Path is a JSON pointer to the argument ("" for the arguments object).
+	Path string
+	// Rule is the keyword it fails: required, type, enum, pattern,
+	// minLength, maximum, additionalProperties, …
+	Rule string
+}
+
+// Error reads "at '/owner': required".
+func (e *FieldError) Error() string { return "at '" + e.Path + "': " + e.Rule }
+
+// Invalid is the FieldError of top-level argument prop ("" for the
+// arguments object) failing rule.
+func Invalid(prop, rule string) error {
+	path := ""
+	if prop != "" {
+		path = "/" + strings.ReplaceAll(strings.ReplaceAll(prop, "~", "~0"), "/", "~1")
+	}
+	return &FieldError{Path: path, Rule: rule}
 }
 
 // EffectCall is what a generated effect function reads (effect.Call over
@@ -187,7 +210,11 @@ func (h *generatedHandler) Decode(raw json.RawMessage) (Input, bool) {
 
 func (h *generatedHandler) Check(in Input) (Input, string, bool) {
 	v, typed := in.(validator)
-	if typed && v.Validate() {
+	var verr error
+	if typed {
+		verr = v.Validate()
+	}
+	if typed && verr == nil {
 		if !h.op.SchemaCheck {
 			return in, "", true
 		}
@@ -198,9 +225,13 @@ func (h *generatedHandler) Check(in Input) (Input, string, bool) {
 		return in, "", true
 	}
 	// The shared validator words the refusal; it finds nothing only where
-	// the generated one is stricter, which the differential tests rule out.
+	// the generated one is stricter, which the differential tests rule out
+	// (the generated refusal is then all there is to say).
 	if err := h.schema.Validate(argsOf(in)); err != nil {
 		return in, schemaMessage(err), false
+	}
+	if verr != nil {
+		return in, verr.Error(), false
 	}
 	return in, "the arguments are not valid", false
 }

@@ -103,7 +103,7 @@ func TestGenerateTree(t *testing.T) {
 	}
 	ops := strings.Join(strings.Fields(string(out["workspace/team_svc_ops_000_gen.go"])), " ")
 	for _, want := range []string{"AB string", "ValidateArg bool", "ValidateArg2 json.Number", "X any",
-		"func (in *svcThings0ListInput) Validate() bool", `"example.com/m/gen/tiny/workspace"`} {
+		"func (in *svcThings0ListInput) Validate() error", `"example.com/m/gen/tiny/workspace"`} {
 		if !strings.Contains(ops+string(out["main_gen.go"]), want) {
 			t.Errorf("the generated code lacks %q", want)
 		}

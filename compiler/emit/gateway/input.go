@@ -161,61 +161,53 @@ func recv(n opNames) *jen.Statement { return jen.Params(jen.Id("in").Op("*").Id(
 // emitValidate prints Validate: the scalar checks of the schema.
 func (g *generator) emitValidate(f *jen.File, n opNames, in *input) {
 	var body []jen.Code
-	body = append(body, jen.If(jen.Id("in.bad")).Block(jen.Return(jen.False())))
+	body = append(body, jen.If(jen.Id("in.bad")).Block(invalid("", "type")))
 	if in.closed {
-		body = append(body, jen.If(jen.Len(jen.Id("in.extra")).Op(">").Lit(0)).Block(jen.Return(jen.False())))
+		body = append(body, jen.If(jen.Len(jen.Id("in.extra")).Op(">").Lit(0)).Block(invalid("", "additionalProperties")))
 	}
-	var missing *jen.Statement
 	for _, fl := range in.fields {
-		if !fl.required {
-			continue
+		if fl.required {
+			body = append(body, jen.If(notHas(fl)).Block(invalid(fl.prop, "required")))
 		}
-		if missing == nil {
-			missing = notHas(fl)
-		} else {
-			missing = missing.Op("||").Add(notHas(fl))
-		}
-	}
-	if missing != nil {
-		body = append(body, jen.If(missing).Block(jen.Return(jen.False())))
 	}
 	for _, fl := range in.fields {
 		if fl.never {
-			body = append(body, jen.If(has(fl)).Block(jen.Return(jen.False())))
+			body = append(body, jen.If(has(fl)).Block(invalid(fl.prop, "false")))
 			continue
 		}
 		if fl.kind == kAny {
 			continue
 		}
 		if fl.nullable && fl.hasEnum && !fl.nullInEnum {
-			body = append(body, jen.If(has(fl).Op("&&").Add(isNull(fl))).Block(jen.Return(jen.False())))
+			body = append(body, jen.If(has(fl).Op("&&").Add(isNull(fl))).Block(invalid(fl.prop, "enum")))
 		}
 		checks := scalarChecks(n, fl)
 		if len(checks) > 0 {
 			body = append(body, jen.If(value(fl)).Block(checks...))
 		}
 	}
-	body = append(body, jen.Return(jen.True()))
-	f.Comment("Validate reports whether the arguments match the input schema.")
-	f.Func().Add(recv(n)).Id("Validate").Params().Bool().Block(body...)
+	body = append(body, jen.Return(jen.Nil()))
+	f.Comment("Validate checks the arguments against the input schema: the first argument and")
+	f.Comment("rule they fail, or nil.")
+	f.Func().Add(recv(n)).Id("Validate").Params().Error().Block(body...)
 }
 
 // scalarChecks are the checks of a present, non-null scalar field.
 func scalarChecks(n opNames, fl *field) []jen.Code {
 	x := jen.Id("in." + fl.goName)
-	ret := jen.Return(jen.False())
+	ret := func(rule string) jen.Code { return invalid(fl.prop, rule) }
 	var out []jen.Code
 	switch fl.kind {
 	case kString:
 		if fl.hasEnum {
 			if len(fl.strEnum) == 0 {
-				return []jen.Code{ret}
+				return []jen.Code{ret("enum")}
 			}
 			var cases []jen.Code
 			for _, s := range fl.strEnum {
 				cases = append(cases, jen.Lit(s))
 			}
-			out = append(out, jen.Switch(x.Clone()).Block(jen.Case(cases...), jen.Default().Block(ret)))
+			out = append(out, jen.Switch(x.Clone()).Block(jen.Case(cases...), jen.Default().Block(ret("enum"))))
 		}
 		if fl.minLen != nil || fl.maxLen != nil {
 			cond := []string{}
@@ -229,37 +221,44 @@ func scalarChecks(n opNames, fl *field) []jen.Code {
 			if len(cond) == 2 {
 				c = cond[0] + " || " + cond[1]
 			}
-			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgHandler, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret))
+			rule := "minLength"
+			switch {
+			case fl.minLen == nil:
+				rule = "maxLength"
+			case fl.maxLen != nil:
+				rule = "minLength/maxLength"
+			}
+			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgHandler, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret(rule)))
 		}
 		if fl.pattern != "" {
-			out = append(out, jen.If(jen.Op("!").Id(patternName(n, fl)).Dot("MatchString").Call(x.Clone())).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Id(patternName(n, fl)).Dot("MatchString").Call(x.Clone())).Block(ret("pattern")))
 		}
 	case kNumber:
 		if fl.integer {
-			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "IsInteger").Call(x.Clone())).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "IsInteger").Call(x.Clone())).Block(ret("type")))
 		}
 		if fl.hasEnum {
 			if len(fl.numEnum) == 0 {
-				return append(out, ret)
+				return append(out, ret("enum"))
 			}
 			args := []jen.Code{x.Clone()}
 			for _, v := range fl.numEnum {
 				args = append(args, jen.Lit(v))
 			}
-			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "NumberIn").Call(args...)).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "NumberIn").Call(args...)).Block(ret("enum")))
 		}
-		bound := func(b, op string) {
+		bound := func(b, op, rule string) {
 			if b == "" {
 				return
 			}
 			out = append(out, jen.If(
 				jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Qual(pkgHandler, "CompareNumber").Call(x.Clone(), jen.Lit(b)),
-				jen.Id("!ok || c "+op+" 0")).Block(ret))
+				jen.Id("!ok || c "+op+" 0")).Block(ret(rule)))
 		}
-		bound(fl.minimum, "<")
-		bound(fl.maximum, ">")
-		bound(fl.exclMin, "<=")
-		bound(fl.exclMax, ">=")
+		bound(fl.minimum, "<", "minimum")
+		bound(fl.maximum, ">", "maximum")
+		bound(fl.exclMin, "<=", "exclusiveMinimum")
+		bound(fl.exclMax, ">=", "exclusiveMaximum")
 	case kBool:
 		if fl.hasEnum {
 			t, fa := false, false
@@ -273,15 +272,21 @@ func scalarChecks(n opNames, fl *field) []jen.Code {
 			switch {
 			case t && fa:
 			case t:
-				out = append(out, jen.If(jen.Op("!").Add(x.Clone())).Block(ret))
+				out = append(out, jen.If(jen.Op("!").Add(x.Clone())).Block(ret("enum")))
 			case fa:
-				out = append(out, jen.If(x.Clone()).Block(ret))
+				out = append(out, jen.If(x.Clone()).Block(ret("enum")))
 			default:
-				out = append(out, ret)
+				out = append(out, ret("enum"))
 			}
 		}
 	}
 	return out
+}
+
+// invalid is the refusal of argument prop (a top-level property; "" for the
+// arguments as a whole) by the schema keyword rule.
+func invalid(prop, rule string) jen.Code {
+	return jen.Return(jen.Qual(pkgHandler, "Invalid").Call(jen.Lit(prop), jen.Lit(rule)))
 }
 
 // emitArgs prints Args: the arguments as decoded JSON.
@@ -500,7 +505,7 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 		jen.For(jen.Id("r").Dot("Next").Call()).Block(
 			jen.Switch(jen.String().Parens(jen.Id("r").Dot("Key").Call())).Block(cases...),
 		),
-		jen.If(jen.Op("!").Id("r").Dot("Done").Call().Op("||").Op("!").Id("in").Dot("Validate").Call()).Block(fail),
+		jen.If(jen.Op("!").Id("r").Dot("Done").Call().Op("||").Id("in").Dot("Validate").Call().Op("!=").Nil()).Block(fail),
 		jen.Return(jen.Id("in"), jen.True()),
 	)
 }
@@ -549,7 +554,7 @@ func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
 	f.Func().Id(n.fromArgs).Params(jen.Id("args").Map(jen.String()).Any()).Params(jen.Qual(pkgHandler, "Input"), jen.Bool()).Block(
 		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
 		jen.For(kv.Op(":=").Range().Id("args")).Block(jen.Switch(jen.Id("k")).Block(cases...)),
-		jen.If(jen.Op("!").Id("in").Dot("Validate").Call()).Block(fail),
+		jen.If(jen.Id("in").Dot("Validate").Call().Op("!=").Nil()).Block(fail),
 		jen.Return(jen.Id("in"), jen.True()),
 	)
 }

@@ -37,25 +37,29 @@ type githubIssuesListInput struct {
 
 var githubIssuesListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesListInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesListInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasState {
 		switch in.State {
 		case "open", "closed", "all":
 		default:
-			return false
+			return handler.Invalid("state", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -203,7 +207,7 @@ func decodeGithubIssuesList(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -246,7 +250,7 @@ func fromArgsGithubIssuesList(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -346,23 +350,33 @@ type githubIssuesCreateInput struct {
 
 var githubIssuesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasConfirmArg || !in.hasOwner || !in.hasRepo || !in.hasTitle {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if !in.hasTitle {
+		return handler.Invalid("title", "required")
 	}
 	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -549,7 +563,7 @@ func decodeGithubIssuesCreate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -606,7 +620,7 @@ func fromArgsGithubIssuesCreate(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -825,23 +839,30 @@ type githubIssuesGetInput struct {
 
 var githubIssuesGetRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesGetInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesGetInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
-			return false
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -989,7 +1010,7 @@ func decodeGithubIssuesGet(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1032,7 +1053,7 @@ func fromArgsGithubIssuesGet(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1139,35 +1160,45 @@ type githubIssuesUpdateInput struct {
 
 var githubIssuesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesUpdateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesUpdateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasConfirmArg || !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
 	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
-			return false
+			return handler.Invalid("issue_number", "type")
 		}
 	}
 	if in.hasState {
 		switch in.State {
 		case "open", "closed":
 		default:
-			return false
+			return handler.Invalid("state", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -1392,7 +1423,7 @@ func decodeGithubIssuesUpdate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1463,7 +1494,7 @@ func fromArgsGithubIssuesUpdate(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1603,23 +1634,30 @@ type githubCommentsListInput struct {
 
 var githubCommentsListRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubCommentsListInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubCommentsListInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
-			return false
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -1767,7 +1805,7 @@ func decodeGithubCommentsList(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1810,7 +1848,7 @@ func fromArgsGithubCommentsList(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1912,23 +1950,33 @@ type githubCommentsCreateInput struct {
 
 var githubCommentsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubCommentsCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubCommentsCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasBody || !in.hasIssueNumber || !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasBody {
+		return handler.Invalid("body", "required")
+	}
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasIssueNumber {
 		if !handler.IsInteger(in.IssueNumber) {
-			return false
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -2124,7 +2172,7 @@ func decodeGithubCommentsCreate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2181,7 +2229,7 @@ func fromArgsGithubCommentsCreate(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2407,28 +2455,38 @@ type githubCommentsDeleteInput struct {
 
 var githubCommentsDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubCommentsDeleteInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubCommentsDeleteInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasCommentId || !in.hasConfirmArg || !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasCommentId {
+		return handler.Invalid("comment_id", "required")
+	}
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasCommentId {
 		if !handler.IsInteger(in.CommentId) {
-			return false
+			return handler.Invalid("comment_id", "type")
 		}
 	}
 	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -2596,7 +2654,7 @@ func decodeGithubCommentsDelete(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2646,7 +2704,7 @@ func fromArgsGithubCommentsDelete(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2759,23 +2817,33 @@ type githubReleasesCreateInput struct {
 
 var githubReleasesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubReleasesCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubReleasesCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasConfirmArg || !in.hasOwner || !in.hasRepo || !in.hasTagName {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if !in.hasTagName {
+		return handler.Invalid("tag_name", "required")
 	}
 	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -3000,7 +3068,7 @@ func decodeGithubReleasesCreate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -3071,7 +3139,7 @@ func fromArgsGithubReleasesCreate(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -3539,28 +3607,38 @@ type githubReleasesDeleteInput struct {
 
 var githubReleasesDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubReleasesDeleteInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubReleasesDeleteInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasConfirmArg || !in.hasOwner || !in.hasReleaseId || !in.hasRepo {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasReleaseId {
+		return handler.Invalid("release_id", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
 	if in.hasReleaseId {
 		if !handler.IsInteger(in.ReleaseId) {
-			return false
+			return handler.Invalid("release_id", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -3728,7 +3806,7 @@ func decodeGithubReleasesDelete(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -3778,7 +3856,7 @@ func fromArgsGithubReleasesDelete(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -3891,28 +3969,38 @@ type githubReleasesUpdateInput struct {
 
 var githubReleasesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubReleasesUpdateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubReleasesUpdateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasConfirmArg || !in.hasOwner || !in.hasReleaseId || !in.hasRepo {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasReleaseId {
+		return handler.Invalid("release_id", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
 	}
 	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
 	if in.hasReleaseId {
 		if !handler.IsInteger(in.ReleaseId) {
-			return false
+			return handler.Invalid("release_id", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -4137,7 +4225,7 @@ func decodeGithubReleasesUpdate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -4208,7 +4296,7 @@ func fromArgsGithubReleasesUpdate(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -4348,18 +4436,25 @@ type githubTagsGetInput struct {
 
 var githubTagsGetRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubTagsGetInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubTagsGetInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasOwner || !in.hasRepo || !in.hasTag {
-		return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
 	}
-	return true
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if !in.hasTag {
+		return handler.Invalid("tag", "required")
+	}
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -4507,7 +4602,7 @@ func decodeGithubTagsGet(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -4550,7 +4645,7 @@ func fromArgsGithubTagsGet(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -4645,18 +4740,22 @@ type githubPullsListInput struct {
 
 var githubPullsListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubPullsListInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubPullsListInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasOwner || !in.hasRepo {
-		return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
 	}
-	return true
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -4785,7 +4884,7 @@ func decodeGithubPullsList(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -4821,7 +4920,7 @@ func fromArgsGithubPullsList(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true

@@ -89,82 +89,89 @@ type sinkItemsSearchInput struct {
 var sinkItemsSearchRedact = handler.SensitiveKeys("accept", "anvil_dry_run", "filter", "flag", "ids", "kind", "labels", "limit", "maybe", "need", "opts", "pipe", "pref", "q", "ratio", "session", "space", "tags", "trace", "xlist")
 var sinkItemsSearchInputPatternQ = regexp.MustCompile("^[a-z ]+$")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkItemsSearchInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkItemsSearchInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasIds || !in.hasKind || !in.hasNeed {
-		return false
+	if !in.hasIds {
+		return handler.Invalid("ids", "required")
+	}
+	if !in.hasKind {
+		return handler.Invalid("kind", "required")
+	}
+	if !in.hasNeed {
+		return handler.Invalid("need", "required")
 	}
 	if in.hasFlag {
 		if !in.Flag {
-			return false
+			return handler.Invalid("flag", "enum")
 		}
 	}
 	if in.hasKind {
 		switch in.Kind {
 		case "book", "disc", "a b":
 		default:
-			return false
+			return handler.Invalid("kind", "enum")
 		}
 	}
 	if in.hasLimit {
 		if !handler.IsInteger(in.Limit) {
-			return false
+			return handler.Invalid("limit", "type")
 		}
 		if c, ok := handler.CompareNumber(in.Limit, "1"); !ok || c < 0 {
-			return false
+			return handler.Invalid("limit", "minimum")
 		}
 		if c, ok := handler.CompareNumber(in.Limit, "100"); !ok || c > 0 {
-			return false
+			return handler.Invalid("limit", "maximum")
 		}
 	}
 	if in.hasMaybe && !in.nullMaybe {
 		switch in.Maybe {
 		case "x", "y":
 		default:
-			return false
+			return handler.Invalid("maybe", "enum")
 		}
 	}
 	if in.hasNeed {
 		if !handler.IsInteger(in.Need) {
-			return false
+			return handler.Invalid("need", "type")
 		}
 		if !handler.NumberIn(in.Need, "1", "2.0", "3") {
-			return false
+			return handler.Invalid("need", "enum")
 		}
 	}
 	if in.hasPref && !in.nullPref {
 		if !handler.IsInteger(in.Pref) {
-			return false
+			return handler.Invalid("pref", "type")
 		}
 	}
 	if in.hasQ {
 		if l := handler.RuneCount(in.Q); l < 2 || l > 10 {
-			return false
+			return handler.Invalid("q", "minLength/maxLength")
 		}
 		if !sinkItemsSearchInputPatternQ.MatchString(in.Q) {
-			return false
+			return handler.Invalid("q", "pattern")
 		}
 	}
 	if in.hasRatio {
 		if c, ok := handler.CompareNumber(in.Ratio, "0"); !ok || c <= 0 {
-			return false
+			return handler.Invalid("ratio", "exclusiveMinimum")
 		}
 		if c, ok := handler.CompareNumber(in.Ratio, "1"); !ok || c >= 0 {
-			return false
+			return handler.Invalid("ratio", "exclusiveMaximum")
 		}
 	}
 	if in.hasTrace {
 		if l := handler.RuneCount(in.Trace); l > 40 {
-			return false
+			return handler.Invalid("trace", "maxLength")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -572,7 +579,7 @@ func decodeSinkItemsSearch(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -703,7 +710,7 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -878,18 +885,25 @@ type sinkLabelsGetInput struct {
 
 var sinkLabelsGetRedact = handler.SensitiveKeys("anvil_dry_run", "m", "n", "name")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkLabelsGetInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkLabelsGetInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasM || !in.hasN || !in.hasName {
-		return false
+	if !in.hasM {
+		return handler.Invalid("m", "required")
 	}
-	return true
+	if !in.hasN {
+		return handler.Invalid("n", "required")
+	}
+	if !in.hasName {
+		return handler.Invalid("name", "required")
+	}
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -1029,7 +1043,7 @@ func decodeSinkLabelsGet(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1068,7 +1082,7 @@ func fromArgsSinkLabelsGet(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1177,23 +1191,24 @@ type sinkFormsSubmitInput struct {
 
 var sinkFormsSubmitRedact = handler.SensitiveKeys("a", "anvil_dry_run", "list", "n", "obj", "z")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkFormsSubmitInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkFormsSubmitInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
 	if !in.hasA {
-		return false
+		return handler.Invalid("a", "required")
 	}
 	if in.hasN && !in.nullN {
 		if !handler.IsInteger(in.N) {
-			return false
+			return handler.Invalid("n", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -1373,7 +1388,7 @@ func decodeSinkFormsSubmit(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1426,7 +1441,7 @@ func fromArgsSinkFormsSubmit(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1549,23 +1564,27 @@ type sinkDocsPutInput struct {
 
 var sinkDocsPutRedact = handler.SensitiveKeys("anvil_dry_run", "body", "id", "idempotency_key")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkDocsPutInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkDocsPutInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if !in.hasBody || !in.hasId {
-		return false
+	if !in.hasBody {
+		return handler.Invalid("body", "required")
+	}
+	if !in.hasId {
+		return handler.Invalid("id", "required")
 	}
 	if in.hasId {
 		if l := handler.RuneCount(in.Id); l < 1 {
-			return false
+			return handler.Invalid("id", "minLength")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -1715,7 +1734,7 @@ func decodeSinkDocsPut(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1754,7 +1773,7 @@ func fromArgsSinkDocsPut(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1860,15 +1879,16 @@ type sinkNotesCreateInput struct {
 
 var sinkNotesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "text")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkNotesCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkNotesCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -1970,7 +1990,7 @@ func decodeSinkNotesCreate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -1995,7 +2015,7 @@ func fromArgsSinkNotesCreate(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2086,18 +2106,19 @@ type sinkBlobsUploadInput struct {
 
 var sinkBlobsUploadRedact = handler.SensitiveKeys("anvil_dry_run", "body")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkBlobsUploadInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkBlobsUploadInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
 	if !in.hasBody {
-		return false
+		return handler.Invalid("body", "required")
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -2199,7 +2220,7 @@ func decodeSinkBlobsUpload(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2224,7 +2245,7 @@ func fromArgsSinkBlobsUpload(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2338,23 +2359,24 @@ type sinkEventsCreateInput struct {
 
 var sinkEventsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "draft", "idempotency_key", "meta", "score", "tenant", "title", "when")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkEventsCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkEventsCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if !in.hasTitle {
-		return false
+		return handler.Invalid("title", "required")
 	}
 	if in.hasScore {
 		if c, ok := handler.CompareNumber(in.Score, "-1.5"); !ok || c < 0 {
-			return false
+			return handler.Invalid("score", "minimum")
 		}
 		if c, ok := handler.CompareNumber(in.Score, "1e3"); !ok || c > 0 {
-			return false
+			return handler.Invalid("score", "maximum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -2600,7 +2622,7 @@ func decodeSinkEventsCreate(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2678,7 +2700,7 @@ func fromArgsSinkEventsCreate(args map[string]any) (handler.Input, bool) {
 			in.extra[k] = v
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -2841,18 +2863,19 @@ type sinkJobsRunInput struct {
 
 var sinkJobsRunRedact = handler.SensitiveKeys("anvil_dry_run", "idempotency_key", "job")
 
-// Validate reports whether the arguments match the input schema.
-func (in *sinkJobsRunInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *sinkJobsRunInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
 	if !in.hasJob {
-		return false
+		return handler.Invalid("job", "required")
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
@@ -2991,7 +3014,7 @@ func decodeSinkJobsRun(raw []byte) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
@@ -3027,7 +3050,7 @@ func fromArgsSinkJobsRun(args map[string]any) (handler.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
