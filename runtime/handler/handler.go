@@ -33,7 +33,7 @@ import (
 // staging, audit, answer) the same way whichever Handler a tool holds.
 // There are two: the AIR-driven one (airHandler, every tool of anvil serve
 // mcp --fleet) and the generated one (generatedHandler, over a generated
-// gateway's CompiledOp).
+// gateway's Operation).
 type Handler interface {
 	// Decode reads the arguments object (empty or null: {}). ok is false
 	// when raw is not one JSON object. The input it returns has not

@@ -268,7 +268,7 @@ func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) {
 }
 
 // stringLit is a string literal: raw (backquoted) when s allows it, which
-// keeps prebuilt JSON readable.
+// keeps embedded JSON (the connector's AIR) readable.
 func stringLit(s string) jen.Code {
 	if utf8.ValidString(s) && !strings.ContainsAny(s, "`\r\x00\ufeff") {
 		return jen.Op("`" + s + "`")
