@@ -16,10 +16,10 @@ import (
 	"github.com/anvil-dev/anvil/runtime/envelope"
 )
 
-// RuntimeVersion1 names the version of the compiled-handler API
-// (Workspace, Operation, Input, EffectCall and the helpers generated
-// code calls). Every generated gateway refers to it (var _ =
-// gateway.RuntimeVersion1), so a tree generated for another version of the
+// RuntimeVersion1 names the version of this package's API for generated
+// code (Workspace, Operation, Input, EffectCall, FieldError and the helpers
+// generated code calls). Every generated gateway refers to it (var _ =
+// handler.RuntimeVersion1), so a tree generated for another version of the
 // API fails to compile against this runtime instead of misbehaving. A change
 // that breaks generated code renames it (RuntimeVersion2).
 const RuntimeVersion1 = 1
