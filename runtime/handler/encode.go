@@ -89,8 +89,8 @@ type Canonical struct {
 // NewCanonical starts an object in buf.
 func NewCanonical(buf []byte) Canonical { return Canonical{b: append(buf[:0], '{')} }
 
-// Key starts a member.
-func (c *Canonical) Key(name string) {
+// key starts a member.
+func (c *Canonical) key(name string) {
 	if c.n > 0 {
 		c.b = append(c.b, ',')
 	}
@@ -99,20 +99,42 @@ func (c *Canonical) Key(name string) {
 	c.b = append(c.b, ':')
 }
 
-// Redacted writes the redacted value.
-func (c *Canonical) Redacted() { c.b = append(c.b, `"***"`...) }
+// redacted starts member name and, when redact is set, writes the redacted
+// value and reports true.
+func (c *Canonical) redacted(name string, redact bool) bool {
+	c.key(name)
+	if redact {
+		c.b = append(c.b, `"***"`...)
+	}
+	return redact
+}
 
-// Null writes null.
-func (c *Canonical) Null() { c.b = append(c.b, "null"...) }
+// Null writes member name as null ("***" when redact is set).
+func (c *Canonical) Null(name string, redact bool) {
+	if !c.redacted(name, redact) {
+		c.b = append(c.b, "null"...)
+	}
+}
 
-// Bool writes a boolean.
-func (c *Canonical) Bool(v bool) { c.b = strconv.AppendBool(c.b, v) }
+// Bool writes member name holding a boolean.
+func (c *Canonical) Bool(name string, redact bool, v bool) {
+	if !c.redacted(name, redact) {
+		c.b = strconv.AppendBool(c.b, v)
+	}
+}
 
-// String writes a string as JSON.stringify does.
-func (c *Canonical) String(s string) { c.b = appendCanonicalString(c.b, s) }
+// String writes member name holding a string as JSON.stringify does.
+func (c *Canonical) String(name string, redact bool, s string) {
+	if !c.redacted(name, redact) {
+		c.b = appendCanonicalString(c.b, s)
+	}
+}
 
-// Number writes a JSON number as JavaScript prints it.
-func (c *Canonical) Number(n json.Number) {
+// Number writes member name holding a JSON number as JavaScript prints it.
+func (c *Canonical) Number(name string, redact bool, n json.Number) {
+	if c.redacted(name, redact) {
+		return
+	}
 	s := string(n)
 	if len(s) <= 15 && upstream.IsIntegerText(s) && s != "-0" && (len(s) == 1 || (s[0] != '0' && !strings.HasPrefix(s, "-0"))) {
 		c.b = append(c.b, s...)

@@ -328,25 +328,13 @@ func (g *generator) emitHash(f *jen.File, n opNames, in *input) {
 		if fl.kind == kAny {
 			continue
 		}
-		var val jen.Code
-		switch fl.kind {
-		case kString:
-			val = jen.Id("c").Dot("String").Call(jen.Id("in." + fl.goName))
-		case kNumber:
-			val = jen.Id("c").Dot("Number").Call(jen.Id("in." + fl.goName))
-		case kBool:
-			val = jen.Id("c").Dot("Bool").Call(jen.Id("in." + fl.goName))
-		}
-		var write jen.Code
+		key, redact := jen.Lit(fl.prop), jen.Id(n.redact).Index(jen.Lit(i))
+		method := map[kind]string{kString: "String", kNumber: "Number", kBool: "Bool"}[fl.kind]
+		var write jen.Code = jen.Id("c").Dot(method).Call(key, redact, jen.Id("in."+fl.goName))
 		if fl.nullable {
-			write = jen.If(jen.Id(n.redact).Index(jen.Lit(i))).Block(jen.Id("c").Dot("Redacted").Call()).
-				Else().If(isNull(fl)).Block(jen.Id("c").Dot("Null").Call()).
-				Else().Block(val)
-		} else {
-			write = jen.If(jen.Id(n.redact).Index(jen.Lit(i))).Block(jen.Id("c").Dot("Redacted").Call()).
-				Else().Block(val)
+			write = jen.If(isNull(fl)).Block(jen.Id("c").Dot("Null").Call(key, redact)).Else().Block(write)
 		}
-		body = append(body, jen.If(has(fl)).Block(jen.Id("c").Dot("Key").Call(jen.Lit(fl.prop)), write))
+		body = append(body, jen.If(has(fl)).Block(write))
 	}
 	body = append(body, jen.Return(jen.Id("c").Dot("SHA256").Call()))
 	f.Comment("InputSHA256 is the audit hash of the arguments.")

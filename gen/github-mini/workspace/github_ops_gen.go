@@ -91,36 +91,16 @@ func (in *githubIssuesListInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubIssuesListRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubIssuesListRedact[0], in.AnvilDryRun)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubIssuesListRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubIssuesListRedact[1], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubIssuesListRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubIssuesListRedact[2], in.Repo)
 	}
 	if in.hasState {
-		c.Key("state")
-		if githubIssuesListRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.State)
-		}
+		c.String("state", githubIssuesListRedact[3], in.State)
 	}
 	return c.SHA256()
 }
@@ -414,52 +394,22 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubIssuesCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubIssuesCreateRedact[0], in.AnvilDryRun)
 	}
 	if in.hasBody {
-		c.Key("body")
-		if githubIssuesCreateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+		c.String("body", githubIssuesCreateRedact[1], in.Body)
 	}
 	if in.hasConfirmArg {
-		c.Key("confirm")
-		if githubIssuesCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+		c.Bool("confirm", githubIssuesCreateRedact[2], in.ConfirmArg)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubIssuesCreateRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubIssuesCreateRedact[3], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubIssuesCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubIssuesCreateRedact[4], in.Repo)
 	}
 	if in.hasTitle {
-		c.Key("title")
-		if githubIssuesCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Title)
-		}
+		c.String("title", githubIssuesCreateRedact[5], in.Title)
 	}
 	return c.SHA256()
 }
@@ -894,36 +844,16 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubIssuesGetRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubIssuesGetRedact[0], in.AnvilDryRun)
 	}
 	if in.hasIssueNumber {
-		c.Key("issue_number")
-		if githubIssuesGetRedact[1] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+		c.Number("issue_number", githubIssuesGetRedact[1], in.IssueNumber)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubIssuesGetRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubIssuesGetRedact[2], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubIssuesGetRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubIssuesGetRedact[3], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -1242,68 +1172,28 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubIssuesUpdateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubIssuesUpdateRedact[0], in.AnvilDryRun)
 	}
 	if in.hasBody {
-		c.Key("body")
-		if githubIssuesUpdateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+		c.String("body", githubIssuesUpdateRedact[1], in.Body)
 	}
 	if in.hasConfirmArg {
-		c.Key("confirm")
-		if githubIssuesUpdateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+		c.Bool("confirm", githubIssuesUpdateRedact[2], in.ConfirmArg)
 	}
 	if in.hasIssueNumber {
-		c.Key("issue_number")
-		if githubIssuesUpdateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+		c.Number("issue_number", githubIssuesUpdateRedact[3], in.IssueNumber)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubIssuesUpdateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubIssuesUpdateRedact[4], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubIssuesUpdateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubIssuesUpdateRedact[5], in.Repo)
 	}
 	if in.hasState {
-		c.Key("state")
-		if githubIssuesUpdateRedact[6] {
-			c.Redacted()
-		} else {
-			c.String(in.State)
-		}
+		c.String("state", githubIssuesUpdateRedact[6], in.State)
 	}
 	if in.hasTitle {
-		c.Key("title")
-		if githubIssuesUpdateRedact[7] {
-			c.Redacted()
-		} else {
-			c.String(in.Title)
-		}
+		c.String("title", githubIssuesUpdateRedact[7], in.Title)
 	}
 	return c.SHA256()
 }
@@ -1689,36 +1579,16 @@ func (in *githubCommentsListInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubCommentsListRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubCommentsListRedact[0], in.AnvilDryRun)
 	}
 	if in.hasIssueNumber {
-		c.Key("issue_number")
-		if githubCommentsListRedact[1] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+		c.Number("issue_number", githubCommentsListRedact[1], in.IssueNumber)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubCommentsListRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubCommentsListRedact[2], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubCommentsListRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubCommentsListRedact[3], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -2014,52 +1884,22 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubCommentsCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubCommentsCreateRedact[0], in.AnvilDryRun)
 	}
 	if in.hasBody {
-		c.Key("body")
-		if githubCommentsCreateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+		c.String("body", githubCommentsCreateRedact[1], in.Body)
 	}
 	if in.hasIdempotencyKeyArg {
-		c.Key("idempotency_key")
-		if githubCommentsCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.IdempotencyKeyArg)
-		}
+		c.String("idempotency_key", githubCommentsCreateRedact[2], in.IdempotencyKeyArg)
 	}
 	if in.hasIssueNumber {
-		c.Key("issue_number")
-		if githubCommentsCreateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+		c.Number("issue_number", githubCommentsCreateRedact[3], in.IssueNumber)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubCommentsCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubCommentsCreateRedact[4], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubCommentsCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubCommentsCreateRedact[5], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -2521,44 +2361,19 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubCommentsDeleteRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubCommentsDeleteRedact[0], in.AnvilDryRun)
 	}
 	if in.hasCommentId {
-		c.Key("comment_id")
-		if githubCommentsDeleteRedact[1] {
-			c.Redacted()
-		} else {
-			c.Number(in.CommentId)
-		}
+		c.Number("comment_id", githubCommentsDeleteRedact[1], in.CommentId)
 	}
 	if in.hasConfirmArg {
-		c.Key("confirm")
-		if githubCommentsDeleteRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+		c.Bool("confirm", githubCommentsDeleteRedact[2], in.ConfirmArg)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubCommentsDeleteRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubCommentsDeleteRedact[3], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubCommentsDeleteRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubCommentsDeleteRedact[4], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -2887,68 +2702,28 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubReleasesCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubReleasesCreateRedact[0], in.AnvilDryRun)
 	}
 	if in.hasBody {
-		c.Key("body")
-		if githubReleasesCreateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+		c.String("body", githubReleasesCreateRedact[1], in.Body)
 	}
 	if in.hasConfirmArg {
-		c.Key("confirm")
-		if githubReleasesCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+		c.Bool("confirm", githubReleasesCreateRedact[2], in.ConfirmArg)
 	}
 	if in.hasDraft {
-		c.Key("draft")
-		if githubReleasesCreateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Bool(in.Draft)
-		}
+		c.Bool("draft", githubReleasesCreateRedact[3], in.Draft)
 	}
 	if in.hasName {
-		c.Key("name")
-		if githubReleasesCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Name)
-		}
+		c.String("name", githubReleasesCreateRedact[4], in.Name)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubReleasesCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubReleasesCreateRedact[5], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubReleasesCreateRedact[6] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubReleasesCreateRedact[6], in.Repo)
 	}
 	if in.hasTagName {
-		c.Key("tag_name")
-		if githubReleasesCreateRedact[7] {
-			c.Redacted()
-		} else {
-			c.String(in.TagName)
-		}
+		c.String("tag_name", githubReleasesCreateRedact[7], in.TagName)
 	}
 	return c.SHA256()
 }
@@ -3673,44 +3448,19 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubReleasesDeleteRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubReleasesDeleteRedact[0], in.AnvilDryRun)
 	}
 	if in.hasConfirmArg {
-		c.Key("confirm")
-		if githubReleasesDeleteRedact[1] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+		c.Bool("confirm", githubReleasesDeleteRedact[1], in.ConfirmArg)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubReleasesDeleteRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubReleasesDeleteRedact[2], in.Owner)
 	}
 	if in.hasReleaseId {
-		c.Key("release_id")
-		if githubReleasesDeleteRedact[3] {
-			c.Redacted()
-		} else {
-			c.Number(in.ReleaseId)
-		}
+		c.Number("release_id", githubReleasesDeleteRedact[3], in.ReleaseId)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubReleasesDeleteRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubReleasesDeleteRedact[4], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -4044,68 +3794,28 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubReleasesUpdateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubReleasesUpdateRedact[0], in.AnvilDryRun)
 	}
 	if in.hasBody {
-		c.Key("body")
-		if githubReleasesUpdateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+		c.String("body", githubReleasesUpdateRedact[1], in.Body)
 	}
 	if in.hasConfirmArg {
-		c.Key("confirm")
-		if githubReleasesUpdateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+		c.Bool("confirm", githubReleasesUpdateRedact[2], in.ConfirmArg)
 	}
 	if in.hasDraft {
-		c.Key("draft")
-		if githubReleasesUpdateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Bool(in.Draft)
-		}
+		c.Bool("draft", githubReleasesUpdateRedact[3], in.Draft)
 	}
 	if in.hasName {
-		c.Key("name")
-		if githubReleasesUpdateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Name)
-		}
+		c.String("name", githubReleasesUpdateRedact[4], in.Name)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubReleasesUpdateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubReleasesUpdateRedact[5], in.Owner)
 	}
 	if in.hasReleaseId {
-		c.Key("release_id")
-		if githubReleasesUpdateRedact[6] {
-			c.Redacted()
-		} else {
-			c.Number(in.ReleaseId)
-		}
+		c.Number("release_id", githubReleasesUpdateRedact[6], in.ReleaseId)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubReleasesUpdateRedact[7] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubReleasesUpdateRedact[7], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -4486,36 +4196,16 @@ func (in *githubTagsGetInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubTagsGetRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubTagsGetRedact[0], in.AnvilDryRun)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubTagsGetRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubTagsGetRedact[1], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubTagsGetRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubTagsGetRedact[2], in.Repo)
 	}
 	if in.hasTag {
-		c.Key("tag")
-		if githubTagsGetRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Tag)
-		}
+		c.String("tag", githubTagsGetRedact[3], in.Tag)
 	}
 	return c.SHA256()
 }
@@ -4784,28 +4474,13 @@ func (in *githubPullsListInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if githubPullsListRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", githubPullsListRedact[0], in.AnvilDryRun)
 	}
 	if in.hasOwner {
-		c.Key("owner")
-		if githubPullsListRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+		c.String("owner", githubPullsListRedact[1], in.Owner)
 	}
 	if in.hasRepo {
-		c.Key("repo")
-		if githubPullsListRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+		c.String("repo", githubPullsListRedact[2], in.Repo)
 	}
 	return c.SHA256()
 }

@@ -259,104 +259,48 @@ func (in *sinkItemsSearchInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAccept {
-		c.Key("accept")
-		if sinkItemsSearchRedact[0] {
-			c.Redacted()
-		} else {
-			c.String(in.Accept)
-		}
+		c.String("accept", sinkItemsSearchRedact[0], in.Accept)
 	}
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkItemsSearchRedact[1] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkItemsSearchRedact[1], in.AnvilDryRun)
 	}
 	if in.hasFlag {
-		c.Key("flag")
-		if sinkItemsSearchRedact[3] {
-			c.Redacted()
-		} else {
-			c.Bool(in.Flag)
-		}
+		c.Bool("flag", sinkItemsSearchRedact[3], in.Flag)
 	}
 	if in.hasKind {
-		c.Key("kind")
-		if sinkItemsSearchRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Kind)
-		}
+		c.String("kind", sinkItemsSearchRedact[5], in.Kind)
 	}
 	if in.hasLimit {
-		c.Key("limit")
-		if sinkItemsSearchRedact[7] {
-			c.Redacted()
-		} else {
-			c.Number(in.Limit)
-		}
+		c.Number("limit", sinkItemsSearchRedact[7], in.Limit)
 	}
 	if in.hasMaybe {
-		c.Key("maybe")
-		if sinkItemsSearchRedact[8] {
-			c.Redacted()
-		} else if in.nullMaybe {
-			c.Null()
+		if in.nullMaybe {
+			c.Null("maybe", sinkItemsSearchRedact[8])
 		} else {
-			c.String(in.Maybe)
+			c.String("maybe", sinkItemsSearchRedact[8], in.Maybe)
 		}
 	}
 	if in.hasNeed {
-		c.Key("need")
-		if sinkItemsSearchRedact[9] {
-			c.Redacted()
-		} else {
-			c.Number(in.Need)
-		}
+		c.Number("need", sinkItemsSearchRedact[9], in.Need)
 	}
 	if in.hasPref {
-		c.Key("pref")
-		if sinkItemsSearchRedact[12] {
-			c.Redacted()
-		} else if in.nullPref {
-			c.Null()
+		if in.nullPref {
+			c.Null("pref", sinkItemsSearchRedact[12])
 		} else {
-			c.Number(in.Pref)
+			c.Number("pref", sinkItemsSearchRedact[12], in.Pref)
 		}
 	}
 	if in.hasQ {
-		c.Key("q")
-		if sinkItemsSearchRedact[13] {
-			c.Redacted()
-		} else {
-			c.String(in.Q)
-		}
+		c.String("q", sinkItemsSearchRedact[13], in.Q)
 	}
 	if in.hasRatio {
-		c.Key("ratio")
-		if sinkItemsSearchRedact[14] {
-			c.Redacted()
-		} else {
-			c.Number(in.Ratio)
-		}
+		c.Number("ratio", sinkItemsSearchRedact[14], in.Ratio)
 	}
 	if in.hasSession {
-		c.Key("session")
-		if sinkItemsSearchRedact[15] {
-			c.Redacted()
-		} else {
-			c.String(in.Session)
-		}
+		c.String("session", sinkItemsSearchRedact[15], in.Session)
 	}
 	if in.hasTrace {
-		c.Key("trace")
-		if sinkItemsSearchRedact[18] {
-			c.Redacted()
-		} else {
-			c.String(in.Trace)
-		}
+		c.String("trace", sinkItemsSearchRedact[18], in.Trace)
 	}
 	return c.SHA256()
 }
@@ -935,28 +879,13 @@ func (in *sinkLabelsGetInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkLabelsGetRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkLabelsGetRedact[0], in.AnvilDryRun)
 	}
 	if in.hasN {
-		c.Key("n")
-		if sinkLabelsGetRedact[2] {
-			c.Redacted()
-		} else {
-			c.Number(in.N)
-		}
+		c.Number("n", sinkLabelsGetRedact[2], in.N)
 	}
 	if in.hasName {
-		c.Key("name")
-		if sinkLabelsGetRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Name)
-		}
+		c.String("name", sinkLabelsGetRedact[3], in.Name)
 	}
 	return c.SHA256()
 }
@@ -1250,38 +1179,20 @@ func (in *sinkFormsSubmitInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasA {
-		c.Key("a")
-		if sinkFormsSubmitRedact[0] {
-			c.Redacted()
-		} else {
-			c.String(in.A)
-		}
+		c.String("a", sinkFormsSubmitRedact[0], in.A)
 	}
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkFormsSubmitRedact[1] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkFormsSubmitRedact[1], in.AnvilDryRun)
 	}
 	if in.hasN {
-		c.Key("n")
-		if sinkFormsSubmitRedact[3] {
-			c.Redacted()
-		} else if in.nullN {
-			c.Null()
+		if in.nullN {
+			c.Null("n", sinkFormsSubmitRedact[3])
 		} else {
-			c.Number(in.N)
+			c.Number("n", sinkFormsSubmitRedact[3], in.N)
 		}
 	}
 	if in.hasZ {
-		c.Key("z")
-		if sinkFormsSubmitRedact[5] {
-			c.Redacted()
-		} else {
-			c.Bool(in.Z)
-		}
+		c.Bool("z", sinkFormsSubmitRedact[5], in.Z)
 	}
 	return c.SHA256()
 }
@@ -1616,28 +1527,13 @@ func (in *sinkDocsPutInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkDocsPutRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkDocsPutRedact[0], in.AnvilDryRun)
 	}
 	if in.hasId {
-		c.Key("id")
-		if sinkDocsPutRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Id)
-		}
+		c.String("id", sinkDocsPutRedact[2], in.Id)
 	}
 	if in.hasIdempotencyKeyArg {
-		c.Key("idempotency_key")
-		if sinkDocsPutRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.IdempotencyKeyArg)
-		}
+		c.String("idempotency_key", sinkDocsPutRedact[3], in.IdempotencyKeyArg)
 	}
 	return c.SHA256()
 }
@@ -1914,12 +1810,7 @@ func (in *sinkNotesCreateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkNotesCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkNotesCreateRedact[0], in.AnvilDryRun)
 	}
 	return c.SHA256()
 }
@@ -2144,12 +2035,7 @@ func (in *sinkBlobsUploadInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkBlobsUploadRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkBlobsUploadRedact[0], in.AnvilDryRun)
 	}
 	return c.SHA256()
 }
@@ -2428,63 +2314,32 @@ func (in *sinkEventsCreateInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkEventsCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkEventsCreateRedact[0], in.AnvilDryRun)
 	}
 	if in.hasDraft {
-		c.Key("draft")
-		if sinkEventsCreateRedact[1] {
-			c.Redacted()
-		} else if in.nullDraft {
-			c.Null()
+		if in.nullDraft {
+			c.Null("draft", sinkEventsCreateRedact[1])
 		} else {
-			c.Bool(in.Draft)
+			c.Bool("draft", sinkEventsCreateRedact[1], in.Draft)
 		}
 	}
 	if in.hasIdempotencyKeyArg {
-		c.Key("idempotency_key")
-		if sinkEventsCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.IdempotencyKeyArg)
-		}
+		c.String("idempotency_key", sinkEventsCreateRedact[2], in.IdempotencyKeyArg)
 	}
 	if in.hasScore {
-		c.Key("score")
-		if sinkEventsCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.Number(in.Score)
-		}
+		c.Number("score", sinkEventsCreateRedact[4], in.Score)
 	}
 	if in.hasTenant {
-		c.Key("tenant")
-		if sinkEventsCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Tenant)
-		}
+		c.String("tenant", sinkEventsCreateRedact[5], in.Tenant)
 	}
 	if in.hasTitle {
-		c.Key("title")
-		if sinkEventsCreateRedact[6] {
-			c.Redacted()
-		} else {
-			c.String(in.Title)
-		}
+		c.String("title", sinkEventsCreateRedact[6], in.Title)
 	}
 	if in.hasWhen {
-		c.Key("when")
-		if sinkEventsCreateRedact[7] {
-			c.Redacted()
-		} else if in.nullWhen {
-			c.Null()
+		if in.nullWhen {
+			c.Null("when", sinkEventsCreateRedact[7])
 		} else {
-			c.String(in.When)
+			c.String("when", sinkEventsCreateRedact[7], in.When)
 		}
 	}
 	return c.SHA256()
@@ -2904,28 +2759,13 @@ func (in *sinkJobsRunInput) InputSHA256() string {
 	var buf [256]byte
 	c := handler.NewCanonical(buf[:])
 	if in.hasAnvilDryRun {
-		c.Key("anvil_dry_run")
-		if sinkJobsRunRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+		c.Bool("anvil_dry_run", sinkJobsRunRedact[0], in.AnvilDryRun)
 	}
 	if in.hasIdempotencyKeyArg {
-		c.Key("idempotency_key")
-		if sinkJobsRunRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.IdempotencyKeyArg)
-		}
+		c.String("idempotency_key", sinkJobsRunRedact[1], in.IdempotencyKeyArg)
 	}
 	if in.hasJob {
-		c.Key("job")
-		if sinkJobsRunRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Job)
-		}
+		c.String("job", sinkJobsRunRedact[2], in.Job)
 	}
 	return c.SHA256()
 }
