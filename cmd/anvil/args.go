@@ -36,7 +36,7 @@ func interspersed(cmds []*cli.Command, args []string) []string {
 		}
 		level = next.Subcommands
 	}
-	if leaf == nil || len(leaf.Subcommands) > 0 {
+	if leaf == nil || len(leaf.Subcommands) > 0 || leaf.SkipFlagParsing { // such a command reads its own flags
 		return args
 	}
 	takesValue := map[string]bool{}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	gatewayemit "github.com/anvil-dev/anvil/compiler/emit/gateway"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // withGatewayCompile adds the generated-gateway form to the compile
@@ -85,23 +85,23 @@ func runCompileGateway(e *env, c *cli.Context) error {
 	return nil
 }
 
-// gatewayModel loads the workspace as the fleet gateway does and turns it
-// into the generator's view model: connector ids, served tools and their
-// tools/list entries come from the runtime itself.
+// gatewayModel reads the workspace with air.LoadWorkspace, the reading the
+// fleet gateway serves from (same bundles, same connector ids), and turns it
+// into the generator's view model: every served operation under its wire
+// name. It reads AIR only; nothing of the server is involved.
 func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, error) {
-	fleet, err := gateway.LoadFleet(ws)
+	bundles, err := air.LoadWorkspace(ws)
 	if err != nil {
 		return nil, err
 	}
 	model := &gatewayemit.Workspace{Yard: yard, ImportPath: importPath}
-	for _, c := range fleet.Connectors {
-		mc := gatewayemit.Connector{ID: c.ID, Doc: c.Doc}
-		for i := range c.Doc.Operations {
-			t := c.ToolFor(c.Doc.Operations[i].ID)
-			if t == nil {
-				continue
+	for _, b := range bundles {
+		mc := gatewayemit.Connector{ID: b.ID, Doc: b.Doc}
+		for i := range b.Doc.Operations {
+			op := &b.Doc.Operations[i]
+			if air.IsServed(op) {
+				mc.Tools = append(mc.Tools, gatewayemit.Tool{Name: air.WireToolName(b.ID, op), Op: op})
 			}
-			mc.Tools = append(mc.Tools, gatewayemit.Tool{Name: t.Name, Op: t.Op, Listing: t.Listing()})
 		}
 		model.Connectors = append(model.Connectors, mc)
 	}

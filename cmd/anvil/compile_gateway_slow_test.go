@@ -20,7 +20,8 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 // TestGitHubGeneratedGateway generates the gateway of GitHub's full REST
@@ -164,7 +165,11 @@ func serveGeneric(t *testing.T, ws string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.New(gateway.Config{Workspace: ws, Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}, nil)
+	f, err := fleet.Load(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

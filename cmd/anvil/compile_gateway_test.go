@@ -59,7 +59,7 @@ func TestGeneratedGatewayGolden(t *testing.T) {
 			}
 		}
 	}
-	if !bytes.Contains(tree["workspace/workspace_gen.go"].Data, []byte("gateway.RuntimeVersion1")) {
+	if !bytes.Contains(tree["workspace/workspace_gen.go"].Data, []byte("handler.RuntimeVersion1")) {
 		t.Error("the generated workspace does not refer to the runtime's version constant")
 	}
 	golden.CheckTree(t, "../gen/github-mini", tree.Bytes())

@@ -13,7 +13,8 @@ import (
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 // connectGateway is a gateway serving github (a key connector, upstream the
@@ -45,12 +46,16 @@ func newConnectGateway(t *testing.T) *connectGateway {
 		vars[k] = v
 	}
 	vars["ANVIL_CONNECT_TRACKER_CLIENT_ID"] = "tracker-client"
-	cfg, err := gateway.ConfigFromEnv(func(k string) string { return vars[k] })
+	cfg, err := frontdoor.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Workspace, cfg.Host, cfg.Port = s.ws, "127.0.0.1", s.port
-	g, err := gateway.New(cfg, nil)
+	cfg.Host, cfg.Port = "127.0.0.1", s.port
+	f, err := fleet.Load(s.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := frontdoor.New(cfg, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ package main
 import (
 	"context"
 	workspace "github.com/anvil-dev/anvil/gen/github-mini/workspace"
-	gateway "github.com/anvil-dev/anvil/runtime/gateway"
+	serve "github.com/anvil-dev/anvil/runtime/serve"
 	"os"
 	"os/signal"
 	"syscall"
@@ -20,7 +20,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := gateway.Main(ctx, os.Args, workspace.Workspace(), gateway.MainOptions{
+	code := serve.Main(ctx, os.Args, workspace.Workspace(), serve.Options{
 		Getenv: os.Getenv,
 		Stderr: os.Stderr,
 		Stdin:  os.Stdin,

@@ -6,7 +6,8 @@ import (
 	"net"
 
 	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 // startGenerated serves the generated github-mini gateway (gen/github-mini,
@@ -14,17 +15,21 @@ import (
 // configuration — the same audience, JWKS, vault and connection — on its
 // own listener and audit log, its upstream pointed at the mock through
 // ANVIL_UPSTREAM_GITHUB_URL. It returns the base URL and a stop function.
-func startGenerated(cfg gateway.Config, mockURL, auditFile string) (string, func(), error) {
+func startGenerated(cfg frontdoor.Config, mockURL, auditFile string) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
 	cfg.Port = ln.Addr().(*net.TCPAddr).Port
 	cfg.AuditFile = auditFile
-	cfg.Workspace = ""
-	env := map[string]string{gateway.UpstreamURLEnv("github"): mockURL}
+	env := map[string]string{fleet.UpstreamURLEnv("github"): mockURL}
 	cfg.Getenv = func(k string) string { return env[k] }
-	g, err := gateway.NewCompiled(cfg, workspace.Workspace(), nil)
+	f, err := fleet.FromWorkspace(workspace.Workspace())
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	g, err := frontdoor.New(cfg, f, nil)
 	if err != nil {
 		ln.Close()
 		return "", nil, err

@@ -39,7 +39,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 const (
@@ -56,7 +56,7 @@ func main() {
 		}
 		return
 	}
-	bundle := flag.String("bundle", "runtime/gateway/testdata/workspace/github", "the github-mini bundle to serve")
+	bundle := flag.String("bundle", "runtime/frontdoor/testdata/workspace/github", "the github-mini bundle to serve")
 	duration := flag.Duration("duration", 4*time.Second, "how long each target is measured, per phase (throughput, latency)")
 	conns := flag.Int("conns", 64, "concurrent connections for the throughput runs")
 	rounds := flag.Int("rounds", 8, "interleaved rounds the measurements are split into")
@@ -157,8 +157,8 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
 		return err
 	}
-	cfg := gateway.Config{
-		Workspace: ws, Host: "127.0.0.1",
+	cfg := frontdoor.Config{
+		Host: "127.0.0.1",
 		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: audience,
 			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
 		VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, "vault"), AuditFile: filepath.Join(dir, "audit.jsonl"),
@@ -166,9 +166,9 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	generatedAudit := filepath.Join(dir, "audit-generated.jsonl")
 	if procs != nil {
-		err = startProcesses(&st, procs, cfg, generatedAudit) // procs.go
+		err = startProcesses(&st, procs, cfg, ws, generatedAudit) // procs.go
 	} else {
-		err = startInProcess(&st, cfg, generatedAudit, conns)
+		err = startInProcess(&st, cfg, ws, generatedAudit, conns)
 	}
 	if err != nil {
 		return err

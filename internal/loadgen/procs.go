@@ -19,7 +19,8 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 // audience is the gateways' configured token audience (both gateways take
@@ -55,7 +56,7 @@ type procOptions struct {
 
 // startInProcess serves the bare proxy, the generic gateway and the
 // generated one (generated.go) in this process.
-func startInProcess(st *stack, cfg gateway.Config, generatedAudit string, conns int) error {
+func startInProcess(st *stack, cfg frontdoor.Config, ws, generatedAudit string, conns int) error {
 	mockURL, _ := url.Parse(st.mock)
 	base, stop, err := serveHandler(bareProxy(mockURL, conns))
 	if err != nil {
@@ -69,7 +70,12 @@ func startInProcess(st *stack, cfg gateway.Config, generatedAudit string, conns 
 		return err
 	}
 	cfg.Port = ln.Addr().(*net.TCPAddr).Port
-	g, err := gateway.New(cfg, nil)
+	f, err := fleet.Load(ws)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	g, err := frontdoor.New(cfg, f, nil)
 	if err != nil {
 		ln.Close()
 		return err
@@ -123,7 +129,7 @@ func serveHandler(h http.Handler) (string, func(), error) {
 
 // startProcesses starts the bare proxy as a child and the two gateway
 // binaries, each on its own port, and waits until they answer /healthz.
-func startProcesses(st *stack, o *procOptions, cfg gateway.Config, generatedAudit string) error {
+func startProcesses(st *stack, o *procOptions, cfg frontdoor.Config, ws, generatedAudit string) error {
 	var err error
 	if st.proxy, err = startChild(st, "proxy", st.mock); err != nil {
 		return fmt.Errorf("the bare proxy: %w", err)
@@ -137,11 +143,11 @@ func startProcesses(st *stack, o *procOptions, cfg gateway.Config, generatedAudi
 		"ANVIL_VAULT_DIR=" + cfg.VaultDir,
 		"ANVIL_ALLOWED_HOSTS=" + cfg.AllowedHosts,
 	}
-	if st.gateway, err = startGateway(st, o.anvil, cfg.Workspace, append(env, "ANVIL_AUDIT_FILE="+cfg.AuditFile)); err != nil {
+	if st.gateway, err = startGateway(st, o.anvil, ws, append(env, "ANVIL_AUDIT_FILE="+cfg.AuditFile)); err != nil {
 		return fmt.Errorf("%s: %w", o.anvil, err)
 	}
-	genEnv := append(env, "ANVIL_AUDIT_FILE="+generatedAudit, gateway.UpstreamURLEnv("github")+"="+st.mock)
-	if st.generated, err = startGateway(st, o.generated, cfg.Workspace, genEnv); err != nil {
+	genEnv := append(env, "ANVIL_AUDIT_FILE="+generatedAudit, fleet.UpstreamURLEnv("github")+"="+st.mock)
+	if st.generated, err = startGateway(st, o.generated, ws, genEnv); err != nil {
 		return fmt.Errorf("%s (make load builds it from gen/github-mini): %w", o.generated, err)
 	}
 	return nil

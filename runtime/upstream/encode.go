@@ -370,40 +370,11 @@ func plainString(s string) bool {
 	return true
 }
 
-// Body encoding codes of EncodeWholeBody: the int form of air.BodyEncoding
-// that generated request builders pass. New code passes air.BodyEncoding to
-// EncodeBody.
-const (
-	// BodyJSON is air.BodyJSON.
-	BodyJSON = iota
-	// BodyForm is air.BodyForm.
-	BodyForm
-	// BodyRaw is air.BodyRaw.
-	BodyRaw
-)
-
-// bodyEncodingOf is the air.BodyEncoding of a code (JSON for an unknown one).
-func bodyEncodingOf(code int) air.BodyEncoding {
-	switch code {
-	case BodyForm:
-		return air.BodyForm
-	case BodyRaw:
-		return air.BodyRaw
-	}
-	return air.BodyJSON
-}
-
 // Messages of a "whole" body that cannot be encoded.
 const (
 	formNotObject = "A form body must be an object."
 	bodyNotJSON   = "The body input cannot be encoded as JSON."
 )
-
-// EncodeWholeBody is EncodeBody with the encoding given by its code
-// (BodyJSON, BodyForm or BodyRaw).
-func EncodeWholeBody(opID string, enc int, contentType string, v any, carrierKey string, carrier any) ([]byte, string, error) {
-	return EncodeBody(opID, bodyEncodingOf(enc), contentType, v, carrierKey, carrier)
-}
 
 // EncodeBody encodes v, the whole request body of operation opID, in the
 // body encoding enc that lowering recorded (air.Body.Wire): a string as raw

@@ -3,6 +3,7 @@ package upstream
 import (
 	"encoding/json"
 	"errors"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"math"
 	"testing"
 
@@ -176,19 +177,19 @@ func TestEncodeWholeBody(t *testing.T) {
 	obj := map[string]any{"b": "x y", "a": []any{json.Number("1"), json.Number("2")}}
 	for _, c := range []struct {
 		name, ct   string
-		enc        int
+		enc        air.BodyEncoding
 		v          any
 		carrierKey string
 		body, want string
 	}{
-		{"json object", "application/merge-patch+json", BodyJSON, obj, "", `{"a":[1,2],"b":"x y"}`, "application/merge-patch+json"},
-		{"json carrier", "application/json", BodyJSON, obj, "idem", `{"a":[1,2],"b":"x y","idem":"k1"}`, "application/json"},
-		{"carrier on a non-object", "application/json", BodyJSON, "s", "idem", `"s"`, "application/json"},
-		{"raw string", "text/plain", BodyRaw, "a<b\n", "", "a<b\n", "text/plain"},
-		{"raw non-string", "text/plain", BodyRaw, obj, "", `{"a":[1,2],"b":"x y"}`, "application/json"},
-		{"form", "application/x-www-form-urlencoded", BodyForm, obj, "idem", "a=1&a=2&b=x+y&idem=k1", "application/x-www-form-urlencoded"},
+		{"json object", "application/merge-patch+json", air.BodyJSON, obj, "", `{"a":[1,2],"b":"x y"}`, "application/merge-patch+json"},
+		{"json carrier", "application/json", air.BodyJSON, obj, "idem", `{"a":[1,2],"b":"x y","idem":"k1"}`, "application/json"},
+		{"carrier on a non-object", "application/json", air.BodyJSON, "s", "idem", `"s"`, "application/json"},
+		{"raw string", "text/plain", air.BodyRaw, "a<b\n", "", "a<b\n", "text/plain"},
+		{"raw non-string", "text/plain", air.BodyRaw, obj, "", `{"a":[1,2],"b":"x y"}`, "application/json"},
+		{"form", "application/x-www-form-urlencoded", air.BodyForm, obj, "idem", "a=1&a=2&b=x+y&idem=k1", "application/x-www-form-urlencoded"},
 	} {
-		body, ct, err := EncodeWholeBody("op.id", c.enc, c.ct, c.v, c.carrierKey, "k1")
+		body, ct, err := EncodeBody("op.id", c.enc, c.ct, c.v, c.carrierKey, "k1")
 		if err != nil || string(body) != c.body || ct != c.want {
 			t.Errorf("%s: EncodeWholeBody = %q, %q, %v, want %q, %q", c.name, body, ct, err, c.body, c.want)
 		}
@@ -197,17 +198,17 @@ func TestEncodeWholeBody(t *testing.T) {
 		t.Error("EncodeWholeBody changed the caller's object")
 	}
 	for _, c := range []struct {
-		enc  int
+		enc  air.BodyEncoding
 		v    any
 		want string
 	}{
-		{BodyForm, []any{"x"}, "A form body must be an object."},
-		{BodyJSON, math.NaN(), "The body input cannot be encoded as JSON."},
+		{air.BodyForm, []any{"x"}, "A form body must be an object."},
+		{air.BodyJSON, math.NaN(), "The body input cannot be encoded as JSON."},
 	} {
-		_, _, err := EncodeWholeBody("op.id", c.enc, "application/json", c.v, "", nil)
+		_, _, err := EncodeBody("op.id", c.enc, "application/json", c.v, "", nil)
 		var e *envelope.Error
 		if !errors.As(err, &e) || e.Code != envelope.ValidationError || e.Message != c.want || e.Operation != "op.id" || e.Details != nil {
-			t.Errorf("EncodeWholeBody(%#v) error = %#v, want validation_error %q", c.v, err, c.want)
+			t.Errorf("EncodeBody(%#v) error = %#v, want validation_error %q", c.v, err, c.want)
 		}
 	}
 }

@@ -24,7 +24,8 @@ import (
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 const (
@@ -166,8 +167,12 @@ func startLiveLayout(t *testing.T, cids []string, adjust func(cid string, doc *a
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g, err := gateway.New(gateway.Config{Workspace: ws, Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
-		VaultKeyFile: keyFile, VaultDir: filepath.Join(base, "vault")}, nil)
+	fl, err := fleet.Load(ws)
+	if err != nil {
+		t.Fatalf("fleet: %v", err)
+	}
+	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
+		VaultKeyFile: keyFile, VaultDir: filepath.Join(base, "vault")}, fl, nil)
 	if err != nil {
 		t.Fatalf("gateway: %v", err)
 	}

@@ -18,18 +18,6 @@ const (
 	mechanismBody   = "body"
 )
 
-// encodingCode is the runtime's int code of a body encoding (gateway.Body*),
-// which generated WholeBody calls pass.
-func encodingCode(enc air.BodyEncoding) int {
-	switch enc {
-	case air.BodyForm:
-		return 1 // gateway.BodyForm
-	case air.BodyRaw:
-		return 2 // gateway.BodyRaw
-	}
-	return 0 // gateway.BodyJSON
-}
-
 // jsonString is s as a request body writes it (encoding/json without HTML
 // escaping).
 func jsonString(s string) string {
@@ -63,11 +51,11 @@ func (b *builder) opID() jen.Code { return jen.Id("opID") }
 func (b *builder) fail(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
 
 func (b *builder) missing(key string) jen.Code {
-	return b.fail(jen.Qual(pkgGateway, "MissingInput").Call(b.opID(), jen.Lit(key)))
+	return b.fail(jen.Qual(pkgHandler, "MissingInput").Call(b.opID(), jen.Lit(key)))
 }
 
 func (b *builder) buildError(msg string, internal bool) jen.Code {
-	return b.fail(jen.Qual(pkgGateway, "BuildError").Call(b.opID(), jen.Lit(msg), jen.Lit(internal)))
+	return b.fail(jen.Qual(pkgHandler, "BuildError").Call(b.opID(), jen.Lit(msg), jen.Lit(internal)))
 }
 
 // returnNow prints a statically known error and ends the builder.
@@ -84,11 +72,11 @@ func scalarString(fl *field) *jen.Statement {
 	case kString:
 		return x
 	case kNumber:
-		return jen.Qual(pkgGateway, "NumberString").Call(x)
+		return jen.Qual(pkgUpstream, "NumberString").Call(x)
 	case kBool:
 		return jen.Qual("strconv", "FormatBool").Call(x)
 	}
-	return jen.Qual(pkgGateway, "ScalarString").Call(x)
+	return jen.Qual(pkgUpstream, "ScalarString").Call(x)
 }
 
 // emitBuild prints the request builder of t.
@@ -97,7 +85,7 @@ func (g *generator) emitBuild(f *jen.File, t *Tool, n opNames, in *input) {
 	b := &builder{op: op, in: in}
 	b.add(
 		jen.Const().Id("opID").Op("=").Lit(op.ID),
-		jen.If(jen.Id("base").Dot("Err")).Block(b.fail(jen.Qual(pkgGateway, "BadBase").Call(b.opID()))),
+		jen.If(jen.Id("base").Dot("Err")).Block(b.fail(jen.Qual(pkgHandler, "BadBase").Call(b.opID()))),
 		jen.Var().Id("u").Qual("strings", "Builder"),
 		jen.Id("u").Dot("WriteString").Call(jen.Id("base").Dot("Prefix")),
 	)
@@ -107,16 +95,16 @@ func (g *generator) emitBuild(f *jen.File, t *Tool, n opNames, in *input) {
 	hasBody := b.body()
 	b.carrier(&headers)
 	b.finish(op, hasBody, headers, cookies)
-	param := jen.Id("_").Qual(pkgGateway, "Input")
+	param := jen.Id("_").Qual(pkgHandler, "Input")
 	if b.usesIn {
-		param = jen.Id("in0").Qual(pkgGateway, "Input")
+		param = jen.Id("in0").Qual(pkgHandler, "Input")
 		b.stmts = append([]jen.Code{jen.Id("in").Op(":=").Id("in0").Assert(jen.Op("*").Id(n.input))}, b.stmts...)
 	}
 
 	f.Commentf("%s builds the upstream request of %s.", n.build, op.ID)
 	f.Func().Id(n.build).Params(
 		jen.Id("ctx").Qual("context", "Context"),
-		jen.Id("base").Op("*").Qual(pkgGateway, "Base"),
+		jen.Id("base").Op("*").Qual(pkgHandler, "Base"),
 		param,
 	).Params(jen.Op("*").Qual(pkgHTTP, "Request"), jen.Error()).Block(b.stmts...)
 }
@@ -157,12 +145,12 @@ func (b *builder) path(tmpl string) {
 			return
 		}
 		b.usesIn = true
-		b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+		b.add(jen.If(noValue(fl)).Block(b.missing(key)))
 		empty := b.buildError(fmt.Sprintf("Path input %s must not be empty.", key), false)
 		style, explode := p.Wire()
 		if fl.kind == kAny {
 			b.add(jen.Block(
-				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode)),
+				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgUpstream, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode)),
 				jen.If(jen.Op("!").Id("ok")).Block(empty),
 				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
 			))
@@ -175,9 +163,9 @@ func (b *builder) path(tmpl string) {
 		case air.StyleLabel:
 			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
 		case air.StyleMatrix:
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgGateway, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
+			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgUpstream, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
 		}
-		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgGateway, "PathSegment").Call(scalarString(fl))))
+		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgUpstream, "PathSegment").Call(scalarString(fl))))
 	}
 }
 
@@ -214,10 +202,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		case "query":
 			if fl.kind == kAny {
 				style, explode := p.Wire()
-				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQueryValue").Call(
+				present = append(present, jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQueryValue").Call(
 					jen.Id("q"), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode), jen.Id("in."+fl.goName)))
 			} else {
-				present = append(present, jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
+				present = append(present, jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
 			}
 		case "header":
 			h := headerSet{name: p.Name, v: fmt.Sprintf("h%d", len(headers)), ok: fmt.Sprintf("h%dSet", len(headers))}
@@ -225,11 +213,11 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False())
 			val := scalarString(fl)
 			if fl.kind == kAny {
-				val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+				val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
 			}
 			present = append(present,
 				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
-				jen.If(jen.Qual(pkgGateway, "BadHeader").Call(jen.Id(h.v))).Block(
+				jen.If(jen.Qual(pkgHandler, "BadHeader").Call(jen.Id(h.v))).Block(
 					b.buildError(fmt.Sprintf("Header input %s must not contain line breaks.", key), false)))
 		case "cookie":
 			if !cookies {
@@ -238,10 +226,10 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 			}
 			val := scalarString(fl)
 			if fl.kind == kAny {
-				val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+				val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
 			}
 			present = append(present, jen.Id("cookies").Op("=").Append(jen.Id("cookies"),
-				jen.Lit(p.Name+"=").Op("+").Qual(pkgGateway, "CookieValue").Call(val)))
+				jen.Lit(p.Name+"=").Op("+").Qual(pkgUpstream, "CookieValue").Call(val)))
 		}
 		stmt := jen.If(value(fl)).Block(present...)
 		if p.Required {
@@ -249,7 +237,7 @@ func (b *builder) params() (headers []headerSet, cookies bool) {
 		}
 		if len(present) == 0 {
 			if p.Required {
-				b.add(jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+				b.add(jen.If(noValue(fl)).Block(b.missing(key)))
 			}
 			continue
 		}
@@ -315,8 +303,8 @@ func (b *builder) body() bool {
 		stmt = append(stmt, carrierSetup...)
 		stmt = append(stmt,
 			jen.Var().Id("err").Error(),
-			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgGateway, "WholeBody").Call(
-				jen.Id("opID"), jen.Lit(key), jen.Lit(encodingCode(enc)), jen.Lit(ctype), boxed(fl), ckey, cval),
+			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgHandler, "WholeBody").Call(
+				jen.Id("opID"), jen.Lit(key), bodyEncodingConst(enc), jen.Lit(ctype), boxed(fl), ckey, cval),
 			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
 		)
 		ifs := jen.If(value(fl)).Block(stmt...)
@@ -361,7 +349,7 @@ func (b *builder) body() bool {
 			required = append(required, b.missing(key))
 			break
 		}
-		required = append(required, jen.If(jen.Op("!").Parens(value(fl))).Block(b.missing(key)))
+		required = append(required, jen.If(noValue(fl)).Block(b.missing(key)))
 	}
 	var count []jen.Code
 	count = append(count, jen.Id("nf").Op(":=").Lit(0))
@@ -372,18 +360,18 @@ func (b *builder) body() bool {
 			fl := bf.fl
 			var add jen.Code
 			if fl.kind == kAny {
-				add = jen.Id("form").Op("=").Qual(pkgGateway, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
+				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
 			} else {
-				add = jen.Id("form").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
+				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
 				if fl.nullable {
-					add = jen.If(jen.Op("!").Parens(isNull(fl))).Block(add)
+					add = jen.If(notNull(fl)).Block(add)
 				}
 			}
 			stmts = append(stmts, jen.If(has(fl)).Block(jen.Id("nf").Op("++"), add))
 		}
 		if inBody && !carrierNamed {
 			stmts = append(stmts, jen.If(value(carrier)).Block(jen.Id("nf").Op("++"),
-				jen.Id("form").Op("=").Qual(pkgGateway, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
+				jen.Id("form").Op("=").Qual(pkgUpstream, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
 		}
 		tail := append([]jen.Code{}, required...)
 		tail = append(tail, jen.Id("body").Op("=").Index().Byte().Parens(jen.Id("form")))
@@ -408,15 +396,15 @@ func (b *builder) body() bool {
 		var val jen.Code
 		switch fl.kind {
 		case kString:
-			val = jen.Id("w").Op("=").Qual(pkgGateway, "AppendJSONString").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+			val = jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONString").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		case kNumber:
-			val = jen.Id("w").Op("=").Qual(pkgGateway, "AppendJSONNumber").Call(jen.Id("w"), jen.Id("in."+fl.goName))
+			val = jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONNumber").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		case kBool:
 			val = jen.Id("w").Op("=").Qual("strconv", "AppendBool").Call(jen.Id("w"), jen.Id("in."+fl.goName))
 		default:
 			needErr = true
-			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgGateway, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
-				b.fail(jen.Qual(pkgGateway, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
+			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
+				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
 		}
 		if fl.nullable && fl.kind != kAny {
 			val = jen.If(isNull(fl)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit("null").Op("..."))).Else().Block(val)
@@ -427,8 +415,8 @@ func (b *builder) body() bool {
 		needErr = true
 		stmts = append(stmts, jen.If(value(carrier)).Block(sep.Clone(), jen.Id("nf").Op("++"),
 			jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(b.op.Idempotency.Key)+":").Op("...")),
-			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgGateway, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
-				b.fail(jen.Qual(pkgGateway, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
+			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
+				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
 	}
 	if needErr {
 		count = append(count, jen.Var().Id("err").Error())
@@ -462,16 +450,16 @@ func (b *builder) carrier(headers *[]headerSet) {
 		*headers = append(*headers, h)
 		val := scalarString(fl)
 		if fl.kind == kAny {
-			val = jen.Qual(pkgGateway, "HeaderValue").Call(jen.Id("in." + fl.goName))
+			val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
 		}
 		b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False(),
 			jen.If(value(fl)).Block(
 				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
-				jen.If(jen.Qual(pkgGateway, "BadHeader").Call(jen.Id(h.v))).Block(
+				jen.If(jen.Qual(pkgHandler, "BadHeader").Call(jen.Id(h.v))).Block(
 					b.buildError("The idempotency key must not contain line breaks.", false))))
 	case mechanismQuery:
 		val := scalarString(fl)
-		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgGateway, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
+		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
 	}
 }
 
@@ -510,4 +498,15 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("User-Agent"), jen.Lit("anvil-gateway/").Op("+").Qual(pkgAir, "AnvilVersion"))),
 		jen.Return(jen.Id("req"), jen.Nil()),
 	)
+}
+
+// bodyEncodingConst names enc by its air constant in generated code.
+func bodyEncodingConst(enc air.BodyEncoding) jen.Code {
+	switch enc {
+	case air.BodyForm:
+		return jen.Qual(pkgAir, "BodyForm")
+	case air.BodyRaw:
+		return jen.Qual(pkgAir, "BodyRaw")
+	}
+	return jen.Qual(pkgAir, "BodyJSON")
 }

@@ -113,7 +113,7 @@ func (e *effectGen) mapping(suffix string, m air.Mapping, r roots) string {
 		}
 		p, err := air.ParsePath(src.Path)
 		if err != nil {
-			body = append(body, jen.Return(jen.Nil(), jen.Qual(pkgGateway, "NotAPath").Call(jen.Lit(src.Path))))
+			body = append(body, jen.Return(jen.Nil(), jen.Qual(pkgHandler, "NotAPath").Call(jen.Lit(src.Path))))
 			stopped = true
 			break
 		}
@@ -121,7 +121,7 @@ func (e *effectGen) mapping(suffix string, m air.Mapping, r roots) string {
 		if p.Root == air.RootIdempotencyKey && possible {
 			usesKey = true
 		}
-		missing := jen.Return(jen.Nil(), jen.Qual(pkgGateway, "NamesNothing").Call(jen.Lit(src.Path)))
+		missing := jen.Return(jen.Nil(), jen.Qual(pkgHandler, "NamesNothing").Call(jen.Lit(src.Path)))
 		if !possible {
 			if p.Optional {
 				continue
@@ -156,7 +156,7 @@ func (e *effectGen) mapping(suffix string, m air.Mapping, r roots) string {
 		keyParam = jen.Id("_").String()
 	}
 	e.f.Commentf("%s resolves a follow-up's arguments, in the mapping's order; why says what named nothing.", name)
-	e.f.Func().Id(name).Params(jen.Id("c").Op("*").Qual(pkgGateway, "EffectCall"), keyParam).Params(jen.Qual(pkgEffect, "Args"), jen.String()).Block(body...)
+	e.f.Func().Id(name).Params(jen.Id("c").Op("*").Qual(pkgHandler, "EffectCall"), keyParam).Params(jen.Qual(pkgEffect, "Args"), jen.String()).Block(body...)
 	return name
 }
 
@@ -179,7 +179,7 @@ func (e *effectGen) followUp(suffix, operation string, m air.Mapping, key jen.Co
 		if onWhy == nil {
 			return nil
 		}
-		return onWhy(jen.Qual(pkgGateway, "NotServed").Call(jen.Lit(operation)))
+		return onWhy(jen.Qual(pkgHandler, "NotServed").Call(jen.Lit(operation)))
 	}
 	fn := e.mapping(suffix, m, r)
 	fu := jen.Qual(pkgEffect, "FollowUp").Values(jen.Dict{
@@ -197,13 +197,13 @@ func (e *effectGen) deadline(d *air.Deadline) jen.Code {
 	case d == nil:
 		return jen.Nil()
 	case d.WithinMs != nil && d.At == "":
-		return jen.Qual(pkgGateway, "DeadlineWithin").Call(jen.Id("c").Dot("Now"), jen.Lit(*d.WithinMs))
+		return jen.Qual(pkgEffect, "DeadlineWithin").Call(jen.Id("c").Dot("Now"), jen.Lit(*d.WithinMs))
 	case d.At != "" && d.WithinMs == nil:
 		p, err := air.ParsePath(d.At)
 		if err != nil || p.Root != air.RootResponse {
 			return jen.Nil()
 		}
-		return jen.Qual(pkgGateway, "DeadlineAt").Call(jen.Id(e.pathVar(p)).Dot("Lookup").Call(jen.Id("c").Dot("Response")))
+		return jen.Qual(pkgHandler, "DeadlineAt").Call(jen.Id(e.pathVar(p)).Dot("Lookup").Call(jen.Id("c").Dot("Response")))
 	}
 	return jen.Nil()
 }
@@ -223,7 +223,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 	key := jen.Id("c").Dot("IdempotencyKey")
 	var body []jen.Code
 	body = append(body, jen.Id("r").Op(":=").Op("&").Qual(pkgEffect, "Report").Values(jen.Dict{
-		jen.Id("Class"): jen.Lit(class), jen.Id("Operation"): jen.Lit(op.ID), jen.Id("IdempotencyKey"): jen.Id("c").Dot("IdempotencyKey"),
+		jen.Id("Class"): classConst(class), jen.Id("Operation"): jen.Lit(op.ID), jen.Id("IdempotencyKey"): jen.Id("c").Dot("IdempotencyKey"),
 	}))
 	if class != air.ClassRead {
 		eff := &op.Effect
@@ -242,7 +242,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 			body = append(body, jen.If(jen.Id("c").Dot("Staged")).Block(staged))
 		}
 		undoUnavailable := func(why jen.Code) []jen.Code {
-			return []jen.Code{jen.Id("r").Dot("UndoUnavailable").Op("=").Qual(pkgGateway, "UndoUnavailable").Call(why)}
+			return []jen.Code{jen.Id("r").Dot("UndoUnavailable").Op("=").Qual(pkgHandler, "UndoUnavailable").Call(why)}
 		}
 		switch class {
 		case air.ClassReversible:
@@ -252,7 +252,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 				inv := eff.Inverse
 				body = append(body, e.followUp("Inverse", inv.Operation, inv.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
 					return []jen.Code{
-						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Lit("inverse"), jen.Id("FollowUp"): fu}),
+						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Qual(pkgEffect, "KindInverse"), jen.Id("FollowUp"): fu}),
 						jen.Id("r").Dot("DeadlineMs").Op("=").Add(e.deadline(inv.Deadline)),
 					}
 				}, undoUnavailable)...)
@@ -270,7 +270,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 				cp := eff.Compensate
 				body = append(body, e.followUp("Compensate", cp.Operation, cp.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
 					return []jen.Code{
-						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Lit("compensate"), jen.Id("FollowUp"): fu}),
+						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Qual(pkgEffect, "KindCompensate"), jen.Id("FollowUp"): fu}),
 						jen.Id("r").Dot("DeadlineMs").Op("=").Add(e.deadline(cp.Deadline)),
 					}
 				}, undoUnavailable)...)
@@ -279,7 +279,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 	}
 	body = append(body, jen.Return(jen.Id("r")))
 	f.Commentf("%s reports what a call of %s did and how to undo it.", n.effect, op.ID)
-	f.Func().Id(n.effect).Params(jen.Id("c").Op("*").Qual(pkgGateway, "EffectCall")).Op("*").Qual(pkgEffect, "Report").Block(body...)
+	f.Func().Id(n.effect).Params(jen.Id("c").Op("*").Qual(pkgHandler, "EffectCall")).Op("*").Qual(pkgEffect, "Report").Block(body...)
 }
 
 // emitStaged prints the staged object of a staged call (effect.BuildStaged).
@@ -322,10 +322,10 @@ func (g *generator) emitStaged(e *effectGen, d *air.Draft) string {
 		discard = jen.Id("discard")
 	}
 	body = append(body,
-		jen.Id("s").Dot("Unavailable").Op("=").Qual(pkgGateway, "StagedUnavailable").Call(jen.Id("promote"), discard),
+		jen.Id("s").Dot("Unavailable").Op("=").Qual(pkgHandler, "StagedUnavailable").Call(jen.Id("promote"), discard),
 		jen.Return(jen.Id("s")))
 	e.f.Commentf("%s builds the staged object of a staged call.", name)
-	e.f.Func().Id(name).Params(jen.Id("c").Op("*").Qual(pkgGateway, "EffectCall")).Op("*").Qual(pkgEffect, "Staged").Block(body...)
+	e.f.Func().Id(name).Params(jen.Id("c").Op("*").Qual(pkgHandler, "EffectCall")).Op("*").Qual(pkgEffect, "Staged").Block(body...)
 	return name
 }
 
@@ -335,7 +335,7 @@ func (g *generator) emitDraft(e *effectGen) {
 	f, c, t, n, in := e.f, e.c, e.t, e.n, e.in
 	d := t.Op.Effect.Draft
 	f.Commentf("%s maps a staged call's input to its draft's input.", n.draft)
-	results := jen.Params(jen.Qual(pkgGateway, "Input"), jen.Op("*").Qual(pkgGateway, "DraftMissing"))
+	results := jen.Params(jen.Qual(pkgHandler, "Input"), jen.Op("*").Qual(pkgHandler, "DraftMissing"))
 	var target *opInfo
 	for _, o := range g.ops[c.ID] {
 		if o.tool.Op.ID == d.Operation {
@@ -345,12 +345,12 @@ func (g *generator) emitDraft(e *effectGen) {
 	if target == nil {
 		// The draft operation is not served: the runtime refuses before
 		// calling this (effect/draft_unavailable).
-		f.Func().Id(n.draft).Params(jen.Id("_").Qual(pkgGateway, "Input")).Add(results).Block(jen.Return(jen.Nil(), jen.Nil()))
+		f.Func().Id(n.draft).Params(jen.Id("_").Qual(pkgHandler, "Input")).Add(results).Block(jen.Return(jen.Nil(), jen.Nil()))
 		return
 	}
 	din := target.in
 	missing := func(arg string, reason jen.Code) jen.Code {
-		return jen.Return(jen.Nil(), jen.Op("&").Qual(pkgGateway, "DraftMissing").Values(jen.Dict{
+		return jen.Return(jen.Nil(), jen.Op("&").Qual(pkgHandler, "DraftMissing").Values(jen.Dict{
 			jen.Id("Argument"): jen.Lit(arg), jen.Id("Reason"): reason}))
 	}
 	usedIn := false
@@ -365,11 +365,11 @@ func (g *generator) emitDraft(e *effectGen) {
 		}
 		p, err := air.ParsePath(src.Path)
 		if err != nil {
-			body = append(body, missing(arg.Name, jen.Qual(pkgGateway, "NotAPath").Call(jen.Lit(src.Path))))
+			body = append(body, missing(arg.Name, jen.Qual(pkgHandler, "NotAPath").Call(jen.Lit(src.Path))))
 			stopped = true
 			break
 		}
-		nothing := missing(arg.Name, jen.Qual(pkgGateway, "NamesNothing").Call(jen.Lit(src.Path)))
+		nothing := missing(arg.Name, jen.Qual(pkgHandler, "NamesNothing").Call(jen.Lit(src.Path)))
 		var sf *field
 		if p.Root == air.RootRequest && !p.Segments[0].IsIndex {
 			sf = in.byProp[p.Segments[0].Name]
@@ -402,9 +402,9 @@ func (g *generator) emitDraft(e *effectGen) {
 	if !stopped {
 		body = append(body, jen.Return(jen.Id("d"), jen.Nil()))
 	}
-	param := jen.Id("_").Qual(pkgGateway, "Input")
+	param := jen.Id("_").Qual(pkgHandler, "Input")
 	if usedIn {
-		param = jen.Id("in0").Qual(pkgGateway, "Input")
+		param = jen.Id("in0").Qual(pkgHandler, "Input")
 		body = append([]jen.Code{jen.Id("in").Op(":=").Id("in0").Assert(jen.Op("*").Id(n.input))}, body...)
 	}
 	f.Func().Id(n.draft).Params(param).Add(results).Block(body...)
@@ -412,8 +412,11 @@ func (g *generator) emitDraft(e *effectGen) {
 
 // dset is "d's field is set" (on the draft's input d).
 func dset(tf *field) []jen.Code {
-	w, m := bit(tf)
-	return []jen.Code{jen.Id(fmt.Sprintf("d.set[%d] |= %s", w, m)), jen.Id(fmt.Sprintf("d.null[%d] &^= %s", w, m))}
+	out := []jen.Code{jen.Id("d." + hasName(tf)).Op("=").True()}
+	if tf.nullable {
+		out = append(out, jen.Id("d."+nullName(tf)).Op("=").False())
+	}
+	return out
 }
 
 // dextra stores a value the draft's typed fields cannot take.
@@ -481,7 +484,7 @@ func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
 	case nil:
 		lit = jen.Nil()
 	default:
-		lit = jen.Qual(pkgGateway, "DecodeJSON").Call(jen.Lit(string(raw)))
+		lit = jen.Qual(pkgHandler, "DecodeJSON").Call(jen.Lit(string(raw)))
 	}
 	if tf == nil {
 		return dextra(name, lit, false)
@@ -499,12 +502,27 @@ func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
 		match = tf.kind == kNumber
 	case nil:
 		if tf.nullable {
-			w, m := bit(tf)
-			return []jen.Code{jen.Id(fmt.Sprintf("d.set[%d] |= %s", w, m)), jen.Id(fmt.Sprintf("d.null[%d] |= %s", w, m))}
+			return []jen.Code{jen.Id("d." + hasName(tf)).Op("=").True(), jen.Id("d." + nullName(tf)).Op("=").True()}
 		}
 	}
 	if match {
 		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(lit)}, dset(tf)...)
 	}
 	return dextra(name, lit, true)
+}
+
+// classConst names an effect class by its air constant (a literal for a
+// class AIR does not define).
+func classConst(class string) jen.Code {
+	switch class {
+	case air.ClassRead:
+		return jen.Qual(pkgAir, "ClassRead")
+	case air.ClassReversible:
+		return jen.Qual(pkgAir, "ClassReversible")
+	case air.ClassCompensable:
+		return jen.Qual(pkgAir, "ClassCompensable")
+	case air.ClassIrreversible:
+		return jen.Qual(pkgAir, "ClassIrreversible")
+	}
+	return jen.Lit(class)
 }

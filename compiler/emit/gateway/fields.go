@@ -25,7 +25,6 @@ const (
 type field struct {
 	prop     string // the JSON key
 	goName   string // the struct field
-	index    int    // bit index; fields are in canonical key order
 	kind     kind
 	integer  bool // type integer (kNumber)
 	nullable bool // null is allowed besides the scalar type
@@ -56,29 +55,6 @@ type input struct {
 	byProp      map[string]*field
 	closed      bool // additionalProperties: false
 	schemaCheck bool // the shared validator runs too
-	words       int  // bitset words
-}
-
-// anyMask returns, per word, the bits of kAny fields.
-func (in *input) anyMask() []uint64 {
-	m := make([]uint64, in.words)
-	for _, f := range in.fields {
-		if f.kind == kAny {
-			m[f.index/64] |= 1 << (f.index % 64)
-		}
-	}
-	return m
-}
-
-// requiredMask returns, per word, the bits of required fields.
-func (in *input) requiredMask() []uint64 {
-	m := make([]uint64, in.words)
-	for _, f := range in.fields {
-		if f.required {
-			m[f.index/64] |= 1 << (f.index % 64)
-		}
-	}
-	return m
 }
 
 // analyseInput reads an operation's input schema.
@@ -88,7 +64,6 @@ func analyseInput(typeName string, op *air.Operation) *input {
 	if s == nil || s.Bool != nil {
 		// No object schema: anything the shared validator takes.
 		in.schemaCheck = true
-		in.words = 1
 		return in
 	}
 	if !s.Type.Has("object") || len(s.Type) != 1 {
@@ -123,10 +98,9 @@ func analyseInput(typeName string, op *air.Operation) *input {
 	for _, m := range reservedMethods {
 		reserved[m] = true
 	}
-	for i, name := range names {
+	for _, name := range names {
 		f := analyseField(s.Properties[name])
 		f.prop = name
-		f.index = i
 		f.required = required[name]
 		goName := exportedName(name)
 		if reserved[goName] {
@@ -146,10 +120,6 @@ func analyseInput(typeName string, op *air.Operation) *input {
 			f.kind = kAny
 			in.schemaCheck = true
 		}
-	}
-	in.words = (len(in.fields) + 63) / 64
-	if in.words == 0 {
-		in.words = 1
 	}
 	return in
 }

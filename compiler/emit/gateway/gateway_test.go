@@ -15,8 +15,8 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// The generated code's behaviour is tested where it runs: runtime/gateway
-// compares the committed trees (gen/github-mini, runtime/gateway/internal/
+// The generated code's behaviour is tested where it runs: runtime/frontdoor
+// compares the committed trees (gen/github-mini, runtime/frontdoor/internal/
 // testgen/sink) handler by handler with the generic code and drives the
 // built binary with a differential script. These tests cover the printer.
 
@@ -45,7 +45,7 @@ func tinyWorkspace(t *testing.T, n int) *Workspace {
 	}
 	for i := range doc.Operations {
 		op := &doc.Operations[i]
-		c.Tools = append(c.Tools, Tool{Name: c.ID + "__" + op.MCP.ToolName, Op: op, Listing: []byte(`{"name":"` + op.MCP.ToolName + `"}`)})
+		c.Tools = append(c.Tools, Tool{Name: c.ID + "__" + op.MCP.ToolName, Op: op})
 	}
 	return &Workspace{Yard: "tiny", ImportPath: "example.com/m/gen", Connectors: []Connector{c}}
 }
@@ -62,7 +62,7 @@ func TestGenerateRefusals(t *testing.T) {
 		"no doc":         {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "c"}}},
 		"bad connector":  {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "a b", Doc: good.Connectors[0].Doc}}},
 		"twice the same": {Yard: "y", ImportPath: "a/b", Connectors: []Connector{good.Connectors[0], good.Connectors[0]}},
-		"no listing":     {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "c", Doc: good.Connectors[0].Doc, Tools: []Tool{{Name: "c__t", Op: good.Connectors[0].Tools[0].Op}}}}},
+		"no operation":   {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "c", Doc: good.Connectors[0].Doc, Tools: []Tool{{Name: "c__t"}}}}},
 	} {
 		if _, _, err := Generate(ws); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
@@ -103,7 +103,7 @@ func TestGenerateTree(t *testing.T) {
 	}
 	ops := strings.Join(strings.Fields(string(out["workspace/team_svc_ops_000_gen.go"])), " ")
 	for _, want := range []string{"AB string", "ValidateArg bool", "ValidateArg2 json.Number", "X any",
-		"func (in *svcThings0ListInput) Validate() bool", `"example.com/m/gen/tiny/workspace"`} {
+		"func (in *svcThings0ListInput) Validate() error", `"example.com/m/gen/tiny/workspace"`} {
 		if !strings.Contains(ops+string(out["main_gen.go"]), want) {
 			t.Errorf("the generated code lacks %q", want)
 		}

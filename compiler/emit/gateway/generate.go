@@ -62,6 +62,7 @@ func (g *generator) run() (map[string][]byte, error) {
 	out := map[string][]byte{}
 	used := map[string]bool{"Workspace": true}
 	seen := map[string]bool{}
+	wire := map[string]string{} // tool name -> operation id
 	// Name every operation first: draft mappings refer to other operations.
 	for ci := range g.ws.Connectors {
 		c := &g.ws.Connectors[ci]
@@ -72,16 +73,20 @@ func (g *generator) run() (map[string][]byte, error) {
 		g.conns[c.ID] = uniqueName(lowerName(c.ID)+"Connector", used)
 		for ti := range c.Tools {
 			t := &c.Tools[ti]
-			if t.Op == nil || len(t.Listing) == 0 {
-				return nil, fmt.Errorf("%w: tool %s has no operation or listing", ErrInvalid, t.Name)
+			if t.Op == nil {
+				return nil, fmt.Errorf("%w: tool %s has no operation", ErrInvalid, t.Name)
 			}
+			if other, dup := wire[t.Name]; dup {
+				return nil, fmt.Errorf("%w: tool-name collision: %s is served by both %s and %s", ErrInvalid, t.Name, other, t.Op.ID)
+			}
+			wire[t.Name] = t.Op.ID
 			base := lowerName(t.Op.ID)
 			if used[base] || used[base+"Input"] {
 				base = lowerName(c.ID + "_" + t.Op.ID)
 			}
 			base = uniqueName(base, used)
 			n := newOpNames(base)
-			for _, x := range []string{n.input, n.decode, n.fromArgs, n.build, n.effect, n.draft, n.redact, base + "Op", base + "Listing"} {
+			for _, x := range []string{n.input, n.decode, n.fromArgs, n.build, n.effect, n.draft, n.redact, base + "Op"} {
 				used[x] = true
 			}
 			info := &opInfo{tool: t, names: n, base: base, in: analyseInput(n.input, t.Op)}
@@ -106,9 +111,9 @@ func (g *generator) run() (map[string][]byte, error) {
 	mf.Func().Id("main").Params().Block(
 		jen.List(jen.Id("ctx"), jen.Id("stop")).Op(":=").Qual("os/signal", "NotifyContext").Call(
 			jen.Qual("context", "Background").Call(), jen.Qual("os", "Interrupt"), jen.Qual("syscall", "SIGTERM")),
-		jen.Id("code").Op(":=").Qual(pkgGateway, "Main").Call(jen.Id("ctx"), jen.Qual("os", "Args"),
+		jen.Id("code").Op(":=").Qual(pkgServe, "Main").Call(jen.Id("ctx"), jen.Qual("os", "Args"),
 			jen.Qual(g.workspaceImport(), "Workspace").Call(),
-			jen.Qual(pkgGateway, "MainOptions").Values(jen.Dict{
+			jen.Qual(pkgServe, "Options").Values(jen.Dict{
 				jen.Id("Stdin"):  jen.Qual("os", "Stdin"),
 				jen.Id("Stdout"): jen.Qual("os", "Stdout"),
 				jen.Id("Stderr"): jen.Qual("os", "Stderr"),
@@ -126,18 +131,18 @@ func (g *generator) run() (map[string][]byte, error) {
 	// workspace/workspace_gen.go
 	wf := g.newFile()
 	wf.PackageComment("Package workspace is the compiled workspace of the " + g.ws.Yard + " gateway: one")
-	wf.PackageComment("CompiledConnector per served bundle, with typed handlers for every operation.")
-	wf.Comment("The generated code targets this version of the runtime's compiled-handler API;")
+	wf.PackageComment("Connector per served bundle, with typed handlers for every operation.")
+	wf.Comment("The generated code targets this version of the runtime's handler API;")
 	wf.Comment("a runtime without it does not compile this package.")
-	wf.Var().Id("_").Op("=").Qual(pkgGateway, "RuntimeVersion1")
+	wf.Var().Id("_").Op("=").Qual(pkgHandler, "RuntimeVersion1")
 	var conns []jen.Code
 	for _, c := range g.ws.Connectors {
 		conns = append(conns, jen.Id(g.conns[c.ID]).Call())
 	}
 	wf.Comment("Workspace returns the workspace this gateway serves.")
-	wf.Func().Id("Workspace").Params().Op("*").Qual(pkgGateway, "CompiledWorkspace").Block(
-		jen.Return(jen.Op("&").Qual(pkgGateway, "CompiledWorkspace").Values(jen.Dict{
-			jen.Id("Connectors"): jen.Index().Op("*").Qual(pkgGateway, "CompiledConnector").Values(conns...),
+	wf.Func().Id("Workspace").Params().Op("*").Qual(pkgHandler, "Workspace").Block(
+		jen.Return(jen.Op("&").Qual(pkgHandler, "Workspace").Values(jen.Dict{
+			jen.Id("Connectors"): jen.Index().Op("*").Qual(pkgHandler, "Connector").Values(conns...),
 		})))
 	if b, err = render(wf); err != nil {
 		return nil, fmt.Errorf("%w: workspace: %w", ErrInvalid, err)
@@ -174,29 +179,26 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 	ops := g.ops[c.ID]
 	f := g.newFile()
 	doc := c.Doc
-	server := ""
-	if len(doc.Service.Servers) > 0 {
-		server = doc.Service.Servers[0].URL
+	aj, err := servedAIR(doc)
+	if err != nil {
+		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
 	}
 	var opCalls []jen.Code
 	for _, o := range ops {
 		opCalls = append(opCalls, jen.Id(o.base+"Op").Call())
 	}
-	dict := jen.Dict{
-		jen.Id("ID"):        jen.Lit(c.ID),
-		jen.Id("ServiceID"): jen.Lit(doc.Service.ID),
-		jen.Id("Auth"):      authLit(&doc.Service.Auth),
-		jen.Id("Ops"):       jen.Index().Op("*").Qual(pkgGateway, "CompiledOp").Values(opCalls...),
-	}
-	if server != "" {
-		dict[jen.Id("ServerURL")] = jen.Lit(server)
-	}
-	if a := connectAuth(doc); a != nil {
-		dict[jen.Id("ConnectAuth")] = jen.Op("&").Add(authLit(a))
-	}
-	f.Commentf("%s is connector %s (service %s).", g.conns[c.ID], c.ID, doc.Service.ID)
-	f.Func().Id(g.conns[c.ID]).Params().Op("*").Qual(pkgGateway, "CompiledConnector").Block(
-		jen.Return(jen.Op("&").Qual(pkgGateway, "CompiledConnector").Values(dict)))
+	airName := g.conns[c.ID] + "AIR"
+	f.Commentf("%s is the AIR of connector %s (service %s), its approved operations only:", airName, c.ID, doc.Service.ID)
+	f.Comment("the runtime reads every operation's policies, schema and listing from it.")
+	f.Const().Id(airName).Op("=").Add(stringLit(string(aj)))
+	f.Line()
+	f.Commentf("%s is connector %s with its generated handlers.", g.conns[c.ID], c.ID)
+	f.Func().Id(g.conns[c.ID]).Params().Op("*").Qual(pkgHandler, "Connector").Block(
+		jen.Return(jen.Op("&").Qual(pkgHandler, "Connector").Values(jen.Dict{
+			jen.Id("ID"):  jen.Lit(c.ID),
+			jen.Id("AIR"): jen.Id(airName),
+			jen.Id("Ops"): jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(opCalls...),
+		})))
 	b, err := render(f)
 	if err != nil {
 		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
@@ -222,172 +224,51 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 	return nil
 }
 
-// connectAuth is the auth /connect/start offers when an approved operation
-// declares its own (the first such one); nil: the service auth.
-func connectAuth(doc *air.Document) *air.Auth {
-	for i := range doc.Operations {
-		op := &doc.Operations[i]
-		if op.State == air.StateApproved && op.Auth != nil && op.Auth.Type != "" && op.Auth.Type != air.AuthNone {
-			return op.Auth
+// servedAIR is the canonical AIR of doc with only its approved operations
+// (the ones a gateway serves or reads; unapproved ones only weigh on the
+// binary) and without the compiler version that wrote it (generated bytes
+// carry no versions; the runtime does not read it).
+func servedAIR(doc *air.Document) ([]byte, error) {
+	d := *doc
+	d.AnvilVersion = ""
+	d.Operations = nil
+	for _, op := range doc.Operations {
+		if op.State == air.StateApproved {
+			d.Operations = append(d.Operations, op)
 		}
 	}
-	return nil
+	return air.Marshal(&d)
 }
 
 // operation prints everything of one operation.
 func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) {
 	t, n, in := o.tool, o.names, o.in
 	op := t.Op
-	f.Commentf("%s is the tools/list entry of %s, prebuilt.", o.base+"Listing", t.Name)
-	f.Const().Id(o.base + "Listing").Op("=").Add(stringLit(string(t.Listing)))
-	f.Line()
 	g.emitInput(f, t, n, in)
 	g.emitBuild(f, t, n, in)
 	g.emitEffect(f, c, t, n, in)
 
 	dict := jen.Dict{
-		jen.Id("ID"):          jen.Lit(op.ID),
-		jen.Id("Tool"):        jen.Lit(op.MCP.ToolName),
-		jen.Id("Kind"):        jen.Lit(op.Effect.Kind),
-		jen.Id("EffectClass"): jen.Lit(air.EffectClassOf(op)),
-		jen.Id("Listing"):     jen.Index().Byte().Parens(jen.Id(o.base + "Listing")),
-		jen.Id("Decode"):      jen.Id(n.decode),
-		jen.Id("FromArgs"):    jen.Id(n.fromArgs),
-		jen.Id("Build"):       jen.Id(n.build),
-		jen.Id("Effect"):      jen.Id(n.effect),
-	}
-	if cf := confirmationLit(op.Confirmation); cf != nil {
-		dict[jen.Id("Confirmation")] = cf
-	}
-	if sf := safetyLit(op.Input.Safety); sf != nil {
-		dict[jen.Id("Safety")] = sf
-	}
-	if id := idempotencyLit(op.Idempotency); id != nil {
-		dict[jen.Id("Idempotency")] = id
-	}
-	if op.Retries.Mode != "" {
-		dict[jen.Id("RetryMode")] = jen.Lit(op.Retries.Mode)
-	}
-	if op.Auth != nil {
-		dict[jen.Id("Auth")] = jen.Op("&").Add(authLit(op.Auth))
+		jen.Id("ID"):       jen.Lit(op.ID),
+		jen.Id("Decode"):   jen.Id(n.decode),
+		jen.Id("FromArgs"): jen.Id(n.fromArgs),
+		jen.Id("Build"):    jen.Id(n.build),
+		jen.Id("Effect"):   jen.Id(n.effect),
 	}
 	if in.schemaCheck {
 		dict[jen.Id("SchemaCheck")] = jen.True()
 	}
-	if !op.Effect.ReadsResponse() {
-		dict[jen.Id("IgnoresResponse")] = jen.True()
-	}
-	if d := op.Effect.Draft; d != nil {
-		dict[jen.Id("DraftOp")] = jen.Lit(d.Operation)
+	if op.Effect.Draft != nil {
 		dict[jen.Id("Draft")] = jen.Id(n.draft)
 	}
 	f.Commentf("%s registers %s (%s).", o.base+"Op", t.Name, op.ID)
-	f.Func().Id(o.base+"Op").Params().Op("*").Qual(pkgGateway, "CompiledOp").Block(
-		jen.Return(jen.Op("&").Qual(pkgGateway, "CompiledOp").Values(dict)))
+	f.Func().Id(o.base+"Op").Params().Op("*").Qual(pkgHandler, "Operation").Block(
+		jen.Return(jen.Op("&").Qual(pkgHandler, "Operation").Values(dict)))
 	f.Line()
 }
 
-// authLit prints an air.Auth literal.
-func authLit(a *air.Auth) *jen.Statement {
-	d := jen.Dict{}
-	set := func(k, v string) {
-		if v != "" {
-			d[jen.Id(k)] = jen.Lit(v)
-		}
-	}
-	set("Type", a.Type)
-	set("Scheme", a.Scheme)
-	set("CredentialProfile", a.CredentialProfile)
-	set("Principal", a.Principal)
-	set("Issuer", a.Issuer)
-	set("Audience", a.Audience)
-	if c := a.Carrier; c != nil {
-		cd := jen.Dict{jen.Id("In"): jen.Lit(c.In), jen.Id("Name"): jen.Lit(c.Name)}
-		if c.Scheme != "" {
-			cd[jen.Id("Scheme")] = jen.Lit(c.Scheme)
-		}
-		d[jen.Id("Carrier")] = jen.Op("&").Qual(pkgAir, "Carrier").Values(cd)
-	}
-	if p := a.Provider; p != nil {
-		pd := jen.Dict{}
-		ps := func(k, v string) {
-			if v != "" {
-				pd[jen.Id(k)] = jen.Lit(v)
-			}
-		}
-		ps("AuthorizationEndpoint", p.AuthorizationEndpoint)
-		ps("TokenEndpoint", p.TokenEndpoint)
-		ps("Grant", p.Grant)
-		ps("ClientAuth", p.ClientAuth)
-		ps("Resource", p.Resource)
-		ps("RedirectURI", p.RedirectURI)
-		if p.PKCE != nil {
-			pd[jen.Id("PKCE")] = jen.Func().Params().Op("*").Bool().Block(jen.Id("v").Op(":=").Lit(*p.PKCE), jen.Return(jen.Op("&").Id("v"))).Call()
-		}
-		d[jen.Id("Provider")] = jen.Op("&").Qual(pkgAir, "Provider").Values(pd)
-	}
-	if len(a.Scopes) > 0 {
-		var sc []jen.Code
-		for _, s := range a.Scopes {
-			sc = append(sc, jen.Lit(s))
-		}
-		d[jen.Id("Scopes")] = jen.Index().String().Values(sc...)
-	}
-	return jen.Qual(pkgAir, "Auth").Values(d)
-}
-
-func confirmationLit(c air.Confirmation) jen.Code {
-	d := jen.Dict{}
-	if c.Required {
-		d[jen.Id("Required")] = jen.True()
-	}
-	if c.Risk != "" {
-		d[jen.Id("Risk")] = jen.Lit(c.Risk)
-	}
-	if c.Reason != "" {
-		d[jen.Id("Reason")] = jen.Lit(c.Reason)
-	}
-	if c.HumanApproval {
-		d[jen.Id("HumanApproval")] = jen.True()
-	}
-	if len(d) == 0 {
-		return nil
-	}
-	return jen.Qual(pkgAir, "Confirmation").Values(d)
-}
-
-func safetyLit(s air.Safety) jen.Code {
-	d := jen.Dict{}
-	if s.ConfirmKey != "" {
-		d[jen.Id("ConfirmKey")] = jen.Lit(s.ConfirmKey)
-	}
-	if s.IdempotencyKey != "" {
-		d[jen.Id("IdempotencyKey")] = jen.Lit(s.IdempotencyKey)
-	}
-	if s.DryRun != "" {
-		d[jen.Id("DryRun")] = jen.Lit(s.DryRun)
-	}
-	if len(d) == 0 {
-		return nil
-	}
-	return jen.Qual(pkgAir, "Safety").Values(d)
-}
-
-func idempotencyLit(i air.Idempotency) jen.Code {
-	d := jen.Dict{}
-	for _, kv := range [][2]string{{"Mode", i.Mode}, {"Mechanism", i.Mechanism}, {"Key", i.Key}, {"KeyDerivation", i.KeyDerivation}} {
-		if kv[1] != "" {
-			d[jen.Id(kv[0])] = jen.Lit(kv[1])
-		}
-	}
-	if len(d) == 0 {
-		return nil
-	}
-	return jen.Qual(pkgAir, "Idempotency").Values(d)
-}
-
 // stringLit is a string literal: raw (backquoted) when s allows it, which
-// keeps prebuilt JSON readable.
+// keeps embedded JSON (the connector's AIR) readable.
 func stringLit(s string) jen.Code {
 	if utf8.ValidString(s) && !strings.ContainsAny(s, "`\r\x00\ufeff") {
 		return jen.Op("`" + s + "`")

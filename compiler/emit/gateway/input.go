@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -11,59 +10,71 @@ import (
 
 // Import paths of the runtime packages generated code uses.
 const (
-	pkgGateway = "github.com/anvil-dev/anvil/runtime/gateway"
-	pkgAir     = "github.com/anvil-dev/anvil/runtime/air"
-	pkgEffect  = "github.com/anvil-dev/anvil/runtime/effect"
-	pkgAudit   = "github.com/anvil-dev/anvil/runtime/audit"
-	pkgJSON    = "encoding/json"
-	pkgHTTP    = "net/http"
+	pkgHandler  = "github.com/anvil-dev/anvil/runtime/handler"
+	pkgServe    = "github.com/anvil-dev/anvil/runtime/serve"
+	pkgUpstream = "github.com/anvil-dev/anvil/runtime/upstream"
+	pkgAir      = "github.com/anvil-dev/anvil/runtime/air"
+	pkgEffect   = "github.com/anvil-dev/anvil/runtime/effect"
+	pkgAudit    = "github.com/anvil-dev/anvil/runtime/audit"
+	pkgJSON     = "encoding/json"
+	pkgHTTP     = "net/http"
 )
 
-// bit is the set/null word and mask of a field.
-func bit(f *field) (int, string) {
-	return f.index / 64, "1<<" + strconv.Itoa(f.index%64)
-}
+// Presence is kept in named fields of the input struct: has<Field> (the
+// argument is present) and, for a nullable field, null<Field> (present as
+// null). Both are unexported, so they never collide with a property's
+// exported Go name.
+
+// hasName and nullName are a field's presence fields.
+func hasName(f *field) string  { return "has" + f.goName }
+func nullName(f *field) string { return "null" + f.goName }
 
 // has is "the field is present".
-func has(f *field) *jen.Statement {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0", w, m))
-}
+func has(f *field) *jen.Statement { return jen.Id("in." + hasName(f)) }
+
+// notHas is "the field is absent".
+func notHas(f *field) *jen.Statement { return jen.Op("!").Id("in." + hasName(f)) }
 
 // isNull is "the field is present as null".
-func isNull(f *field) *jen.Statement {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.null[%d]&(%s) != 0", w, m))
-}
+func isNull(f *field) *jen.Statement { return jen.Id("in." + nullName(f)) }
+
+// notNull is "the field is not null".
+func notNull(f *field) *jen.Statement { return jen.Op("!").Id("in." + nullName(f)) }
 
 // value is "the field is present and not null".
 func value(f *field) *jen.Statement {
-	w, m := bit(f)
 	switch {
 	case f.kind == kAny:
-		return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0 && in.%s != nil", w, m, f.goName))
+		return has(f).Op("&&").Id("in." + f.goName).Op("!=").Nil()
 	case f.nullable:
-		return jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0 && in.null[%d]&(%s) == 0", w, m, w, m))
+		return has(f).Op("&&").Add(notNull(f))
 	}
 	return has(f)
 }
 
-// markSet sets the field's set bit.
-func markSet(f *field) jen.Code {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.set[%d] |= %s", w, m))
+// noValue is "the field is absent or null".
+func noValue(f *field) *jen.Statement {
+	switch {
+	case f.kind == kAny:
+		return notHas(f).Op("||").Id("in." + f.goName).Op("==").Nil()
+	case f.nullable:
+		return notHas(f).Op("||").Add(isNull(f))
+	}
+	return notHas(f)
 }
 
-// markNull sets the field's null bit.
-func markNull(f *field) jen.Code {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.null[%d] |= %s", w, m))
-}
+// markSet records the field as present.
+func markSet(f *field) jen.Code { return jen.Id("in." + hasName(f)).Op("=").True() }
 
-// clearNull clears the field's null bit.
+// markNull records the field as null.
+func markNull(f *field) jen.Code { return jen.Id("in." + nullName(f)).Op("=").True() }
+
+// clearNull records the field as not null (for a nullable field).
 func clearNull(f *field) jen.Code {
-	w, m := bit(f)
-	return jen.Id(fmt.Sprintf("in.null[%d] &^= %s", w, m))
+	if !f.nullable {
+		return jen.Null()
+	}
+	return jen.Id("in." + nullName(f)).Op("=").False()
 }
 
 // goType is a field's Go type.
@@ -108,14 +119,15 @@ func (g *generator) emitInput(f *jen.File, t *Tool, n opNames, in *input) {
 	op := t.Op
 	f.Commentf("%s holds the arguments of %s (%s).", n.input, t.Name, op.ID)
 	fields := []jen.Code{
-		jen.Id("set").Index(jen.Lit(in.words)).Uint64(),
-		jen.Id("null").Index(jen.Lit(in.words)).Uint64(),
-		jen.Id("bad").Bool(),
-		jen.Id("extra").Map(jen.String()).Any(),
-		jen.Line(),
+		jen.Id("bad").Bool().Comment("a control input of the wrong type was set"),
+		jen.Id("extra").Map(jen.String()).Any().Comment("arguments without a typed field"),
 	}
 	for _, fl := range in.fields {
-		fields = append(fields, jen.Id(fl.goName).Add(goType(fl)).Comment(strconv.Quote(fl.prop)))
+		fields = append(fields, jen.Line(), jen.Id(fl.goName).Add(goType(fl)).Comment(strconv.Quote(fl.prop)))
+		fields = append(fields, jen.Id(hasName(fl)).Bool())
+		if fl.nullable {
+			fields = append(fields, jen.Id(nullName(fl)).Bool())
+		}
 	}
 	f.Type().Id(n.input).Struct(fields...)
 	f.Line()
@@ -125,7 +137,7 @@ func (g *generator) emitInput(f *jen.File, t *Tool, n opNames, in *input) {
 		for _, fl := range in.fields {
 			names = append(names, jen.Lit(fl.prop))
 		}
-		f.Var().Id(n.redact).Op("=").Qual(pkgGateway, "SensitiveKeys").Call(names...)
+		f.Var().Id(n.redact).Op("=").Qual(pkgHandler, "SensitiveKeys").Call(names...)
 	}
 	for _, fl := range in.fields {
 		if fl.pattern != "" {
@@ -149,52 +161,53 @@ func recv(n opNames) *jen.Statement { return jen.Params(jen.Id("in").Op("*").Id(
 // emitValidate prints Validate: the scalar checks of the schema.
 func (g *generator) emitValidate(f *jen.File, n opNames, in *input) {
 	var body []jen.Code
-	body = append(body, jen.If(jen.Id("in.bad")).Block(jen.Return(jen.False())))
+	body = append(body, jen.If(jen.Id("in.bad")).Block(invalid("", "type")))
 	if in.closed {
-		body = append(body, jen.If(jen.Len(jen.Id("in.extra")).Op(">").Lit(0)).Block(jen.Return(jen.False())))
+		body = append(body, jen.If(jen.Len(jen.Id("in.extra")).Op(">").Lit(0)).Block(invalid("", "additionalProperties")))
 	}
-	for w, m := range in.requiredMask() {
-		if m != 0 {
-			body = append(body, jen.If(jen.Id(fmt.Sprintf("in.set[%d]&%#x != %#x", w, m, m))).Block(jen.Return(jen.False())))
+	for _, fl := range in.fields {
+		if fl.required {
+			body = append(body, jen.If(notHas(fl)).Block(invalid(fl.prop, "required")))
 		}
 	}
 	for _, fl := range in.fields {
 		if fl.never {
-			body = append(body, jen.If(has(fl)).Block(jen.Return(jen.False())))
+			body = append(body, jen.If(has(fl)).Block(invalid(fl.prop, "false")))
 			continue
 		}
 		if fl.kind == kAny {
 			continue
 		}
 		if fl.nullable && fl.hasEnum && !fl.nullInEnum {
-			body = append(body, jen.If(has(fl).Op("&&").Add(isNull(fl))).Block(jen.Return(jen.False())))
+			body = append(body, jen.If(has(fl).Op("&&").Add(isNull(fl))).Block(invalid(fl.prop, "enum")))
 		}
 		checks := scalarChecks(n, fl)
 		if len(checks) > 0 {
 			body = append(body, jen.If(value(fl)).Block(checks...))
 		}
 	}
-	body = append(body, jen.Return(jen.True()))
-	f.Comment("Validate reports whether the arguments match the input schema.")
-	f.Func().Add(recv(n)).Id("Validate").Params().Bool().Block(body...)
+	body = append(body, jen.Return(jen.Nil()))
+	f.Comment("Validate checks the arguments against the input schema: the first argument and")
+	f.Comment("rule they fail, or nil.")
+	f.Func().Add(recv(n)).Id("Validate").Params().Error().Block(body...)
 }
 
 // scalarChecks are the checks of a present, non-null scalar field.
 func scalarChecks(n opNames, fl *field) []jen.Code {
 	x := jen.Id("in." + fl.goName)
-	ret := jen.Return(jen.False())
+	ret := func(rule string) jen.Code { return invalid(fl.prop, rule) }
 	var out []jen.Code
 	switch fl.kind {
 	case kString:
 		if fl.hasEnum {
 			if len(fl.strEnum) == 0 {
-				return []jen.Code{ret}
+				return []jen.Code{ret("enum")}
 			}
 			var cases []jen.Code
 			for _, s := range fl.strEnum {
 				cases = append(cases, jen.Lit(s))
 			}
-			out = append(out, jen.Switch(x.Clone()).Block(jen.Case(cases...), jen.Default().Block(ret)))
+			out = append(out, jen.Switch(x.Clone()).Block(jen.Case(cases...), jen.Default().Block(ret("enum"))))
 		}
 		if fl.minLen != nil || fl.maxLen != nil {
 			cond := []string{}
@@ -208,37 +221,44 @@ func scalarChecks(n opNames, fl *field) []jen.Code {
 			if len(cond) == 2 {
 				c = cond[0] + " || " + cond[1]
 			}
-			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgGateway, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret))
+			rule := "minLength"
+			switch {
+			case fl.minLen == nil:
+				rule = "maxLength"
+			case fl.maxLen != nil:
+				rule = "minLength/maxLength"
+			}
+			out = append(out, jen.If(jen.Id("l").Op(":=").Qual(pkgHandler, "RuneCount").Call(x.Clone()), jen.Id(c)).Block(ret(rule)))
 		}
 		if fl.pattern != "" {
-			out = append(out, jen.If(jen.Op("!").Id(patternName(n, fl)).Dot("MatchString").Call(x.Clone())).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Id(patternName(n, fl)).Dot("MatchString").Call(x.Clone())).Block(ret("pattern")))
 		}
 	case kNumber:
 		if fl.integer {
-			out = append(out, jen.If(jen.Op("!").Qual(pkgGateway, "IsInteger").Call(x.Clone())).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "IsInteger").Call(x.Clone())).Block(ret("type")))
 		}
 		if fl.hasEnum {
 			if len(fl.numEnum) == 0 {
-				return append(out, ret)
+				return append(out, ret("enum"))
 			}
 			args := []jen.Code{x.Clone()}
 			for _, v := range fl.numEnum {
 				args = append(args, jen.Lit(v))
 			}
-			out = append(out, jen.If(jen.Op("!").Qual(pkgGateway, "NumberIn").Call(args...)).Block(ret))
+			out = append(out, jen.If(jen.Op("!").Qual(pkgHandler, "NumberIn").Call(args...)).Block(ret("enum")))
 		}
-		bound := func(b, op string) {
+		bound := func(b, op, rule string) {
 			if b == "" {
 				return
 			}
 			out = append(out, jen.If(
-				jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Qual(pkgGateway, "CompareNumber").Call(x.Clone(), jen.Lit(b)),
-				jen.Id("!ok || c "+op+" 0")).Block(ret))
+				jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Qual(pkgHandler, "CompareNumber").Call(x.Clone(), jen.Lit(b)),
+				jen.Id("!ok || c "+op+" 0")).Block(ret(rule)))
 		}
-		bound(fl.minimum, "<")
-		bound(fl.maximum, ">")
-		bound(fl.exclMin, "<=")
-		bound(fl.exclMax, ">=")
+		bound(fl.minimum, "<", "minimum")
+		bound(fl.maximum, ">", "maximum")
+		bound(fl.exclMin, "<=", "exclusiveMinimum")
+		bound(fl.exclMax, ">=", "exclusiveMaximum")
 	case kBool:
 		if fl.hasEnum {
 			t, fa := false, false
@@ -252,15 +272,21 @@ func scalarChecks(n opNames, fl *field) []jen.Code {
 			switch {
 			case t && fa:
 			case t:
-				out = append(out, jen.If(jen.Op("!").Add(x.Clone())).Block(ret))
+				out = append(out, jen.If(jen.Op("!").Add(x.Clone())).Block(ret("enum")))
 			case fa:
-				out = append(out, jen.If(x.Clone()).Block(ret))
+				out = append(out, jen.If(x.Clone()).Block(ret("enum")))
 			default:
-				out = append(out, ret)
+				out = append(out, ret("enum"))
 			}
 		}
 	}
 	return out
+}
+
+// invalid is the refusal of argument prop (a top-level property; "" for the
+// arguments as a whole) by the schema keyword rule.
+func invalid(prop, rule string) jen.Code {
+	return jen.Return(jen.Qual(pkgHandler, "Invalid").Call(jen.Lit(prop), jen.Lit(rule)))
 }
 
 // emitArgs prints Args: the arguments as decoded JSON.
@@ -289,38 +315,26 @@ func (g *generator) emitArgs(f *jen.File, n opNames, in *input) {
 func (g *generator) emitHash(f *jen.File, n opNames, in *input) {
 	var body []jen.Code
 	cond := jen.Id("in.extra").Op("!=").Nil()
-	for w, m := range in.anyMask() {
-		if m != 0 {
-			cond = cond.Op("||").Id(fmt.Sprintf("in.set[%d]&%#x != 0", w, m))
+	for _, fl := range in.fields {
+		if fl.kind == kAny {
+			cond = cond.Op("||").Add(has(fl))
 		}
 	}
 	body = append(body, jen.If(cond).Block(jen.Return(jen.Qual(pkgAudit, "InputSHA256").Call(jen.Id("in").Dot("Args").Call()))))
 	body = append(body,
 		jen.Var().Id("buf").Index(jen.Lit(256)).Byte(),
-		jen.Id("c").Op(":=").Qual(pkgGateway, "NewCanonical").Call(jen.Id("buf").Index(jen.Op(":"))))
+		jen.Id("c").Op(":=").Qual(pkgHandler, "NewCanonical").Call(jen.Id("buf").Index(jen.Op(":"))))
 	for i, fl := range in.fields {
 		if fl.kind == kAny {
 			continue
 		}
-		var val jen.Code
-		switch fl.kind {
-		case kString:
-			val = jen.Id("c").Dot("String").Call(jen.Id("in." + fl.goName))
-		case kNumber:
-			val = jen.Id("c").Dot("Number").Call(jen.Id("in." + fl.goName))
-		case kBool:
-			val = jen.Id("c").Dot("Bool").Call(jen.Id("in." + fl.goName))
-		}
-		var write jen.Code
+		key, redact := jen.Lit(fl.prop), jen.Id(n.redact).Index(jen.Lit(i))
+		method := map[kind]string{kString: "String", kNumber: "Number", kBool: "Bool"}[fl.kind]
+		var write jen.Code = jen.Id("c").Dot(method).Call(key, redact, jen.Id("in."+fl.goName))
 		if fl.nullable {
-			write = jen.If(jen.Id(n.redact).Index(jen.Lit(i))).Block(jen.Id("c").Dot("Redacted").Call()).
-				Else().If(isNull(fl)).Block(jen.Id("c").Dot("Null").Call()).
-				Else().Block(val)
-		} else {
-			write = jen.If(jen.Id(n.redact).Index(jen.Lit(i))).Block(jen.Id("c").Dot("Redacted").Call()).
-				Else().Block(val)
+			write = jen.If(isNull(fl)).Block(jen.Id("c").Dot("Null").Call(key, redact)).Else().Block(write)
 		}
-		body = append(body, jen.If(has(fl)).Block(jen.Id("c").Dot("Key").Call(jen.Lit(fl.prop)), write))
+		body = append(body, jen.If(has(fl)).Block(write))
 	}
 	body = append(body, jen.Return(jen.Id("c").Dot("SHA256").Call()))
 	f.Comment("InputSHA256 is the audit hash of the arguments.")
@@ -383,6 +397,9 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 		if confirm {
 			return jen.Return(v, present)
 		}
+		if p, ok := present.(*jen.Statement); ok && p.GoString() == "true" {
+			return jen.Return(v)
+		}
 		return jen.Return(jen.Add(present).Op("&&").Add(v))
 	}
 	fl := in.byProp[key]
@@ -406,16 +423,16 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 	case fl.kind == kBool:
 		v := jen.Id("in." + fl.goName)
 		if fl.nullable {
-			v = jen.Id("in." + fl.goName).Op("&&").Op("!").Parens(isNull(fl))
+			v = jen.Id("in." + fl.goName).Op("&&").Add(notNull(fl))
 		}
 		get = []jen.Code{
-			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.If(notHas(fl)).Block(extra...),
 			ret(v, jen.True()),
 		}
 		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Add(val), markSet(fl), clearNull(fl)}
 	case fl.kind == kAny:
 		get = []jen.Code{
-			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.If(notHas(fl)).Block(extra...),
 			jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Id("in." + fl.goName).Assert(jen.Bool()),
 			ret(jen.Id("b"), jen.True()),
 		}
@@ -423,7 +440,7 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 	default:
 		// A control input of another type: it can only be mistyped.
 		get = []jen.Code{
-			jen.If(jen.Op("!").Parens(has(fl))).Block(extra...),
+			jen.If(notHas(fl)).Block(extra...),
 			ret(jen.False(), jen.True()),
 		}
 		set = append([]jen.Code{jen.Id("in.bad").Op("=").True()}, extraSet...)
@@ -446,9 +463,8 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 	fail := jen.Return(jen.Nil(), jen.False())
 	var cases []jen.Code
 	for _, fl := range in.fields {
-		w, m := bit(fl)
 		stmts := []jen.Code{
-			jen.If(jen.Id(fmt.Sprintf("in.set[%d]&(%s) != 0", w, m))).Block(fail),
+			jen.If(has(fl)).Block(fail),
 			markSet(fl),
 		}
 		if fl.nullable && fl.kind != kAny {
@@ -470,14 +486,14 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 	}
 	cases = append(cases, jen.Default().Block(fail))
 	f.Commentf("%s reads the arguments straight from their JSON; false sends them the generic way.", n.decode)
-	f.Func().Id(n.decode).Params(jen.Id("raw").Index().Byte()).Params(jen.Qual(pkgGateway, "Input"), jen.Bool()).Block(
+	f.Func().Id(n.decode).Params(jen.Id("raw").Index().Byte()).Params(jen.Qual(pkgHandler, "Input"), jen.Bool()).Block(
 		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
-		jen.Var().Id("r").Qual(pkgGateway, "ArgReader"),
+		jen.Var().Id("r").Qual(pkgHandler, "ArgReader"),
 		jen.Id("r").Dot("Reset").Call(jen.Id("raw")),
 		jen.For(jen.Id("r").Dot("Next").Call()).Block(
 			jen.Switch(jen.String().Parens(jen.Id("r").Dot("Key").Call())).Block(cases...),
 		),
-		jen.If(jen.Op("!").Id("r").Dot("Done").Call().Op("||").Op("!").Id("in").Dot("Validate").Call()).Block(fail),
+		jen.If(jen.Op("!").Id("r").Dot("Done").Call().Op("||").Id("in").Dot("Validate").Call().Op("!=").Nil()).Block(fail),
 		jen.Return(jen.Id("in"), jen.True()),
 	)
 }
@@ -523,10 +539,10 @@ func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
 		kv = jen.Id("k")
 	}
 	f.Commentf("%s converts decoded arguments (numbers as json.Number) and validates them.", n.fromArgs)
-	f.Func().Id(n.fromArgs).Params(jen.Id("args").Map(jen.String()).Any()).Params(jen.Qual(pkgGateway, "Input"), jen.Bool()).Block(
+	f.Func().Id(n.fromArgs).Params(jen.Id("args").Map(jen.String()).Any()).Params(jen.Qual(pkgHandler, "Input"), jen.Bool()).Block(
 		jen.Id("in").Op(":=").Op("&").Id(n.input).Values(),
 		jen.For(kv.Op(":=").Range().Id("args")).Block(jen.Switch(jen.Id("k")).Block(cases...)),
-		jen.If(jen.Op("!").Id("in").Dot("Validate").Call()).Block(fail),
+		jen.If(jen.Id("in").Dot("Validate").Call().Op("!=").Nil()).Block(fail),
 		jen.Return(jen.Id("in"), jen.True()),
 	)
 }

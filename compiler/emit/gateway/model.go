@@ -3,15 +3,15 @@
 // handlers for every served operation — typed input structs with decoders
 // and validators generated from their JSON Schemas, request builders that
 // place path, query, header and body values without reflection, effect
-// mapping functions over the typed request and the response, and the
-// tools/list entries prebuilt as bytes — so `go build` turns it into one
-// per-yard gateway binary that answers exactly as `anvil serve mcp --fleet`
-// does for the same workspace.
+// mapping functions over the typed request and the response — next to each
+// connector's AIR (its approved operations), from which the runtime reads
+// everything else about an operation exactly as the generic gateway does, so
+// `go build` turns it into one per-yard gateway binary that answers exactly
+// as `anvil serve mcp --fleet` does for the same workspace.
 //
 // It is the only package that imports github.com/dave/jennifer. Its input
-// is a view model (Workspace) that the caller fills from the runtime's own
-// fleet loading, so tool names, served sets and tools/list bytes are
-// decided once, by the code that serves them generically.
+// is a view model (Workspace): connector ids, AIR documents and the served
+// operations with their wire names.
 package gateway
 
 import (
@@ -54,8 +54,6 @@ type Tool struct {
 	Name string
 	// Op is the operation.
 	Op *air.Operation
-	// Listing is the tools/list entry exactly as the runtime renders it.
-	Listing []byte
 }
 
 var validYard = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)

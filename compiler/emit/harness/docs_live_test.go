@@ -16,7 +16,8 @@ import (
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/gateway"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 // liveUpstreamToken is the mock upstream's bearer; only the gateway's vault holds it.
@@ -51,8 +52,12 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 	}
 	keyFile := filepath.Join(base, "vault.key")
 	writeFile(t, keyFile, strings.Repeat("ab", 32))
-	g, err := gateway.New(gateway.Config{Workspace: ws, Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
-		VaultKeyFile: keyFile, VaultDir: filepath.Join(base, "vault")}, nil)
+	fl, err := fleet.Load(ws)
+	if err != nil {
+		t.Fatalf("fleet: %v", err)
+	}
+	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
+		VaultKeyFile: keyFile, VaultDir: filepath.Join(base, "vault")}, fl, nil)
 	if err != nil {
 		t.Fatalf("gateway: %v", err)
 	}

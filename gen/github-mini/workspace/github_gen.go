@@ -2,26 +2,2153 @@
 
 package workspace
 
-import (
-	air "github.com/anvil-dev/anvil/runtime/air"
-	gateway "github.com/anvil-dev/anvil/runtime/gateway"
-)
+import handler "github.com/anvil-dev/anvil/runtime/handler"
 
-// githubConnector is connector github (service github).
-func githubConnector() *gateway.CompiledConnector {
-	return &gateway.CompiledConnector{
-		Auth: air.Auth{
-			Carrier: &air.Carrier{
-				In:     "header",
-				Name:   "Authorization",
-				Scheme: "Bearer",
-			},
-			Scheme: "bearerAuth",
-			Type:   "bearer",
-		},
-		ID:        "github",
-		Ops:       []*gateway.CompiledOp{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()},
-		ServerURL: "https://api.github.example",
-		ServiceID: "github",
+// githubConnectorAIR is the AIR of connector github (service github), its approved operations only:
+// the runtime reads every operation's policies, schema and listing from it.
+const githubConnectorAIR = `{
+  "schema": "anvil.air/v1",
+  "anvilVersion": "",
+  "service": {
+    "id": "github",
+    "version": "1.0.0",
+    "displayName": "GitHub Mini",
+    "description": "A small GitHub-shaped API (issues, issue comments, releases, pulls) used by Anvil's bundled example.",
+    "owner": "branchyard-fixtures",
+    "environment": "prod",
+    "source": {
+      "kind": "openapi-3.0",
+      "uri": "openapi.yaml",
+      "sourceHash": "sha256:b1d877e15fb993ce1f778a891393f55edf557dc905f45f927f39e9b3b68819bf"
+    },
+    "auth": {
+      "type": "bearer",
+      "scheme": "bearerAuth",
+      "carrier": {
+        "in": "header",
+        "name": "Authorization",
+        "scheme": "Bearer"
+      }
+    },
+    "servers": [
+      {
+        "url": "https://api.github.example"
+      }
+    ]
+  },
+  "operations": [
+    {
+      "id": "github.issues.list",
+      "canonicalName": "list_issue",
+      "displayName": "List issues",
+      "description": "List the issues of a repository.",
+      "tags": [
+        "issues"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues",
+        "method": "GET",
+        "operationId": "listIssues",
+        "file": "openapi.yaml",
+        "line": 15,
+        "column": 5
+      },
+      "effect": {
+        "kind": "read",
+        "action": "list",
+        "resource": "issue",
+        "risk": "none",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "state",
+            "key": "state",
+            "in": "query",
+            "required": false,
+            "schema": {
+              "type": "string",
+              "enum": [
+                "open",
+                "closed",
+                "all"
+              ],
+              "default": "open"
+            },
+            "description": "Which issues to list.",
+            "style": "form",
+            "explode": true
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            },
+            "state": {
+              "description": "Which issues to list.",
+              "type": "string",
+              "enum": [
+                "open",
+                "closed",
+                "all"
+              ],
+              "default": "open"
+            }
+          },
+          "required": [
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Issue"
+          }
+        },
+        "description": "The issues."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github issues list",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_list_issue"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.issues.create",
+      "canonicalName": "create_issue",
+      "displayName": "Create an issue",
+      "description": "Open a new issue in a repository.",
+      "tags": [
+        "issues"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues",
+        "method": "POST",
+        "operationId": "createIssue",
+        "file": "openapi.yaml",
+        "line": 37,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "create",
+        "resource": "issue",
+        "risk": "medium",
+        "reversible": false,
+        "class": "compensable",
+        "compensate": {
+          "operation": "github.issues.update",
+          "arguments": {
+            "owner": "request.owner",
+            "repo": "request.repo",
+            "issue_number": "response.number",
+            "state": {
+              "const": "closed"
+            }
+          }
+        }
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "body": {
+          "required": true,
+          "contentType": "application/json",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "body",
+              "key": "body",
+              "required": false
+            },
+            {
+              "name": "title",
+              "key": "title",
+              "required": true
+            }
+          ],
+          "schema": {
+            "type": "object",
+            "properties": {
+              "body": {
+                "description": "The issue's text.",
+                "type": "string"
+              },
+              "title": {
+                "description": "The issue's title.",
+                "type": "string"
+              }
+            },
+            "required": [
+              "title"
+            ]
+          },
+          "encoding": "json",
+          "sendContentType": "application/json"
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "description": "The issue's text.",
+              "type": "string"
+            },
+            "confirm": {
+              "description": "Must be true to confirm this call. Opening an issue notifies the repository's watchers.",
+              "type": "boolean",
+              "const": true
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            },
+            "title": {
+              "description": "The issue's title.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "confirm",
+            "owner",
+            "repo",
+            "title"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "confirmKey": "confirm",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 201,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Issue"
+        },
+        "description": "The new issue."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "not_idempotent",
+        "maxAttempts": 1,
+        "backoff": "none",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": true,
+        "risk": "medium",
+        "reason": "Opening an issue notifies the repository's watchers."
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github issues create",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_create_issue"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.issues.get",
+      "canonicalName": "get_issue",
+      "displayName": "Get an issue",
+      "description": "Get an issue",
+      "tags": [
+        "issues"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues/{issue_number}",
+        "method": "GET",
+        "operationId": "getIssue",
+        "file": "openapi.yaml",
+        "line": 68,
+        "column": 5
+      },
+      "effect": {
+        "kind": "read",
+        "action": "get",
+        "resource": "issue",
+        "risk": "none",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "issue_number",
+            "key": "issue_number",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "description": "The issue's number.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "issue_number": {
+              "description": "The issue's number.",
+              "type": "integer"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "issue_number",
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Issue"
+        },
+        "description": "The issue."
+      },
+      "errors": [
+        {
+          "status": "404",
+          "description": "No such issue."
+        }
+      ],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github issues get",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_get_issue"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.issues.update",
+      "canonicalName": "update_issue",
+      "displayName": "Update an issue",
+      "description": "Change an issue's title, text or state.",
+      "tags": [
+        "issues"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues/{issue_number}",
+        "method": "PATCH",
+        "operationId": "updateIssue",
+        "file": "openapi.yaml",
+        "line": 81,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "update",
+        "resource": "issue",
+        "risk": "low",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "issue_number",
+            "key": "issue_number",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "description": "The issue's number.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "body": {
+          "required": true,
+          "contentType": "application/json",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "body",
+              "key": "body",
+              "required": false
+            },
+            {
+              "name": "state",
+              "key": "state",
+              "required": false
+            },
+            {
+              "name": "title",
+              "key": "title",
+              "required": false
+            }
+          ],
+          "schema": {
+            "type": "object",
+            "properties": {
+              "body": {
+                "type": "string"
+              },
+              "state": {
+                "type": "string",
+                "enum": [
+                  "open",
+                  "closed"
+                ]
+              },
+              "title": {
+                "type": "string"
+              }
+            }
+          },
+          "encoding": "json",
+          "sendContentType": "application/json"
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "type": "string"
+            },
+            "confirm": {
+              "description": "Must be true to confirm this call. Changing an issue is visible to its watchers.",
+              "type": "boolean",
+              "const": true
+            },
+            "issue_number": {
+              "description": "The issue's number.",
+              "type": "integer"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            },
+            "state": {
+              "type": "string",
+              "enum": [
+                "open",
+                "closed"
+              ]
+            },
+            "title": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "confirm",
+            "issue_number",
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "confirmKey": "confirm",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Issue"
+        },
+        "description": "The updated issue."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "not_idempotent",
+        "maxAttempts": 1,
+        "backoff": "none",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": true,
+        "risk": "low",
+        "reason": "Changing an issue is visible to its watchers."
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github issues update",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_update_issue"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.comments.list",
+      "canonicalName": "list_comment",
+      "displayName": "List issue comments",
+      "description": "List issue comments",
+      "tags": [
+        "comments"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+        "method": "GET",
+        "operationId": "listIssueComments",
+        "file": "openapi.yaml",
+        "line": 112,
+        "column": 5
+      },
+      "effect": {
+        "kind": "read",
+        "action": "list",
+        "resource": "comment",
+        "risk": "none",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "issue_number",
+            "key": "issue_number",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "description": "The issue's number.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "issue_number": {
+              "description": "The issue's number.",
+              "type": "integer"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "issue_number",
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Comment"
+          }
+        },
+        "description": "The comments."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github comments list",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_list_comment"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.comments.create",
+      "canonicalName": "create_comment",
+      "displayName": "Create an issue comment",
+      "description": "Comment on an issue.",
+      "tags": [
+        "comments"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues/{issue_number}/comments",
+        "method": "POST",
+        "operationId": "createIssueComment",
+        "file": "openapi.yaml",
+        "line": 125,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "create",
+        "resource": "comment",
+        "risk": "low",
+        "reversible": true,
+        "class": "reversible",
+        "inverse": {
+          "operation": "github.comments.delete",
+          "arguments": {
+            "owner": "request.owner",
+            "repo": "request.repo",
+            "comment_id": "response.id"
+          }
+        }
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "issue_number",
+            "key": "issue_number",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "description": "The issue's number.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "Idempotency-Key",
+            "key": "idempotency_key",
+            "in": "header",
+            "required": false,
+            "schema": {
+              "type": "string"
+            },
+            "description": "Repeating a key returns the first comment instead of creating another.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "body": {
+          "required": true,
+          "contentType": "application/json",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "body",
+              "key": "body",
+              "required": true
+            }
+          ],
+          "schema": {
+            "type": "object",
+            "properties": {
+              "body": {
+                "description": "The comment's text.",
+                "type": "string"
+              }
+            },
+            "required": [
+              "body"
+            ]
+          },
+          "encoding": "json",
+          "sendContentType": "application/json"
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "description": "The comment's text.",
+              "type": "string"
+            },
+            "idempotency_key": {
+              "description": "Repeating a key returns the first comment instead of creating another.",
+              "type": "string"
+            },
+            "issue_number": {
+              "description": "The issue's number.",
+              "type": "integer"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "body",
+            "issue_number",
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "idempotencyKey": "idempotency_key",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 201,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Comment"
+        },
+        "description": "The new comment."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "key_supported",
+        "mechanism": "header",
+        "key": "Idempotency-Key",
+        "keyDerivation": "request_fingerprint"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "idempotency_key",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github comments create",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_create_comment"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.comments.delete",
+      "canonicalName": "delete_comment",
+      "displayName": "Delete an issue comment",
+      "description": "Delete an issue comment",
+      "tags": [
+        "comments"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/issues/comments/{comment_id}",
+        "method": "DELETE",
+        "operationId": "deleteIssueComment",
+        "file": "openapi.yaml",
+        "line": 164,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "delete",
+        "resource": "comment",
+        "risk": "destructive",
+        "reversible": false
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "comment_id",
+            "key": "comment_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "comment_id": {
+              "type": "integer"
+            },
+            "confirm": {
+              "description": "Must be true to confirm this call. This operation's risk is destructive.",
+              "type": "boolean",
+              "const": true
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "comment_id",
+            "confirm",
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "confirmKey": "confirm",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 204,
+        "description": "Deleted."
+      },
+      "errors": [
+        {
+          "status": "404",
+          "description": "No such comment."
+        }
+      ],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": true,
+        "risk": "destructive",
+        "reason": "This operation's risk is destructive."
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github comments delete",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_delete_comment"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.releases.create",
+      "canonicalName": "create_release",
+      "displayName": "Create a release",
+      "description": "Publish a release for a tag.",
+      "tags": [
+        "releases"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/releases",
+        "method": "POST",
+        "operationId": "createRelease",
+        "file": "openapi.yaml",
+        "line": 177,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "create",
+        "resource": "release",
+        "risk": "low",
+        "reversible": false,
+        "class": "irreversible",
+        "lookup": {
+          "operation": "github.tags.get",
+          "by": "id",
+          "arguments": {
+            "owner": "request.owner",
+            "repo": "request.repo",
+            "tag": "request.tag_name"
+          }
+        },
+        "draft": {
+          "operation": "github.releases.create",
+          "arguments": {
+            "owner": "request.owner",
+            "repo": "request.repo",
+            "tag_name": "request.tag_name",
+            "name": "request.name?",
+            "body": "request.body?",
+            "draft": {
+              "const": true
+            }
+          },
+          "handle": "response.id",
+          "promote": {
+            "operation": "github.releases.update",
+            "arguments": {
+              "owner": "request.owner",
+              "repo": "request.repo",
+              "release_id": "response.id",
+              "draft": {
+                "const": false
+              }
+            }
+          },
+          "discard": {
+            "operation": "github.releases.delete",
+            "arguments": {
+              "owner": "request.owner",
+              "repo": "request.repo",
+              "release_id": "response.id"
+            }
+          }
+        }
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "body": {
+          "required": true,
+          "contentType": "application/json",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "body",
+              "key": "body",
+              "required": false
+            },
+            {
+              "name": "draft",
+              "key": "draft",
+              "required": false
+            },
+            {
+              "name": "name",
+              "key": "name",
+              "required": false
+            },
+            {
+              "name": "tag_name",
+              "key": "tag_name",
+              "required": true
+            }
+          ],
+          "schema": {
+            "type": "object",
+            "properties": {
+              "body": {
+                "type": "string"
+              },
+              "draft": {
+                "type": "boolean",
+                "default": false
+              },
+              "name": {
+                "type": "string"
+              },
+              "tag_name": {
+                "type": "string"
+              }
+            },
+            "required": [
+              "tag_name"
+            ]
+          },
+          "encoding": "json",
+          "sendContentType": "application/json"
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "type": "string"
+            },
+            "confirm": {
+              "description": "Must be true to confirm this call. Publishing a release notifies the repository's watchers.",
+              "type": "boolean",
+              "const": true
+            },
+            "draft": {
+              "type": "boolean",
+              "default": false
+            },
+            "name": {
+              "type": "string"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            },
+            "tag_name": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "confirm",
+            "owner",
+            "repo",
+            "tag_name"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "confirmKey": "confirm",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 201,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Release"
+        },
+        "description": "The new release."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "not_idempotent",
+        "maxAttempts": 1,
+        "backoff": "none",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": true,
+        "risk": "medium",
+        "reason": "Publishing a release notifies the repository's watchers."
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github releases create",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_create_release"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.releases.delete",
+      "canonicalName": "delete_release",
+      "displayName": "Delete a release",
+      "description": "Delete a release",
+      "tags": [
+        "releases"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/releases/{release_id}",
+        "method": "DELETE",
+        "operationId": "deleteRelease",
+        "file": "openapi.yaml",
+        "line": 239,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "delete",
+        "resource": "release",
+        "risk": "destructive",
+        "reversible": false
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "release_id",
+            "key": "release_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "confirm": {
+              "description": "Must be true to confirm this call. This operation's risk is destructive.",
+              "type": "boolean",
+              "const": true
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "release_id": {
+              "type": "integer"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "confirm",
+            "owner",
+            "release_id",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "confirmKey": "confirm",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 204,
+        "description": "Deleted."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": true,
+        "risk": "destructive",
+        "reason": "This operation's risk is destructive."
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github releases delete",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_delete_release"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.releases.update",
+      "canonicalName": "update_release",
+      "displayName": "Update a release",
+      "description": "Update a release",
+      "tags": [
+        "releases"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/releases/{release_id}",
+        "method": "PATCH",
+        "operationId": "updateRelease",
+        "file": "openapi.yaml",
+        "line": 215,
+        "column": 5
+      },
+      "effect": {
+        "kind": "mutation",
+        "action": "update",
+        "resource": "release",
+        "risk": "low",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "release_id",
+            "key": "release_id",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "integer"
+            },
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "body": {
+          "required": true,
+          "contentType": "application/json",
+          "projection": "fields",
+          "fields": [
+            {
+              "name": "body",
+              "key": "body",
+              "required": false
+            },
+            {
+              "name": "draft",
+              "key": "draft",
+              "required": false
+            },
+            {
+              "name": "name",
+              "key": "name",
+              "required": false
+            }
+          ],
+          "schema": {
+            "type": "object",
+            "properties": {
+              "body": {
+                "type": "string"
+              },
+              "draft": {
+                "type": "boolean"
+              },
+              "name": {
+                "type": "string"
+              }
+            }
+          },
+          "encoding": "json",
+          "sendContentType": "application/json"
+        },
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "body": {
+              "type": "string"
+            },
+            "confirm": {
+              "description": "Must be true to confirm this call. Repeating this operation is not safe: it has no idempotency.",
+              "type": "boolean",
+              "const": true
+            },
+            "draft": {
+              "type": "boolean"
+            },
+            "name": {
+              "type": "string"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "release_id": {
+              "type": "integer"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "confirm",
+            "owner",
+            "release_id",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "confirmKey": "confirm",
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Release"
+        },
+        "description": "The updated release."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "none",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "none",
+        "basis": "not_idempotent",
+        "maxAttempts": 1,
+        "backoff": "none",
+        "baseDelayMs": 0,
+        "maxDelayMs": 0,
+        "retryOn": []
+      },
+      "confirmation": {
+        "required": true,
+        "risk": "low",
+        "reason": "Repeating this operation is not safe: it has no idempotency."
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github releases update",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_update_release"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.tags.get",
+      "canonicalName": "get_release",
+      "displayName": "Get a release by tag",
+      "description": "Get a release by tag",
+      "tags": [
+        "releases"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/releases/tags/{tag}",
+        "method": "GET",
+        "operationId": "getReleaseByTag",
+        "file": "openapi.yaml",
+        "line": 255,
+        "column": 5
+      },
+      "effect": {
+        "kind": "read",
+        "action": "get",
+        "resource": "release",
+        "risk": "none",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "tag",
+            "key": "tag",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            },
+            "tag": {
+              "type": "string"
+            }
+          },
+          "required": [
+            "owner",
+            "repo",
+            "tag"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "$ref": "#/$defs/Release"
+        },
+        "description": "The release."
+      },
+      "errors": [
+        {
+          "status": "404",
+          "description": "No release for that tag."
+        }
+      ],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github releases get",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_get_release"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    },
+    {
+      "id": "github.pulls.list",
+      "canonicalName": "list_pull",
+      "displayName": "List pull requests",
+      "description": "List pull requests",
+      "tags": [
+        "pulls"
+      ],
+      "sourceRef": {
+        "kind": "openapi",
+        "path": "/repos/{owner}/{repo}/pulls",
+        "method": "GET",
+        "operationId": "listPulls",
+        "file": "openapi.yaml",
+        "line": 272,
+        "column": 5
+      },
+      "effect": {
+        "kind": "read",
+        "action": "list",
+        "resource": "pull",
+        "risk": "none",
+        "reversible": true
+      },
+      "input": {
+        "params": [
+          {
+            "name": "owner",
+            "key": "owner",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The account that owns the repository.",
+            "style": "simple",
+            "explode": false
+          },
+          {
+            "name": "repo",
+            "key": "repo",
+            "in": "path",
+            "required": true,
+            "schema": {
+              "type": "string"
+            },
+            "description": "The repository's name.",
+            "style": "simple",
+            "explode": false
+          }
+        ],
+        "schema": {
+          "type": "object",
+          "properties": {
+            "anvil_dry_run": {
+              "type": "boolean"
+            },
+            "owner": {
+              "description": "The account that owns the repository.",
+              "type": "string"
+            },
+            "repo": {
+              "description": "The repository's name.",
+              "type": "string"
+            }
+          },
+          "required": [
+            "owner",
+            "repo"
+          ],
+          "additionalProperties": false
+        },
+        "safety": {
+          "dryRun": "anvil_dry_run"
+        }
+      },
+      "output": {
+        "status": 200,
+        "contentType": "application/json",
+        "schema": {
+          "type": "array",
+          "items": {
+            "$ref": "#/$defs/Pull"
+          }
+        },
+        "description": "The pull requests."
+      },
+      "errors": [],
+      "idempotency": {
+        "mode": "natural",
+        "mechanism": "none",
+        "keyDerivation": "none"
+      },
+      "retries": {
+        "mode": "safe",
+        "basis": "natural",
+        "maxAttempts": 3,
+        "backoff": "exponential",
+        "baseDelayMs": 250,
+        "maxDelayMs": 5000,
+        "retryOn": [
+          "timeout",
+          "connection_reset",
+          "dns_failure",
+          "429",
+          "502",
+          "503",
+          "504"
+        ]
+      },
+      "confirmation": {
+        "required": false
+      },
+      "deprecated": false,
+      "cli": {
+        "command": "github pulls list",
+        "aliases": []
+      },
+      "mcp": {
+        "toolName": "github_list_pull"
+      },
+      "skill": {
+        "intentExamples": []
+      },
+      "state": "approved",
+      "reviewNotes": []
+    }
+  ],
+  "capabilities": [],
+  "workflows": [],
+  "schemas": {
+    "Comment": {
+      "type": "object",
+      "properties": {
+        "body": {
+          "type": "string"
+        },
+        "id": {
+          "type": "integer"
+        }
+      },
+      "required": [
+        "id",
+        "body"
+      ]
+    },
+    "Issue": {
+      "type": "object",
+      "properties": {
+        "body": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "number": {
+          "type": "integer"
+        },
+        "state": {
+          "type": "string",
+          "enum": [
+            "open",
+            "closed"
+          ]
+        },
+        "title": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "number",
+        "title",
+        "state"
+      ]
+    },
+    "Pull": {
+      "type": "object",
+      "properties": {
+        "number": {
+          "type": "integer"
+        },
+        "state": {
+          "type": "string"
+        },
+        "title": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "number",
+        "title",
+        "state"
+      ]
+    },
+    "Release": {
+      "type": "object",
+      "properties": {
+        "body": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "draft": {
+          "type": "boolean"
+        },
+        "id": {
+          "type": "integer"
+        },
+        "name": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "tag_name": {
+          "type": "string"
+        }
+      },
+      "required": [
+        "id",
+        "tag_name"
+      ]
+    }
+  },
+  "diagnostics": []
+}
+`
+
+// githubConnector is connector github with its generated handlers.
+func githubConnector() *handler.Connector {
+	return &handler.Connector{
+		AIR: githubConnectorAIR,
+		ID:  "github",
+		Ops: []*handler.Operation{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()},
 	}
 }

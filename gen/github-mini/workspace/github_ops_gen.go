@@ -9,65 +9,72 @@ import (
 	air "github.com/anvil-dev/anvil/runtime/air"
 	audit "github.com/anvil-dev/anvil/runtime/audit"
 	effect "github.com/anvil-dev/anvil/runtime/effect"
-	gateway "github.com/anvil-dev/anvil/runtime/gateway"
+	handler "github.com/anvil-dev/anvil/runtime/handler"
+	upstream "github.com/anvil-dev/anvil/runtime/upstream"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 )
 
-// githubIssuesListListing is the tools/list entry of github__github_list_issue, prebuilt.
-const githubIssuesListListing = `{"_meta":{"anvil/action":"list","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_list_issue","anvil/idempotency":"natural","anvil/operation_id":"github.issues.list","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"List issues"},"description":"List the issues of a repository.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"state":{"description":"Which issues to list.","type":"string","enum":["open","closed","all"],"default":"open"}},"required":["owner","repo"],"additionalProperties":false},"name":"github__github_list_issue","title":"List issues"}`
-
 // githubIssuesListInput holds the arguments of github__github_list_issue (github.issues.list).
 type githubIssuesListInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	State       string // "state"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	State    string // "state"
+	hasState bool
 }
 
-var githubIssuesListRedact = gateway.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
+var githubIssuesListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesListInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesListInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x6 != 0x6 {
-		return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasState {
 		switch in.State {
 		case "open", "closed", "all":
 		default:
-			return false
+			return handler.Invalid("state", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesListInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasState {
 		m["state"] = in.State
 	}
 	for k, v := range in.extra {
@@ -82,38 +89,18 @@ func (in *githubIssuesListInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubIssuesListRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubIssuesListRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("owner")
-		if githubIssuesListRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubIssuesListRedact[1], in.Owner)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("repo")
-		if githubIssuesListRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubIssuesListRedact[2], in.Repo)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("state")
-		if githubIssuesListRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.State)
-		}
+	if in.hasState {
+		c.String("state", githubIssuesListRedact[3], in.State)
 	}
 	return c.SHA256()
 }
@@ -143,57 +130,56 @@ func (in *githubIssuesListInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesListInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesListInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesList(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesList(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesListInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "state":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasState {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasState = true
 			if !r.String(&in.State) {
 				return nil, false
 			}
@@ -201,40 +187,40 @@ func decodeGithubIssuesList(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubIssuesList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesList(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesList(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesListInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "owner":
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "state":
-			in.set[0] |= 1 << 3
+			in.hasState = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -244,41 +230,41 @@ func fromArgsGithubIssuesList(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubIssuesList builds the upstream request of github.issues.list.
-func buildGithubIssuesList(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesListInput)
 	const opID = "github.issues.list"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
-	if in.set[0]&(1<<3) != 0 {
-		q = gateway.AppendQuery(q, "state", in.State)
+	if in.hasState {
+		q = upstream.AppendQuery(q, "state", in.State)
 	}
 	if q != "" {
 		u.WriteByte('?')
@@ -286,7 +272,7 @@ func buildGithubIssuesList(ctx context.Context, base *gateway.Base, in0 gateway.
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -298,9 +284,9 @@ func buildGithubIssuesList(ctx context.Context, base *gateway.Base, in0 gateway.
 }
 
 // effectGithubIssuesList reports what a call of github.issues.list did and how to undo it.
-func effectGithubIssuesList(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.list",
 	}
@@ -308,86 +294,90 @@ func effectGithubIssuesList(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubIssuesListOp registers github__github_list_issue (github.issues.list).
-func githubIssuesListOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build:       buildGithubIssuesList,
-		Decode:      decodeGithubIssuesList,
-		Effect:      effectGithubIssuesList,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubIssuesList,
-		ID:          "github.issues.list",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubIssuesListListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_list_issue",
+func githubIssuesListOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubIssuesList,
+		Decode:   decodeGithubIssuesList,
+		Effect:   effectGithubIssuesList,
+		FromArgs: fromArgsGithubIssuesList,
+		ID:       "github.issues.list",
 	}
 }
-
-// githubIssuesCreateListing is the tools/list entry of github__github_create_issue, prebuilt.
-const githubIssuesCreateListing = `{"_meta":{"anvil/action":"create","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/effect_class":"compensable","anvil/effect_contract":{"class":"compensable","compensate":{"operation":"github.issues.update","arguments":{"owner":"request.owner","repo":"request.repo","issue_number":"response.number","state":{"const":"closed"}}}},"anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_create_issue","anvil/idempotency":"none","anvil/operation_id":"github.issues.create","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"medium"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Create an issue"},"description":"Open a new issue in a repository.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"description":"The issue's text.","type":"string"},"confirm":{"description":"Must be true to confirm this call. Opening an issue notifies the repository's watchers.","type":"boolean","const":true},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"title":{"description":"The issue's title.","type":"string"}},"required":["confirm","owner","repo","title"],"additionalProperties":false},"name":"github__github_create_issue","title":"Create an issue"}`
 
 // githubIssuesCreateInput holds the arguments of github__github_create_issue (github.issues.create).
 type githubIssuesCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Body        string // "body"
-	ConfirmArg  bool   // "confirm"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	Title       string // "title"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	Title    string // "title"
+	hasTitle bool
 }
 
-var githubIssuesCreateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
+var githubIssuesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x3c != 0x3c {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if !in.hasTitle {
+		return handler.Invalid("title", "required")
+	}
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+6)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasTitle {
 		m["title"] = in.Title
 	}
 	for k, v := range in.extra {
@@ -402,54 +392,24 @@ func (in *githubIssuesCreateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubIssuesCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubIssuesCreateRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("body")
-		if githubIssuesCreateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+	if in.hasBody {
+		c.String("body", githubIssuesCreateRedact[1], in.Body)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("confirm")
-		if githubIssuesCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+	if in.hasConfirmArg {
+		c.Bool("confirm", githubIssuesCreateRedact[2], in.ConfirmArg)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("owner")
-		if githubIssuesCreateRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubIssuesCreateRedact[3], in.Owner)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("repo")
-		if githubIssuesCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubIssuesCreateRedact[4], in.Repo)
 	}
-	if in.set[0]&(1<<5) != 0 {
-		c.Key("title")
-		if githubIssuesCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Title)
-		}
+	if in.hasTitle {
+		c.String("title", githubIssuesCreateRedact[5], in.Title)
 	}
 	return c.SHA256()
 }
@@ -464,7 +424,7 @@ func (in *githubIssuesCreateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesCreateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -475,79 +435,77 @@ func (in *githubIssuesCreateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubIssuesCreateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesCreate(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesCreate(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesCreateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "title":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasTitle {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasTitle = true
 			if !r.String(&in.Title) {
 				return nil, false
 			}
@@ -555,54 +513,54 @@ func decodeGithubIssuesCreate(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubIssuesCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesCreate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesCreate(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesCreateInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "owner":
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "title":
-			in.set[0] |= 1 << 5
+			in.hasTitle = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -612,37 +570,37 @@ func fromArgsGithubIssuesCreate(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubIssuesCreate builds the upstream request of github.issues.create.
-func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesCreateInput)
 	const opID = "github.issues.create"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues")
 	q := base.Query
 	var body []byte
@@ -651,24 +609,24 @@ func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gatewa
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<5) != 0 {
+		if in.hasTitle {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"title\":"...)
-			w = gateway.AppendJSONString(w, in.Title)
+			w = handler.AppendJSONString(w, in.Title)
 		}
-		if !(in.set[0]&(1<<5) != 0) {
-			return nil, gateway.MissingInput(opID, "title")
+		if !in.hasTitle {
+			return nil, handler.MissingInput(opID, "title")
 		}
 		body = append(w, '}')
 	}
@@ -682,7 +640,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *gateway.Base, in0 gatewa
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -710,14 +668,14 @@ var githubIssuesCreateInputPath2 = air.Path{
 }
 
 // effectGithubIssuesCreateCompensate resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubIssuesCreateCompensate(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubIssuesCreateInput)
 	a := make(effect.Args, 0, 4)
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -729,14 +687,14 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -748,7 +706,7 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -761,7 +719,7 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.number")
+			return nil, handler.NamesNothing("response.number")
 		}
 	}
 	a = append(a, effect.Arg{
@@ -772,9 +730,9 @@ func effectGithubIssuesCreateCompensate(c *gateway.EffectCall, _ string) (effect
 }
 
 // effectGithubIssuesCreate reports what a call of github.issues.create did and how to undo it.
-func effectGithubIssuesCreate(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "compensable",
+		Class:          air.ClassCompensable,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.create",
 	}
@@ -791,95 +749,85 @@ func effectGithubIssuesCreate(c *gateway.EffectCall) *effect.Report {
 				Operation: "github.issues.update",
 				Tool:      "github__github_update_issue",
 			},
-			Kind: "compensate",
+			Kind: effect.KindCompensate,
 		}
 		r.DeadlineMs = nil
 	} else {
-		r.UndoUnavailable = gateway.UndoUnavailable(why)
+		r.UndoUnavailable = handler.UndoUnavailable(why)
 	}
 	return r
 }
 
 // githubIssuesCreateOp registers github__github_create_issue (github.issues.create).
-func githubIssuesCreateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build: buildGithubIssuesCreate,
-		Confirmation: air.Confirmation{
-			Reason:   "Opening an issue notifies the repository's watchers.",
-			Required: true,
-			Risk:     "medium",
-		},
-		Decode:      decodeGithubIssuesCreate,
-		Effect:      effectGithubIssuesCreate,
-		EffectClass: "compensable",
-		FromArgs:    fromArgsGithubIssuesCreate,
-		ID:          "github.issues.create",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		Kind:      "mutation",
-		Listing:   []byte(githubIssuesCreateListing),
-		RetryMode: "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_create_issue",
+func githubIssuesCreateOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubIssuesCreate,
+		Decode:   decodeGithubIssuesCreate,
+		Effect:   effectGithubIssuesCreate,
+		FromArgs: fromArgsGithubIssuesCreate,
+		ID:       "github.issues.create",
 	}
 }
-
-// githubIssuesGetListing is the tools/list entry of github__github_get_issue, prebuilt.
-const githubIssuesGetListing = `{"_meta":{"anvil/action":"get","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_get_issue","anvil/idempotency":"natural","anvil/operation_id":"github.issues.get","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"Get an issue"},"description":"Get an issue","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_get_issue","title":"Get an issue"}`
 
 // githubIssuesGetInput holds the arguments of github__github_get_issue (github.issues.get).
 type githubIssuesGetInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	IssueNumber json.Number // "issue_number"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubIssuesGetRedact = gateway.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
+var githubIssuesGetRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesGetInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesGetInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0xe != 0xe {
-		return false
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
 	}
-	if in.set[0]&(1<<1) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
-			return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasIssueNumber {
+		if !handler.IsInteger(in.IssueNumber) {
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesGetInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -894,38 +842,18 @@ func (in *githubIssuesGetInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubIssuesGetRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubIssuesGetRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("issue_number")
-		if githubIssuesGetRedact[1] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+	if in.hasIssueNumber {
+		c.Number("issue_number", githubIssuesGetRedact[1], in.IssueNumber)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("owner")
-		if githubIssuesGetRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubIssuesGetRedact[2], in.Owner)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("repo")
-		if githubIssuesGetRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubIssuesGetRedact[3], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -955,57 +883,56 @@ func (in *githubIssuesGetInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesGetInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesGetInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesGet reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesGet(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesGet(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesGetInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -1013,40 +940,40 @@ func decodeGithubIssuesGet(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubIssuesGet converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesGet(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesGet(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesGetInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "issue_number":
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1056,42 +983,42 @@ func fromArgsGithubIssuesGet(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubIssuesGet builds the upstream request of github.issues.get.
-func buildGithubIssuesGet(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesGetInput)
 	const opID = "github.issues.get"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+	if !in.hasIssueNumber {
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -1099,7 +1026,7 @@ func buildGithubIssuesGet(ctx context.Context, base *gateway.Base, in0 gateway.I
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -1111,9 +1038,9 @@ func buildGithubIssuesGet(ctx context.Context, base *gateway.Base, in0 gateway.I
 }
 
 // effectGithubIssuesGet reports what a call of github.issues.get did and how to undo it.
-func effectGithubIssuesGet(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.get",
 	}
@@ -1121,106 +1048,114 @@ func effectGithubIssuesGet(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubIssuesGetOp registers github__github_get_issue (github.issues.get).
-func githubIssuesGetOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build:       buildGithubIssuesGet,
-		Decode:      decodeGithubIssuesGet,
-		Effect:      effectGithubIssuesGet,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubIssuesGet,
-		ID:          "github.issues.get",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubIssuesGetListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_get_issue",
+func githubIssuesGetOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubIssuesGet,
+		Decode:   decodeGithubIssuesGet,
+		Effect:   effectGithubIssuesGet,
+		FromArgs: fromArgsGithubIssuesGet,
+		ID:       "github.issues.get",
 	}
 }
-
-// githubIssuesUpdateListing is the tools/list entry of github__github_update_issue, prebuilt.
-const githubIssuesUpdateListing = `{"_meta":{"anvil/action":"update","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_update_issue","anvil/idempotency":"none","anvil/operation_id":"github.issues.update","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Update an issue"},"description":"Change an issue's title, text or state.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"string"},"confirm":{"description":"Must be true to confirm this call. Changing an issue is visible to its watchers.","type":"boolean","const":true},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"state":{"type":"string","enum":["open","closed"]},"title":{"type":"string"}},"required":["confirm","issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_update_issue","title":"Update an issue"}`
 
 // githubIssuesUpdateInput holds the arguments of github__github_update_issue (github.issues.update).
 type githubIssuesUpdateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	Body        string      // "body"
-	ConfirmArg  bool        // "confirm"
-	IssueNumber json.Number // "issue_number"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
-	State       string      // "state"
-	Title       string      // "title"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	State    string // "state"
+	hasState bool
+
+	Title    string // "title"
+	hasTitle bool
 }
 
-var githubIssuesUpdateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
+var githubIssuesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubIssuesUpdateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubIssuesUpdateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x3c != 0x3c {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
-			return false
+	if in.hasIssueNumber {
+		if !handler.IsInteger(in.IssueNumber) {
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasState {
 		switch in.State {
 		case "open", "closed":
 		default:
-			return false
+			return handler.Invalid("state", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubIssuesUpdateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasState {
 		m["state"] = in.State
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTitle {
 		m["title"] = in.Title
 	}
 	for k, v := range in.extra {
@@ -1235,70 +1170,30 @@ func (in *githubIssuesUpdateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubIssuesUpdateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubIssuesUpdateRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("body")
-		if githubIssuesUpdateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+	if in.hasBody {
+		c.String("body", githubIssuesUpdateRedact[1], in.Body)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("confirm")
-		if githubIssuesUpdateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+	if in.hasConfirmArg {
+		c.Bool("confirm", githubIssuesUpdateRedact[2], in.ConfirmArg)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("issue_number")
-		if githubIssuesUpdateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+	if in.hasIssueNumber {
+		c.Number("issue_number", githubIssuesUpdateRedact[3], in.IssueNumber)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("owner")
-		if githubIssuesUpdateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubIssuesUpdateRedact[4], in.Owner)
 	}
-	if in.set[0]&(1<<5) != 0 {
-		c.Key("repo")
-		if githubIssuesUpdateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubIssuesUpdateRedact[5], in.Repo)
 	}
-	if in.set[0]&(1<<6) != 0 {
-		c.Key("state")
-		if githubIssuesUpdateRedact[6] {
-			c.Redacted()
-		} else {
-			c.String(in.State)
-		}
+	if in.hasState {
+		c.String("state", githubIssuesUpdateRedact[6], in.State)
 	}
-	if in.set[0]&(1<<7) != 0 {
-		c.Key("title")
-		if githubIssuesUpdateRedact[7] {
-			c.Redacted()
-		} else {
-			c.String(in.Title)
-		}
+	if in.hasTitle {
+		c.String("title", githubIssuesUpdateRedact[7], in.Title)
 	}
 	return c.SHA256()
 }
@@ -1313,7 +1208,7 @@ func (in *githubIssuesUpdateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesUpdateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -1324,95 +1219,93 @@ func (in *githubIssuesUpdateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubIssuesUpdateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesUpdateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubIssuesUpdateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubIssuesUpdate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesUpdate(raw []byte) (gateway.Input, bool) {
+func decodeGithubIssuesUpdate(raw []byte) (handler.Input, bool) {
 	in := &githubIssuesUpdateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "state":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasState {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasState = true
 			if !r.String(&in.State) {
 				return nil, false
 			}
 		case "title":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasTitle {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasTitle = true
 			if !r.String(&in.Title) {
 				return nil, false
 			}
@@ -1420,68 +1313,68 @@ func decodeGithubIssuesUpdate(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubIssuesUpdate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesUpdate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubIssuesUpdate(args map[string]any) (handler.Input, bool) {
 	in := &githubIssuesUpdateInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "issue_number":
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "state":
-			in.set[0] |= 1 << 6
+			in.hasState = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.State = x
 		case "title":
-			in.set[0] |= 1 << 7
+			in.hasTitle = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1491,42 +1384,42 @@ func fromArgsGithubIssuesUpdate(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubIssuesUpdate builds the upstream request of github.issues.update.
-func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesUpdateInput)
 	const opID = "github.issues.update"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+	if !in.hasIssueNumber {
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	q := base.Query
 	var body []byte
 	ctype := "application/json"
@@ -1534,29 +1427,29 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<6) != 0 {
+		if in.hasState {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"state\":"...)
-			w = gateway.AppendJSONString(w, in.State)
+			w = handler.AppendJSONString(w, in.State)
 		}
-		if in.set[0]&(1<<7) != 0 {
+		if in.hasTitle {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"title\":"...)
-			w = gateway.AppendJSONString(w, in.Title)
+			w = handler.AppendJSONString(w, in.Title)
 		}
 		body = append(w, '}')
 	}
@@ -1570,7 +1463,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 	}
 	req, err := http.NewRequestWithContext(ctx, "PATCH", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -1585,9 +1478,9 @@ func buildGithubIssuesUpdate(ctx context.Context, base *gateway.Base, in0 gatewa
 }
 
 // effectGithubIssuesUpdate reports what a call of github.issues.update did and how to undo it.
-func effectGithubIssuesUpdate(c *gateway.EffectCall) *effect.Report {
+func effectGithubIssuesUpdate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.issues.update",
 	}
@@ -1601,86 +1494,75 @@ func effectGithubIssuesUpdate(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubIssuesUpdateOp registers github__github_update_issue (github.issues.update).
-func githubIssuesUpdateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build: buildGithubIssuesUpdate,
-		Confirmation: air.Confirmation{
-			Reason:   "Changing an issue is visible to its watchers.",
-			Required: true,
-			Risk:     "low",
-		},
-		Decode:      decodeGithubIssuesUpdate,
-		Effect:      effectGithubIssuesUpdate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubIssuesUpdate,
-		ID:          "github.issues.update",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubIssuesUpdateListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_update_issue",
+func githubIssuesUpdateOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubIssuesUpdate,
+		Decode:   decodeGithubIssuesUpdate,
+		Effect:   effectGithubIssuesUpdate,
+		FromArgs: fromArgsGithubIssuesUpdate,
+		ID:       "github.issues.update",
 	}
 }
-
-// githubCommentsListListing is the tools/list entry of github__github_list_comment, prebuilt.
-const githubCommentsListListing = `{"_meta":{"anvil/action":"list","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_list_comment","anvil/idempotency":"natural","anvil/operation_id":"github.comments.list","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"List issue comments"},"description":"List issue comments","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_list_comment","title":"List issue comments"}`
 
 // githubCommentsListInput holds the arguments of github__github_list_comment (github.comments.list).
 type githubCommentsListInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	IssueNumber json.Number // "issue_number"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubCommentsListRedact = gateway.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
+var githubCommentsListRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubCommentsListInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubCommentsListInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0xe != 0xe {
-		return false
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
 	}
-	if in.set[0]&(1<<1) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
-			return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasIssueNumber {
+		if !handler.IsInteger(in.IssueNumber) {
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubCommentsListInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -1695,38 +1577,18 @@ func (in *githubCommentsListInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubCommentsListRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubCommentsListRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("issue_number")
-		if githubCommentsListRedact[1] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+	if in.hasIssueNumber {
+		c.Number("issue_number", githubCommentsListRedact[1], in.IssueNumber)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("owner")
-		if githubCommentsListRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubCommentsListRedact[2], in.Owner)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("repo")
-		if githubCommentsListRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubCommentsListRedact[3], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -1756,57 +1618,56 @@ func (in *githubCommentsListInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsListInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubCommentsListInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubCommentsList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsList(raw []byte) (gateway.Input, bool) {
+func decodeGithubCommentsList(raw []byte) (handler.Input, bool) {
 	in := &githubCommentsListInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -1814,40 +1675,40 @@ func decodeGithubCommentsList(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubCommentsList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsList(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubCommentsList(args map[string]any) (handler.Input, bool) {
 	in := &githubCommentsListInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "issue_number":
-			in.set[0] |= 1 << 1
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 3
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -1857,42 +1718,42 @@ func fromArgsGithubCommentsList(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubCommentsList builds the upstream request of github.comments.list.
-func buildGithubCommentsList(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsListInput)
 	const opID = "github.comments.list"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+	if !in.hasIssueNumber {
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
 	if q != "" {
@@ -1901,7 +1762,7 @@ func buildGithubCommentsList(ctx context.Context, base *gateway.Base, in0 gatewa
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -1913,9 +1774,9 @@ func buildGithubCommentsList(ctx context.Context, base *gateway.Base, in0 gatewa
 }
 
 // effectGithubCommentsList reports what a call of github.comments.list did and how to undo it.
-func effectGithubCommentsList(c *gateway.EffectCall) *effect.Report {
+func effectGithubCommentsList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.comments.list",
 	}
@@ -1923,86 +1784,90 @@ func effectGithubCommentsList(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubCommentsListOp registers github__github_list_comment (github.comments.list).
-func githubCommentsListOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build:       buildGithubCommentsList,
-		Decode:      decodeGithubCommentsList,
-		Effect:      effectGithubCommentsList,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubCommentsList,
-		ID:          "github.comments.list",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubCommentsListListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_list_comment",
+func githubCommentsListOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubCommentsList,
+		Decode:   decodeGithubCommentsList,
+		Effect:   effectGithubCommentsList,
+		FromArgs: fromArgsGithubCommentsList,
+		ID:       "github.comments.list",
 	}
 }
-
-// githubCommentsCreateListing is the tools/list entry of github__github_create_comment, prebuilt.
-const githubCommentsCreateListing = `{"_meta":{"anvil/action":"create","anvil/confirm_required":false,"anvil/effect":"mutation","anvil/effect_class":"reversible","anvil/effect_contract":{"class":"reversible","inverse":{"operation":"github.comments.delete","arguments":{"owner":"request.owner","repo":"request.repo","comment_id":"response.id"}}},"anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_create_comment","anvil/idempotency":"key_supported","anvil/operation_id":"github.comments.create","anvil/principal":"user","anvil/retry_basis":"idempotency_key","anvil/retry_safe":true,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"Create an issue comment"},"description":"Comment on an issue.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"description":"The comment's text.","type":"string"},"idempotency_key":{"description":"Repeating a key returns the first comment instead of creating another.","type":"string"},"issue_number":{"description":"The issue's number.","type":"integer"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["body","issue_number","owner","repo"],"additionalProperties":false},"name":"github__github_create_comment","title":"Create an issue comment"}`
 
 // githubCommentsCreateInput holds the arguments of github__github_create_comment (github.comments.create).
 type githubCommentsCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun       bool        // "anvil_dry_run"
-	Body              string      // "body"
-	IdempotencyKeyArg string      // "idempotency_key"
-	IssueNumber       json.Number // "issue_number"
-	Owner             string      // "owner"
-	Repo              string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	IdempotencyKeyArg    string // "idempotency_key"
+	hasIdempotencyKeyArg bool
+
+	IssueNumber    json.Number // "issue_number"
+	hasIssueNumber bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubCommentsCreateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
+var githubCommentsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubCommentsCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubCommentsCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x3a != 0x3a {
-		return false
+	if !in.hasBody {
+		return handler.Invalid("body", "required")
 	}
-	if in.set[0]&(1<<3) != 0 {
-		if !gateway.IsInteger(in.IssueNumber) {
-			return false
+	if !in.hasIssueNumber {
+		return handler.Invalid("issue_number", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasIssueNumber {
+		if !handler.IsInteger(in.IssueNumber) {
+			return handler.Invalid("issue_number", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubCommentsCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+6)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		m["idempotency_key"] = in.IdempotencyKeyArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasIssueNumber {
 		m["issue_number"] = in.IssueNumber
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -2017,61 +1882,31 @@ func (in *githubCommentsCreateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubCommentsCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubCommentsCreateRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("body")
-		if githubCommentsCreateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+	if in.hasBody {
+		c.String("body", githubCommentsCreateRedact[1], in.Body)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("idempotency_key")
-		if githubCommentsCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.IdempotencyKeyArg)
-		}
+	if in.hasIdempotencyKeyArg {
+		c.String("idempotency_key", githubCommentsCreateRedact[2], in.IdempotencyKeyArg)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("issue_number")
-		if githubCommentsCreateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Number(in.IssueNumber)
-		}
+	if in.hasIssueNumber {
+		c.Number("issue_number", githubCommentsCreateRedact[3], in.IssueNumber)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("owner")
-		if githubCommentsCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubCommentsCreateRedact[4], in.Owner)
 	}
-	if in.set[0]&(1<<5) != 0 {
-		c.Key("repo")
-		if githubCommentsCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubCommentsCreateRedact[5], in.Repo)
 	}
 	return c.SHA256()
 }
 
 // IdempotencyKey reads the idempotency carrier input.
 func (in *githubCommentsCreateInput) IdempotencyKey() (s string, isString, present bool) {
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
 	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
@@ -2084,8 +1919,7 @@ func (in *githubCommentsCreateInput) IdempotencyKey() (s string, isString, prese
 // SetIdempotencyKey sets the idempotency carrier input.
 func (in *githubCommentsCreateInput) SetIdempotencyKey(key string) {
 	in.IdempotencyKeyArg = key
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasIdempotencyKeyArg = true
 }
 
 // Confirm reads the confirm input: its value and whether it is present.
@@ -2105,73 +1939,72 @@ func (in *githubCommentsCreateInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubCommentsCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubCommentsCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsCreate(raw []byte) (gateway.Input, bool) {
+func decodeGithubCommentsCreate(raw []byte) (handler.Input, bool) {
 	in := &githubCommentsCreateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "idempotency_key":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasIdempotencyKeyArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasIdempotencyKeyArg = true
 			if !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 		case "issue_number":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasIssueNumber {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			if !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -2179,54 +2012,54 @@ func decodeGithubCommentsCreate(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubCommentsCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsCreate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubCommentsCreate(args map[string]any) (handler.Input, bool) {
 	in := &githubCommentsCreateInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "idempotency_key":
-			in.set[0] |= 1 << 2
+			in.hasIdempotencyKeyArg = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.IdempotencyKeyArg = x
 		case "issue_number":
-			in.set[0] |= 1 << 3
+			in.hasIssueNumber = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.IssueNumber = x
 		case "owner":
-			in.set[0] |= 1 << 4
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 5
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -2236,50 +2069,50 @@ func fromArgsGithubCommentsCreate(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubCommentsCreate builds the upstream request of github.comments.create.
-func buildGithubCommentsCreate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsCreateInput)
 	const opID = "github.comments.create"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "issue_number")
+	if !in.hasIssueNumber {
+		return nil, handler.MissingInput(opID, "issue_number")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.IssueNumber)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
 	var h0 string
 	h0Set := false
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasIdempotencyKeyArg {
 		h0, h0Set = in.IdempotencyKeyArg, true
-		if gateway.BadHeader(h0) {
-			return nil, gateway.BuildError(opID, "Header input idempotency_key must not contain line breaks.", false)
+		if handler.BadHeader(h0) {
+			return nil, handler.BuildError(opID, "Header input idempotency_key must not contain line breaks.", false)
 		}
 	}
 	var body []byte
@@ -2288,16 +2121,16 @@ func buildGithubCommentsCreate(ctx context.Context, base *gateway.Base, in0 gate
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
-		if !(in.set[0]&(1<<1) != 0) {
-			return nil, gateway.MissingInput(opID, "body")
+		if !in.hasBody {
+			return nil, handler.MissingInput(opID, "body")
 		}
 		body = append(w, '}')
 	}
@@ -2311,7 +2144,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if h0Set {
 		req.Header.Set("Idempotency-Key", h0)
@@ -2342,14 +2175,14 @@ var githubCommentsCreateInputPath2 = air.Path{
 }
 
 // effectGithubCommentsCreateInverse resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubCommentsCreateInverse(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubCommentsCreateInput)
 	a := make(effect.Args, 0, 3)
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -2361,14 +2194,14 @@ func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -2380,7 +2213,7 @@ func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -2393,16 +2226,16 @@ func effectGithubCommentsCreateInverse(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.id")
+			return nil, handler.NamesNothing("response.id")
 		}
 	}
 	return a, ""
 }
 
 // effectGithubCommentsCreate reports what a call of github.comments.create did and how to undo it.
-func effectGithubCommentsCreate(c *gateway.EffectCall) *effect.Report {
+func effectGithubCommentsCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "reversible",
+		Class:          air.ClassReversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.comments.create",
 	}
@@ -2419,100 +2252,99 @@ func effectGithubCommentsCreate(c *gateway.EffectCall) *effect.Report {
 				Operation: "github.comments.delete",
 				Tool:      "github__github_delete_comment",
 			},
-			Kind: "inverse",
+			Kind: effect.KindInverse,
 		}
 		r.DeadlineMs = nil
 	} else {
-		r.UndoUnavailable = gateway.UndoUnavailable(why)
+		r.UndoUnavailable = handler.UndoUnavailable(why)
 	}
 	return r
 }
 
 // githubCommentsCreateOp registers github__github_create_comment (github.comments.create).
-func githubCommentsCreateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build:       buildGithubCommentsCreate,
-		Decode:      decodeGithubCommentsCreate,
-		Effect:      effectGithubCommentsCreate,
-		EffectClass: "reversible",
-		FromArgs:    fromArgsGithubCommentsCreate,
-		ID:          "github.comments.create",
-		Idempotency: air.Idempotency{
-			Key:           "Idempotency-Key",
-			KeyDerivation: "request_fingerprint",
-			Mechanism:     "header",
-			Mode:          "key_supported",
-		},
-		Kind:      "mutation",
-		Listing:   []byte(githubCommentsCreateListing),
-		RetryMode: "safe",
-		Safety: air.Safety{
-			DryRun:         "anvil_dry_run",
-			IdempotencyKey: "idempotency_key",
-		},
-		Tool: "github_create_comment",
+func githubCommentsCreateOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubCommentsCreate,
+		Decode:   decodeGithubCommentsCreate,
+		Effect:   effectGithubCommentsCreate,
+		FromArgs: fromArgsGithubCommentsCreate,
+		ID:       "github.comments.create",
 	}
 }
-
-// githubCommentsDeleteListing is the tools/list entry of github__github_delete_comment, prebuilt.
-const githubCommentsDeleteListing = `{"_meta":{"anvil/action":"delete","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_delete_comment","anvil/idempotency":"natural","anvil/operation_id":"github.comments.delete","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"destructive"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"Delete an issue comment"},"description":"Delete an issue comment","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"comment_id":{"type":"integer"},"confirm":{"description":"Must be true to confirm this call. This operation's risk is destructive.","type":"boolean","const":true},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["comment_id","confirm","owner","repo"],"additionalProperties":false},"name":"github__github_delete_comment","title":"Delete an issue comment"}`
 
 // githubCommentsDeleteInput holds the arguments of github__github_delete_comment (github.comments.delete).
 type githubCommentsDeleteInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	CommentId   json.Number // "comment_id"
-	ConfirmArg  bool        // "confirm"
-	Owner       string      // "owner"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	CommentId    json.Number // "comment_id"
+	hasCommentId bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubCommentsDeleteRedact = gateway.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
+var githubCommentsDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubCommentsDeleteInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubCommentsDeleteInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x1e != 0x1e {
-		return false
+	if !in.hasCommentId {
+		return handler.Invalid("comment_id", "required")
 	}
-	if in.set[0]&(1<<1) != 0 {
-		if !gateway.IsInteger(in.CommentId) {
-			return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
+	}
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasCommentId {
+		if !handler.IsInteger(in.CommentId) {
+			return handler.Invalid("comment_id", "type")
 		}
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubCommentsDeleteInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+5)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasCommentId {
 		m["comment_id"] = in.CommentId
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -2527,46 +2359,21 @@ func (in *githubCommentsDeleteInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubCommentsDeleteRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubCommentsDeleteRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("comment_id")
-		if githubCommentsDeleteRedact[1] {
-			c.Redacted()
-		} else {
-			c.Number(in.CommentId)
-		}
+	if in.hasCommentId {
+		c.Number("comment_id", githubCommentsDeleteRedact[1], in.CommentId)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("confirm")
-		if githubCommentsDeleteRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+	if in.hasConfirmArg {
+		c.Bool("confirm", githubCommentsDeleteRedact[2], in.ConfirmArg)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("owner")
-		if githubCommentsDeleteRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubCommentsDeleteRedact[3], in.Owner)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("repo")
-		if githubCommentsDeleteRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubCommentsDeleteRedact[4], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -2581,7 +2388,7 @@ func (in *githubCommentsDeleteInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubCommentsDeleteInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -2592,71 +2399,69 @@ func (in *githubCommentsDeleteInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubCommentsDeleteInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsDeleteInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubCommentsDeleteInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubCommentsDelete reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsDelete(raw []byte) (gateway.Input, bool) {
+func decodeGithubCommentsDelete(raw []byte) (handler.Input, bool) {
 	in := &githubCommentsDeleteInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "comment_id":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasCommentId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasCommentId = true
 			if !r.Number(&in.CommentId) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -2664,47 +2469,47 @@ func decodeGithubCommentsDelete(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubCommentsDelete converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsDelete(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubCommentsDelete(args map[string]any) (handler.Input, bool) {
 	in := &githubCommentsDeleteInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "comment_id":
-			in.set[0] |= 1 << 1
+			in.hasCommentId = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.CommentId = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "owner":
-			in.set[0] |= 1 << 3
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -2714,42 +2519,42 @@ func fromArgsGithubCommentsDelete(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubCommentsDelete builds the upstream request of github.comments.delete.
-func buildGithubCommentsDelete(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsDeleteInput)
 	const opID = "github.comments.delete"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/issues/comments/")
-	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "comment_id")
+	if !in.hasCommentId {
+		return nil, handler.MissingInput(opID, "comment_id")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.CommentId)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.CommentId)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -2757,7 +2562,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "DELETE", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -2769,9 +2574,9 @@ func buildGithubCommentsDelete(ctx context.Context, base *gateway.Base, in0 gate
 }
 
 // effectGithubCommentsDelete reports what a call of github.comments.delete did and how to undo it.
-func effectGithubCommentsDelete(c *gateway.EffectCall) *effect.Report {
+func effectGithubCommentsDelete(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.comments.delete",
 	}
@@ -2785,102 +2590,102 @@ func effectGithubCommentsDelete(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubCommentsDeleteOp registers github__github_delete_comment (github.comments.delete).
-func githubCommentsDeleteOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build: buildGithubCommentsDelete,
-		Confirmation: air.Confirmation{
-			Reason:   "This operation's risk is destructive.",
-			Required: true,
-			Risk:     "destructive",
-		},
-		Decode:      decodeGithubCommentsDelete,
-		Effect:      effectGithubCommentsDelete,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubCommentsDelete,
-		ID:          "github.comments.delete",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubCommentsDeleteListing),
-		RetryMode:       "safe",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_delete_comment",
+func githubCommentsDeleteOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubCommentsDelete,
+		Decode:   decodeGithubCommentsDelete,
+		Effect:   effectGithubCommentsDelete,
+		FromArgs: fromArgsGithubCommentsDelete,
+		ID:       "github.comments.delete",
 	}
 }
-
-// githubReleasesCreateListing is the tools/list entry of github__github_create_release, prebuilt.
-const githubReleasesCreateListing = `{"_meta":{"anvil/action":"create","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/effect_class":"irreversible","anvil/effect_contract":{"class":"irreversible","lookup":{"operation":"github.tags.get","by":"id","arguments":{"owner":"request.owner","repo":"request.repo","tag":"request.tag_name"}},"draft":{"operation":"github.releases.create","arguments":{"owner":"request.owner","repo":"request.repo","tag_name":"request.tag_name","name":"request.name?","body":"request.body?","draft":{"const":true}},"handle":"response.id","promote":{"operation":"github.releases.update","arguments":{"owner":"request.owner","repo":"request.repo","release_id":"response.id","draft":{"const":false}}},"discard":{"operation":"github.releases.delete","arguments":{"owner":"request.owner","repo":"request.repo","release_id":"response.id"}}}},"anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_create_release","anvil/idempotency":"none","anvil/operation_id":"github.releases.create","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Create a release"},"description":"Publish a release for a tag.","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"string"},"confirm":{"description":"Must be true to confirm this call. Publishing a release notifies the repository's watchers.","type":"boolean","const":true},"draft":{"type":"boolean","default":false},"name":{"type":"string"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"tag_name":{"type":"string"}},"required":["confirm","owner","repo","tag_name"],"additionalProperties":false},"name":"github__github_create_release","title":"Create a release"}`
 
 // githubReleasesCreateInput holds the arguments of github__github_create_release (github.releases.create).
 type githubReleasesCreateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Body        string // "body"
-	ConfirmArg  bool   // "confirm"
-	Draft       bool   // "draft"
-	Name        string // "name"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	TagName     string // "tag_name"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Draft    bool // "draft"
+	hasDraft bool
+
+	Name    string // "name"
+	hasName bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	TagName    string // "tag_name"
+	hasTagName bool
 }
 
-var githubReleasesCreateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
+var githubReleasesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubReleasesCreateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubReleasesCreateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0xe4 != 0xe4 {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if !in.hasTagName {
+		return handler.Invalid("tag_name", "required")
+	}
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubReleasesCreateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasDraft {
 		m["draft"] = in.Draft
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		m["name"] = in.Name
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTagName {
 		m["tag_name"] = in.TagName
 	}
 	for k, v := range in.extra {
@@ -2895,70 +2700,30 @@ func (in *githubReleasesCreateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubReleasesCreateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubReleasesCreateRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("body")
-		if githubReleasesCreateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+	if in.hasBody {
+		c.String("body", githubReleasesCreateRedact[1], in.Body)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("confirm")
-		if githubReleasesCreateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+	if in.hasConfirmArg {
+		c.Bool("confirm", githubReleasesCreateRedact[2], in.ConfirmArg)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("draft")
-		if githubReleasesCreateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Bool(in.Draft)
-		}
+	if in.hasDraft {
+		c.Bool("draft", githubReleasesCreateRedact[3], in.Draft)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("name")
-		if githubReleasesCreateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Name)
-		}
+	if in.hasName {
+		c.String("name", githubReleasesCreateRedact[4], in.Name)
 	}
-	if in.set[0]&(1<<5) != 0 {
-		c.Key("owner")
-		if githubReleasesCreateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubReleasesCreateRedact[5], in.Owner)
 	}
-	if in.set[0]&(1<<6) != 0 {
-		c.Key("repo")
-		if githubReleasesCreateRedact[6] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubReleasesCreateRedact[6], in.Repo)
 	}
-	if in.set[0]&(1<<7) != 0 {
-		c.Key("tag_name")
-		if githubReleasesCreateRedact[7] {
-			c.Redacted()
-		} else {
-			c.String(in.TagName)
-		}
+	if in.hasTagName {
+		c.String("tag_name", githubReleasesCreateRedact[7], in.TagName)
 	}
 	return c.SHA256()
 }
@@ -2973,7 +2738,7 @@ func (in *githubReleasesCreateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesCreateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -2984,95 +2749,93 @@ func (in *githubReleasesCreateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubReleasesCreateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesCreateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubReleasesCreateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubReleasesCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesCreate(raw []byte) (gateway.Input, bool) {
+func decodeGithubReleasesCreate(raw []byte) (handler.Input, bool) {
 	in := &githubReleasesCreateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "draft":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasDraft {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			if !r.Bool(&in.Draft) {
 				return nil, false
 			}
 		case "name":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			if !r.String(&in.Name) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "tag_name":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasTagName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasTagName = true
 			if !r.String(&in.TagName) {
 				return nil, false
 			}
@@ -3080,68 +2843,68 @@ func decodeGithubReleasesCreate(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubReleasesCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesCreate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubReleasesCreate(args map[string]any) (handler.Input, bool) {
 	in := &githubReleasesCreateInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "draft":
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.Draft = x
 		case "name":
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Name = x
 		case "owner":
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 6
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "tag_name":
-			in.set[0] |= 1 << 7
+			in.hasTagName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -3151,37 +2914,37 @@ func fromArgsGithubReleasesCreate(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubReleasesCreate builds the upstream request of github.releases.create.
-func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesCreateInput)
 	const opID = "github.releases.create"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<6) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases")
 	q := base.Query
 	var body []byte
@@ -3190,15 +2953,15 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasDraft {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -3206,24 +2969,24 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 			w = append(w, "\"draft\":"...)
 			w = strconv.AppendBool(w, in.Draft)
 		}
-		if in.set[0]&(1<<4) != 0 {
+		if in.hasName {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"name\":"...)
-			w = gateway.AppendJSONString(w, in.Name)
+			w = handler.AppendJSONString(w, in.Name)
 		}
-		if in.set[0]&(1<<7) != 0 {
+		if in.hasTagName {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"tag_name\":"...)
-			w = gateway.AppendJSONString(w, in.TagName)
+			w = handler.AppendJSONString(w, in.TagName)
 		}
-		if !(in.set[0]&(1<<7) != 0) {
-			return nil, gateway.MissingInput(opID, "tag_name")
+		if !in.hasTagName {
+			return nil, handler.MissingInput(opID, "tag_name")
 		}
 		body = append(w, '}')
 	}
@@ -3237,7 +3000,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -3265,14 +3028,14 @@ var githubReleasesCreateInputPath2 = air.Path{
 }
 
 // effectGithubReleasesCreateLookup resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubReleasesCreateLookup(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubReleasesCreateInput)
 	a := make(effect.Args, 0, 3)
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -3284,14 +3047,14 @@ func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.A
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -3303,14 +3066,14 @@ func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.A
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasTagName {
 				v, ok = in.TagName, true
 			}
 		} else {
@@ -3322,7 +3085,7 @@ func effectGithubReleasesCreateLookup(c *gateway.EffectCall, _ string) (effect.A
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.tag_name")
+			return nil, handler.NamesNothing("request.tag_name")
 		}
 	}
 	return a, ""
@@ -3346,14 +3109,14 @@ var githubReleasesCreateInputPath6 = air.Path{
 }
 
 // effectGithubReleasesCreatePromote resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubReleasesCreatePromote(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubReleasesCreateInput)
 	a := make(effect.Args, 0, 4)
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -3365,14 +3128,14 @@ func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -3384,7 +3147,7 @@ func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -3397,7 +3160,7 @@ func effectGithubReleasesCreatePromote(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.id")
+			return nil, handler.NamesNothing("response.id")
 		}
 	}
 	a = append(a, effect.Arg{
@@ -3421,14 +3184,14 @@ var githubReleasesCreateInputPath9 = air.Path{
 }
 
 // effectGithubReleasesCreateDiscard resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.Args, string) {
+func effectGithubReleasesCreateDiscard(c *handler.EffectCall, _ string) (effect.Args, string) {
 	in, _ := c.Input.(*githubReleasesCreateInput)
 	a := make(effect.Args, 0, 3)
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				v, ok = in.Owner, true
 			}
 		} else {
@@ -3440,14 +3203,14 @@ func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.owner")
+			return nil, handler.NamesNothing("request.owner")
 		}
 	}
 	{
 		var v any
 		var ok bool
 		if in != nil {
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasRepo {
 				v, ok = in.Repo, true
 			}
 		} else {
@@ -3459,7 +3222,7 @@ func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("request.repo")
+			return nil, handler.NamesNothing("request.repo")
 		}
 	}
 	{
@@ -3472,14 +3235,14 @@ func effectGithubReleasesCreateDiscard(c *gateway.EffectCall, _ string) (effect.
 				Value: v,
 			})
 		} else {
-			return nil, gateway.NamesNothing("response.id")
+			return nil, handler.NamesNothing("response.id")
 		}
 	}
 	return a, ""
 }
 
 // effectGithubReleasesCreateStaged builds the staged object of a staged call.
-func effectGithubReleasesCreateStaged(c *gateway.EffectCall) *effect.Staged {
+func effectGithubReleasesCreateStaged(c *handler.EffectCall) *effect.Staged {
 	s := &effect.Staged{DraftOperation: "github.releases.create"}
 	{
 		var v any
@@ -3509,14 +3272,14 @@ func effectGithubReleasesCreateStaged(c *gateway.EffectCall) *effect.Staged {
 	} else {
 		discard = why
 	}
-	s.Unavailable = gateway.StagedUnavailable(promote, discard)
+	s.Unavailable = handler.StagedUnavailable(promote, discard)
 	return s
 }
 
 // effectGithubReleasesCreate reports what a call of github.releases.create did and how to undo it.
-func effectGithubReleasesCreate(c *gateway.EffectCall) *effect.Report {
+func effectGithubReleasesCreate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.releases.create",
 	}
@@ -3541,146 +3304,134 @@ func effectGithubReleasesCreate(c *gateway.EffectCall) *effect.Report {
 }
 
 // draftGithubReleasesCreate maps a staged call's input to its draft's input.
-func draftGithubReleasesCreate(in0 gateway.Input) (gateway.Input, *gateway.DraftMissing) {
+func draftGithubReleasesCreate(in0 handler.Input) (handler.Input, *handler.DraftMissing) {
 	in := in0.(*githubReleasesCreateInput)
 	d := &githubReleasesCreateInput{}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		d.Owner = in.Owner
-		d.set[0] |= 1 << 5
-		d.null[0] &^= 1 << 5
+		d.hasOwner = true
 	} else {
-		return nil, &gateway.DraftMissing{
+		return nil, &handler.DraftMissing{
 			Argument: "owner",
-			Reason:   gateway.NamesNothing("request.owner"),
+			Reason:   handler.NamesNothing("request.owner"),
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasRepo {
 		d.Repo = in.Repo
-		d.set[0] |= 1 << 6
-		d.null[0] &^= 1 << 6
+		d.hasRepo = true
 	} else {
-		return nil, &gateway.DraftMissing{
+		return nil, &handler.DraftMissing{
 			Argument: "repo",
-			Reason:   gateway.NamesNothing("request.repo"),
+			Reason:   handler.NamesNothing("request.repo"),
 		}
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasTagName {
 		d.TagName = in.TagName
-		d.set[0] |= 1 << 7
-		d.null[0] &^= 1 << 7
+		d.hasTagName = true
 	} else {
-		return nil, &gateway.DraftMissing{
+		return nil, &handler.DraftMissing{
 			Argument: "tag_name",
-			Reason:   gateway.NamesNothing("request.tag_name"),
+			Reason:   handler.NamesNothing("request.tag_name"),
 		}
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		d.Name = in.Name
-		d.set[0] |= 1 << 4
-		d.null[0] &^= 1 << 4
+		d.hasName = true
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		d.Body = in.Body
-		d.set[0] |= 1 << 1
-		d.null[0] &^= 1 << 1
+		d.hasBody = true
 	}
 	d.Draft = true
-	d.set[0] |= 1 << 3
-	d.null[0] &^= 1 << 3
+	d.hasDraft = true
 	return d, nil
 }
 
 // githubReleasesCreateOp registers github__github_create_release (github.releases.create).
-func githubReleasesCreateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build: buildGithubReleasesCreate,
-		Confirmation: air.Confirmation{
-			Reason:   "Publishing a release notifies the repository's watchers.",
-			Required: true,
-			Risk:     "medium",
-		},
-		Decode:      decodeGithubReleasesCreate,
-		Draft:       draftGithubReleasesCreate,
-		DraftOp:     "github.releases.create",
-		Effect:      effectGithubReleasesCreate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubReleasesCreate,
-		ID:          "github.releases.create",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		Kind:      "mutation",
-		Listing:   []byte(githubReleasesCreateListing),
-		RetryMode: "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_create_release",
+func githubReleasesCreateOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubReleasesCreate,
+		Decode:   decodeGithubReleasesCreate,
+		Draft:    draftGithubReleasesCreate,
+		Effect:   effectGithubReleasesCreate,
+		FromArgs: fromArgsGithubReleasesCreate,
+		ID:       "github.releases.create",
 	}
 }
-
-// githubReleasesDeleteListing is the tools/list entry of github__github_delete_release, prebuilt.
-const githubReleasesDeleteListing = `{"_meta":{"anvil/action":"delete","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_delete_release","anvil/idempotency":"natural","anvil/operation_id":"github.releases.delete","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"destructive"},"annotations":{"destructiveHint":true,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":false,"title":"Delete a release"},"description":"Delete a release","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"confirm":{"description":"Must be true to confirm this call. This operation's risk is destructive.","type":"boolean","const":true},"owner":{"description":"The account that owns the repository.","type":"string"},"release_id":{"type":"integer"},"repo":{"description":"The repository's name.","type":"string"}},"required":["confirm","owner","release_id","repo"],"additionalProperties":false},"name":"github__github_delete_release","title":"Delete a release"}`
 
 // githubReleasesDeleteInput holds the arguments of github__github_delete_release (github.releases.delete).
 type githubReleasesDeleteInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	ConfirmArg  bool        // "confirm"
-	Owner       string      // "owner"
-	ReleaseId   json.Number // "release_id"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	ReleaseId    json.Number // "release_id"
+	hasReleaseId bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubReleasesDeleteRedact = gateway.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
+var githubReleasesDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubReleasesDeleteInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubReleasesDeleteInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x1e != 0x1e {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasReleaseId {
+		return handler.Invalid("release_id", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	if in.set[0]&(1<<3) != 0 {
-		if !gateway.IsInteger(in.ReleaseId) {
-			return false
+	if in.hasReleaseId {
+		if !handler.IsInteger(in.ReleaseId) {
+			return handler.Invalid("release_id", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubReleasesDeleteInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+5)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasReleaseId {
 		m["release_id"] = in.ReleaseId
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -3695,46 +3446,21 @@ func (in *githubReleasesDeleteInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubReleasesDeleteRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubReleasesDeleteRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("confirm")
-		if githubReleasesDeleteRedact[1] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+	if in.hasConfirmArg {
+		c.Bool("confirm", githubReleasesDeleteRedact[1], in.ConfirmArg)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("owner")
-		if githubReleasesDeleteRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubReleasesDeleteRedact[2], in.Owner)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("release_id")
-		if githubReleasesDeleteRedact[3] {
-			c.Redacted()
-		} else {
-			c.Number(in.ReleaseId)
-		}
+	if in.hasReleaseId {
+		c.Number("release_id", githubReleasesDeleteRedact[3], in.ReleaseId)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("repo")
-		if githubReleasesDeleteRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubReleasesDeleteRedact[4], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -3749,7 +3475,7 @@ func (in *githubReleasesDeleteInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesDeleteInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<1) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -3760,71 +3486,69 @@ func (in *githubReleasesDeleteInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubReleasesDeleteInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 1
-	in.null[0] &^= 1 << 1
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesDeleteInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubReleasesDeleteInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubReleasesDelete reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesDelete(raw []byte) (gateway.Input, bool) {
+func decodeGithubReleasesDelete(raw []byte) (handler.Input, bool) {
 	in := &githubReleasesDeleteInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "release_id":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasReleaseId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasReleaseId = true
 			if !r.Number(&in.ReleaseId) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -3832,47 +3556,47 @@ func decodeGithubReleasesDelete(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubReleasesDelete converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesDelete(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubReleasesDelete(args map[string]any) (handler.Input, bool) {
 	in := &githubReleasesDeleteInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "confirm":
-			in.set[0] |= 1 << 1
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "owner":
-			in.set[0] |= 1 << 2
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "release_id":
-			in.set[0] |= 1 << 3
+			in.hasReleaseId = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.ReleaseId = x
 		case "repo":
-			in.set[0] |= 1 << 4
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -3882,42 +3606,42 @@ func fromArgsGithubReleasesDelete(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubReleasesDelete builds the upstream request of github.releases.delete.
-func buildGithubReleasesDelete(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesDeleteInput)
 	const opID = "github.releases.delete"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<4) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "release_id")
+	if !in.hasReleaseId {
+		return nil, handler.MissingInput(opID, "release_id")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.ReleaseId)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -3925,7 +3649,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "DELETE", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -3937,9 +3661,9 @@ func buildGithubReleasesDelete(ctx context.Context, base *gateway.Base, in0 gate
 }
 
 // effectGithubReleasesDelete reports what a call of github.releases.delete did and how to undo it.
-func effectGithubReleasesDelete(c *gateway.EffectCall) *effect.Report {
+func effectGithubReleasesDelete(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.releases.delete",
 	}
@@ -3953,107 +3677,107 @@ func effectGithubReleasesDelete(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubReleasesDeleteOp registers github__github_delete_release (github.releases.delete).
-func githubReleasesDeleteOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build: buildGithubReleasesDelete,
-		Confirmation: air.Confirmation{
-			Reason:   "This operation's risk is destructive.",
-			Required: true,
-			Risk:     "destructive",
-		},
-		Decode:      decodeGithubReleasesDelete,
-		Effect:      effectGithubReleasesDelete,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubReleasesDelete,
-		ID:          "github.releases.delete",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubReleasesDeleteListing),
-		RetryMode:       "safe",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_delete_release",
+func githubReleasesDeleteOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubReleasesDelete,
+		Decode:   decodeGithubReleasesDelete,
+		Effect:   effectGithubReleasesDelete,
+		FromArgs: fromArgsGithubReleasesDelete,
+		ID:       "github.releases.delete",
 	}
 }
-
-// githubReleasesUpdateListing is the tools/list entry of github__github_update_release, prebuilt.
-const githubReleasesUpdateListing = `{"_meta":{"anvil/action":"update","anvil/confirm_required":true,"anvil/effect":"mutation","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_update_release","anvil/idempotency":"none","anvil/operation_id":"github.releases.update","anvil/principal":"user","anvil/retry_basis":"not_idempotent","anvil/retry_safe":false,"anvil/risk":"low"},"annotations":{"destructiveHint":false,"idempotentHint":false,"openWorldHint":false,"readOnlyHint":false,"title":"Update a release"},"description":"Update a release","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"body":{"type":"string"},"confirm":{"description":"Must be true to confirm this call. Repeating this operation is not safe: it has no idempotency.","type":"boolean","const":true},"draft":{"type":"boolean"},"name":{"type":"string"},"owner":{"description":"The account that owns the repository.","type":"string"},"release_id":{"type":"integer"},"repo":{"description":"The repository's name.","type":"string"}},"required":["confirm","owner","release_id","repo"],"additionalProperties":false},"name":"github__github_update_release","title":"Update a release"}`
 
 // githubReleasesUpdateInput holds the arguments of github__github_update_release (github.releases.update).
 type githubReleasesUpdateInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool        // "anvil_dry_run"
-	Body        string      // "body"
-	ConfirmArg  bool        // "confirm"
-	Draft       bool        // "draft"
-	Name        string      // "name"
-	Owner       string      // "owner"
-	ReleaseId   json.Number // "release_id"
-	Repo        string      // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Body    string // "body"
+	hasBody bool
+
+	ConfirmArg    bool // "confirm"
+	hasConfirmArg bool
+
+	Draft    bool // "draft"
+	hasDraft bool
+
+	Name    string // "name"
+	hasName bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	ReleaseId    json.Number // "release_id"
+	hasReleaseId bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubReleasesUpdateRedact = gateway.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
+var githubReleasesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubReleasesUpdateInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubReleasesUpdateInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0xe4 != 0xe4 {
-		return false
+	if !in.hasConfirmArg {
+		return handler.Invalid("confirm", "required")
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
+	}
+	if !in.hasReleaseId {
+		return handler.Invalid("release_id", "required")
+	}
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if in.hasConfirmArg {
 		if !in.ConfirmArg {
-			return false
+			return handler.Invalid("confirm", "enum")
 		}
 	}
-	if in.set[0]&(1<<6) != 0 {
-		if !gateway.IsInteger(in.ReleaseId) {
-			return false
+	if in.hasReleaseId {
+		if !handler.IsInteger(in.ReleaseId) {
+			return handler.Invalid("release_id", "type")
 		}
 	}
-	return true
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubReleasesUpdateInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+8)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasBody {
 		m["body"] = in.Body
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasConfirmArg {
 		m["confirm"] = in.ConfirmArg
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasDraft {
 		m["draft"] = in.Draft
 	}
-	if in.set[0]&(1<<4) != 0 {
+	if in.hasName {
 		m["name"] = in.Name
 	}
-	if in.set[0]&(1<<5) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<6) != 0 {
+	if in.hasReleaseId {
 		m["release_id"] = in.ReleaseId
 	}
-	if in.set[0]&(1<<7) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -4068,70 +3792,30 @@ func (in *githubReleasesUpdateInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubReleasesUpdateRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubReleasesUpdateRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("body")
-		if githubReleasesUpdateRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Body)
-		}
+	if in.hasBody {
+		c.String("body", githubReleasesUpdateRedact[1], in.Body)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("confirm")
-		if githubReleasesUpdateRedact[2] {
-			c.Redacted()
-		} else {
-			c.Bool(in.ConfirmArg)
-		}
+	if in.hasConfirmArg {
+		c.Bool("confirm", githubReleasesUpdateRedact[2], in.ConfirmArg)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("draft")
-		if githubReleasesUpdateRedact[3] {
-			c.Redacted()
-		} else {
-			c.Bool(in.Draft)
-		}
+	if in.hasDraft {
+		c.Bool("draft", githubReleasesUpdateRedact[3], in.Draft)
 	}
-	if in.set[0]&(1<<4) != 0 {
-		c.Key("name")
-		if githubReleasesUpdateRedact[4] {
-			c.Redacted()
-		} else {
-			c.String(in.Name)
-		}
+	if in.hasName {
+		c.String("name", githubReleasesUpdateRedact[4], in.Name)
 	}
-	if in.set[0]&(1<<5) != 0 {
-		c.Key("owner")
-		if githubReleasesUpdateRedact[5] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubReleasesUpdateRedact[5], in.Owner)
 	}
-	if in.set[0]&(1<<6) != 0 {
-		c.Key("release_id")
-		if githubReleasesUpdateRedact[6] {
-			c.Redacted()
-		} else {
-			c.Number(in.ReleaseId)
-		}
+	if in.hasReleaseId {
+		c.Number("release_id", githubReleasesUpdateRedact[6], in.ReleaseId)
 	}
-	if in.set[0]&(1<<7) != 0 {
-		c.Key("repo")
-		if githubReleasesUpdateRedact[7] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubReleasesUpdateRedact[7], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -4146,7 +3830,7 @@ func (in *githubReleasesUpdateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesUpdateInput) Confirm() (bool, bool) {
-	if !(in.set[0]&(1<<2) != 0) {
+	if !in.hasConfirmArg {
 		x, ok := in.extra["confirm"]
 		b, _ := x.(bool)
 		return b, ok
@@ -4157,95 +3841,93 @@ func (in *githubReleasesUpdateInput) Confirm() (bool, bool) {
 // SetConfirm sets the confirm input.
 func (in *githubReleasesUpdateInput) SetConfirm(v bool) {
 	in.ConfirmArg = v
-	in.set[0] |= 1 << 2
-	in.null[0] &^= 1 << 2
+	in.hasConfirmArg = true
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesUpdateInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubReleasesUpdateInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubReleasesUpdate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesUpdate(raw []byte) (gateway.Input, bool) {
+func decodeGithubReleasesUpdate(raw []byte) (handler.Input, bool) {
 	in := &githubReleasesUpdateInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "body":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasBody {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			if !r.String(&in.Body) {
 				return nil, false
 			}
 		case "confirm":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasConfirmArg {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			if !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 		case "draft":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasDraft {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			if !r.Bool(&in.Draft) {
 				return nil, false
 			}
 		case "name":
-			if in.set[0]&(1<<4) != 0 {
+			if in.hasName {
 				return nil, false
 			}
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			if !r.String(&in.Name) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<5) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "release_id":
-			if in.set[0]&(1<<6) != 0 {
+			if in.hasReleaseId {
 				return nil, false
 			}
-			in.set[0] |= 1 << 6
+			in.hasReleaseId = true
 			if !r.Number(&in.ReleaseId) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<7) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 7
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -4253,68 +3935,68 @@ func decodeGithubReleasesUpdate(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubReleasesUpdate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesUpdate(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubReleasesUpdate(args map[string]any) (handler.Input, bool) {
 	in := &githubReleasesUpdateInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "body":
-			in.set[0] |= 1 << 1
+			in.hasBody = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Body = x
 		case "confirm":
-			in.set[0] |= 1 << 2
+			in.hasConfirmArg = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.ConfirmArg = x
 		case "draft":
-			in.set[0] |= 1 << 3
+			in.hasDraft = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.Draft = x
 		case "name":
-			in.set[0] |= 1 << 4
+			in.hasName = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Name = x
 		case "owner":
-			in.set[0] |= 1 << 5
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "release_id":
-			in.set[0] |= 1 << 6
+			in.hasReleaseId = true
 			x, ok := v.(json.Number)
 			if !ok {
 				return nil, false
 			}
 			in.ReleaseId = x
 		case "repo":
-			in.set[0] |= 1 << 7
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -4324,42 +4006,42 @@ func fromArgsGithubReleasesUpdate(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubReleasesUpdate builds the upstream request of github.releases.update.
-func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesUpdateInput)
 	const opID = "github.releases.update"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<5) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<7) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/")
-	if !(in.set[0]&(1<<6) != 0) {
-		return nil, gateway.MissingInput(opID, "release_id")
+	if !in.hasReleaseId {
+		return nil, handler.MissingInput(opID, "release_id")
 	}
-	u.WriteString(gateway.PathSegment(gateway.NumberString(in.ReleaseId)))
+	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
 	q := base.Query
 	var body []byte
 	ctype := "application/json"
@@ -4367,15 +4049,15 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
-		if in.set[0]&(1<<1) != 0 {
+		if in.hasBody {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"body\":"...)
-			w = gateway.AppendJSONString(w, in.Body)
+			w = handler.AppendJSONString(w, in.Body)
 		}
-		if in.set[0]&(1<<3) != 0 {
+		if in.hasDraft {
 			if nf > 0 {
 				w = append(w, ',')
 			}
@@ -4383,13 +4065,13 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 			w = append(w, "\"draft\":"...)
 			w = strconv.AppendBool(w, in.Draft)
 		}
-		if in.set[0]&(1<<4) != 0 {
+		if in.hasName {
 			if nf > 0 {
 				w = append(w, ',')
 			}
 			nf++
 			w = append(w, "\"name\":"...)
-			w = gateway.AppendJSONString(w, in.Name)
+			w = handler.AppendJSONString(w, in.Name)
 		}
 		body = append(w, '}')
 	}
@@ -4403,7 +4085,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 	}
 	req, err := http.NewRequestWithContext(ctx, "PATCH", u.String(), rd)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
@@ -4418,9 +4100,9 @@ func buildGithubReleasesUpdate(ctx context.Context, base *gateway.Base, in0 gate
 }
 
 // effectGithubReleasesUpdate reports what a call of github.releases.update did and how to undo it.
-func effectGithubReleasesUpdate(c *gateway.EffectCall) *effect.Report {
+func effectGithubReleasesUpdate(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "irreversible",
+		Class:          air.ClassIrreversible,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.releases.update",
 	}
@@ -4434,81 +4116,70 @@ func effectGithubReleasesUpdate(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubReleasesUpdateOp registers github__github_update_release (github.releases.update).
-func githubReleasesUpdateOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build: buildGithubReleasesUpdate,
-		Confirmation: air.Confirmation{
-			Reason:   "Repeating this operation is not safe: it has no idempotency.",
-			Required: true,
-			Risk:     "low",
-		},
-		Decode:      decodeGithubReleasesUpdate,
-		Effect:      effectGithubReleasesUpdate,
-		EffectClass: "irreversible",
-		FromArgs:    fromArgsGithubReleasesUpdate,
-		ID:          "github.releases.update",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "none",
-		},
-		IgnoresResponse: true,
-		Kind:            "mutation",
-		Listing:         []byte(githubReleasesUpdateListing),
-		RetryMode:       "none",
-		Safety: air.Safety{
-			ConfirmKey: "confirm",
-			DryRun:     "anvil_dry_run",
-		},
-		Tool: "github_update_release",
+func githubReleasesUpdateOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubReleasesUpdate,
+		Decode:   decodeGithubReleasesUpdate,
+		Effect:   effectGithubReleasesUpdate,
+		FromArgs: fromArgsGithubReleasesUpdate,
+		ID:       "github.releases.update",
 	}
 }
-
-// githubTagsGetListing is the tools/list entry of github__github_get_release, prebuilt.
-const githubTagsGetListing = `{"_meta":{"anvil/action":"get","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_get_release","anvil/idempotency":"natural","anvil/operation_id":"github.tags.get","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"Get a release by tag"},"description":"Get a release by tag","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"},"tag":{"type":"string"}},"required":["owner","repo","tag"],"additionalProperties":false},"name":"github__github_get_release","title":"Get a release by tag"}`
 
 // githubTagsGetInput holds the arguments of github__github_get_release (github.tags.get).
 type githubTagsGetInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Owner       string // "owner"
-	Repo        string // "repo"
-	Tag         string // "tag"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
+
+	Tag    string // "tag"
+	hasTag bool
 }
 
-var githubTagsGetRedact = gateway.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
+var githubTagsGetRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubTagsGetInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubTagsGetInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0xe != 0xe {
-		return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
 	}
-	return true
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	if !in.hasTag {
+		return handler.Invalid("tag", "required")
+	}
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubTagsGetInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+4)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
-	if in.set[0]&(1<<3) != 0 {
+	if in.hasTag {
 		m["tag"] = in.Tag
 	}
 	for k, v := range in.extra {
@@ -4523,38 +4194,18 @@ func (in *githubTagsGetInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubTagsGetRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubTagsGetRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("owner")
-		if githubTagsGetRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubTagsGetRedact[1], in.Owner)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("repo")
-		if githubTagsGetRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubTagsGetRedact[2], in.Repo)
 	}
-	if in.set[0]&(1<<3) != 0 {
-		c.Key("tag")
-		if githubTagsGetRedact[3] {
-			c.Redacted()
-		} else {
-			c.String(in.Tag)
-		}
+	if in.hasTag {
+		c.String("tag", githubTagsGetRedact[3], in.Tag)
 	}
 	return c.SHA256()
 }
@@ -4584,57 +4235,56 @@ func (in *githubTagsGetInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubTagsGetInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubTagsGetInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubTagsGet reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubTagsGet(raw []byte) (gateway.Input, bool) {
+func decodeGithubTagsGet(raw []byte) (handler.Input, bool) {
 	in := &githubTagsGetInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
 		case "tag":
-			if in.set[0]&(1<<3) != 0 {
+			if in.hasTag {
 				return nil, false
 			}
-			in.set[0] |= 1 << 3
+			in.hasTag = true
 			if !r.String(&in.Tag) {
 				return nil, false
 			}
@@ -4642,40 +4292,40 @@ func decodeGithubTagsGet(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubTagsGet converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubTagsGet(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubTagsGet(args map[string]any) (handler.Input, bool) {
 	in := &githubTagsGetInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "owner":
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Repo = x
 		case "tag":
-			in.set[0] |= 1 << 3
+			in.hasTag = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -4685,45 +4335,45 @@ func fromArgsGithubTagsGet(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubTagsGet builds the upstream request of github.tags.get.
-func buildGithubTagsGet(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubTagsGetInput)
 	const opID = "github.tags.get"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/releases/tags/")
-	if !(in.set[0]&(1<<3) != 0) {
-		return nil, gateway.MissingInput(opID, "tag")
+	if !in.hasTag {
+		return nil, handler.MissingInput(opID, "tag")
 	}
 	if in.Tag == "" {
-		return nil, gateway.BuildError(opID, "Path input tag must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input tag must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Tag))
+	u.WriteString(upstream.PathSegment(in.Tag))
 	q := base.Query
 	if q != "" {
 		u.WriteByte('?')
@@ -4731,7 +4381,7 @@ func buildGithubTagsGet(ctx context.Context, base *gateway.Base, in0 gateway.Inp
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -4743,9 +4393,9 @@ func buildGithubTagsGet(ctx context.Context, base *gateway.Base, in0 gateway.Inp
 }
 
 // effectGithubTagsGet reports what a call of github.tags.get did and how to undo it.
-func effectGithubTagsGet(c *gateway.EffectCall) *effect.Report {
+func effectGithubTagsGet(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.tags.get",
 	}
@@ -4753,69 +4403,61 @@ func effectGithubTagsGet(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubTagsGetOp registers github__github_get_release (github.tags.get).
-func githubTagsGetOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build:       buildGithubTagsGet,
-		Decode:      decodeGithubTagsGet,
-		Effect:      effectGithubTagsGet,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubTagsGet,
-		ID:          "github.tags.get",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubTagsGetListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_get_release",
+func githubTagsGetOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubTagsGet,
+		Decode:   decodeGithubTagsGet,
+		Effect:   effectGithubTagsGet,
+		FromArgs: fromArgsGithubTagsGet,
+		ID:       "github.tags.get",
 	}
 }
-
-// githubPullsListListing is the tools/list entry of github__github_list_pull, prebuilt.
-const githubPullsListListing = `{"_meta":{"anvil/action":"list","anvil/confirm_required":false,"anvil/effect":"read","anvil/fleet_bundle_id":"github","anvil/fleet_tool_name":"github_list_pull","anvil/idempotency":"natural","anvil/operation_id":"github.pulls.list","anvil/principal":"user","anvil/retry_basis":"natural","anvil/retry_safe":true,"anvil/risk":"none"},"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true,"title":"List pull requests"},"description":"List pull requests","inputSchema":{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"owner":{"description":"The account that owns the repository.","type":"string"},"repo":{"description":"The repository's name.","type":"string"}},"required":["owner","repo"],"additionalProperties":false},"name":"github__github_list_pull","title":"List pull requests"}`
 
 // githubPullsListInput holds the arguments of github__github_list_pull (github.pulls.list).
 type githubPullsListInput struct {
-	set   [1]uint64
-	null  [1]uint64
-	bad   bool
-	extra map[string]any
+	bad   bool           // a control input of the wrong type was set
+	extra map[string]any // arguments without a typed field
 
-	AnvilDryRun bool   // "anvil_dry_run"
-	Owner       string // "owner"
-	Repo        string // "repo"
+	AnvilDryRun    bool // "anvil_dry_run"
+	hasAnvilDryRun bool
+
+	Owner    string // "owner"
+	hasOwner bool
+
+	Repo    string // "repo"
+	hasRepo bool
 }
 
-var githubPullsListRedact = gateway.SensitiveKeys("anvil_dry_run", "owner", "repo")
+var githubPullsListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo")
 
-// Validate reports whether the arguments match the input schema.
-func (in *githubPullsListInput) Validate() bool {
+// Validate checks the arguments against the input schema: the first argument and
+// rule they fail, or nil.
+func (in *githubPullsListInput) Validate() error {
 	if in.bad {
-		return false
+		return handler.Invalid("", "type")
 	}
 	if len(in.extra) > 0 {
-		return false
+		return handler.Invalid("", "additionalProperties")
 	}
-	if in.set[0]&0x6 != 0x6 {
-		return false
+	if !in.hasOwner {
+		return handler.Invalid("owner", "required")
 	}
-	return true
+	if !in.hasRepo {
+		return handler.Invalid("repo", "required")
+	}
+	return nil
 }
 
 // Args returns the arguments as decoded JSON.
 func (in *githubPullsListInput) Args() map[string]any {
 	m := make(map[string]any, len(in.extra)+3)
-	if in.set[0]&(1<<0) != 0 {
+	if in.hasAnvilDryRun {
 		m["anvil_dry_run"] = in.AnvilDryRun
 	}
-	if in.set[0]&(1<<1) != 0 {
+	if in.hasOwner {
 		m["owner"] = in.Owner
 	}
-	if in.set[0]&(1<<2) != 0 {
+	if in.hasRepo {
 		m["repo"] = in.Repo
 	}
 	for k, v := range in.extra {
@@ -4830,30 +4472,15 @@ func (in *githubPullsListInput) InputSHA256() string {
 		return audit.InputSHA256(in.Args())
 	}
 	var buf [256]byte
-	c := gateway.NewCanonical(buf[:])
-	if in.set[0]&(1<<0) != 0 {
-		c.Key("anvil_dry_run")
-		if githubPullsListRedact[0] {
-			c.Redacted()
-		} else {
-			c.Bool(in.AnvilDryRun)
-		}
+	c := handler.NewCanonical(buf[:])
+	if in.hasAnvilDryRun {
+		c.Bool("anvil_dry_run", githubPullsListRedact[0], in.AnvilDryRun)
 	}
-	if in.set[0]&(1<<1) != 0 {
-		c.Key("owner")
-		if githubPullsListRedact[1] {
-			c.Redacted()
-		} else {
-			c.String(in.Owner)
-		}
+	if in.hasOwner {
+		c.String("owner", githubPullsListRedact[1], in.Owner)
 	}
-	if in.set[0]&(1<<2) != 0 {
-		c.Key("repo")
-		if githubPullsListRedact[2] {
-			c.Redacted()
-		} else {
-			c.String(in.Repo)
-		}
+	if in.hasRepo {
+		c.String("repo", githubPullsListRedact[2], in.Repo)
 	}
 	return c.SHA256()
 }
@@ -4883,49 +4510,48 @@ func (in *githubPullsListInput) SetConfirm(v bool) {
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubPullsListInput) DryRun() bool {
-	if !(in.set[0]&(1<<0) != 0) {
+	if !in.hasAnvilDryRun {
 		x, ok := in.extra["anvil_dry_run"]
 		b, _ := x.(bool)
 		return ok && b
 	}
-	return true && in.AnvilDryRun
+	return in.AnvilDryRun
 }
 
 // SetDryRun sets anvil_dry_run to true.
 func (in *githubPullsListInput) SetDryRun() {
 	in.AnvilDryRun = true
-	in.set[0] |= 1 << 0
-	in.null[0] &^= 1 << 0
+	in.hasAnvilDryRun = true
 }
 
 // decodeGithubPullsList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubPullsList(raw []byte) (gateway.Input, bool) {
+func decodeGithubPullsList(raw []byte) (handler.Input, bool) {
 	in := &githubPullsListInput{}
-	var r gateway.ArgReader
+	var r handler.ArgReader
 	r.Reset(raw)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.set[0]&(1<<0) != 0 {
+			if in.hasAnvilDryRun {
 				return nil, false
 			}
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			if !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 		case "owner":
-			if in.set[0]&(1<<1) != 0 {
+			if in.hasOwner {
 				return nil, false
 			}
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			if !r.String(&in.Owner) {
 				return nil, false
 			}
 		case "repo":
-			if in.set[0]&(1<<2) != 0 {
+			if in.hasRepo {
 				return nil, false
 			}
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			if !r.String(&in.Repo) {
 				return nil, false
 			}
@@ -4933,33 +4559,33 @@ func decodeGithubPullsList(raw []byte) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !r.Done() || !in.Validate() {
+	if !r.Done() || in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // fromArgsGithubPullsList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubPullsList(args map[string]any) (gateway.Input, bool) {
+func fromArgsGithubPullsList(args map[string]any) (handler.Input, bool) {
 	in := &githubPullsListInput{}
 	for k, v := range args {
 		switch k {
 		case "anvil_dry_run":
-			in.set[0] |= 1 << 0
+			in.hasAnvilDryRun = true
 			x, ok := v.(bool)
 			if !ok {
 				return nil, false
 			}
 			in.AnvilDryRun = x
 		case "owner":
-			in.set[0] |= 1 << 1
+			in.hasOwner = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
 			}
 			in.Owner = x
 		case "repo":
-			in.set[0] |= 1 << 2
+			in.hasRepo = true
 			x, ok := v.(string)
 			if !ok {
 				return nil, false
@@ -4969,37 +4595,37 @@ func fromArgsGithubPullsList(args map[string]any) (gateway.Input, bool) {
 			return nil, false
 		}
 	}
-	if !in.Validate() {
+	if in.Validate() != nil {
 		return nil, false
 	}
 	return in, true
 }
 
 // buildGithubPullsList builds the upstream request of github.pulls.list.
-func buildGithubPullsList(ctx context.Context, base *gateway.Base, in0 gateway.Input) (*http.Request, error) {
+func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubPullsListInput)
 	const opID = "github.pulls.list"
 	if base.Err {
-		return nil, gateway.BadBase(opID)
+		return nil, handler.BadBase(opID)
 	}
 	var u strings.Builder
 	u.WriteString(base.Prefix)
 	u.WriteString("/repos/")
-	if !(in.set[0]&(1<<1) != 0) {
-		return nil, gateway.MissingInput(opID, "owner")
+	if !in.hasOwner {
+		return nil, handler.MissingInput(opID, "owner")
 	}
 	if in.Owner == "" {
-		return nil, gateway.BuildError(opID, "Path input owner must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Owner))
+	u.WriteString(upstream.PathSegment(in.Owner))
 	u.WriteString("/")
-	if !(in.set[0]&(1<<2) != 0) {
-		return nil, gateway.MissingInput(opID, "repo")
+	if !in.hasRepo {
+		return nil, handler.MissingInput(opID, "repo")
 	}
 	if in.Repo == "" {
-		return nil, gateway.BuildError(opID, "Path input repo must not be empty.", false)
+		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
 	}
-	u.WriteString(gateway.PathSegment(in.Repo))
+	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/pulls")
 	q := base.Query
 	if q != "" {
@@ -5008,7 +4634,7 @@ func buildGithubPullsList(ctx context.Context, base *gateway.Base, in0 gateway.I
 	}
 	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
 	if err != nil {
-		return nil, gateway.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
@@ -5020,9 +4646,9 @@ func buildGithubPullsList(ctx context.Context, base *gateway.Base, in0 gateway.I
 }
 
 // effectGithubPullsList reports what a call of github.pulls.list did and how to undo it.
-func effectGithubPullsList(c *gateway.EffectCall) *effect.Report {
+func effectGithubPullsList(c *handler.EffectCall) *effect.Report {
 	r := &effect.Report{
-		Class:          "read",
+		Class:          air.ClassRead,
 		IdempotencyKey: c.IdempotencyKey,
 		Operation:      "github.pulls.list",
 	}
@@ -5030,24 +4656,12 @@ func effectGithubPullsList(c *gateway.EffectCall) *effect.Report {
 }
 
 // githubPullsListOp registers github__github_list_pull (github.pulls.list).
-func githubPullsListOp() *gateway.CompiledOp {
-	return &gateway.CompiledOp{
-		Build:       buildGithubPullsList,
-		Decode:      decodeGithubPullsList,
-		Effect:      effectGithubPullsList,
-		EffectClass: "read",
-		FromArgs:    fromArgsGithubPullsList,
-		ID:          "github.pulls.list",
-		Idempotency: air.Idempotency{
-			KeyDerivation: "none",
-			Mechanism:     "none",
-			Mode:          "natural",
-		},
-		IgnoresResponse: true,
-		Kind:            "read",
-		Listing:         []byte(githubPullsListListing),
-		RetryMode:       "safe",
-		Safety:          air.Safety{DryRun: "anvil_dry_run"},
-		Tool:            "github_list_pull",
+func githubPullsListOp() *handler.Operation {
+	return &handler.Operation{
+		Build:    buildGithubPullsList,
+		Decode:   decodeGithubPullsList,
+		Effect:   effectGithubPullsList,
+		FromArgs: fromArgsGithubPullsList,
+		ID:       "github.pulls.list",
 	}
 }

@@ -1,0 +1,555 @@
+// Package executor runs every tool call, whichever handler serves its tool:
+// the grant decision, the caller's key and stage request, the handler's
+// decoding and checks, the confirmation and idempotency gates, the draft of
+// a staged call, the egress allowlist, the credential, the upstream leg, the
+// effect report, the answer and the audit line — once, in that order, in
+// this package. The front doors (MCP, REST) only frame its Outcome.
+package executor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/audit"
+	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/handler"
+	"github.com/anvil-dev/anvil/runtime/upstream"
+	"github.com/anvil-dev/anvil/runtime/wirejson"
+)
+
+// Principal is who makes a call: the verified claims of a turn token, or the
+// local caller when inbound auth is off.
+type Principal struct {
+	Sub    string
+	Tenant string
+	Branch string
+	Turn   string
+	Grants grant.List
+	// Unrestricted skips grant checks (inbound auth mode none, loopback only).
+	Unrestricted bool
+}
+
+// Credentials resolves the upstream credential of a call.
+type Credentials interface {
+	// Resolve returns a function that authenticates the upstream request, or
+	// an auth_required envelope. It is called only for granted calls, after
+	// the egress check and before anything is sent.
+	Resolve(ctx context.Context, sub string, c *fleet.Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error)
+}
+
+// Executor runs calls: grant, gates, validation, credentials, upstream,
+// effect report and audit, the same for /mcp and /call.
+type Executor struct {
+	Fleet       *fleet.Fleet
+	Credentials Credentials
+	Upstream    *upstream.Client
+	Allowlist   upstream.Allowlist
+	Audit       *audit.Logger
+	// AuditFailed is called when an audit line cannot be written; the call
+	// still succeeds.
+	AuditFailed func(error)
+	Now         func() time.Time
+}
+
+// Call is one tool call.
+type Call struct {
+	Tool      string
+	Args      json.RawMessage // the arguments object; empty means {}
+	Meta      map[string]any  // the caller's _meta; only idempotency_key and stage are read
+	Principal *Principal
+}
+
+// Outcome is what a call produced.
+type Outcome struct {
+	Tool *fleet.Tool // nil when no such tool is served
+	// Raw is the answer as the caller sees it: the upstream's JSON compacted
+	// with its key order kept, a JSON string for a non-JSON body, or null.
+	Raw json.RawMessage
+	// RawCompact says Raw is compact JSON (answerJSON's), which the MCP
+	// encoding then only escapes.
+	RawCompact bool
+	// resp is the upstream's answer to a call that reached it; data decodes
+	// it when something reads it.
+	resp *upstream.Response
+	// Plan is set for a dry run.
+	Plan any
+	// Err is set when the call failed.
+	Err *envelope.Error
+	// InvalidParams is set (with Err) when the arguments failed the tool's
+	// input schema; MCP answers it as JSON-RPC error -32602.
+	InvalidParams bool
+	// Effect is the effect report; nil for a dry run or an unknown tool.
+	Effect *effect.Report
+}
+
+// data is the decoded upstream answer (nil for an empty or non-JSON body).
+func (o *Outcome) data() any { return o.resp.Decoded() }
+
+// AnswersObject reports whether the answer is a JSON object (MCP passes an
+// object as structuredContent and wraps anything else as {"result": …}).
+func (o *Outcome) AnswersObject() bool { return len(o.Raw) > 0 && o.Raw[0] == '{' }
+
+// responseFor is the decoded answer for an effect report that reads it,
+// else nil (the answer is then never decoded).
+func responseFor(reads bool, resp *upstream.Response) any {
+	if !reads {
+		return nil
+	}
+	return resp.Decoded()
+}
+
+func (x *Executor) now() time.Time {
+	if x.Now != nil {
+		return x.Now()
+	}
+	return time.Now()
+}
+
+// callState carries what the audit line and the report need.
+type callState struct {
+	start     time.Time
+	traceID   string
+	principal *Principal
+	tool      *fleet.Tool
+	decision  string
+	grantRule json.RawMessage
+	account   *string
+	rule      *string
+	input     handler.Input // the arguments; nil when they are not a JSON object
+	status    *int
+	ledgerID  *string
+	sentKey   string
+	stagedFor *string
+	dryRun    bool
+}
+
+// Call runs one call.
+func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
+	st := &callState{start: x.now(), traceID: audit.NewTraceID(), principal: call.Principal, decision: "allowed"}
+	tool := x.Fleet.Tool(call.Tool)
+	if tool == nil {
+		return &Outcome{Err: &envelope.Error{Code: envelope.NotFound,
+			Message: fmt.Sprintf("No tool named %s is served by this gateway.", call.Tool), TraceID: st.traceID}}
+	}
+	st.tool = tool
+	out := x.run(ctx, call, st)
+	out.Tool = tool
+	if out.Err != nil {
+		out.Err.TraceID = st.traceID
+		if out.Err.Operation == "" {
+			out.Err.Operation = st.tool.Op.ID
+		}
+	}
+	// A failed call still reports its class, key and lookup.
+	if !st.dryRun && out.Effect == nil {
+		out.Effect = st.tool.Handler.Effect(&handler.EffectCall{Input: st.input, IdempotencyKey: st.sentKey, Failed: true, Now: x.now()})
+	}
+	x.writeAudit(st, out)
+	return out
+}
+
+func (x *Executor) run(ctx context.Context, call Call, st *callState) *Outcome {
+	tool := st.tool
+
+	// The arguments and the caller's key are read first (nothing is sent or
+	// stored for that), so even a refused call's audit line carries its input
+	// hash and ledger id, and its effect report can resolve the lookup.
+	in, isObject := tool.Handler.Decode(call.Args)
+	st.input = in
+	meta, merr := effect.ParseMeta(call.Meta)
+	if merr == nil && meta.HasKey {
+		k := meta.IdempotencyKey
+		st.ledgerID = &k
+	}
+
+	// The grant is decided first: nothing about a refused call reaches the
+	// upstream or the vault.
+	if refusal := x.checkGrant(st, tool); refusal != nil {
+		return &Outcome{Err: refusal}
+	}
+	if !isObject {
+		return &Outcome{Err: validationError("Arguments must be a JSON object.", nil), InvalidParams: true}
+	}
+	if merr != nil {
+		return &Outcome{Err: merr}
+	}
+	if meta.Stage {
+		return x.stage(ctx, st, in, meta)
+	}
+	return x.execute(ctx, st, tool, in, meta.IdempotencyKey, meta.HasKey)
+}
+
+// checkGrant applies the principal's grant to tool and records the decision.
+func (x *Executor) checkGrant(st *callState, tool *fleet.Tool) *envelope.Error {
+	p := st.principal
+	if p == nil || p.Unrestricted {
+		return nil
+	}
+	d := x.Fleet.Decide(p.Grants, tool)
+	if d.Entry != nil {
+		st.grantRule = d.Rule()
+		acct := d.Entry.EffectiveAccount()
+		st.account = &acct
+	}
+	if d.Outcome == grant.Allowed {
+		return nil
+	}
+	st.decision = d.Outcome
+	code := d.Code
+	st.rule = &code
+	rule := json.RawMessage("null")
+	if d.Entry != nil {
+		rule = d.Entry.AuditJSON(d.Index)
+	}
+	details := wirejson.Object(
+		"code", code,
+		"connector", tool.Connector.ID,
+		"principalId", p.Sub,
+		"rule", rule,
+	)
+	if d.Outcome == grant.ConfirmationRequired {
+		return &envelope.Error{Code: envelope.ConfirmationRequired, Details: details,
+			Message: fmt.Sprintf("The grant allows %s only with confirm: \"allow\"; this branch's grant does not confirm it.", tool.Op.ID)}
+	}
+	return &envelope.Error{Code: envelope.PolicyDenied, Details: details,
+		Message: fmt.Sprintf("The grant does not allow %s on connector %s.", tool.Op.ID, tool.Connector.ID)}
+}
+
+// schemaRefusal refuses arguments that fail tool's input schema.
+func schemaRefusal(tool *fleet.Tool, problem string) *Outcome {
+	return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, problem), nil), InvalidParams: true}
+}
+
+// carriesKey reports whether op sends an idempotency key upstream in an
+// input (effect.PlaceKey's carrier).
+func carriesKey(op *air.Operation) bool {
+	return op.Idempotency.HasCarrier() && op.Input.Safety.IdempotencyKey != ""
+}
+
+// keyConflict is effect.CheckKeyConflict over an input.
+func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Error {
+	if key == "" || !carriesKey(op) {
+		return nil
+	}
+	s, isString, present := in.IdempotencyKey()
+	if !present || (isString && s == key) {
+		return nil
+	}
+	// Word the refusal exactly as the shared check does.
+	var v any = s
+	if !isString {
+		v = struct{}{}
+	}
+	return effect.CheckKeyConflict(op, map[string]any{op.Input.Safety.IdempotencyKey: v}, key)
+}
+
+// stage performs an operation's draft form instead of the operation.
+func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, meta effect.Meta) *Outcome {
+	tool := st.tool
+	op := tool.Op
+	// The staged call's own arguments meet its tool's schema first, as any
+	// call's do (nothing passes unchecked because it is staged).
+	in, problem, ok := tool.Handler.Check(in)
+	st.input = in
+	if !ok {
+		return schemaRefusal(tool, problem)
+	}
+	// The key the draft carries: the caller's, which must not differ from
+	// one already in the staged call's own arguments, or else that one (an
+	// SDK sends its key as an argument).
+	key, hasKey := meta.IdempotencyKey, meta.HasKey
+	if hasKey {
+		if cerr := keyConflict(op, in, key); cerr != nil {
+			return &Outcome{Err: cerr}
+		}
+	} else if carriesKey(op) {
+		if s, isString, present := in.IdempotencyKey(); present && isString && s != "" {
+			key, hasKey = s, true
+			st.ledgerID = &s
+		}
+	}
+	if op.Effect.Draft == nil {
+		_, _, derr := effect.ResolveDraft(op, nil, nil)
+		return &Outcome{Err: derr}
+	}
+	draftID := op.Effect.Draft.Operation
+	draft := tool.Connector.ToolFor(draftID)
+	if draft == nil {
+		e := effect.DraftUnavailable(draftID)
+		e.Operation = op.ID
+		return &Outcome{Err: e}
+	}
+	draftIn, derr := tool.Handler.Draft(in, draft.Op)
+	if derr != nil {
+		return &Outcome{Err: derr}
+	}
+	// The caller's confirm is passed on when the draft needs confirmation.
+	if dop := draft.Op; dop.Confirmation.Required && dop.Input.Safety.ConfirmKey != "" && op.Input.Safety.ConfirmKey != "" {
+		if v, present := in.Confirm(); present {
+			draftIn.SetConfirm(v)
+		}
+	}
+	// A staged dry run stays a dry run: the flag is passed on to the draft,
+	// which then reports its plan and sends nothing.
+	if in.DryRun() {
+		draftIn.SetDryRun()
+	}
+	if _, problem, ok := draft.Handler.Check(draftIn); !ok {
+		return &Outcome{Err: effect.DraftInputInvalid(draftID, problem)}
+	}
+	stagedFor := op.ID
+	st.stagedFor = &stagedFor
+	if draft != tool {
+		if refusal := x.checkGrant(st, draft); refusal != nil {
+			return &Outcome{Err: refusal}
+		}
+	}
+	st.tool = draft
+	out := x.execute(ctx, st, draft, draftIn, key, hasKey)
+	if out.Plan != nil {
+		return out
+	}
+	out.Effect = tool.Handler.Effect(&handler.EffectCall{Input: in, Response: out.data(), IdempotencyKey: st.sentKey,
+		Staged: true, Failed: out.Err != nil, Now: x.now()})
+	return out
+}
+
+// execute runs a granted call of tool with decoded arguments.
+func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input, ledgerKey string, hasKey bool) *Outcome {
+	op := tool.Op
+	h := tool.Handler
+	in, problem, ok := h.Check(in)
+	st.input = in
+	if !ok {
+		return schemaRefusal(tool, problem)
+	}
+	if hasKey {
+		if cerr := keyConflict(op, in, ledgerKey); cerr != nil {
+			return &Outcome{Err: cerr}
+		}
+		if carriesKey(op) {
+			in.SetIdempotencyKey(ledgerKey)
+		}
+	}
+	if op.Input.Safety.IdempotencyKey != "" {
+		if s, isString, present := in.IdempotencyKey(); present && isString && s != "" {
+			st.sentKey = s
+			if st.ledgerID == nil {
+				st.ledgerID = &s
+			}
+		}
+	}
+	if op.Confirmation.Required {
+		if v, _ := in.Confirm(); !v {
+			st.decision = "confirmation_required"
+			return &Outcome{Err: confirmationGate(op)}
+		}
+	}
+	if op.Idempotency.Mode == air.IdemRequired && st.sentKey == "" && op.Input.Safety.IdempotencyKey != "" {
+		return &Outcome{Err: &envelope.Error{Code: envelope.IdempotencyRequired, RequiredFlags: []string{"--idempotency-key"},
+			Message: fmt.Sprintf("%s requires an idempotency key.", op.ID)}}
+	}
+	base, host, berr := tool.Connector.UpstreamBase()
+	if berr != nil {
+		return &Outcome{Err: berr}
+	}
+	if in.DryRun() {
+		st.dryRun = true
+		req, err := h.Build(ctx, base, in)
+		if err != nil {
+			return &Outcome{Err: validationError(err.Error(), nil)}
+		}
+		return &Outcome{Plan: dryRunPlan(tool, req)}
+	}
+	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })
+	if refused != nil {
+		return refused
+	}
+	rep := h.Effect(&handler.EffectCall{Input: in, Response: responseFor(tool.ReadsResponse, resp), IdempotencyKey: st.sentKey, Now: x.now()})
+	return &Outcome{resp: resp, Raw: answerJSON(resp), RawCompact: true, Effect: rep}
+}
+
+// send is the end of every call that goes upstream:
+// the egress allowlist (before anything is built or read from the vault),
+// the request, the credential, the exchange and its status. It returns the
+// 2xx answer, or the outcome of a call that stopped.
+func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, host string, build func() (*http.Request, error)) (*upstream.Response, *Outcome) {
+	op := tool.Op
+	if !x.Allowlist.Allows(host) {
+		// Audited denied (a policy refusal), with rule null: rule names only
+		// grant sub-codes.
+		code := "policy/egress_denied"
+		st.decision = "denied"
+		return nil, &Outcome{Err: &envelope.Error{Code: envelope.PolicyDenied,
+			Message: fmt.Sprintf("Upstream host is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS): %s.", host),
+			Details: wirejson.Object("code", code, "host", host)}}
+	}
+	req, err := build()
+	if err != nil {
+		return nil, &Outcome{Err: validationError(err.Error(), nil)}
+	}
+	account := "default"
+	if st.account != nil {
+		account = *st.account
+	}
+	if x.Credentials != nil {
+		apply, cerr := x.Credentials.Resolve(ctx, st.principal.sub(), tool.Connector, op, account)
+		if cerr != nil {
+			return nil, &Outcome{Err: cerr}
+		}
+		if apply != nil {
+			apply(req)
+		}
+	}
+	resp, err := x.Upstream.Do(req)
+	if err != nil {
+		return nil, &Outcome{Err: upstream.AsEnvelope(err)}
+	}
+	status := resp.Status
+	st.status = &status
+	if resp.Status < 200 || resp.Status >= 300 {
+		return nil, &Outcome{Err: upstream.ErrorFor(resp, op)}
+	}
+	return resp, nil
+}
+
+// answerJSON renders an upstream answer for the caller, keeping the
+// upstream's key order: compact JSON, a JSON string for text, or null
+// (always compact JSON).
+func answerJSON(resp *upstream.Response) json.RawMessage {
+	if resp.IsJSON {
+		return resp.Compact
+	}
+	if len(bytes.TrimSpace(resp.Body)) == 0 {
+		return json.RawMessage("null")
+	}
+	b, _ := wirejson.Marshal(string(resp.Body))
+	return b
+}
+
+func (p *Principal) sub() string {
+	if p == nil {
+		return ""
+	}
+	return p.Sub
+}
+
+// confirmationGate is the refusal of a call that needs confirmation and
+// lacks it.
+func confirmationGate(op *air.Operation) *envelope.Error {
+	key := op.Input.Safety.ConfirmKey
+	if key == "" {
+		key = "confirm"
+	}
+	msg := fmt.Sprintf("%s needs confirmation: pass %s: true.", op.ID, key)
+	if op.Confirmation.Reason != "" {
+		msg = fmt.Sprintf("%s needs confirmation: pass %s: true. %s", op.ID, key, op.Confirmation.Reason)
+	}
+	return &envelope.Error{Code: envelope.ConfirmationRequired, Message: msg,
+		RequiredFlags: []string{"--" + strings.ReplaceAll(key, "_", "-")}}
+}
+
+func validationError(msg string, details json.RawMessage) *envelope.Error {
+	return &envelope.Error{Code: envelope.ValidationError, Message: msg, Details: details}
+}
+
+// dryRunPlan describes the request a call would send, without credentials.
+func dryRunPlan(t *fleet.Tool, req *http.Request) any {
+	headers := map[string]string{}
+	var names []string
+	for k := range req.Header {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		headers[strings.ToLower(k)] = req.Header.Get(k)
+	}
+	var body any
+	if req.GetBody != nil {
+		if rc, err := req.GetBody(); err == nil {
+			var buf bytes.Buffer
+			_, _ = buf.ReadFrom(rc)
+			rc.Close()
+			if buf.Len() > 0 {
+				dec := json.NewDecoder(&buf)
+				dec.UseNumber()
+				if dec.Decode(&body) != nil {
+					body = buf.String()
+				}
+			}
+		}
+	}
+	return map[string]any{
+		"operation":             t.Op.ID,
+		"tool":                  t.Name,
+		"method":                req.Method,
+		"url":                   req.URL.String(),
+		"headers":               headers,
+		"body":                  body,
+		"confirmation_required": t.Op.Confirmation.Required,
+		"effect_class":          air.EffectClassOf(t.Op),
+	}
+}
+
+// writeAudit appends the call's audit line.
+func (x *Executor) writeAudit(st *callState, out *Outcome) {
+	if x.Audit == nil {
+		return
+	}
+	p := st.principal
+	line := audit.Line{
+		Time:           st.start,
+		Sub:            p.sub(),
+		Connector:      st.tool.Connector.ID,
+		Account:        st.account,
+		Operation:      st.tool.Op.ID,
+		Decision:       st.decision,
+		Grant:          st.grantRule,
+		UpstreamStatus: st.status,
+		LatencyMs:      x.now().Sub(st.start).Milliseconds(),
+		InputSHA256:    st.inputSHA256(),
+		Rule:           st.rule,
+		DryRun:         st.dryRun,
+		TraceID:        st.traceID,
+		EffectClass:    air.EffectClassOf(st.tool.Op),
+		LedgerID:       st.ledgerID,
+		StagedFor:      st.stagedFor,
+	}
+	if p != nil {
+		line.ByTenant = optional(p.Tenant)
+		line.ByBranch = optional(p.Branch)
+		line.ByTurn = optional(p.Turn)
+	}
+	if out.Err != nil {
+		c := out.Err.Code
+		line.ErrorCode = &c
+	}
+	if err := x.Audit.Write(line); err != nil && x.AuditFailed != nil {
+		x.AuditFailed(err)
+	}
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// inputSHA256 is the audit line's input hash.
+func (st *callState) inputSHA256() string {
+	if st.input == nil {
+		return audit.InputSHA256(nil)
+	}
+	return st.input.InputSHA256()
+}

@@ -1,0 +1,262 @@
+// Package fleet is the table of what a gateway serves: connectors (one per
+// bundle of a workspace, its id the bundle's folded path), their tools under
+// their wire names, each with its AIR operation, its Handler, its grant
+// operation and its tools/list entry. Load reads a workspace directory
+// (AIR-driven handlers); FromWorkspace reads a generated gateway's table
+// (generated handlers, grants compiled over the operation table). Both build
+// the table with the same code from AIR, so both serve the same tools.
+package fleet
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/handler"
+)
+
+// ErrNoBundles is returned when a workspace holds no bundle.
+var ErrNoBundles = air.ErrNoBundles
+
+// Connector is one served bundle.
+type Connector struct {
+	ID         string // folded bundle path, the tool prefix
+	Dir        string
+	Doc        *air.Document
+	BundleHash string
+	tools      map[string]*Tool // by AIR operation id
+
+	baseOnce sync.Once
+	base     *handler.Base   // the server URL (after overrides), parsed
+	baseErr  *envelope.Error // set instead when the service has no usable server URL
+	host     string
+}
+
+// Tool is one served operation under its wire name.
+type Tool struct {
+	Name      string // <connector>__<toolName>
+	Connector *Connector
+	Op        *air.Operation
+	GrantOp   grant.Op
+	schema    *jsonschema.Schema
+	// Handler serves the tool's calls: AIR-driven, or generated
+	// (FromWorkspace).
+	Handler handler.Handler
+	// ReadsResponse says the effect report reads the upstream's answer,
+	// which is then decoded for it (air.Effect.ReadsResponse).
+	ReadsResponse bool
+	listing       json.RawMessage // the tools/list entry
+	mcpTool       *mcp.Tool       // the same, as the MCP SDK registers it
+	index         int             // in the fleet's grant table, when it has one
+}
+
+// Fleet is the set of connectors and tools a gateway serves.
+type Fleet struct {
+	Connectors []*Connector
+	Tools      []*Tool // sorted by name
+	byName     map[string]*Tool
+	// grants, when set, decides grants by lookup over the fleet's compiled
+	// operation table (a generated workspace); else each call decides.
+	grants *grantTable
+}
+
+// Load reads the bundles under root (air.LoadWorkspace) and builds their
+// fleet (New).
+func Load(root string) (*Fleet, error) {
+	bundles, err := air.LoadWorkspace(root)
+	if err != nil {
+		return nil, err
+	}
+	conns := make([]*Connector, len(bundles))
+	for i, b := range bundles {
+		conns[i] = &Connector{ID: b.ID, Dir: b.Dir, Doc: b.Doc, BundleHash: b.BundleHash}
+	}
+	return New(conns)
+}
+
+// New builds a fleet from connectors whose ID and Doc are set.
+func New(conns []*Connector) (*Fleet, error) {
+	f := &Fleet{byName: map[string]*Tool{}}
+	seen := map[string]string{}
+	for _, c := range conns {
+		if !air.ValidConnectorID.MatchString(c.ID) {
+			return nil, fmt.Errorf("bundle %s folds to connector id %q, which is not 1-64 characters of [A-Za-z0-9_-]", c.Dir, c.ID)
+		}
+		if prev, ok := seen[c.ID]; ok {
+			return nil, fmt.Errorf("tool-name collision: bundles %s and %s both serve as connector %q", prev, c.Dir, c.ID)
+		}
+		seen[c.ID] = c.Dir
+		c.tools = map[string]*Tool{}
+		for i := range c.Doc.Operations {
+			op := &c.Doc.Operations[i]
+			if !air.IsServed(op) {
+				continue
+			}
+			t, err := newTool(c, op)
+			if err != nil {
+				return nil, err
+			}
+			if other, ok := f.byName[t.Name]; ok {
+				return nil, fmt.Errorf("tool-name collision: %s is served by both %s (%s) and %s (%s)",
+					t.Name, other.Op.ID, other.Connector.Dir, op.ID, c.Dir)
+			}
+			f.byName[t.Name] = t
+			c.tools[op.ID] = t
+			f.Tools = append(f.Tools, t)
+		}
+		f.Connectors = append(f.Connectors, c)
+	}
+	sort.Slice(f.Tools, func(i, j int) bool { return f.Tools[i].Name < f.Tools[j].Name })
+	for _, t := range f.Tools {
+		mt, err := mcpTool(t)
+		if err != nil {
+			return nil, err
+		}
+		if t.listing, err = json.Marshal(mt); err != nil {
+			return nil, err
+		}
+		t.mcpTool = mt
+	}
+	return f, nil
+}
+
+func newTool(c *Connector, op *air.Operation) (*Tool, error) {
+	t := &Tool{
+		Name:      air.WireToolName(c.ID, op),
+		Connector: c,
+		Op:        op,
+		GrantOp: grant.Op{Connector: c.ID, ID: op.ID, ServiceID: c.Doc.Service.ID,
+			Mutation: op.Effect.Kind == air.KindMutation, NeedsConfirm: op.Confirmation.Required},
+		ReadsResponse: op.Effect.ReadsResponse(),
+	}
+	if op.Input.Schema == nil {
+		return nil, fmt.Errorf("bundle %s: operation %s has no input schema", c.Dir, op.ID)
+	}
+	sch, err := handler.CompileSchema(t.Name, op.Input.Schema)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: operation %s: input schema: %w", c.Dir, op.ID, err)
+	}
+	t.schema = sch
+	t.Handler = handler.ForAIR(op, sch, c)
+	return t, nil
+}
+
+// Tool returns the tool with the wire name, or nil.
+func (f *Fleet) Tool(name string) *Tool { return f.byName[name] }
+
+// Connector returns the connector with the id, or nil.
+func (f *Fleet) Connector(id string) *Connector {
+	for _, c := range f.Connectors {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// IDs lists the connector ids, in order.
+func (f *Fleet) IDs() []string {
+	out := make([]string, len(f.Connectors))
+	for i, c := range f.Connectors {
+		out[i] = c.ID
+	}
+	return out
+}
+
+// Tool maps an AIR operation id of this connector to its wire tool name and
+// whether it is served here (it implements effect.Tools).
+func (c *Connector) Tool(operationID string) (string, bool) {
+	if t, ok := c.tools[operationID]; ok {
+		return t.Name, true
+	}
+	return "", false
+}
+
+// ToolCount is the number of tools the connector serves.
+func (c *Connector) ToolCount() int { return len(c.tools) }
+
+// ToolFor returns the served tool of an AIR operation id, or nil.
+func (c *Connector) ToolFor(operationID string) *Tool { return c.tools[operationID] }
+
+// AuthFor is the auth an operation's upstream calls use.
+func (c *Connector) AuthFor(op *air.Operation) *air.Auth {
+	if op != nil && op.Auth != nil {
+		return op.Auth
+	}
+	return &c.Doc.Service.Auth
+}
+
+// ConnectKind decides what /connect/start offers: the first approved
+// operation that has auth decides, else the service auth.
+func (c *Connector) ConnectAuth() *air.Auth {
+	for i := range c.Doc.Operations {
+		op := &c.Doc.Operations[i]
+		if op.State == air.StateApproved && op.Auth != nil && op.Auth.Type != "" && op.Auth.Type != air.AuthNone {
+			return op.Auth
+		}
+	}
+	return &c.Doc.Service.Auth
+}
+
+// Decide applies a grant list to tool: a lookup in the grants compiled over
+// the operation table when the fleet has one, else List.Decide.
+func (f *Fleet) Decide(l grant.List, t *Tool) grant.Decision {
+	if f.grants != nil {
+		return f.grants.decide(l, t.index)
+	}
+	return l.Decide(t.GrantOp)
+}
+
+// UpstreamBase returns the connector's server URL (after overrides),
+// parsed once, and its host; or the refusal of a service without a usable
+// one (upstream_unavailable).
+func (c *Connector) UpstreamBase() (*handler.Base, string, *envelope.Error) {
+	c.baseOnce.Do(func() {
+		u, err := serverURL(c.Doc)
+		if err != nil {
+			c.baseErr = err
+			return
+		}
+		c.base, c.host = handler.ParseBase(u), hostOf(u)
+	})
+	return c.base, c.host, c.baseErr
+}
+
+// Listing is the tool's tools/list entry as the gateway serves it.
+func (t *Tool) Listing() json.RawMessage { return t.listing }
+
+// unprefixed returns the bundle-level tool name.
+func (t *Tool) unprefixed() string { return strings.TrimPrefix(t.Name, t.Connector.ID+"__") }
+
+// MCPTool is the tool's tools/list entry as the MCP SDK registers it.
+func (t *Tool) MCPTool() *mcp.Tool { return t.mcpTool }
+
+func serverURL(doc *air.Document) (string, *envelope.Error) {
+	if len(doc.Service.Servers) == 0 || doc.Service.Servers[0].URL == "" {
+		return "", &envelope.Error{Code: envelope.UpstreamUnavailable,
+			Message: fmt.Sprintf("Service %s declares no server URL.", doc.Service.ID)}
+	}
+	u := doc.Service.Servers[0].URL
+	if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		return "", &envelope.Error{Code: envelope.UpstreamUnavailable,
+			Message: fmt.Sprintf("Service %s's server URL is not an absolute http(s) URL.", doc.Service.ID)}
+	}
+	return u, nil
+}
+
+func hostOf(base string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
+}

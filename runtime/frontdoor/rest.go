@@ -1,0 +1,183 @@
+package frontdoor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/executor"
+	"github.com/anvil-dev/anvil/runtime/wirejson"
+)
+
+// MaxRESTBody bounds /call and /connect request bodies.
+const MaxRESTBody = 64 << 10
+
+// validToolName reports whether name matches ^[A-Za-z0-9_.-]{1,128}$, the
+// tool names /call/<tool> accepts.
+func validToolName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// serveCall handles POST /call/<tool> for an authenticated caller.
+func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.Principal, _ string) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		envelope.WriteSimple(w, http.StatusMethodNotAllowed, "method_not_allowed", "Use POST for /call/<tool>.")
+		return
+	}
+	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
+		envelope.WriteSimple(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json.")
+		return
+	}
+	name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/call/"))
+	if err != nil || !validToolName(name) {
+		writeEnvelope(w, &envelope.Error{Code: envelope.NotFound, Message: "No such tool."}, nil)
+		return
+	}
+	keys := r.Header.Values("Idempotency-Key")
+	if len(keys) > 1 {
+		writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "Send at most one Idempotency-Key header."}, nil)
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxRESTBody))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		msg := "Could not read the request body."
+		if errors.As(err, &mbe) {
+			msg = "The request body exceeds 64 KiB."
+		}
+		writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: msg}, nil)
+		return
+	}
+	req, verr := parseCallBody(body)
+	if verr != nil {
+		writeEnvelope(w, verr, nil)
+		return
+	}
+	var meta map[string]any // most calls carry neither
+	if len(keys) == 1 || req.Stage != nil {
+		meta = map[string]any{}
+		if len(keys) == 1 {
+			meta["idempotency_key"] = keys[0]
+		}
+		if req.Stage != nil {
+			meta["stage"] = *req.Stage
+		}
+	}
+	out := g.exec.Call(r.Context(), executor.Call{Tool: name, Args: req.Arguments, Meta: meta, Principal: p})
+	if out.Err != nil {
+		writeEnvelope(w, out.Err, out.Effect)
+		return
+	}
+	if out.Effect != nil {
+		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(out.Effect))
+	}
+	b := out.Raw
+	if out.Plan != nil {
+		b, _ = wirejson.Marshal(out.Plan)
+	} else if b == nil {
+		b = json.RawMessage("null")
+	}
+	setJSONHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+type callBody struct {
+	Arguments json.RawMessage
+	Stage     *bool
+}
+
+// parseCallBody reads {"arguments": {...}, "stage": bool?}; an empty body is {}.
+func parseCallBody(body []byte) (*callBody, *envelope.Error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return &callBody{}, nil
+	}
+	members, ok := jsonscan.ObjectMembers(body)
+	if !ok {
+		return nil, &envelope.Error{Code: envelope.ValidationError, Message: "The body must be a JSON object {\"arguments\": {...}}."}
+	}
+	var args, stage []byte
+	var hasArgs, hasStage bool
+	for _, m := range members { // the last of repeated keys wins, as in a map
+		switch m.Key {
+		case "arguments":
+			args, hasArgs = m.Value, true
+		case "stage":
+			stage, hasStage = m.Value, true
+		}
+	}
+	out := &callBody{}
+	if hasArgs {
+		a := bytes.TrimSpace(args)
+		if len(a) == 0 || a[0] != '{' {
+			if !bytes.Equal(a, []byte("null")) {
+				return nil, &envelope.Error{Code: envelope.ValidationError, Message: "\"arguments\" must be a JSON object."}
+			}
+		} else {
+			out.Arguments = a
+		}
+	}
+	if hasStage {
+		var b bool
+		switch string(bytes.TrimSpace(stage)) {
+		case "true":
+			b = true
+		case "false":
+		default: // null too: json.Unmarshal would leave b false
+			return nil, &envelope.Error{Code: envelope.ValidationError, Message: "\"stage\" must be a boolean."}
+		}
+		out.Stage = &b
+	}
+	return out, nil
+}
+
+// writeEnvelope answers an error with the status of its code, with the
+// effect report in X-Anvil-Effect when there is one.
+func writeEnvelope(w http.ResponseWriter, e *envelope.Error, rep *effect.Report) {
+	if rep != nil {
+		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(rep))
+	}
+	setJSONHeaders(w.Header())
+	w.WriteHeader(envelope.RESTStatus(e.Code))
+	_, _ = w.Write(e.Marshal())
+}
+
+// Shared header values: a response's header map may hold them (nothing
+// appends to or edits a value slice in place).
+var (
+	headerJSON    = []string{"application/json"}
+	headerNoStore = []string{"no-store"}
+	headerNoCache = []string{"no-cache, no-transform"} // as the MCP SDK answers
+)
+
+// setJSONHeaders marks an answer as uncacheable JSON.
+func setJSONHeaders(h http.Header) {
+	h["Content-Type"] = headerJSON
+	h["Cache-Control"] = headerNoStore
+}
+
+// mediaType returns the lower-cased media type of a Content-Type value.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}

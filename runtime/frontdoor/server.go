@@ -1,0 +1,376 @@
+package frontdoor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/audit"
+	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/executor"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/upstream"
+	"github.com/anvil-dev/anvil/runtime/vault"
+	"github.com/anvil-dev/anvil/runtime/wirejson"
+)
+
+// Config is the gateway's configuration: flags plus environment.
+type Config struct {
+	Host string
+	Port int
+
+	Auth            auth.Config
+	VaultKeyFile    string
+	VaultDir        string
+	AuditFile       string
+	PublicURL       string
+	AllowedHosts    string
+	Env             string
+	UpstreamTimeout time.Duration
+	// Getenv reads further variables (ANVIL_CONNECT_<C>_*); os.Getenv by default.
+	Getenv func(string) string
+}
+
+// ConfigFromEnv reads the gateway environment (ANVIL_INBOUND_*, ANVIL_VAULT_*,
+// ANVIL_AUDIT_FILE, ANVIL_GATEWAY_PUBLIC_URL, ANVIL_ALLOWED_HOSTS, ANVIL_ENV,
+// ANVIL_UPSTREAM_TIMEOUT_MS).
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	ac, err := auth.ConfigFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := Config{
+		Auth:         ac,
+		VaultKeyFile: getenv("ANVIL_VAULT_KEY_FILE"),
+		VaultDir:     getenv("ANVIL_VAULT_DIR"),
+		AuditFile:    getenv("ANVIL_AUDIT_FILE"),
+		PublicURL:    getenv("ANVIL_GATEWAY_PUBLIC_URL"),
+		AllowedHosts: getenv("ANVIL_ALLOWED_HOSTS"),
+		Env:          getenv("ANVIL_ENV"),
+		Getenv:       getenv,
+	}
+	if v := getenv("ANVIL_UPSTREAM_TIMEOUT_MS"); v != "" {
+		ms, err := strconv.Atoi(v)
+		if err != nil || ms <= 0 {
+			return Config{}, fmt.Errorf("ANVIL_UPSTREAM_TIMEOUT_MS must be a positive number of milliseconds")
+		}
+		cfg.UpstreamTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return cfg, nil
+}
+
+// Gateway is a configured fleet gateway.
+type Gateway struct {
+	cfg      Config
+	fleet    *fleet.Fleet
+	verifier *auth.Verifier
+	vault    *vault.Store
+	exec     *executor.Executor
+	mcp      *mcpServer
+	connect  *connectRoutes
+	logf     func(format string, args ...any)
+	// watch reports changes to the files read on every call (the JWKS file,
+	// vault records, the audit log's path); authenticate polls it.
+	watch *fswatch.Watcher
+}
+
+// Options tune a gateway.
+type Options struct {
+	// Logf receives operational log lines (stderr in the CLI).
+	Logf func(format string, args ...any)
+	// Transport is the upstream transport (tests).
+	Transport http.RoundTripper
+	// HTTPClient fetches https JWKS (tests).
+	HTTPClient *http.Client
+}
+
+// Check reports the configurations a gateway refuses before anything is
+// loaded: inbound auth none on a host that is not loopback, and branchyard
+// mode without a vault key.
+func (cfg Config) Check() error {
+	host := cfg.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	branchyard := cfg.Auth.Mode == "branchyard"
+	if !branchyard && !isLoopbackHost(host) {
+		return fmt.Errorf("refusing to bind %s with inbound auth mode none: set ANVIL_INBOUND_AUTH_MODE=branchyard or bind a loopback host", host)
+	}
+	if branchyard && cfg.VaultKeyFile == "" {
+		return errors.New("branchyard mode needs ANVIL_VAULT_KEY_FILE (a 32-byte key in a file only its owner can read)")
+	}
+	return nil
+}
+
+// New checks the configuration and prepares to serve f (fleet.Load or
+// fleet.FromWorkspace), refusing to start on any problem. It applies the
+// ANVIL_UPSTREAM_<C>_URL overrides to f.
+func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
+	}
+	g := &Gateway{cfg: cfg, logf: opts.Logf, watch: fswatch.New()}
+	if g.logf == nil {
+		g.logf = func(string, ...any) {}
+	}
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+		g.cfg.Host = cfg.Host
+	}
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	branchyard := cfg.Auth.Mode == "branchyard"
+	if f == nil {
+		return nil, errors.New("no fleet to serve")
+	}
+	if err := fleet.ApplyUpstreamOverrides(f, cfg.Getenv); err != nil {
+		return nil, err
+	}
+	g.fleet = f
+	if branchyard {
+		v, err := auth.NewVerifier(cfg.Auth, &auth.VerifierOptions{HTTPClient: opts.HTTPClient, Watcher: g.watch})
+		if err != nil {
+			return nil, err
+		}
+		g.verifier = v
+	}
+	if cfg.VaultKeyFile != "" {
+		key, err := vault.LoadKey(cfg.VaultKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		dir := cfg.VaultDir
+		if dir == "" {
+			dir = vault.DefaultDir()
+		}
+		st, err := vault.Open(dir, key)
+		if err != nil {
+			return nil, err
+		}
+		g.vault = st
+	}
+	var logger *audit.Logger
+	if cfg.AuditFile != "" {
+		var err error
+		logger, err = audit.Open(cfg.AuditFile)
+		if err != nil {
+			return nil, err
+		}
+		logger.Watch(g.watch)
+	}
+	timeout := cfg.UpstreamTimeout
+	allow := upstream.ParseAllowlist(cfg.AllowedHosts, cfg.Env)
+	g.exec = &executor.Executor{
+		Fleet:       f,
+		Upstream:    upstream.NewClient(&upstream.ClientOptions{Allowlist: allow, Timeout: timeout, Transport: opts.Transport}),
+		Allowlist:   allow,
+		Audit:       logger,
+		AuditFailed: func(err error) { g.logf("anvil: audit write failed: %v", err) },
+	}
+	g.connect = newConnectRoutes(g)
+	g.exec.Credentials = g.connect
+	g.mcp = newMCPServer(g.exec)
+	return g, nil
+}
+
+// Fleet returns the served fleet.
+func (g *Gateway) Fleet() *fleet.Fleet { return g.fleet }
+
+// Handler returns the gateway's HTTP handler. Routes match the request path
+// exactly, without cleaning or redirects (anvil-reference §e "Routes on one
+// listener"): /healthz, /readyz, /.well-known/oauth-protected-resource,
+// /mcp, /call/<tool>, /connect/callback and /connect/<route>; anything else is
+// 404 {"error":{"code":"not_found","message":"No such route."}}.
+func (g *Gateway) Handler() http.Handler {
+	mcpRoute := g.withTurnToken(g.serveMCP)
+	callRoute := g.withTurnToken(g.serveCall)
+	connectRoute := g.withConnectToken(g.connect.serve)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/mcp":
+			mcpRoute(w, r)
+		case strings.HasPrefix(p, "/call/"):
+			callRoute(w, r)
+		case p == "/healthz":
+			g.serveHealth(w, r)
+		case p == "/readyz":
+			g.serveReady(w, r)
+		case p == "/.well-known/oauth-protected-resource":
+			g.serveResourceMetadata(w, r)
+		case p == "/connect/callback":
+			g.connect.serveCallback(w, r)
+		case strings.HasPrefix(p, "/connect/"):
+			connectRoute(w, r)
+		default:
+			envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+		}
+	})
+}
+
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, p *executor.Principal, fingerprint string) {
+	g.mcp.serve(w, r, p, fingerprint)
+}
+
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, wirejson.Object("status", "ok", "fleet", true, "bundles", len(g.fleet.Connectors)))
+}
+
+func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
+	type bundle struct {
+		ID        string `json:"id"`
+		ServiceID string `json:"serviceId"`
+		ToolCount int    `json:"toolCount"`
+		Ready     bool   `json:"ready"`
+	}
+	var bs []bundle
+	for _, c := range g.fleet.Connectors {
+		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), Ready: true})
+	}
+	writeJSON(w, http.StatusOK, wirejson.Object("ready", true, "bundles", bs))
+}
+
+func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	servers := []string{}
+	if g.cfg.Auth.Issuer != "" {
+		servers = append(servers, g.cfg.Auth.Issuer)
+	}
+	writeJSON(w, http.StatusOK, wirejson.Object("resource", g.resourceURL(), "authorization_servers", servers))
+}
+
+// resourceURL is the gateway's canonical /mcp URL.
+func (g *Gateway) resourceURL() string {
+	if g.cfg.Auth.Audience != "" {
+		return g.cfg.Auth.Audience
+	}
+	return fmt.Sprintf("http://%s/mcp", net.JoinHostPort(g.cfg.Host, strconv.Itoa(g.cfg.Port)))
+}
+
+// authenticate verifies the caller's bearer token. In auth mode none every
+// caller is the local, unrestricted principal.
+func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Claims, bool) {
+	// Changes to the JWKS file and the vault made before this request are
+	// seen by it.
+	g.watch.Poll()
+	if g.verifier == nil {
+		return nil, true
+	}
+	c, err := g.verifier.Verify(r.Context(), r.Header.Get("Authorization"))
+	if err != nil {
+		auth.WriteError(w, err, g.resourceURL())
+		return nil, false
+	}
+	return c, true
+}
+
+func (g *Gateway) withTurnToken(next func(http.ResponseWriter, *http.Request, *executor.Principal, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, ok := g.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if c == nil {
+			next(w, r, &executor.Principal{Sub: "local", Unrestricted: true}, "local")
+			return
+		}
+		if c.IsConnect() {
+			envelope.WriteSimple(w, http.StatusForbidden, "turn_token_required",
+				"This route takes a turn token; a connect token can neither list nor call tools.")
+			return
+		}
+		p := &executor.Principal{Sub: c.Subject, Tenant: c.Tenant, Branch: c.Branch, Turn: c.Turn, Grants: c.Grants}
+		next(w, r, p, c.Fingerprint())
+	}
+}
+
+func (g *Gateway) withConnectToken(next func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, ok := g.authenticate(w, r)
+		if !ok {
+			return
+		}
+		if c == nil {
+			next(w, r, "local")
+			return
+		}
+		if !c.IsConnect() {
+			envelope.WriteSimple(w, http.StatusForbidden, "connect_token_required",
+				"The connect routes take only the person's connect token (by_purpose: connect), never a turn token.")
+			return
+		}
+		next(w, r, c.Subject)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	setJSONHeaders(w.Header())
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// Serve serves on ln until ctx is done, then shuts down cleanly.
+func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	tick := time.NewTicker(sessionSweep)
+	defer tick.Stop()
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				g.mcp.sweep()
+				g.connect.sweep()
+			case <-done:
+				return
+			}
+		}
+	}()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		close(done)
+		return err
+	case <-ctx.Done():
+	}
+	close(done)
+	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	// Stop taking requests first, then end the MCP sessions so that open
+	// event streams (GET /mcp) return and Shutdown need not wait for them.
+	srv.SetKeepAlivesEnabled(false)
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(sctx) }()
+	g.mcp.closeAll()
+	err := <-shut
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = srv.Close()
+	}
+	return err
+}
+
+// URL is the /mcp URL the gateway serves on.
+func (g *Gateway) URL() string {
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(g.cfg.Host, strconv.Itoa(g.cfg.Port)), Path: "/mcp"}
+	return u.String()
+}
+
+func isLoopbackHost(h string) bool {
+	h = strings.Trim(h, "[]")
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
