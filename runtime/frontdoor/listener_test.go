@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // rawConn dials the fixture's listener.
@@ -172,4 +171,3 @@ func TestHTTPLimitsFromEnv(t *testing.T) {
 		}
 	}
 }
-
