@@ -260,6 +260,16 @@ func writeBundle(t *testing.T, dir string, doc *air.Document) {
 
 func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)) *oauthFixture {
 	t.Helper()
+	if edit == nil {
+		return newOAuthFixtureWith(t, nil)
+	}
+	return newOAuthFixtureWith(t, func(_ *oauthFixture, env map[string]string, cfg *Config) { edit(env, cfg) })
+}
+
+// newOAuthFixtureWith is newOAuthFixture with an edit that sees the
+// fixture's authorization server and upstream.
+func newOAuthFixtureWith(t *testing.T, edit func(f *oauthFixture, env map[string]string, cfg *Config)) *oauthFixture {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +305,7 @@ func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)
 		VaultKeyFile: keyFile, VaultDir: f.vaultDir, AllowedHosts: "127.0.0.1",
 	}
 	if edit != nil {
-		edit(f.env, &cfg)
+		edit(f, f.env, &cfg)
 	}
 	env := f.env
 	cfg.Getenv = func(k string) string { return env[k] }
