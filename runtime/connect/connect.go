@@ -2,8 +2,9 @@
 // grant with PKCE (S256) that /connect/start and /connect/callback drive, and
 // the refresh of stored access tokens when a call needs one.
 //
-// A Service keeps the pending flows in memory (at most MaxPending, each valid
-// for FlowTTL, each state single use), exchanges codes and refreshes tokens
+// A Service keeps the pending flows in memory (at most MaxPending, and
+// MaxPendingPerSubject per person, each valid for FlowTTL, each state single
+// use), exchanges codes and refreshes tokens
 // with golang.org/x/oauth2 through an HTTP client that never follows a
 // redirect, and stores connections in the vault. Refreshes of one connection
 // are serialised under the vault's per-connection lock, so concurrent calls
@@ -51,6 +52,8 @@ type Options struct {
 	Timeout time.Duration
 	// MaxPending overrides MaxPending (tests).
 	MaxPending int
+	// MaxPendingPerSubject overrides MaxPendingPerSubject (tests).
+	MaxPendingPerSubject int
 	// FlowTTL overrides FlowTTL (tests).
 	FlowTTL time.Duration
 	// AllowHost is the egress policy for the OAuth endpoints a spec declares
@@ -86,7 +89,11 @@ func New(v Vault, opts *Options) *Service {
 	if max <= 0 {
 		max = MaxPending
 	}
-	s.flows = newFlows(max)
+	perSub := opts.MaxPendingPerSubject
+	if perSub <= 0 {
+		perSub = MaxPendingPerSubject
+	}
+	s.flows = newFlows(max, perSub)
 	c := &http.Client{}
 	if opts.HTTPClient != nil {
 		*c = *opts.HTTPClient
@@ -125,7 +132,8 @@ type Started struct {
 // state, code_challenge and code_challenge_method=S256; state and the PKCE
 // verifier are 32 random bytes, base64url. Nothing is sent anywhere. Errors:
 // ErrNotConfigured (503), ErrEgressDenied (403), ErrVaultUnavailable (503),
-// ErrTooManyPending (503).
+// ErrTooManyPending (503 when the table is full, 429 when the person already
+// has MaxPendingPerSubject flows).
 func (s *Service) Start(req StartRequest) (*Started, error) {
 	if err := req.Config.Validate(); err != nil {
 		return nil, AsError(err).forConnector(req.Connector, http.StatusServiceUnavailable)
@@ -143,8 +151,12 @@ func (s *Service) Start(req StartRequest) (*Started, error) {
 		ExpiresAt: now.Add(s.ttl),
 		verifier:  randomToken(),
 	}
-	state, ok := s.flows.add(f, now)
-	if !ok {
+	state, why := s.flows.add(f, now)
+	switch why {
+	case subjectFull:
+		return nil, newError(ErrTooManyPending, http.StatusTooManyRequests, fmt.Sprintf(
+			"You have %d connections being set up already; finish one or try again in a few minutes.", s.flows.maxPerSub))
+	case tableFull:
 		return nil, newError(ErrTooManyPending, http.StatusServiceUnavailable, "Too many connections are being set up at once; try again in a few minutes.")
 	}
 	u := f.Config.oauth2Config(f.RedirectURI).AuthCodeURL(state, oauth2.S256ChallengeOption(f.verifier))

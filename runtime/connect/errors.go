@@ -34,7 +34,8 @@ var (
 	// outside the egress allowlist (403 egress_denied at start and at the
 	// callback; a refresh fails with it before anything is sent).
 	ErrEgressDenied = errors.New("egress_denied")
-	// ErrTooManyPending: the pending-flow table is full (503 too_many_pending).
+	// ErrTooManyPending: the pending-flow table is full (503
+	// too_many_pending), or the person's share of it is (429).
 	ErrTooManyPending = errors.New("too_many_pending")
 	// ErrVaultUnavailable: there is no vault to store a connection in (503
 	// vault_unavailable).
