@@ -66,6 +66,28 @@ func TestRefusedRequestBodyIsNotDrained(t *testing.T) {
 			t.Errorf("%s: the connection stayed open after the refusal", path)
 		}
 	}
+	// Refusals by an authenticated route before it reads the body (wrong
+	// media type, wrong method, unknown connect route) do the same.
+	tok, ctok := f.turn(fxReadGrant), f.connectToken()
+	for _, req := range []string{
+		"POST /call/github__github_list_issue HTTP/1.1\r\nAuthorization: Bearer " + tok + "\r\nContent-Type: text/plain\r\n",
+		"PUT /call/github__github_list_issue HTTP/1.1\r\nAuthorization: Bearer " + tok + "\r\nContent-Type: application/json\r\n",
+		"POST /mcp HTTP/1.1\r\nAuthorization: Bearer " + tok + "\r\nContent-Type: text/plain\r\n",
+		"PUT /mcp HTTP/1.1\r\nAuthorization: Bearer " + tok + "\r\nContent-Type: application/json\r\n",
+		"POST /connect/nowhere HTTP/1.1\r\nAuthorization: Bearer " + ctok + "\r\nContent-Type: application/json\r\n",
+	} {
+		c := f.rawConn()
+		br := bufio.NewReader(c)
+		_, _ = io.WriteString(c, req+"Host: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n{")
+		resp, body, err := readAnswer(t, c, br, 3*time.Second)
+		if err != nil {
+			t.Fatalf("%.40s: no answer while the body is outstanding: %v", req, err)
+		}
+		if resp.StatusCode < 400 || !resp.Close || !closedWithin(c, br, 3*time.Second) {
+			t.Errorf("%.40s: %d close=%v %s", req, resp.StatusCode, resp.Close, body)
+		}
+	}
+
 	// A refused request without a body keeps its connection.
 	c := f.rawConn()
 	br := bufio.NewReader(c)

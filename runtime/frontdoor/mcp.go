@@ -231,7 +231,9 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 	switch r.Method {
 	case http.MethodPost:
 		if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			jsonrpcError(w, http.StatusUnsupportedMediaType, -32600, "Content-Type must be application/json.")
+			refuseRequest(w, r, func(w http.ResponseWriter) {
+				jsonrpcError(w, http.StatusUnsupportedMediaType, -32600, "Content-Type must be application/json.")
+			})
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMCPBody))
@@ -254,7 +256,9 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 	case http.MethodGet, http.MethodDelete:
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+		refuseRequest(w, r, func(w http.ResponseWriter) {
+			jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+		})
 		return
 	}
 	if !initialize {
