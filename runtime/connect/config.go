@@ -33,6 +33,10 @@ type Config struct {
 	// ClientAuth is the provider's client authentication method, if it
 	// asked for one (ClientSecretBasic, ClientSecretPost, PrivateKeyJWT).
 	ClientAuth string
+	// AuthorizationFromOperator and TokenFromOperator report that the
+	// endpoint was set by the operator (ANVIL_CONNECT_<C>_*), not declared
+	// by the spec: only a declared endpoint must pass the egress allowlist.
+	AuthorizationFromOperator, TokenFromOperator bool
 }
 
 // String describes the configuration without its client secret.
@@ -97,10 +101,10 @@ func ConfigFor(connector string, a *air.Auth, getenv func(string) string) Config
 		c.ClientSecret = v
 	}
 	if v, ok := env("AUTHORIZATION_ENDPOINT"); ok {
-		c.AuthorizationEndpoint = v
+		c.AuthorizationEndpoint, c.AuthorizationFromOperator = v, true
 	}
 	if v, ok := env("TOKEN_ENDPOINT"); ok {
-		c.TokenEndpoint = v
+		c.TokenEndpoint, c.TokenFromOperator = v, true
 	}
 	if v, ok := env("ISSUER"); ok {
 		c.Issuer = v
@@ -174,6 +178,39 @@ func secureEndpoint(raw string) bool {
 		return u.Hostname() == "127.0.0.1"
 	}
 	return false
+}
+
+// checkEgress applies the gateway's egress policy (allow reports whether a
+// host may be contacted; nil allows every host) to the endpoints the spec
+// declared: the authorization endpoint, where the person's browser goes
+// with the client id and the PKCE challenge, and the token endpoint, which
+// receives the code, the verifier, refresh tokens and the client secret. An
+// endpoint the operator set is trusted as set. The error wraps
+// ErrEgressDenied and names the host, never the URL.
+func (c Config) checkEgress(allow func(host string) bool, status int) error {
+	if allow == nil {
+		return nil
+	}
+	for _, e := range []struct {
+		raw      string
+		operator bool
+	}{{c.AuthorizationEndpoint, c.AuthorizationFromOperator}, {c.TokenEndpoint, c.TokenFromOperator}} {
+		if e.operator {
+			continue
+		}
+		u, err := url.Parse(e.raw)
+		if err != nil || !allow(u.Host) {
+			host := ""
+			if err == nil {
+				host = u.Hostname()
+			}
+			ee := newError(ErrEgressDenied, status, fmt.Sprintf(
+				"The connector's OAuth endpoint host %s is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS); add it there or set the endpoint in ANVIL_CONNECT_<CONNECTOR>_*.", host))
+			ee.Host = host
+			return ee
+		}
+	}
+	return nil
 }
 
 // authStyle is how the client authenticates at the token endpoint:

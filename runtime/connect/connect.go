@@ -2,8 +2,9 @@
 // grant with PKCE (S256) that /connect/start and /connect/callback drive, and
 // the refresh of stored access tokens when a call needs one.
 //
-// A Service keeps the pending flows in memory (at most MaxPending, each valid
-// for FlowTTL, each state single use), exchanges codes and refreshes tokens
+// A Service keeps the pending flows in memory (at most MaxPending, and
+// MaxPendingPerSubject per person, each valid for FlowTTL, each state single
+// use), exchanges codes and refreshes tokens
 // with golang.org/x/oauth2 through an HTTP client that never follows a
 // redirect, and stores connections in the vault. Refreshes of one connection
 // are serialised under the vault's per-connection lock, so concurrent calls
@@ -51,8 +52,14 @@ type Options struct {
 	Timeout time.Duration
 	// MaxPending overrides MaxPending (tests).
 	MaxPending int
+	// MaxPendingPerSubject overrides MaxPendingPerSubject (tests).
+	MaxPendingPerSubject int
 	// FlowTTL overrides FlowTTL (tests).
 	FlowTTL time.Duration
+	// AllowHost is the egress policy for the OAuth endpoints a spec declares
+	// (the gateway passes its upstream allowlist's Allows); nil allows every
+	// host. Endpoints set by the operator are not checked.
+	AllowHost func(host string) bool
 }
 
 // Service runs OAuth connections for one gateway.
@@ -62,6 +69,7 @@ type Service struct {
 	client *http.Client
 	ttl    time.Duration
 	flows  *flows
+	allow  func(host string) bool
 }
 
 // New returns a Service storing connections in v (nil: no vault, so flows
@@ -70,7 +78,7 @@ func New(v Vault, opts *Options) *Service {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Service{vault: v, now: opts.Now, ttl: opts.FlowTTL}
+	s := &Service{vault: v, now: opts.Now, ttl: opts.FlowTTL, allow: opts.AllowHost}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -81,7 +89,11 @@ func New(v Vault, opts *Options) *Service {
 	if max <= 0 {
 		max = MaxPending
 	}
-	s.flows = newFlows(max)
+	perSub := opts.MaxPendingPerSubject
+	if perSub <= 0 {
+		perSub = MaxPendingPerSubject
+	}
+	s.flows = newFlows(max, perSub)
 	c := &http.Client{}
 	if opts.HTTPClient != nil {
 		*c = *opts.HTTPClient
@@ -119,10 +131,15 @@ type Started struct {
 // client_id, redirect_uri, scope (space-joined, only when there are scopes),
 // state, code_challenge and code_challenge_method=S256; state and the PKCE
 // verifier are 32 random bytes, base64url. Nothing is sent anywhere. Errors:
-// ErrNotConfigured (503), ErrVaultUnavailable (503), ErrTooManyPending (503).
+// ErrNotConfigured (503), ErrEgressDenied (403), ErrVaultUnavailable (503),
+// ErrTooManyPending (503 when the table is full, 429 when the person already
+// has MaxPendingPerSubject flows).
 func (s *Service) Start(req StartRequest) (*Started, error) {
 	if err := req.Config.Validate(); err != nil {
 		return nil, AsError(err).forConnector(req.Connector, http.StatusServiceUnavailable)
+	}
+	if err := req.Config.checkEgress(s.allow, http.StatusForbidden); err != nil {
+		return nil, err
 	}
 	if s.vault == nil {
 		return nil, newError(ErrVaultUnavailable, http.StatusServiceUnavailable, "The gateway has no vault to store connections in (set ANVIL_VAULT_KEY_FILE).")
@@ -134,8 +151,12 @@ func (s *Service) Start(req StartRequest) (*Started, error) {
 		ExpiresAt: now.Add(s.ttl),
 		verifier:  randomToken(),
 	}
-	state, ok := s.flows.add(f, now)
-	if !ok {
+	state, why := s.flows.add(f, now)
+	switch why {
+	case subjectFull:
+		return nil, newError(ErrTooManyPending, http.StatusTooManyRequests, fmt.Sprintf(
+			"You have %d connections being set up already; finish one or try again in a few minutes.", s.flows.maxPerSub))
+	case tableFull:
 		return nil, newError(ErrTooManyPending, http.StatusServiceUnavailable, "Too many connections are being set up at once; try again in a few minutes.")
 	}
 	u := f.Config.oauth2Config(f.RedirectURI).AuthCodeURL(state, oauth2.S256ChallengeOption(f.verifier))
@@ -157,9 +178,9 @@ var providerError = regexp.MustCompile(`^[a-z_]{1,64}$`)
 // connector must still be configured, iss must pass CheckIssuer, an error
 // parameter is a denial, and a code must be present; only then is the code
 // exchanged (with the verifier and the same redirect_uri) and the connection
-// stored, kind oauth and status active. Errors: ErrInvalidState,
-// ErrNotConfigured, ErrIssuerMismatch, ErrAuthorizationDenied, ErrMissingCode
-// (400); ErrTokenEndpointUnreachable, ErrTokenExchangeFailed (502);
+// stored, kind oauth and status active. Errors: ErrEgressDenied (403,
+// nothing sent); ErrInvalidState, ErrNotConfigured, ErrIssuerMismatch,
+// ErrAuthorizationDenied, ErrMissingCode (400); ErrTokenEndpointUnreachable, ErrTokenExchangeFailed (502);
 // ErrVaultUnavailable (503), ErrVaultWrite (500). Nothing is stored unless
 // it succeeds.
 func (s *Service) Callback(ctx context.Context, q url.Values) (*vault.Connection, error) {
@@ -169,6 +190,9 @@ func (s *Service) Callback(ctx context.Context, q url.Values) (*vault.Connection
 	}
 	if err := f.Config.Validate(); err != nil {
 		return nil, AsError(err).forConnector(f.Connector, http.StatusBadRequest)
+	}
+	if err := f.Config.checkEgress(s.allow, http.StatusForbidden); err != nil {
+		return nil, err
 	}
 	if err := f.Config.CheckIssuer(q.Get("iss"), q.Has("iss")); err != nil {
 		return nil, err
@@ -216,7 +240,8 @@ func (s *Service) Callback(ctx context.Context, q url.Values) (*vault.Connection
 // provider answers invalid_grant (the record is then marked needs_reconnect);
 // ErrRefreshFailed for anything else (unreachable, 5xx, a redirect, an
 // endpoint that is not HTTPS, a store failure), with nothing sent to an
-// endpoint that fails Validate.
+// endpoint that fails Validate; ErrEgressDenied, with nothing sent, for a
+// declared token endpoint outside the egress allowlist.
 func (s *Service) AccessToken(ctx context.Context, cfg Config, conn *vault.Connection) (string, error) {
 	if conn == nil || conn.Kind != vault.KindOAuth || conn.Status != vault.StatusActive {
 		return "", needsReconnect()
@@ -246,6 +271,9 @@ func (s *Service) AccessToken(ctx context.Context, cfg Config, conn *vault.Conne
 	}
 	if err := cfg.Validate(); err != nil {
 		return "", refreshFailed()
+	}
+	if err := cfg.checkEgress(s.allow, http.StatusForbidden); err != nil {
+		return "", err
 	}
 	src := cfg.oauth2Config("").TokenSource(s.clientContext(ctx), &oauth2.Token{RefreshToken: cur.RefreshToken})
 	tok, err := src.Token()

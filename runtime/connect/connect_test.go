@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -470,6 +471,7 @@ func TestPendingLimit(t *testing.T) {
 	req := connect.StartRequest{Sub: "s", Connector: "c", Account: "a", Config: cfg, RedirectURI: redirectURI}
 	states := map[string]bool{}
 	for i := range connect.MaxPending {
+		req.Sub = fmt.Sprintf("s%d", i/connect.MaxPendingPerSubject) // each person within their share
 		st, err := svc.Start(req)
 		if err != nil {
 			t.Fatalf("flow %d: %v", i+1, err)
@@ -481,6 +483,7 @@ func TestPendingLimit(t *testing.T) {
 	if len(states) != connect.MaxPending || svc.Pending() != connect.MaxPending {
 		t.Fatalf("%d distinct states, %d pending", len(states), svc.Pending())
 	}
+	req.Sub = "someone-new"
 	_, err := svc.Start(req)
 	wantCode(t, err, connect.ErrTooManyPending, http.StatusServiceUnavailable)
 
@@ -491,6 +494,49 @@ func TestPendingLimit(t *testing.T) {
 	}
 	if p := svc.Pending(); p < connect.MaxPending/2-1 || p > connect.MaxPending/2+2 {
 		t.Fatalf("pending after making room = %d", p)
+	}
+}
+
+// TestPendingLimitPerSubject is the regression test for issue 15, finding 5
+// (connect half): one person holds at most MaxPendingPerSubject pending
+// flows (429 too_many_pending), others still start theirs, and a flow that
+// completes or expires frees the person's place (before the fix one connect
+// token could fill all MaxPending).
+func TestPendingLimitPerSubject(t *testing.T) {
+	clk := newClock()
+	svc := connect.New(newVault(t), &connect.Options{Now: clk.Now})
+	cfg := connect.Config{ClientID: "id", AuthorizationEndpoint: "https://auth.example/authorize", TokenEndpoint: "https://auth.example/token"}
+	ada := connect.StartRequest{Sub: "local:ada", Connector: "c", Account: "a", Config: cfg, RedirectURI: redirectURI}
+	var first string
+	for i := range connect.MaxPendingPerSubject {
+		st, err := svc.Start(ada)
+		if err != nil {
+			t.Fatalf("flow %d: %v", i+1, err)
+		}
+		if i == 0 {
+			u, _ := url.Parse(st.URL)
+			first = u.Query().Get("state")
+		}
+		clk.Advance(time.Second)
+	}
+	_, err := svc.Start(ada)
+	wantCode(t, err, connect.ErrTooManyPending, http.StatusTooManyRequests)
+	bob := ada
+	bob.Sub = "local:bob"
+	if _, err := svc.Start(bob); err != nil {
+		t.Fatalf("another person: %v", err)
+	}
+	// A used state frees its place (the callback fails later: no code).
+	_, _ = svc.Callback(context.Background(), url.Values{"state": {first}})
+	if _, err := svc.Start(ada); err != nil {
+		t.Fatalf("after a callback: %v", err)
+	}
+	_, err = svc.Start(ada)
+	wantCode(t, err, connect.ErrTooManyPending, http.StatusTooManyRequests)
+	// Expired flows free theirs.
+	clk.Advance(connect.FlowTTL)
+	if _, err := svc.Start(ada); err != nil {
+		t.Fatalf("after expiry: %v", err)
 	}
 }
 

@@ -30,7 +30,12 @@ var (
 	// ErrTokenExchangeFailed: the token endpoint answered with an error, a
 	// redirect, or no usable token (502 token_exchange_failed).
 	ErrTokenExchangeFailed = errors.New("token_exchange_failed")
-	// ErrTooManyPending: the pending-flow table is full (503 too_many_pending).
+	// ErrEgressDenied: an OAuth endpoint the spec declared is on a host
+	// outside the egress allowlist (403 egress_denied at start and at the
+	// callback; a refresh fails with it before anything is sent).
+	ErrEgressDenied = errors.New("egress_denied")
+	// ErrTooManyPending: the pending-flow table is full (503
+	// too_many_pending), or the person's share of it is (429).
 	ErrTooManyPending = errors.New("too_many_pending")
 	// ErrVaultUnavailable: there is no vault to store a connection in (503
 	// vault_unavailable).
@@ -55,8 +60,10 @@ type Error struct {
 	Status int
 	// Message is a human sentence without links or secrets.
 	Message string
-	err     error
-	reason  string // for ErrNotConfigured: what is missing
+	// Host is the refused host of ErrEgressDenied.
+	Host   string
+	err    error
+	reason string // for ErrNotConfigured: what is missing
 }
 
 // Error renders "code: message".

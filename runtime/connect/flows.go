@@ -11,6 +11,9 @@ import (
 const (
 	// MaxPending is how many authorization-code flows may be in progress.
 	MaxPending = 1000
+	// MaxPendingPerSubject is how many of them one person (the connect
+	// token's subject) may have, so that one token cannot fill the table.
+	MaxPendingPerSubject = 10
 	// FlowTTL is how long a started flow's state stays valid.
 	FlowTTL = 10 * time.Minute
 )
@@ -34,32 +37,59 @@ type flow struct {
 
 // flows is the table of pending flows, keyed by state.
 type flows struct {
-	mu      sync.Mutex
-	pending map[string]*flow
-	max     int
+	mu        sync.Mutex
+	pending   map[string]*flow
+	bySub     map[string]int // pending flows per subject
+	max       int
+	maxPerSub int
 }
 
-func newFlows(max int) *flows {
-	return &flows{pending: map[string]*flow{}, max: max}
+func newFlows(max, maxPerSub int) *flows {
+	return &flows{pending: map[string]*flow{}, bySub: map[string]int{}, max: max, maxPerSub: maxPerSub}
 }
 
-// add stores f under a fresh state unless the table is full even after
-// dropping the flows that expired by now.
-func (t *flows) add(f *flow, now time.Time) (string, bool) {
+// Why add refused a flow.
+const (
+	addedFlow = iota
+	tableFull
+	subjectFull
+)
+
+// add stores f under a fresh state unless the table, or f's subject's share
+// of it, is full even after dropping the flows that expired by now.
+func (t *flows) add(f *flow, now time.Time) (string, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.pending) >= t.max {
+	full := func() int {
+		switch {
+		case t.bySub[f.Sub] >= t.maxPerSub:
+			return subjectFull
+		case len(t.pending) >= t.max:
+			return tableFull
+		}
+		return addedFlow
+	}
+	if full() != addedFlow {
 		t.sweepLocked(now)
-		if len(t.pending) >= t.max {
-			return "", false
+		if why := full(); why != addedFlow {
+			return "", why
 		}
 	}
 	for {
 		state := randomToken()
 		if _, taken := t.pending[state]; !taken {
 			t.pending[state] = f
-			return state, true
+			t.bySub[f.Sub]++
+			return state, addedFlow
 		}
+	}
+}
+
+// removeLocked deletes the flow under state.
+func (t *flows) removeLocked(state string, f *flow) {
+	delete(t.pending, state)
+	if t.bySub[f.Sub]--; t.bySub[f.Sub] <= 0 {
+		delete(t.bySub, f.Sub)
 	}
 }
 
@@ -72,7 +102,9 @@ func (t *flows) take(state string, now time.Time) *flow {
 	}
 	t.mu.Lock()
 	f, ok := t.pending[state]
-	delete(t.pending, state)
+	if ok {
+		t.removeLocked(state, f)
+	}
 	t.mu.Unlock()
 	if !ok || !now.Before(f.ExpiresAt) {
 		return nil
@@ -91,7 +123,7 @@ func (t *flows) sweepLocked(now time.Time) int {
 	n := 0
 	for state, f := range t.pending {
 		if !now.Before(f.ExpiresAt) {
-			delete(t.pending, state)
+			t.removeLocked(state, f)
 			n++
 		}
 	}

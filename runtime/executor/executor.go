@@ -257,6 +257,9 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, meta effect.Meta) *Outcome {
 	tool := st.tool
 	op := tool.Op
+	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+		return refusal
+	}
 	// The staged call's own arguments meet its tool's schema first, as any
 	// call's do (nothing passes unchecked because it is staged).
 	in, problem, ok := tool.Handler.Check(in)
@@ -328,6 +331,9 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input, ledgerKey string, hasKey bool) *Outcome {
 	op := tool.Op
 	h := tool.Handler
+	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+		return refusal
+	}
 	in, problem, ok := h.Check(in)
 	st.input = in
 	if !ok {
@@ -347,12 +353,6 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 			if st.ledgerID == nil {
 				st.ledgerID = &s
 			}
-		}
-	}
-	if op.Confirmation.Required {
-		if v, _ := in.Confirm(); !v {
-			st.decision = "confirmation_required"
-			return &Outcome{Err: confirmationGate(op)}
 		}
 	}
 	if op.Idempotency.Mode == air.IdemRequired && st.sentKey == "" && op.Input.Safety.IdempotencyKey != "" {
@@ -442,6 +442,23 @@ func (p *Principal) sub() string {
 		return ""
 	}
 	return p.Sub
+}
+
+// confirmationMissing refuses a call of an operation that needs
+// confirmation when its confirm input is not true (absent, false, or not a
+// boolean). It runs before the input schema is checked: the schema requires
+// confirm: true, and the contract answers a missing confirmation with
+// confirmation_required (REST 428, an MCP tool error), never with the
+// schema's validation_error, so that a client can ask the person and retry.
+func (x *Executor) confirmationMissing(st *callState, op *air.Operation, in handler.Input) *Outcome {
+	if !op.Confirmation.Required {
+		return nil
+	}
+	if v, _ := in.Confirm(); v {
+		return nil
+	}
+	st.decision = "confirmation_required"
+	return &Outcome{Err: confirmationGate(op)}
 }
 
 // confirmationGate is the refusal of a call that needs confirmation and

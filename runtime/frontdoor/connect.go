@@ -66,7 +66,9 @@ func (cr *connectRoutes) serve(w http.ResponseWriter, r *http.Request, sub strin
 	case r.URL.Path == "/connect/status" && r.Method == http.MethodGet:
 		cr.status(w, r, sub)
 	default:
-		envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+		refuseRequest(w, r, func(w http.ResponseWriter) {
+			envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+		})
 	}
 }
 

@@ -24,10 +24,14 @@ import (
 
 // MCP limits.
 const (
-	MaxMCPBody      = 1 << 20
-	MaxSessions     = 100
-	SessionIdleTime = 15 * time.Minute
-	sessionSweep    = 60 * time.Second
+	MaxMCPBody  = 1 << 20
+	MaxSessions = 100
+	// MaxSessionsPerSubject caps the sessions (open and being initialized)
+	// of one principal (tenant and subject), so that one caller cannot take
+	// every place of MaxSessions.
+	MaxSessionsPerSubject = 20
+	SessionIdleTime       = 15 * time.Minute
+	sessionSweep          = 60 * time.Second
 )
 
 // protocolVersions are the MCP versions the gateway negotiates: every
@@ -65,19 +69,34 @@ type mcpServer struct {
 	// fastCalls counts the calls the fast path answered.
 	fastCalls atomic.Int64
 
-	mu       sync.Mutex
-	sessions map[string]*sessionEntry
-	pending  int // initialize requests admitted but not yet registered
-	now      func() time.Time
+	mu        sync.Mutex
+	sessions  map[string]*sessionEntry
+	pending   int            // initialize requests admitted but not yet registered
+	pendingBy map[string]int // the same, per subject key
+	now       func() time.Time
+	// maxSessions and maxPerSubject are MaxSessions and
+	// MaxSessionsPerSubject (tests lower them).
+	maxSessions, maxPerSubject int
 }
 
 type sessionEntry struct {
 	fingerprint string
+	subject     string // subjectKey of the principal
 	lastSeen    time.Time
 }
 
+// subjectKey names the principal a session counts against: tenant and
+// subject (in auth mode none, the one local person).
+func subjectKey(p *executor.Principal) string {
+	if p == nil {
+		return ""
+	}
+	return p.Tenant + "\x00" + p.Sub
+}
+
 func newMCPServer(exec *executor.Executor) *mcpServer {
-	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, registered: map[string]bool{}, now: time.Now}
+	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{}, registered: map[string]bool{},
+		now: time.Now, maxSessions: MaxSessions, maxPerSubject: MaxSessionsPerSubject}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
 	for _, t := range exec.Fleet.Tools {
@@ -212,7 +231,9 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 	switch r.Method {
 	case http.MethodPost:
 		if mt := mediaType(r.Header.Get("Content-Type")); mt != "application/json" {
-			jsonrpcError(w, http.StatusUnsupportedMediaType, -32600, "Content-Type must be application/json.")
+			refuseRequest(w, r, func(w http.ResponseWriter) {
+				jsonrpcError(w, http.StatusUnsupportedMediaType, -32600, "Content-Type must be application/json.")
+			})
 			return
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxMCPBody))
@@ -235,7 +256,9 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 	case http.MethodGet, http.MethodDelete:
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+		refuseRequest(w, r, func(w http.ResponseWriter) {
+			jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+		})
 		return
 	}
 	if !initialize {
@@ -249,8 +272,8 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 				return
 			}
 		}
-	} else if !m.reserve() {
-		jsonrpcError(w, http.StatusServiceUnavailable, -32000, "Too many MCP sessions; try again later.")
+	} else if status, text := m.reserve(subjectKey(p)); status != 0 {
+		jsonrpcError(w, status, -32000, text)
 		return
 	}
 	if sdkBody != nil {
@@ -267,7 +290,16 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 	if initialize {
 		rec := &sessionRecorder{ResponseWriter: w}
 		m.handler.ServeHTTP(rec, r)
-		m.register(rec.Header().Get("Mcp-Session-Id"), fingerprint)
+		sid := rec.Header().Get("Mcp-Session-Id")
+		if !rec.succeeded() {
+			// The SDK opened a session for a failed initialize too: close
+			// it, so that failed attempts hold no place.
+			if sid != "" {
+				go m.closeSDKSessions([]string{sid})
+			}
+			sid = ""
+		}
+		m.register(sid, fingerprint, subjectKey(p))
 		return
 	}
 	m.handler.ServeHTTP(w, r)
@@ -291,26 +323,41 @@ func (m *mcpServer) checkSession(sid, fingerprint string) (status, code int, msg
 	return 0, 0, ""
 }
 
-// reserve reports whether a new session may start (sweeping idle ones
-// first), and if so holds a place for it until register.
-func (m *mcpServer) reserve() bool {
+// reserve reports whether a new session of subject may start (sweeping
+// idle ones first), and if so holds a place for it until register; else it
+// returns the refusal's HTTP status and message: 429 when the subject holds
+// maxPerSubject places, 503 when all maxSessions are taken.
+func (m *mcpServer) reserve(subject string) (int, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
-	if len(m.sessions)+m.pending >= MaxSessions {
-		return false
+	mine := m.pendingBy[subject]
+	for _, e := range m.sessions {
+		if e.subject == subject {
+			mine++
+		}
+	}
+	if mine >= m.maxPerSubject {
+		return http.StatusTooManyRequests, fmt.Sprintf("Too many MCP sessions for this caller (at most %d); close one (DELETE /mcp) or try again later.", m.maxPerSubject)
+	}
+	if len(m.sessions)+m.pending >= m.maxSessions {
+		return http.StatusServiceUnavailable, "Too many MCP sessions; try again later."
 	}
 	m.pending++
-	return true
+	m.pendingBy[subject]++
+	return 0, ""
 }
 
-// register releases the place reserve held and records the session the
-// initialize answer named, if any.
-func (m *mcpServer) register(sid, fingerprint string) {
+// register releases the place reserve held for subject and records the
+// session a successful initialize answer named, if any (sid "" otherwise).
+func (m *mcpServer) register(sid, fingerprint, subject string) {
 	m.mu.Lock()
 	m.pending--
+	if m.pendingBy[subject]--; m.pendingBy[subject] <= 0 {
+		delete(m.pendingBy, subject)
+	}
 	if sid != "" {
-		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, lastSeen: m.now()}
+		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, subject: subject, lastSeen: m.now()}
 	}
 	m.mu.Unlock()
 }
@@ -369,9 +416,46 @@ func (m *mcpServer) sweep() {
 }
 
 // sessionRecorder lets the session id of an initialize answer be read after
-// the SDK wrote it, while still streaming.
+// the SDK wrote it, while still streaming, and keeps the start of the answer
+// to tell a successful initialize from a failed one.
 type sessionRecorder struct {
 	http.ResponseWriter
+	status int
+	head   []byte // the first maxRecordedAnswer bytes of the answer
+}
+
+// maxRecordedAnswer bounds what sessionRecorder keeps; an initialize answer
+// (the server's name, version and capabilities) is far smaller.
+const maxRecordedAnswer = 64 << 10
+
+func (s *sessionRecorder) WriteHeader(status int) {
+	if s.status == 0 {
+		s.status = status
+	}
+	s.ResponseWriter.WriteHeader(status)
+}
+
+func (s *sessionRecorder) Write(p []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	if room := maxRecordedAnswer - len(s.head); room > 0 {
+		s.head = append(s.head, p[:min(room, len(p))]...)
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// succeeded reports whether the answer is 200 with a JSON-RPC result (the
+// gateway asks the SDK for JSON answers, not event streams).
+func (s *sessionRecorder) succeeded() bool {
+	if s.status != http.StatusOK {
+		return false
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	return json.Unmarshal(s.head, &msg) == nil && len(msg.Result) > 0 && string(msg.Result) != "null" && msg.Error == nil
 }
 
 func (s *sessionRecorder) Flush() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -79,7 +80,8 @@ func TestMCPLimits(t *testing.T) {
 		uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 		var sessions []*mcpSession
 		for i := 0; i < MaxSessions; i++ {
-			s := f.rawInitialize(tok)
+			// As many subjects as it takes: one holds at most MaxSessionsPerSubject.
+			s := f.rawInitialize(f.turnWith(fxReadGrant, func(c map[string]any) { c["sub"] = fmt.Sprintf("local:p%d", i/MaxSessionsPerSubject) }))
 			if !uuid.MatchString(s.id) {
 				t.Fatalf("session id %q is not a random UUID", s.id)
 			}

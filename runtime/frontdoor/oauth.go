@@ -38,6 +38,11 @@ func (cr *connectRoutes) oauthService() *connect.Service {
 		if opts.Timeout == 0 {
 			opts.Timeout = cr.g.cfg.UpstreamTimeout
 		}
+		if opts.AllowHost == nil {
+			// The spec's OAuth endpoints pass the same egress allowlist as
+			// its upstream calls.
+			opts.AllowHost = cr.g.exec.Allowlist.Allows
+		}
 		cr.oauth.svc = connect.New(v, &opts)
 	})
 	return cr.oauth.svc
@@ -117,11 +122,18 @@ func (cr *connectRoutes) serveCallback(w http.ResponseWriter, r *http.Request) {
 // oauthCredential resolves a stored OAuth connection's access token,
 // refreshing it when it expires within 60 s (one refresh per connection at a
 // time). The provider refusing the refresh marks the connection
-// needs_reconnect; any other failure is connector/refresh_failed.
+// needs_reconnect; a declared token endpoint outside the egress allowlist is
+// policy_denied policy/egress_denied, as an upstream host outside it is; any
+// other failure is connector/refresh_failed.
 func (cr *connectRoutes) oauthCredential(ctx context.Context, sub string, c *fleet.Connector, account string, conn *vault.Connection,
 	refuse func(code, msg string) *envelope.Error) (func(*http.Request), *envelope.Error) {
 	token, err := cr.oauthService().AccessToken(ctx, cr.oauthConfig(c), conn)
 	switch {
+	case errors.Is(err, connect.ErrEgressDenied):
+		host := connect.AsError(err).Host
+		return nil, &envelope.Error{Code: envelope.PolicyDenied,
+			Message: fmt.Sprintf("The token endpoint of connector %s is not in the allowed hosts list (ANVIL_ALLOWED_HOSTS): %s.", c.ID, host),
+			Details: wirejson.Object("code", "policy/egress_denied", "host", host)}
 	case errors.Is(err, connect.ErrNeedsReconnect):
 		return nil, refuse("connector/needs_reconnect", fmt.Sprintf("Connector %s (account %s) needs to be connected again.", c.ID, account))
 	case err != nil:

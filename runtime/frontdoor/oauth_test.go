@@ -29,6 +29,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
+	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/vault"
 )
 
@@ -260,6 +261,16 @@ func writeBundle(t *testing.T, dir string, doc *air.Document) {
 
 func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)) *oauthFixture {
 	t.Helper()
+	if edit == nil {
+		return newOAuthFixtureWith(t, nil)
+	}
+	return newOAuthFixtureWith(t, func(_ *oauthFixture, env map[string]string, cfg *Config) { edit(env, cfg) })
+}
+
+// newOAuthFixtureWith is newOAuthFixture with an edit that sees the
+// fixture's authorization server and upstream.
+func newOAuthFixtureWith(t *testing.T, edit func(f *oauthFixture, env map[string]string, cfg *Config)) *oauthFixture {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -295,7 +306,7 @@ func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)
 		VaultKeyFile: keyFile, VaultDir: f.vaultDir, AllowedHosts: "127.0.0.1",
 	}
 	if edit != nil {
-		edit(f.env, &cfg)
+		edit(f, f.env, &cfg)
 	}
 	env := f.env
 	cfg.Getenv = func(k string) string { return env[k] }
@@ -703,15 +714,22 @@ func TestOAuthGatewayPublicURLAndSweep(t *testing.T) {
 func TestOAuthGatewayPendingLimit(t *testing.T) {
 	f := newOAuthFixture(t, nil)
 	tok := f.token(t, true)
-	for i := range 1000 {
+	for i := range connect.MaxPendingPerSubject {
 		resp, body := f.do(t, "POST", "/connect/start", tok, `{"connector":"tracker"}`)
 		if resp.StatusCode != 200 {
 			t.Fatalf("flow %d: %d %s", i+1, resp.StatusCode, body)
 		}
 	}
 	resp, body := f.do(t, "POST", "/connect/start", tok, `{"connector":"tracker"}`)
-	if resp.StatusCode != 503 || !strings.Contains(body, `"code":"too_many_pending"`) {
-		t.Fatalf("flow 1001: %d %s", resp.StatusCode, body)
+	if resp.StatusCode != 429 || !strings.Contains(body, `"code":"too_many_pending"`) {
+		t.Fatalf("one person's flow %d: %d %s", connect.MaxPendingPerSubject+1, resp.StatusCode, body)
+	}
+	// Another person still starts theirs.
+	now := time.Now().Unix()
+	other := authtest.Mint(f.key, map[string]any{"iss": oYardIssuer, "aud": f.url + "/mcp", "sub": "local:bob", "iat": now, "exp": now + 300,
+		"jti": "other-person", "by_purpose": "connect", "by_grants": []any{}})
+	if resp, body := f.do(t, "POST", "/connect/start", other, `{"connector":"tracker"}`); resp.StatusCode != 200 {
+		t.Fatalf("another person: %d %s", resp.StatusCode, body)
 	}
 	f.clk.Advance(10 * time.Minute)
 	if resp, body := f.do(t, "POST", "/connect/start", tok, `{"connector":"tracker"}`); resp.StatusCode != 200 {

@@ -38,11 +38,15 @@ func validToolName(name string) bool {
 func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.Principal, _ string) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		envelope.WriteSimple(w, http.StatusMethodNotAllowed, "method_not_allowed", "Use POST for /call/<tool>.")
+		refuseRequest(w, r, func(w http.ResponseWriter) {
+			envelope.WriteSimple(w, http.StatusMethodNotAllowed, "method_not_allowed", "Use POST for /call/<tool>.")
+		})
 		return
 	}
 	if mediaType(r.Header.Get("Content-Type")) != "application/json" {
-		envelope.WriteSimple(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json.")
+		refuseRequest(w, r, func(w http.ResponseWriter) {
+			envelope.WriteSimple(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json.")
+		})
 		return
 	}
 	name, err := url.PathUnescape(strings.TrimPrefix(r.URL.EscapedPath(), "/call/"))

@@ -35,13 +35,16 @@ type Config struct {
 	AllowedHosts    string
 	Env             string
 	UpstreamTimeout time.Duration
+	// HTTP are the listener's limits (ANVIL_HTTP_*); zero fields take the
+	// defaults.
+	HTTP HTTPLimits
 	// Getenv reads further variables (ANVIL_CONNECT_<C>_*); os.Getenv by default.
 	Getenv func(string) string
 }
 
 // ConfigFromEnv reads the gateway environment (ANVIL_INBOUND_*, ANVIL_VAULT_*,
 // ANVIL_AUDIT_FILE, ANVIL_GATEWAY_PUBLIC_URL, ANVIL_ALLOWED_HOSTS, ANVIL_ENV,
-// ANVIL_UPSTREAM_TIMEOUT_MS).
+// ANVIL_UPSTREAM_TIMEOUT_MS, ANVIL_HTTP_*).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	ac, err := auth.ConfigFromEnv(getenv)
 	if err != nil {
@@ -63,6 +66,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return Config{}, fmt.Errorf("ANVIL_UPSTREAM_TIMEOUT_MS must be a positive number of milliseconds")
 		}
 		cfg.UpstreamTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if cfg.HTTP, err = httpLimitsFromEnv(getenv); err != nil {
+		return Config{}, err
 	}
 	return cfg, nil
 }
@@ -197,7 +203,13 @@ func (g *Gateway) Handler() http.Handler {
 	mcpRoute := g.withTurnToken(g.serveMCP)
 	callRoute := g.withTurnToken(g.serveCall)
 	connectRoute := g.withConnectToken(g.connect.serve)
+	localOnly := g.verifier == nil
+	limits := g.cfg.HTTP.withDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if localOnly && !g.localRequest(w, r) {
+			return
+		}
+		bodyDeadline(w, r, limits.BodyTimeout)
 		switch p := r.URL.Path; {
 		case p == "/mcp":
 			mcpRoute(w, r)
@@ -214,9 +226,41 @@ func (g *Gateway) Handler() http.Handler {
 		case strings.HasPrefix(p, "/connect/"):
 			connectRoute(w, r)
 		default:
-			envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+			refuseRequest(w, r, func(w http.ResponseWriter) {
+				envelope.WriteSimple(w, http.StatusNotFound, "not_found", "No such route.")
+			})
 		}
 	})
+}
+
+// localRequest guards every route in auth mode none, where any request is
+// the unrestricted local person: a web page that rebinds its own name to
+// 127.0.0.1 reaches the listener, but its requests carry that name as Host
+// (and the page's origin as Origin). Only a Host that is a loopback address
+// or localhost, and an Origin (when sent) whose host is one too, get through;
+// anything else is 403 host_not_allowed or origin_not_allowed, before any
+// route reads the body or the vault.
+func (g *Gateway) localRequest(w http.ResponseWriter, r *http.Request) bool {
+	if !isLoopbackAddr(strings.ToLower(r.Host)) {
+		refuseRequest(w, r, func(w http.ResponseWriter) {
+			envelope.WriteSimple(w, http.StatusForbidden, "host_not_allowed",
+				"Without inbound auth the gateway answers only requests addressed to a loopback host (localhost, 127.0.0.1, [::1]).")
+		})
+		return false
+	}
+	if origins, sent := r.Header["Origin"]; sent {
+		for _, o := range origins {
+			u, err := url.Parse(o)
+			if err != nil || u.Host == "" || !isLoopbackAddr(strings.ToLower(u.Host)) {
+				refuseRequest(w, r, func(w http.ResponseWriter) {
+					envelope.WriteSimple(w, http.StatusForbidden, "origin_not_allowed",
+						"Without inbound auth the gateway answers only pages served from a loopback host.")
+				})
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, p *executor.Principal, fingerprint string) {
@@ -268,7 +312,7 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Cl
 	}
 	c, err := g.verifier.Verify(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
-		auth.WriteError(w, err, g.resourceURL())
+		refuseRequest(w, r, func(w http.ResponseWriter) { auth.WriteError(w, err, g.resourceURL()) })
 		return nil, false
 	}
 	return c, true
@@ -285,8 +329,10 @@ func (g *Gateway) withTurnToken(next func(http.ResponseWriter, *http.Request, *e
 			return
 		}
 		if c.IsConnect() {
-			envelope.WriteSimple(w, http.StatusForbidden, "turn_token_required",
-				"This route takes a turn token; a connect token can neither list nor call tools.")
+			refuseRequest(w, r, func(w http.ResponseWriter) {
+				envelope.WriteSimple(w, http.StatusForbidden, "turn_token_required",
+					"This route takes a turn token; a connect token can neither list nor call tools.")
+			})
 			return
 		}
 		p := &executor.Principal{Sub: c.Subject, Tenant: c.Tenant, Branch: c.Branch, Turn: c.Turn, Grants: c.Grants}
@@ -305,8 +351,10 @@ func (g *Gateway) withConnectToken(next func(http.ResponseWriter, *http.Request,
 			return
 		}
 		if !c.IsConnect() {
-			envelope.WriteSimple(w, http.StatusForbidden, "connect_token_required",
-				"The connect routes take only the person's connect token (by_purpose: connect), never a turn token.")
+			refuseRequest(w, r, func(w http.ResponseWriter) {
+				envelope.WriteSimple(w, http.StatusForbidden, "connect_token_required",
+					"The connect routes take only the person's connect token (by_purpose: connect), never a turn token.")
+			})
 			return
 		}
 		next(w, r, c.Subject)
@@ -321,7 +369,12 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 // Serve serves on ln until ctx is done, then shuts down cleanly.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	limits := g.cfg.HTTP.withDefaults()
+	// No ReadTimeout: the body's deadline is set per request (bodyDeadline),
+	// since a whole-request read deadline would also cancel long calls and
+	// event streams once it passed.
+	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout}
+	ln = newLimitListener(ln, limits.MaxConns, g.logf)
 	tick := time.NewTicker(sessionSweep)
 	defer tick.Stop()
 	done := make(chan struct{})
