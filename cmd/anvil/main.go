@@ -66,6 +66,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		Commands: []*cli.Command{
 			withGatewayCompile(e, compileCommand(e)), // compile_gateway.go: --workspace --yard
 			approveCommand(e),
+			diffCommand(e),
 			serveCommand(e),
 			connectCommand(e),
 			packageCommand(e),
