@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -17,7 +18,10 @@ func approveCommand(e *env) *cli.Command {
 		Name:      "approve",
 		Usage:     "approve operations of a compiled bundle and regenerate it atomically",
 		ArgsUsage: "<bundle dir | air.json> <operation-id...>",
-		Action:    func(c *cli.Context) error { return runApprove(e, c) },
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "manifest", Usage: "record the approvals in the anvil.lock beside this manifest (default: the manifest the bundle was compiled from)"},
+		},
+		Action: func(c *cli.Context) error { return runApprove(e, c) },
 	}
 }
 
@@ -65,14 +69,23 @@ func runApprove(e *env, c *cli.Context) error {
 			newly++
 		}
 	}
+	lockPath, err := recordApprovals(doc, dir, c.String("manifest"), ids)
+	if err != nil {
+		return fail(1, "recording the approvals: %v", err)
+	}
 	rendered, err := air.Files(doc)
 	if err != nil {
 		return fail(1, "rendering the bundle: %v", err)
 	}
-	if err := files.FromBytes(rendered).WriteTo(dir); err != nil {
+	if err := keepOrigin(files.FromBytes(rendered), dir).WriteTo(dir); err != nil {
 		return fail(1, "writing %s: %v", dir, err)
 	}
 	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", newly, len(ids), len(rendered), dir)
+	if lockPath != "" {
+		fmt.Fprintf(e.stdout, "Recorded the approvals in %s; anvil compile keeps them while the contracts match.\n", lockPath)
+	} else {
+		fmt.Fprintf(e.stdout, "The bundle records no manifest, so the approvals live in the bundle only (give --manifest to keep them in %s).\n", lock.FileName)
+	}
 	return nil
 }
 

@@ -135,6 +135,13 @@ func runCompile(e *env, c *cli.Context) error {
 
 	doc, l := lower.Lower(spec, man, &lower.Options{ServiceID: c.String("service"), HumanApproval: approval})
 	all = append(all, l...)
+	if man != nil { // approvals recorded by anvil approve (anvil.lock beside the manifest)
+		l, err := applyLock(c.String("manifest"), doc)
+		if err != nil {
+			return err
+		}
+		all = append(all, l...)
+	}
 	all.Sort()
 	portableSources(doc, specPath)
 	if c.IsSet("endpoint") {
@@ -149,7 +156,7 @@ func runCompile(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "rendering the bundle: %v", err)
 	}
-	if err := files.FromBytes(rendered).WriteTo(out); err != nil {
+	if err := withOrigin(files.FromBytes(rendered), out, c.String("manifest")).WriteTo(out); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
 
