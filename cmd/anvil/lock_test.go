@@ -18,6 +18,13 @@ import (
 // from anvil approve and the lock alone). It returns the three paths.
 func specPair(t *testing.T, dir, kind string) (oldSpec, newSpec, manifest string) {
 	t.Helper()
+	return writeCase(t, dir, kind, func(m string) string { return strings.ReplaceAll(m, "state: approved", "state: review_required") })
+}
+
+// writeCase writes a golden/diff case's files into dir, the manifest
+// passed through edit.
+func writeCase(t *testing.T, dir, kind string, edit func(string) string) (oldSpec, newSpec, manifest string) {
+	t.Helper()
 	raw, err := os.ReadFile(golden.Path("diff/" + kind + ".txtar"))
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +33,7 @@ func specPair(t *testing.T, dir, kind string) (oldSpec, newSpec, manifest string
 	for _, f := range ar.Files {
 		data := f.Data
 		if f.Name == "anvil.yaml" {
-			data = []byte(strings.ReplaceAll(string(data), "state: approved", "state: review_required"))
+			data = []byte(edit(string(data)))
 		}
 		if err := os.WriteFile(filepath.Join(dir, f.Name), data, 0o644); err != nil {
 			t.Fatal(err)
