@@ -200,13 +200,18 @@ func (w *walker) format(path string, o, n *air.Schema) {
 	}
 	of, nf := orNone(o.Format), orNone(n.Format)
 	if w.dir == input {
-		// A format the caller's values must now meet narrows the input.
-		w.add(InputFormatChanged, n.Format != "", path, "format %s → %s", of, nf)
+		// A format the caller's values must now meet narrows the input,
+		// except a numeric width every SDK's numbers already have.
+		w.add(InputFormatChanged, n.Format != "" && !widthOnly[n.Format], path, "format %s → %s", of, nf)
 	} else {
 		// An answer that no longer promises the old format breaks parsers of it.
 		w.add(OutputFormatChanged, o.Format != "", path, "format %s → %s", of, nf)
 	}
 }
+
+// widthOnly are formats that only name the width of a JSON number an SDK
+// already sends in full (int64, double): adding one narrows nothing.
+var widthOnly = map[string]bool{"int64": true, "double": true}
 
 func orNone(s string) string {
 	if s == "" {
