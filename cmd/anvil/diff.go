@@ -85,37 +85,37 @@ func runDiff(e *env, c *cli.Context) error {
 }
 
 // diffPaths compares two specs or bundles: AIR-level always, and, when both
-// are specs, the spec-level comparison (run alongside). A spec-level
-// comparison that libopenapi cannot do is reported as a warning, not an
-// error: the AIR-level report stands on its own.
+// are specs, the spec-level comparison. The two sides compile in parallel;
+// libopenapi runs only after Anvil's loader has read both specs, so every
+// file reference it follows has been confined to its spec's directory. A
+// spec-level comparison libopenapi cannot do is a warning, not an error:
+// the AIR-level report stands on its own.
 func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool) (*diff.Report, []string, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
 		return nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
 	}
 	var (
-		wg       sync.WaitGroup
-		spec     []diff.Change
-		specErr  error
-		warnings []string
+		wg             sync.WaitGroup
+		oldDoc, newDoc *air.Document
+		oerr, nerr     error
+		warnings       []string
 	)
-	if !oldBundle && !newBundle {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			spec, specErr = specLevel(oldPath, newPath)
-		}()
-	} else {
-		warnings = append(warnings, "a bundle side has no spec text: only the AIR-level comparison runs")
-	}
-	oldDoc, oerr := diffSide(oldPath, oldBundle, man)
-	newDoc, nerr := diffSide(newPath, newBundle, man)
+	wg.Add(2)
+	go func() { defer wg.Done(); oldDoc, oerr = diffSide(oldPath, oldBundle, man) }()
+	go func() { defer wg.Done(); newDoc, nerr = diffSide(newPath, newBundle, man) }()
 	wg.Wait()
 	if err := errors.Join(oerr, nerr); err != nil {
 		return nil, nil, fail(2, "%v", err)
 	}
-	if specErr != nil {
-		warnings = append(warnings, "spec-level comparison skipped: "+specErr.Error())
+	var spec []diff.Change
+	if oldBundle || newBundle {
+		warnings = append(warnings, "a bundle side has no spec text: only the AIR-level comparison runs")
+	} else {
+		var err error
+		if spec, err = specLevel(oldPath, newPath); err != nil {
+			warnings = append(warnings, "spec-level comparison skipped: "+err.Error())
+		}
 	}
 	changes := diff.WithSpecChanges(diff.Compare(oldDoc, newDoc), spec, oldDoc, newDoc)
 	return diff.NewReport(changes), warnings, nil

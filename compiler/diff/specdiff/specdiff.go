@@ -38,8 +38,17 @@ type Side struct {
 }
 
 // Compare runs libopenapi's comparison. Remote references are never
-// fetched; file references resolve only under each side's Dir.
-func Compare(oldSide, newSide Side) ([]diff.Change, error) {
+// fetched; file references resolve against each side's Dir, so callers
+// check that they stay inside it first (anvil diff loads both specs with
+// Anvil's loader, which confines them, before calling Compare).
+func Compare(oldSide, newSide Side) (changes []diff.Change, err error) {
+	defer func() {
+		// libopenapi is third-party code fed untrusted input: a panic in it
+		// becomes an error, and the AIR-level report still stands.
+		if r := recover(); r != nil {
+			changes, err = nil, fmt.Errorf("libopenapi failed: %v", r)
+		}
+	}()
 	od, err := newDocument(oldSide)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", oldSide.Name, err)
