@@ -73,6 +73,9 @@ func TestLockSurvivesRecompile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("approve: %d %s", code, stderr)
 	}
+	if _, err := os.Stat(filepath.Join(out, lock.OriginFile)); err != nil {
+		t.Errorf("approve dropped the bundle's origin record: %v", err)
+	}
 	lockPath := filepath.Join(dir, lock.FileName)
 	if !strings.Contains(stdout, "Recorded the approvals in "+lockPath) {
 		t.Errorf("approve does not name the lock: %s", stdout)
