@@ -7,7 +7,8 @@
 // a warning that names what changed (the change kinds of `anvil diff`).
 //
 // The lock stores each approved contract, not only its hash, so it can say
-// what changed without the old spec. Its bytes are canonical JSON (entries
+// what changed without the old spec. Documentation (titles, descriptions,
+// examples) is not part of it: rewording does not revoke an approval. Its bytes are canonical JSON (entries
 // sorted by operation id, maps by key), so it diffs and merges well in git.
 package lock
 
@@ -127,7 +128,7 @@ func (l *Lock) Record(doc *air.Document, ids []string) error {
 		if op == nil {
 			return fmt.Errorf("no operation %q", id)
 		}
-		c := diff.ContractOf(doc, op).Closure()
+		c := canonical(doc, op)
 		e := Entry{Operation: id, Method: c.Method, Path: c.Path, Fingerprint: Fingerprint(c), Contract: c}
 		i := slices.IndexFunc(l.Approvals, func(x Entry) bool { return x.Operation == id })
 		if i >= 0 {
@@ -167,7 +168,7 @@ func (l *Lock) Apply(doc *air.Document, lockPath string) diag.List {
 			out.Infof(pos, CodeBlocked, "%s is approved in %s but the manifest blocks it", e.Operation, FileName)
 			continue
 		}
-		now := diff.ContractOf(doc, op).Closure()
+		now := canonical(doc, op)
 		if Fingerprint(now) == e.Fingerprint {
 			op.State = air.StateApproved
 			continue

@@ -70,6 +70,10 @@ func TestRoundTrip(t *testing.T) {
 	if ds := back.Apply(fresh, p); len(ds) != 0 || fresh.Operations[0].State != air.StateApproved {
 		t.Errorf("apply: %v, state %s", ds, fresh.Operations[0].State)
 	}
+	reworded := compile(t, strings.Replace(spec, "{id: {type: string}", "{id: {type: string, description: The thing's id.}", 1))
+	if ds := back.Apply(reworded, p); len(ds) != 0 || reworded.Operations[0].State != air.StateApproved {
+		t.Errorf("a reworded description revoked the approval: %v", ds)
+	}
 	changed := compile(t, strings.Replace(spec, "maximum: 10", "maximum: 5", 1))
 	ds := back.Apply(changed, p)
 	if len(ds) != 1 || ds[0].Code != CodeChanged || !strings.Contains(ds[0].Message, "input_constraint_tightened: input `limit`: maximum 10 → 5") {
