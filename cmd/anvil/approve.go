@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/grant"
@@ -28,6 +29,7 @@ func approveCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "approve every operation"},
 			&cli.StringFlag{Name: "reviewed-by", Usage: "who reviewed the operations (required for operations that act as a person: oauth2_authorization_code)"},
 			&cli.StringFlag{Name: "review-reason", Usage: "why they may be served (required with --reviewed-by's operations)"},
+			&cli.StringFlag{Name: "manifest", Usage: "record the approvals in the anvil.lock beside this manifest (default: the manifest the bundle was compiled from)"},
 		},
 		Action: func(c *cli.Context) error { return runApprove(e, c) },
 	}
@@ -72,16 +74,25 @@ func runApprove(e *env, c *cli.Context) error {
 			}
 		}
 	}
+	lockPath, err := recordApprovals(doc, dir, c.String("manifest"), sel.IDs)
+	if err != nil {
+		return fail(1, "recording the approvals: %v", err)
+	}
 	rendered, err := air.Files(doc)
 	if err != nil {
 		return fail(1, "rendering the bundle: %v", err)
 	}
-	if err := files.FromBytes(rendered).WriteTo(dir); err != nil {
+	if err := keepOrigin(files.FromBytes(rendered), dir).WriteTo(dir); err != nil {
 		return fail(1, "writing %s: %v", dir, err)
 	}
 	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", newly, len(sel.IDs), len(rendered), dir)
 	if len(sel.Skipped) > 0 {
 		fmt.Fprintf(e.stdout, "  left blocked: %s\n", strings.Join(sel.Skipped, ", "))
+	}
+	if lockPath != "" {
+		fmt.Fprintf(e.stdout, "Recorded the approvals in %s; anvil compile keeps them while the contracts match.\n", lockPath)
+	} else {
+		fmt.Fprintf(e.stdout, "The bundle records no manifest, so the approvals live in the bundle only (give --manifest to keep them in %s).\n", lock.FileName)
 	}
 	return nil
 }

@@ -13,12 +13,17 @@ import (
 
 // githubSpec returns the cached GitHub REST description, or skips (fails
 // under CI) when scripts/fetch-specs.sh has not run.
-func githubSpec(tb testing.TB) string {
+func githubSpec(tb testing.TB) string { return cachedSpec(tb, "github.json") }
+
+// cachedSpec returns a description scripts/fetch-specs.sh caches (in
+// $ANVIL_SPECS_DIR, default .cache/specs), or skips (fails under CI).
+func cachedSpec(tb testing.TB, name string) string {
+	tb.Helper()
 	dir := os.Getenv("ANVIL_SPECS_DIR")
 	if dir == "" {
 		dir = filepath.Join("..", "..", ".cache", "specs")
 	}
-	p := filepath.Join(dir, "github.json")
+	p := filepath.Join(dir, name)
 	if _, err := os.Stat(p); err != nil {
 		if os.Getenv("CI") != "" {
 			tb.Fatalf("%s is missing: run scripts/fetch-specs.sh", p)

@@ -104,6 +104,14 @@ func runCompile(e *env, c *cli.Context) error {
 		}
 		return silentExit(1)
 	}
+	if m := c.String("manifest"); m != "" { // approvals recorded by anvil approve (anvil.lock beside the manifest)
+		l, err := applyLock(m, doc)
+		if err != nil {
+			return err
+		}
+		all = append(all, l...)
+		all.Sort()
+	}
 	snapshot := in.snapshot
 	if in.fs == nil {
 		// Lock what was read (the AIR below is compiled from exactly these
@@ -122,7 +130,7 @@ func runCompile(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "rendering the bundle: %v", err)
 	}
-	if err := files.FromBytes(rendered).WriteTo(out); err != nil {
+	if err := withOrigin(files.FromBytes(rendered), out, c.String("manifest")).WriteTo(out); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/golden"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -42,6 +43,11 @@ func compileExample(t *testing.T) string {
 	code, stdout, stderr := runCLI(t, "", "compile", exampleSpec, "--manifest", exampleManifest, "--out", out)
 	if code != 0 {
 		t.Fatalf("compile exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	// The bundle's record of where this checkout keeps its manifest is
+	// local state, not contract: the tree comparisons leave it out.
+	if err := os.Remove(filepath.Join(out, lock.OriginFile)); err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

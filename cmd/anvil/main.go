@@ -68,6 +68,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			approveCommand(e),
 			initCommand(e),
 			schemaCommand(e),
+			diffCommand(e),
 			serveCommand(e),
 			connectCommand(e),
 			packageCommand(e),

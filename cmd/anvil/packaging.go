@@ -9,6 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler/diff/release"
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/harness"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -26,6 +27,8 @@ func packageCommand(e *env) *cli.Command {
 				&cli.StringFlag{Name: "out", Usage: "the package directory"},
 				&cli.StringFlag{Name: "workspace", Usage: "the workspace the gateway serves (names the connector by its path there)"},
 				&cli.StringFlag{Name: "connector", Usage: "the connector id (overrides the folded path)"},
+				&cli.StringFlag{Name: "previous", Usage: "the previous package (or bundle): version by the semver verdict, CHANGELOG.md from the diff"},
+				&cli.BoolFlag{Name: "allow-errors", Usage: "package a bundle whose compile reported errors (warns loudly)"},
 			},
 			Action: func(c *cli.Context) error { return runPackageHarness(e, c) },
 		}},
@@ -126,6 +129,15 @@ func runPackageHarness(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	if err := refuseErrors(e, doc, bundle, c.Bool("allow-errors")); err != nil {
+		return err
+	}
+	var step *releaseStep
+	if p := c.String("previous"); p != "" {
+		if step, err = planRelease(doc, p); err != nil {
+			return err
+		}
+	}
 	id, err := connectorID(bundle, c.String("workspace"), c.String("connector"))
 	if err != nil {
 		return fail(1, "%v", err)
@@ -140,6 +152,9 @@ func runPackageHarness(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	if err := addReleaseFiles(tree, doc, step); err != nil {
+		return fail(1, "%v", err)
+	}
 	if err := tree.WriteTo(out); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
@@ -150,5 +165,9 @@ func runPackageHarness(e *env, c *cli.Context) error {
 		}
 	}
 	fmt.Fprintf(e.stdout, "Packaged connector '%s' (%d operation(s), gateway mode) to %s.\n", id, n, out)
+	if step != nil {
+		fmt.Fprintf(e.stdout, "Version %s (%s from %s: %d breaking, %d non-breaking change(s)); see %s.\n", step.version,
+			step.report.Semver, step.prev.Version, step.report.Summary.Breaking, step.report.Summary.NonBreaking, release.ChangelogFile)
+	}
 	return nil
 }

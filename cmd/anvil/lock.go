@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/anvil-dev/anvil/compiler/diag"
+	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/lock"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// applyLock applies the anvil.lock beside manifest to a freshly lowered
+// document (compile's call site); a lock that cannot be read is an error.
+func applyLock(manifest string, doc *air.Document) (diag.List, error) {
+	path := lock.PathFor(manifest)
+	l, err := lock.Load(path)
+	if err != nil {
+		return nil, fail(1, "%v", err)
+	}
+	return l.Apply(doc, path), nil
+}
+
+// withOrigin adds the bundle's record of its manifest to the files written.
+func withOrigin(tree files.Tree, out, manifest string) files.Tree {
+	if b := lock.OriginBytes(out, manifest); b != nil {
+		tree.Add(lock.OriginFile, b)
+	}
+	return tree
+}
+
+// recordApprovals records the approved ids of doc in the lock beside the
+// manifest (approve's call site): --manifest, else the one the bundle
+// records. It returns the lock's path, or "" when the bundle names no
+// manifest and none was given.
+func recordApprovals(doc *air.Document, bundleDir, manifest string, ids []string) (string, error) {
+	if manifest == "" {
+		m, err := lock.ManifestOf(bundleDir)
+		if err != nil {
+			return "", err
+		}
+		if m == "" {
+			return "", nil
+		}
+		manifest = m
+	}
+	path := lock.PathFor(manifest)
+	l, err := lock.Load(path)
+	if err != nil {
+		return "", err
+	}
+	if err := l.Record(doc, ids); err != nil {
+		return "", err
+	}
+	b, err := l.Marshal()
+	if err != nil {
+		return "", err
+	}
+	if err := (files.Tree{filepath.Base(path): {Data: b}}).WriteFiles(filepath.Dir(path)); err != nil {
+		return "", fmt.Errorf("writing %s: %v", path, err)
+	}
+	return path, nil
+}
+
+// keepOrigin carries the bundle's origin record over a rewrite of dir.
+func keepOrigin(tree files.Tree, dir string) files.Tree {
+	if b, err := os.ReadFile(filepath.Join(dir, lock.OriginFile)); err == nil {
+		tree.Add(lock.OriginFile, b)
+	}
+	return tree
+}

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/anvil-dev/anvil/compiler/lock"
+	"github.com/anvil-dev/anvil/golden"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// specPair writes the old and new spec of a golden/diff case into dir, with
+// its manifest turned into one that approves nothing (so approvals come
+// from anvil approve and the lock alone). It returns the three paths.
+func specPair(t *testing.T, dir, kind string) (oldSpec, newSpec, manifest string) {
+	t.Helper()
+	return writeCase(t, dir, kind, func(m string) string { return strings.ReplaceAll(m, "state: approved", "state: review_required") })
+}
+
+// writeCase writes a golden/diff case's files into dir, the manifest
+// passed through edit.
+func writeCase(t *testing.T, dir, kind string, edit func(string) string) (oldSpec, newSpec, manifest string) {
+	t.Helper()
+	raw, err := os.ReadFile(golden.Path("diff/" + kind + ".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ar := txtar.Parse(raw)
+	for _, f := range ar.Files {
+		data := f.Data
+		if f.Name == "anvil.yaml" {
+			data = []byte(edit(string(data)))
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "old.yaml"), filepath.Join(dir, "new.yaml"), filepath.Join(dir, "anvil.yaml")
+}
+
+func states(t *testing.T, bundle string) map[string]string {
+	t.Helper()
+	doc, err := air.Load(bundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, op := range doc.Operations {
+		m[op.ID] = op.State
+	}
+	return m
+}
+
+// TestLockSurvivesRecompile: approvals made with anvil approve are recorded
+// in anvil.lock beside the manifest; a recompile after a spec change keeps
+// the unchanged approvals and sends the changed operation back to review
+// with a warning naming the change.
+func TestLockSurvivesRecompile(t *testing.T) {
+	dir := t.TempDir()
+	oldSpec, newSpec, man := specPair(t, dir, "input_type_changed")
+	out := filepath.Join(dir, "bundle")
+	if code, _, stderr := runCLI(t, "", "compile", oldSpec, "--manifest", man, "--out", out); code != 0 {
+		t.Fatalf("compile: %d %s", code, stderr)
+	}
+	if s := states(t, out); s["tracker.issues.get"] != air.StateReviewRequired {
+		t.Fatalf("the manifest approves nothing, yet: %v", s)
+	}
+	code, stdout, stderr := runCLI(t, "", "approve", out, "tracker.issues.get", "tracker.issues.list")
+	if code != 0 {
+		t.Fatalf("approve: %d %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, lock.OriginFile)); err != nil {
+		t.Errorf("approve dropped the bundle's origin record: %v", err)
+	}
+	lockPath := filepath.Join(dir, lock.FileName)
+	if !strings.Contains(stdout, "Recorded the approvals in "+lockPath) {
+		t.Errorf("approve does not name the lock: %s", stdout)
+	}
+	first, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The same spec again: both approvals hold, no warning, same lock bytes.
+	again := filepath.Join(dir, "again")
+	code, _, stderr = runCLI(t, "", "compile", oldSpec, "--manifest", man, "--out", again)
+	if code != 0 || strings.Contains(stderr, lock.CodeChanged) {
+		t.Fatalf("recompile: %d %s", code, stderr)
+	}
+	if s := states(t, again); s["tracker.issues.get"] != air.StateApproved || s["tracker.issues.list"] != air.StateApproved || s["tracker.issues.create"] != air.StateReviewRequired {
+		t.Errorf("the lock was not applied as recorded: %v", s)
+	}
+	if code, _, stderr := runCLI(t, "", "approve", again, "tracker.issues.list", "tracker.issues.get"); code != 0 {
+		t.Fatal(stderr)
+	}
+	if second, _ := os.ReadFile(lockPath); string(second) != string(first) {
+		t.Errorf("approving the same contracts again changed the lock:\n%s\n---\n%s", first, second)
+	}
+
+	// The new spec changes getIssue's issue_number from integer to string.
+	code, _, stderr = runCLI(t, "", "compile", newSpec, "--manifest", man, "--out", out)
+	if code != 0 {
+		t.Fatalf("compile new: %d %s", code, stderr)
+	}
+	s := states(t, out)
+	if s["tracker.issues.list"] != air.StateApproved {
+		t.Errorf("an unchanged approval was lost: %v", s)
+	}
+	if s["tracker.issues.get"] != air.StateReviewRequired {
+		t.Errorf("a changed operation kept its approval: %v", s)
+	}
+	want := "warning " + lock.CodeChanged + ": tracker.issues.get was approved in anvil.lock but its contract changed (input_type_changed: input `issue_number`: type integer → string (narrowed))"
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+	if strings.Contains(stderr, "tracker.issues.list was approved") {
+		t.Errorf("an unchanged operation was flagged:\n%s", stderr)
+	}
+}
+
+// TestLockManifestOverrideAndBadLock: --manifest names where the lock goes;
+// a lock whose entry was edited by hand is refused by compile.
+func TestLockManifestOverrideAndBadLock(t *testing.T) {
+	dir := t.TempDir()
+	oldSpec, _, man := specPair(t, dir, "input_added")
+	out := filepath.Join(dir, "bundle")
+	// Compiled without a manifest: the bundle records none.
+	if code, _, stderr := runCLI(t, "", "compile", oldSpec, "--service", "tracker", "--out", out); code != 0 {
+		t.Fatal(stderr)
+	}
+	doc, err := air.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := doc.Operations[0].ID
+	code, stdout, stderr := runCLI(t, "", "approve", out, id)
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if strings.Contains(stdout, "Recorded") || !strings.Contains(stdout, "records no manifest") {
+		t.Errorf("a bundle without a recorded manifest wrote a lock: %s", stdout)
+	}
+	other := filepath.Join(dir, "elsewhere", "anvil.yaml")
+	if code, _, stderr := runCLI(t, "", "approve", out, id, "--manifest", other); code != 0 {
+		t.Fatal(stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "elsewhere", lock.FileName))
+	if err != nil {
+		t.Fatalf("--manifest did not place the lock: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, lock.FileName), []byte(strings.Replace(string(b), `"GET"`, `"PUT"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "", "compile", oldSpec, "--manifest", man, "--out", filepath.Join(dir, "b2"))
+	if code != 1 || !strings.Contains(stderr, "fingerprint does not match") {
+		t.Errorf("a hand-edited lock: exit %d, %s", code, stderr)
+	}
+}

@@ -1,0 +1,193 @@
+// Package lock keeps approvals across recompiles. `anvil approve` records
+// each approved operation in anvil.lock beside the manifest, with a
+// fingerprint of its contract (diff.Contract: method, path, inputs, outputs,
+// auth, effect); `anvil compile` applies the lock: an approval whose
+// fingerprint still matches the freshly compiled operation approves it
+// again, and one whose contract changed leaves the operation in review with
+// a warning that names what changed (the change kinds of `anvil diff`).
+//
+// The lock stores each approved contract, not only its hash, so it can say
+// what changed without the old spec. Documentation (titles, descriptions,
+// examples) is not part of it: rewording does not revoke an approval. Its bytes are canonical JSON (entries
+// sorted by operation id, maps by key), so it diffs and merges well in git.
+package lock
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/anvil-dev/anvil/compiler/diag"
+	"github.com/anvil-dev/anvil/compiler/diff"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// FileName is the lock's name beside the manifest.
+const FileName = "anvil.lock"
+
+// Schema is the lock format's version string.
+const Schema = "anvil.lock/v1"
+
+// maxSize bounds the lock file read (it is an input like the manifest).
+const maxSize = 64 << 20
+
+// Diagnostic codes.
+const (
+	CodeChanged = "lock/contract_changed"  // warning: an approval no longer matches
+	CodeMissing = "lock/operation_missing" // warning: an approval names no operation
+	CodeBlocked = "lock/operation_blocked" // info: the manifest blocks a locked operation
+)
+
+// Lock is anvil.lock.
+type Lock struct {
+	Schema    string  `json:"schema"`
+	Approvals []Entry `json:"approvals"`
+}
+
+// Entry is one approved operation.
+type Entry struct {
+	Operation   string `json:"operation"` // the AIR id
+	Method      string `json:"method"`
+	Path        string `json:"path"`
+	Fingerprint string `json:"fingerprint"` // "sha256:<hex>" of the canonical contract
+	// Contract is what was approved, self-contained (diff.Contract.Closure).
+	Contract *diff.Contract `json:"contract"`
+}
+
+// PathFor is the lock beside a manifest.
+func PathFor(manifest string) string { return filepath.Join(filepath.Dir(manifest), FileName) }
+
+// Load reads a lock; a missing file is an empty lock.
+func Load(path string) (*Lock, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Lock{Schema: Schema}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var l Lock
+	dec := json.NewDecoder(&limited{f: f, left: maxSize})
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return nil, fmt.Errorf("%s is not a valid %s: %v", path, FileName, err)
+	}
+	if l.Schema != Schema {
+		return nil, fmt.Errorf("%s has schema %q; this anvil reads %q", path, l.Schema, Schema)
+	}
+	for _, e := range l.Approvals {
+		if e.Operation == "" || e.Contract == nil || e.Fingerprint != Fingerprint(e.Contract) ||
+			e.Method != e.Contract.Method || e.Path != e.Contract.Path {
+			return nil, fmt.Errorf("%s: the entry for %q is incomplete or its fingerprint does not match its contract (edited by hand?)", path, e.Operation)
+		}
+	}
+	return &l, nil
+}
+
+// limited reads at most left bytes and then fails, so an oversized lock is
+// an error rather than a truncated document.
+type limited struct {
+	f    *os.File
+	left int64
+}
+
+func (r *limited) Read(p []byte) (int, error) {
+	if r.left <= 0 {
+		return 0, fmt.Errorf("larger than %d bytes", maxSize)
+	}
+	if int64(len(p)) > r.left {
+		p = p[:r.left]
+	}
+	n, err := r.f.Read(p)
+	r.left -= int64(n)
+	return n, err
+}
+
+// Fingerprint is the sha256 of the contract's canonical JSON.
+func Fingerprint(c *diff.Contract) string {
+	b, err := air.MarshalCompact(c)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Record adds or replaces the entries of the operations ids of doc.
+func (l *Lock) Record(doc *air.Document, ids []string) error {
+	for _, id := range ids {
+		op := doc.Operation(id)
+		if op == nil {
+			return fmt.Errorf("no operation %q", id)
+		}
+		c := canonical(doc, op)
+		e := Entry{Operation: id, Method: c.Method, Path: c.Path, Fingerprint: Fingerprint(c), Contract: c}
+		i := slices.IndexFunc(l.Approvals, func(x Entry) bool { return x.Operation == id })
+		if i >= 0 {
+			l.Approvals[i] = e
+		} else {
+			l.Approvals = append(l.Approvals, e)
+		}
+	}
+	slices.SortFunc(l.Approvals, func(a, b Entry) int { return strings.Compare(a.Operation, b.Operation) })
+	return nil
+}
+
+// Marshal returns the lock's canonical bytes.
+func (l *Lock) Marshal() ([]byte, error) {
+	if l.Approvals == nil {
+		l.Approvals = []Entry{}
+	}
+	l.Schema = Schema
+	return air.Marshal(l)
+}
+
+// Apply approves the operations of doc whose locked contract still matches
+// and returns a warning for each one that changed or vanished. It never
+// un-approves: an operation the manifest approves stays approved, and a
+// blocked one stays blocked. lockPath positions the diagnostics.
+func (l *Lock) Apply(doc *air.Document, lockPath string) diag.List {
+	var out diag.List
+	pos := diag.Pos{File: filepath.ToSlash(lockPath)}
+	for _, e := range l.Approvals {
+		op := doc.Operation(e.Operation)
+		if op == nil {
+			out.Warnf(pos, CodeMissing, "%s (%s %s) is approved in %s but the compiled service has no such operation; its approval is not applied",
+				e.Operation, e.Method, e.Path, FileName)
+			continue
+		}
+		if op.State == air.StateBlocked {
+			out.Infof(pos, CodeBlocked, "%s is approved in %s but the manifest blocks it", e.Operation, FileName)
+			continue
+		}
+		now := canonical(doc, op)
+		if Fingerprint(now) == e.Fingerprint {
+			op.State = air.StateApproved
+			continue
+		}
+		var what []string
+		for _, f := range diff.CompareContracts(e.Contract, now) {
+			what = append(what, f.Kind+": "+f.Detail)
+		}
+		if len(what) == 0 {
+			what = append(what, "the contract's encoding changed")
+		}
+		state := "returns to review"
+		if op.State == air.StateApproved {
+			state = "stays approved by the manifest"
+		} else {
+			op.State = air.StateReviewRequired
+		}
+		out.Warnf(pos, CodeChanged, "%s was approved in %s but its contract changed (%s); it %s: approve it again with anvil approve",
+			e.Operation, FileName, strings.Join(what, "; "), state)
+	}
+	return out
+}
