@@ -56,7 +56,7 @@ func TestOneExecutorTwoHandlers(t *testing.T) {
 		{"dry run", executor.Call{Tool: "github__github_list_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","anvil_dry_run":true}`)}, ""},
 		{"not an object", executor.Call{Tool: "github__github_list_issue", Args: json.RawMessage(`[1]`)}, "validation_error"},
 		{"schema", executor.Call{Tool: "github__github_list_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","state":"x"}`)}, "validation_error"},
-		{"confirm false", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":false}`)}, "validation_error"},
+		{"confirm false", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":false}`)}, "confirmation_required"},
 		{"grant without confirm", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":true}`),
 			Principal: &executor.Principal{Sub: "p", Grants: write}}, "confirmation_required"},
 		{"write", executor.Call{Tool: "github__github_create_comment", Args: json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b"}`),
