@@ -429,6 +429,31 @@ func TestCompiledWorkspaceRefusals(t *testing.T) {
 	if _, err := frontdoor.NewGenerated(frontdoor.Config{Host: "127.0.0.1"}, noHandlers, nil); !errors.Is(err, fleet.ErrGeneratedWorkspace) {
 		t.Errorf("an operation without handlers: %v", err)
 	}
+	// The generated handlers and the AIR they travel with must match one to
+	// one: a served operation without a handler, a handler for an operation
+	// the AIR does not serve, two handlers for one, or AIR that does not
+	// parse refuse to start.
+	for name, edit := range map[string]func(*handler.Workspace){
+		"missing handler": func(ws *handler.Workspace) { ws.Connectors[0].Ops = ws.Connectors[0].Ops[1:] },
+		"unserved operation": func(ws *handler.Workspace) {
+			op := *ws.Connectors[0].Ops[0]
+			op.ID = "github.nope"
+			ws.Connectors[0].Ops = append(ws.Connectors[0].Ops, &op)
+		},
+		"two handlers": func(ws *handler.Workspace) {
+			ws.Connectors[0].Ops = append(ws.Connectors[0].Ops, ws.Connectors[0].Ops[0])
+		},
+		"bad AIR":    func(ws *handler.Workspace) { ws.Connectors[0].AIR = `{"schema":"anvil.air/v0"}` },
+		"no AIR":     func(ws *handler.Workspace) { ws.Connectors[0].AIR = "" },
+		"bad id":     func(ws *handler.Workspace) { ws.Connectors[0].ID = "a b" },
+		"nil handle": func(ws *handler.Workspace) { ws.Connectors[0].Ops[0] = nil },
+	} {
+		ws := workspace.Workspace()
+		edit(ws)
+		if _, err := frontdoor.NewGenerated(frontdoor.Config{Host: "127.0.0.1"}, ws, nil); !errors.Is(err, fleet.ErrGeneratedWorkspace) {
+			t.Errorf("%s: %v, want ErrGeneratedWorkspace", name, err)
+		}
+	}
 }
 
 func TestCompiledGrantIsCompiledOncePerToken(t *testing.T) {

@@ -463,13 +463,6 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 	fail := jen.Return(jen.Nil(), jen.False())
 	var cases []jen.Code
 	for _, fl := range in.fields {
-		stmts := []jen.Code{
-			jen.If(has(fl)).Block(fail),
-			markSet(fl),
-		}
-		if fl.nullable && fl.kind != kAny {
-			stmts = append(stmts, jen.If(jen.Id("r").Dot("Null").Call()).Block(markNull(fl), jen.Continue()))
-		}
 		var read string
 		switch fl.kind {
 		case kString:
@@ -481,7 +474,20 @@ func (g *generator) emitDecode(f *jen.File, n opNames, in *input) {
 		default:
 			read = "Any"
 		}
-		stmts = append(stmts, jen.If(jen.Op("!").Id("r").Dot(read).Call(jen.Op("&").Id("in."+fl.goName))).Block(fail))
+		readFails := jen.Op("!").Id("r").Dot(read).Call(jen.Op("&").Id("in." + fl.goName))
+		var stmts []jen.Code
+		if fl.nullable && fl.kind != kAny {
+			// A repeated key is refused; null is recorded as such.
+			stmts = []jen.Code{
+				jen.If(has(fl)).Block(fail),
+				markSet(fl),
+				jen.If(jen.Id("r").Dot("Null").Call()).Block(markNull(fl), jen.Continue()),
+				jen.If(readFails).Block(fail),
+			}
+		} else {
+			// A repeated key is refused.
+			stmts = []jen.Code{jen.If(has(fl).Op("||").Add(readFails)).Block(fail), markSet(fl)}
+		}
 		cases = append(cases, jen.Case(jen.Lit(fl.prop)).Block(stmts...))
 	}
 	cases = append(cases, jen.Default().Block(fail))

@@ -152,37 +152,25 @@ func decodeGithubIssuesList(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		case "state":
-			if in.hasState {
+			if in.hasState || !r.String(&in.State) {
 				return nil, false
 			}
 			in.hasState = true
-			if !r.String(&in.State) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -462,53 +450,35 @@ func decodeGithubIssuesCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.String(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.String(&in.Body) {
-				return nil, false
-			}
 		case "confirm":
-			if in.hasConfirmArg {
+			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 			in.hasConfirmArg = true
-			if !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		case "title":
-			if in.hasTitle {
+			if in.hasTitle || !r.String(&in.Title) {
 				return nil, false
 			}
 			in.hasTitle = true
-			if !r.String(&in.Title) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -905,37 +875,25 @@ func decodeGithubIssuesGet(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "issue_number":
-			if in.hasIssueNumber {
+			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 			in.hasIssueNumber = true
-			if !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -1246,69 +1204,45 @@ func decodeGithubIssuesUpdate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.String(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.String(&in.Body) {
-				return nil, false
-			}
 		case "confirm":
-			if in.hasConfirmArg {
+			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 			in.hasConfirmArg = true
-			if !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
 		case "issue_number":
-			if in.hasIssueNumber {
+			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 			in.hasIssueNumber = true
-			if !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		case "state":
-			if in.hasState {
+			if in.hasState || !r.String(&in.State) {
 				return nil, false
 			}
 			in.hasState = true
-			if !r.String(&in.State) {
-				return nil, false
-			}
 		case "title":
-			if in.hasTitle {
+			if in.hasTitle || !r.String(&in.Title) {
 				return nil, false
 			}
 			in.hasTitle = true
-			if !r.String(&in.Title) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -1640,37 +1574,25 @@ func decodeGithubCommentsList(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "issue_number":
-			if in.hasIssueNumber {
+			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 			in.hasIssueNumber = true
-			if !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -1961,53 +1883,35 @@ func decodeGithubCommentsCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.String(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.String(&in.Body) {
-				return nil, false
-			}
 		case "idempotency_key":
-			if in.hasIdempotencyKeyArg {
+			if in.hasIdempotencyKeyArg || !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 			in.hasIdempotencyKeyArg = true
-			if !r.String(&in.IdempotencyKeyArg) {
-				return nil, false
-			}
 		case "issue_number":
-			if in.hasIssueNumber {
+			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
 				return nil, false
 			}
 			in.hasIssueNumber = true
-			if !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -2426,45 +2330,30 @@ func decodeGithubCommentsDelete(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "comment_id":
-			if in.hasCommentId {
+			if in.hasCommentId || !r.Number(&in.CommentId) {
 				return nil, false
 			}
 			in.hasCommentId = true
-			if !r.Number(&in.CommentId) {
-				return nil, false
-			}
 		case "confirm":
-			if in.hasConfirmArg {
+			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 			in.hasConfirmArg = true
-			if !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -2776,69 +2665,45 @@ func decodeGithubReleasesCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.String(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.String(&in.Body) {
-				return nil, false
-			}
 		case "confirm":
-			if in.hasConfirmArg {
+			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 			in.hasConfirmArg = true
-			if !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
 		case "draft":
-			if in.hasDraft {
+			if in.hasDraft || !r.Bool(&in.Draft) {
 				return nil, false
 			}
 			in.hasDraft = true
-			if !r.Bool(&in.Draft) {
-				return nil, false
-			}
 		case "name":
-			if in.hasName {
+			if in.hasName || !r.String(&in.Name) {
 				return nil, false
 			}
 			in.hasName = true
-			if !r.String(&in.Name) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		case "tag_name":
-			if in.hasTagName {
+			if in.hasTagName || !r.String(&in.TagName) {
 				return nil, false
 			}
 			in.hasTagName = true
-			if !r.String(&in.TagName) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -3513,45 +3378,30 @@ func decodeGithubReleasesDelete(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "confirm":
-			if in.hasConfirmArg {
+			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 			in.hasConfirmArg = true
-			if !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "release_id":
-			if in.hasReleaseId {
+			if in.hasReleaseId || !r.Number(&in.ReleaseId) {
 				return nil, false
 			}
 			in.hasReleaseId = true
-			if !r.Number(&in.ReleaseId) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -3868,69 +3718,45 @@ func decodeGithubReleasesUpdate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.String(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.String(&in.Body) {
-				return nil, false
-			}
 		case "confirm":
-			if in.hasConfirmArg {
+			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
 				return nil, false
 			}
 			in.hasConfirmArg = true
-			if !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
 		case "draft":
-			if in.hasDraft {
+			if in.hasDraft || !r.Bool(&in.Draft) {
 				return nil, false
 			}
 			in.hasDraft = true
-			if !r.Bool(&in.Draft) {
-				return nil, false
-			}
 		case "name":
-			if in.hasName {
+			if in.hasName || !r.String(&in.Name) {
 				return nil, false
 			}
 			in.hasName = true
-			if !r.String(&in.Name) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "release_id":
-			if in.hasReleaseId {
+			if in.hasReleaseId || !r.Number(&in.ReleaseId) {
 				return nil, false
 			}
 			in.hasReleaseId = true
-			if !r.Number(&in.ReleaseId) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -4257,37 +4083,25 @@ func decodeGithubTagsGet(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		case "tag":
-			if in.hasTag {
+			if in.hasTag || !r.String(&in.Tag) {
 				return nil, false
 			}
 			in.hasTag = true
-			if !r.String(&in.Tag) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -4532,29 +4346,20 @@ func decodeGithubPullsList(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "owner":
-			if in.hasOwner {
+			if in.hasOwner || !r.String(&in.Owner) {
 				return nil, false
 			}
 			in.hasOwner = true
-			if !r.String(&in.Owner) {
-				return nil, false
-			}
 		case "repo":
-			if in.hasRepo {
+			if in.hasRepo || !r.String(&in.Repo) {
 				return nil, false
 			}
 			in.hasRepo = true
-			if !r.String(&in.Repo) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}

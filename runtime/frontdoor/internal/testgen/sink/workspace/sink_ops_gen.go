@@ -352,69 +352,45 @@ func decodeSinkItemsSearch(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "accept":
-			if in.hasAccept {
+			if in.hasAccept || !r.String(&in.Accept) {
 				return nil, false
 			}
 			in.hasAccept = true
-			if !r.String(&in.Accept) {
-				return nil, false
-			}
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "filter":
-			if in.hasFilter {
+			if in.hasFilter || !r.Any(&in.Filter) {
 				return nil, false
 			}
 			in.hasFilter = true
-			if !r.Any(&in.Filter) {
-				return nil, false
-			}
 		case "flag":
-			if in.hasFlag {
+			if in.hasFlag || !r.Bool(&in.Flag) {
 				return nil, false
 			}
 			in.hasFlag = true
-			if !r.Bool(&in.Flag) {
-				return nil, false
-			}
 		case "ids":
-			if in.hasIds {
+			if in.hasIds || !r.Any(&in.Ids) {
 				return nil, false
 			}
 			in.hasIds = true
-			if !r.Any(&in.Ids) {
-				return nil, false
-			}
 		case "kind":
-			if in.hasKind {
+			if in.hasKind || !r.String(&in.Kind) {
 				return nil, false
 			}
 			in.hasKind = true
-			if !r.String(&in.Kind) {
-				return nil, false
-			}
 		case "labels":
-			if in.hasLabels {
+			if in.hasLabels || !r.Any(&in.Labels) {
 				return nil, false
 			}
 			in.hasLabels = true
-			if !r.Any(&in.Labels) {
-				return nil, false
-			}
 		case "limit":
-			if in.hasLimit {
+			if in.hasLimit || !r.Number(&in.Limit) {
 				return nil, false
 			}
 			in.hasLimit = true
-			if !r.Number(&in.Limit) {
-				return nil, false
-			}
 		case "maybe":
 			if in.hasMaybe {
 				return nil, false
@@ -428,29 +404,20 @@ func decodeSinkItemsSearch(raw []byte) (handler.Input, bool) {
 				return nil, false
 			}
 		case "need":
-			if in.hasNeed {
+			if in.hasNeed || !r.Number(&in.Need) {
 				return nil, false
 			}
 			in.hasNeed = true
-			if !r.Number(&in.Need) {
-				return nil, false
-			}
 		case "opts":
-			if in.hasOpts {
+			if in.hasOpts || !r.Any(&in.Opts) {
 				return nil, false
 			}
 			in.hasOpts = true
-			if !r.Any(&in.Opts) {
-				return nil, false
-			}
 		case "pipe":
-			if in.hasPipe {
+			if in.hasPipe || !r.Any(&in.Pipe) {
 				return nil, false
 			}
 			in.hasPipe = true
-			if !r.Any(&in.Pipe) {
-				return nil, false
-			}
 		case "pref":
 			if in.hasPref {
 				return nil, false
@@ -464,61 +431,40 @@ func decodeSinkItemsSearch(raw []byte) (handler.Input, bool) {
 				return nil, false
 			}
 		case "q":
-			if in.hasQ {
+			if in.hasQ || !r.String(&in.Q) {
 				return nil, false
 			}
 			in.hasQ = true
-			if !r.String(&in.Q) {
-				return nil, false
-			}
 		case "ratio":
-			if in.hasRatio {
+			if in.hasRatio || !r.Number(&in.Ratio) {
 				return nil, false
 			}
 			in.hasRatio = true
-			if !r.Number(&in.Ratio) {
-				return nil, false
-			}
 		case "session":
-			if in.hasSession {
+			if in.hasSession || !r.String(&in.Session) {
 				return nil, false
 			}
 			in.hasSession = true
-			if !r.String(&in.Session) {
-				return nil, false
-			}
 		case "space":
-			if in.hasSpace {
+			if in.hasSpace || !r.Any(&in.Space) {
 				return nil, false
 			}
 			in.hasSpace = true
-			if !r.Any(&in.Space) {
-				return nil, false
-			}
 		case "tags":
-			if in.hasTags {
+			if in.hasTags || !r.Any(&in.Tags) {
 				return nil, false
 			}
 			in.hasTags = true
-			if !r.Any(&in.Tags) {
-				return nil, false
-			}
 		case "trace":
-			if in.hasTrace {
+			if in.hasTrace || !r.String(&in.Trace) {
 				return nil, false
 			}
 			in.hasTrace = true
-			if !r.String(&in.Trace) {
-				return nil, false
-			}
 		case "xlist":
-			if in.hasXlist {
+			if in.hasXlist || !r.Any(&in.Xlist) {
 				return nil, false
 			}
 			in.hasXlist = true
-			if !r.Any(&in.Xlist) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -937,37 +883,25 @@ func decodeSinkLabelsGet(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "m":
-			if in.hasM {
+			if in.hasM || !r.Any(&in.M) {
 				return nil, false
 			}
 			in.hasM = true
-			if !r.Any(&in.M) {
-				return nil, false
-			}
 		case "n":
-			if in.hasN {
+			if in.hasN || !r.Number(&in.N) {
 				return nil, false
 			}
 			in.hasN = true
-			if !r.Number(&in.N) {
-				return nil, false
-			}
 		case "name":
-			if in.hasName {
+			if in.hasName || !r.String(&in.Name) {
 				return nil, false
 			}
 			in.hasName = true
-			if !r.String(&in.Name) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -1244,29 +1178,20 @@ func decodeSinkFormsSubmit(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "a":
-			if in.hasA {
+			if in.hasA || !r.String(&in.A) {
 				return nil, false
 			}
 			in.hasA = true
-			if !r.String(&in.A) {
-				return nil, false
-			}
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "list":
-			if in.hasList {
+			if in.hasList || !r.Any(&in.List) {
 				return nil, false
 			}
 			in.hasList = true
-			if !r.Any(&in.List) {
-				return nil, false
-			}
 		case "n":
 			if in.hasN {
 				return nil, false
@@ -1280,21 +1205,15 @@ func decodeSinkFormsSubmit(raw []byte) (handler.Input, bool) {
 				return nil, false
 			}
 		case "obj":
-			if in.hasObj {
+			if in.hasObj || !r.Any(&in.Obj) {
 				return nil, false
 			}
 			in.hasObj = true
-			if !r.Any(&in.Obj) {
-				return nil, false
-			}
 		case "z":
-			if in.hasZ {
+			if in.hasZ || !r.Bool(&in.Z) {
 				return nil, false
 			}
 			in.hasZ = true
-			if !r.Bool(&in.Z) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -1595,37 +1514,25 @@ func decodeSinkDocsPut(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.Any(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.Any(&in.Body) {
-				return nil, false
-			}
 		case "id":
-			if in.hasId {
+			if in.hasId || !r.String(&in.Id) {
 				return nil, false
 			}
 			in.hasId = true
-			if !r.String(&in.Id) {
-				return nil, false
-			}
 		case "idempotency_key":
-			if in.hasIdempotencyKeyArg {
+			if in.hasIdempotencyKeyArg || !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 			in.hasIdempotencyKeyArg = true
-			if !r.String(&in.IdempotencyKeyArg) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -1862,21 +1769,15 @@ func decodeSinkNotesCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "text":
-			if in.hasText {
+			if in.hasText || !r.Any(&in.Text) {
 				return nil, false
 			}
 			in.hasText = true
-			if !r.Any(&in.Text) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -2087,21 +1988,15 @@ func decodeSinkBlobsUpload(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "body":
-			if in.hasBody {
+			if in.hasBody || !r.Any(&in.Body) {
 				return nil, false
 			}
 			in.hasBody = true
-			if !r.Any(&in.Body) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
@@ -2402,13 +2297,10 @@ func decodeSinkEventsCreate(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "draft":
 			if in.hasDraft {
 				return nil, false
@@ -2422,45 +2314,30 @@ func decodeSinkEventsCreate(raw []byte) (handler.Input, bool) {
 				return nil, false
 			}
 		case "idempotency_key":
-			if in.hasIdempotencyKeyArg {
+			if in.hasIdempotencyKeyArg || !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 			in.hasIdempotencyKeyArg = true
-			if !r.String(&in.IdempotencyKeyArg) {
-				return nil, false
-			}
 		case "meta":
-			if in.hasMeta {
+			if in.hasMeta || !r.Any(&in.Meta) {
 				return nil, false
 			}
 			in.hasMeta = true
-			if !r.Any(&in.Meta) {
-				return nil, false
-			}
 		case "score":
-			if in.hasScore {
+			if in.hasScore || !r.Number(&in.Score) {
 				return nil, false
 			}
 			in.hasScore = true
-			if !r.Number(&in.Score) {
-				return nil, false
-			}
 		case "tenant":
-			if in.hasTenant {
+			if in.hasTenant || !r.String(&in.Tenant) {
 				return nil, false
 			}
 			in.hasTenant = true
-			if !r.String(&in.Tenant) {
-				return nil, false
-			}
 		case "title":
-			if in.hasTitle {
+			if in.hasTitle || !r.String(&in.Title) {
 				return nil, false
 			}
 			in.hasTitle = true
-			if !r.String(&in.Title) {
-				return nil, false
-			}
 		case "when":
 			if in.hasWhen {
 				return nil, false
@@ -2827,29 +2704,20 @@ func decodeSinkJobsRun(raw []byte) (handler.Input, bool) {
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun {
+			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
 				return nil, false
 			}
 			in.hasAnvilDryRun = true
-			if !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
 		case "idempotency_key":
-			if in.hasIdempotencyKeyArg {
+			if in.hasIdempotencyKeyArg || !r.String(&in.IdempotencyKeyArg) {
 				return nil, false
 			}
 			in.hasIdempotencyKeyArg = true
-			if !r.String(&in.IdempotencyKeyArg) {
-				return nil, false
-			}
 		case "job":
-			if in.hasJob {
+			if in.hasJob || !r.String(&in.Job) {
 				return nil, false
 			}
 			in.hasJob = true
-			if !r.String(&in.Job) {
-				return nil, false
-			}
 		default:
 			return nil, false
 		}
