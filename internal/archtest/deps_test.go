@@ -108,7 +108,7 @@ func TestOnlyOpenAPIPackageImportsParsers(t *testing.T) {
 // compilerStages orders the compiler's packages (DESIGN.md: front end →
 // lower → emit, with the entry point on top). A package may import
 // compiler packages of a lower stage only, except that emitters may share
-// emit helpers (emit/files, emit/naming). A compiler package missing here
+// emit helpers (emit/files). A compiler package missing here
 // fails the test: give it a stage.
 var compilerStages = map[string]int{
 	"compiler/diag":          0, // shared leaves

@@ -15,8 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/fswatch"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"os"
 	"strconv"
 	"sync"
@@ -173,7 +173,7 @@ func appendString(b []byte, key, v string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, key...)
 	b = append(b, '"', ':')
-	return jsstring.Append(b, v)
+	return canon.AppendString(b, v)
 }
 
 // appendNullable appends ,"key":null for a nil v, else ,"key":"*v".

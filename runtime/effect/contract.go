@@ -2,7 +2,7 @@ package effect
 
 import (
 	"encoding/json"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"strconv"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -28,7 +28,7 @@ func Contract(op *air.Operation) json.RawMessage {
 	e := &op.Effect
 	b := make([]byte, 0, 256)
 	b = append(b, `{"class":`...)
-	b = jsstring.Append(b, air.EffectClassOf(op))
+	b = canon.AppendString(b, air.EffectClassOf(op))
 	if e.Inverse != nil {
 		b = append(b, `,"inverse":`...)
 		b = appendContractFollowUp(b, e.Inverse)
@@ -39,20 +39,20 @@ func Contract(op *air.Operation) json.RawMessage {
 	}
 	if l := e.Lookup; l != nil {
 		b = append(b, `,"lookup":{"operation":`...)
-		b = jsstring.Append(b, l.Operation)
+		b = canon.AppendString(b, l.Operation)
 		b = append(b, `,"by":`...)
-		b = jsstring.Append(b, l.By)
+		b = canon.AppendString(b, l.By)
 		b = append(b, `,"arguments":`...)
 		b = appendMapping(b, l.Arguments)
 		b = append(b, '}')
 	}
 	if d := e.Draft; d != nil {
 		b = append(b, `,"draft":{"operation":`...)
-		b = jsstring.Append(b, d.Operation)
+		b = canon.AppendString(b, d.Operation)
 		b = append(b, `,"arguments":`...)
 		b = appendMapping(b, d.Arguments)
 		b = append(b, `,"handle":`...)
-		b = jsstring.Append(b, d.Handle)
+		b = canon.AppendString(b, d.Handle)
 		b = append(b, `,"promote":`...)
 		b = appendContractCall(b, &d.Promote)
 		if d.Discard != nil {
@@ -66,7 +66,7 @@ func Contract(op *air.Operation) json.RawMessage {
 
 func appendContractFollowUp(b []byte, f *air.FollowUp) []byte {
 	b = append(b, `{"operation":`...)
-	b = jsstring.Append(b, f.Operation)
+	b = canon.AppendString(b, f.Operation)
 	b = append(b, `,"arguments":`...)
 	b = appendMapping(b, f.Arguments)
 	if d := f.Deadline; d != nil {
@@ -80,7 +80,7 @@ func appendContractFollowUp(b []byte, f *air.FollowUp) []byte {
 		}
 		if d.At != "" {
 			b = append(b, `"at":`...)
-			b = jsstring.Append(b, d.At)
+			b = canon.AppendString(b, d.At)
 		}
 		b = append(b, '}')
 	}
@@ -89,7 +89,7 @@ func appendContractFollowUp(b []byte, f *air.FollowUp) []byte {
 
 func appendContractCall(b []byte, c *air.Call) []byte {
 	b = append(b, `{"operation":`...)
-	b = jsstring.Append(b, c.Operation)
+	b = canon.AppendString(b, c.Operation)
 	b = append(b, `,"arguments":`...)
 	b = appendMapping(b, c.Arguments)
 	return append(b, '}')
@@ -103,14 +103,14 @@ func appendMapping(b []byte, m air.Mapping) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsstring.Append(b, e.Name)
+		b = canon.AppendString(b, e.Name)
 		b = append(b, ':')
 		if e.ArgSource.IsConst() {
 			b = append(b, `{"const":`...)
 			b = appendRaw(b, e.ArgSource.Const)
 			b = append(b, '}')
 		} else {
-			b = jsstring.Append(b, e.ArgSource.Path)
+			b = canon.AppendString(b, e.ArgSource.Path)
 		}
 	}
 	return append(b, '}')

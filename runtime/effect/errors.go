@@ -2,7 +2,7 @@ package effect
 
 import (
 	"encoding/json"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/canon"
 
 	"github.com/anvil-dev/anvil/runtime/envelope"
 )
@@ -46,12 +46,12 @@ func newError(code, opID, message string, details json.RawMessage) *envelope.Err
 func details(code string, kv ...string) json.RawMessage {
 	b := make([]byte, 0, 64)
 	b = append(b, `{"code":`...)
-	b = jsstring.Append(b, code)
+	b = canon.AppendString(b, code)
 	for i := 0; i+1 < len(kv); i += 2 {
 		b = append(b, ',')
-		b = jsstring.Append(b, kv[i])
+		b = canon.AppendString(b, kv[i])
 		b = append(b, ':')
-		b = jsstring.Append(b, kv[i+1])
+		b = canon.AppendString(b, kv[i+1])
 	}
 	return append(b, '}')
 }

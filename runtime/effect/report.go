@@ -1,7 +1,7 @@
 package effect
 
 import (
-	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"strconv"
 )
 
@@ -51,7 +51,7 @@ func (a Args) appendJSON(b []byte, depth int) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsstring.Append(b, x.Name)
+		b = canon.AppendString(b, x.Name)
 		b = append(b, ':')
 		b = appendValue(b, x.Value, depth+1)
 	}
@@ -68,9 +68,9 @@ type FollowUp struct {
 
 func (f *FollowUp) appendFields(b []byte) []byte {
 	b = append(b, `"operation":`...)
-	b = jsstring.Append(b, f.Operation)
+	b = canon.AppendString(b, f.Operation)
 	b = append(b, `,"tool":`...)
-	b = jsstring.Append(b, f.Tool)
+	b = canon.AppendString(b, f.Tool)
 	b = append(b, `,"arguments":`...)
 	return f.Arguments.appendJSON(b, 0)
 }
@@ -128,7 +128,7 @@ func (s *Staged) AppendJSON(b []byte) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"draft_operation":`...)
-	b = jsstring.Append(b, s.DraftOperation)
+	b = canon.AppendString(b, s.DraftOperation)
 	b = append(b, `,"handle":`...)
 	b = appendValue(b, s.Handle, 0)
 	b = append(b, `,"promote":`...)
@@ -137,7 +137,7 @@ func (s *Staged) AppendJSON(b []byte) []byte {
 	b = s.Discard.appendJSON(b)
 	if s.Unavailable != "" {
 		b = append(b, `,"unavailable":`...)
-		b = jsstring.Append(b, s.Unavailable)
+		b = canon.AppendString(b, s.Unavailable)
 	}
 	return append(b, '}')
 }
@@ -183,21 +183,21 @@ func (r *Report) AppendJSON(b []byte) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"class":`...)
-	b = jsstring.Append(b, r.Class)
+	b = canon.AppendString(b, r.Class)
 	b = append(b, `,"operation":`...)
-	b = jsstring.Append(b, r.Operation)
+	b = canon.AppendString(b, r.Operation)
 	b = append(b, `,"idempotency_key":`...)
 	if r.IdempotencyKey == "" {
 		b = append(b, "null"...)
 	} else {
-		b = jsstring.Append(b, r.IdempotencyKey)
+		b = canon.AppendString(b, r.IdempotencyKey)
 	}
 	b = append(b, `,"undo":`...)
 	if r.Undo == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, `{"kind":`...)
-		b = jsstring.Append(b, r.Undo.Kind)
+		b = canon.AppendString(b, r.Undo.Kind)
 		b = append(b, ',')
 		b = r.Undo.appendFields(b)
 		b = append(b, '}')
@@ -211,7 +211,7 @@ func (r *Report) AppendJSON(b []byte) []byte {
 		b = append(b, '{')
 		b = r.Lookup.appendFields(b)
 		b = append(b, `,"by":`...)
-		b = jsstring.Append(b, r.Lookup.By)
+		b = canon.AppendString(b, r.Lookup.By)
 		b = append(b, '}')
 	}
 	if c := r.Compensate; c != nil {
@@ -223,7 +223,7 @@ func (r *Report) AppendJSON(b []byte) []byte {
 	}
 	if r.UndoUnavailable != "" {
 		b = append(b, `,"undo_unavailable":`...)
-		b = jsstring.Append(b, r.UndoUnavailable)
+		b = canon.AppendString(b, r.UndoUnavailable)
 	}
 	if r.Staged != nil {
 		b = append(b, `,"staged":`...)

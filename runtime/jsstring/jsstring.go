@@ -1,7 +1,8 @@
 // Package jsstring is the former home of the JSON string rules, now in
-// runtime/canon; its functions forward there so that packages not yet
-// moved keep compiling. New code calls canon.AppendString and
-// canon.AppendStringHTML.
+// runtime/canon; its functions forward there. Its last importers are
+// runtime/frontdoor and runtime/handler (one call each); once they call
+// canon.AppendString / canon.AppendStringHTML directly, delete this
+// package. New code must not import it.
 package jsstring
 
 import "github.com/anvil-dev/anvil/runtime/canon"

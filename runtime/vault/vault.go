@@ -31,7 +31,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"io"
 	"io/fs"
 	"os"
@@ -167,11 +167,11 @@ func FormatTime(t time.Time) string {
 func Coordinates(sub, connector, account string) string {
 	b := make([]byte, 0, len(sub)+len(connector)+len(account)+10)
 	b = append(b, '[')
-	b = jsstring.Append(b, sub)
+	b = canon.AppendString(b, sub)
 	b = append(b, ',')
-	b = jsstring.Append(b, connector)
+	b = canon.AppendString(b, connector)
 	b = append(b, ',')
-	b = jsstring.Append(b, account)
+	b = canon.AppendString(b, account)
 	b = append(b, ']')
 	return string(b)
 }

@@ -1,7 +1,7 @@
 package compose
 
 import (
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"sort"
 	"strings"
 

@@ -27,7 +27,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/anvil-dev/anvil/compiler/emit"
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"path"
 	"strconv"
 	"strings"

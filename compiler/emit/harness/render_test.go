@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/anvil-dev/anvil/compiler/emit"
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"strings"
 	"testing"
 

@@ -2,7 +2,7 @@ package harness
 
 import (
 	"encoding/json"
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"sort"
 	"strings"
 

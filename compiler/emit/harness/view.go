@@ -3,7 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/anvil-dev/anvil/compiler/emit/naming"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"regexp"
 	"sort"
 	"strings"
