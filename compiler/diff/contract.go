@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -62,20 +63,10 @@ func (c *Contract) Closure() *Contract {
 				}
 			}
 		}
-		for _, p := range s.Properties {
-			visit(p)
+		for _, name := range slices.Sorted(maps.Keys(s.Defs)) {
+			visit(s.Defs[name])
 		}
-		for _, d := range s.Defs {
-			visit(d)
-		}
-		visit(s.AdditionalProperties)
-		visit(s.Items)
-		visit(s.Not)
-		for _, l := range [][]*air.Schema{s.PrefixItems, s.OneOf, s.AnyOf, s.AllOf} {
-			for _, x := range l {
-				visit(x)
-			}
-		}
+		s.EachChild(visit)
 	}
 	visit(c.Input)
 	visit(c.Output)

@@ -152,7 +152,7 @@ func (l *lowerer) walkRefs(s *air.Schema, seen map[string]bool) {
 			seen[name] = true
 		}
 	}
-	eachSubschema(s, func(x *air.Schema) { l.walkRefs(x, seen) })
+	s.EachChild(func(x *air.Schema) { l.walkRefs(x, seen) })
 }
 
 // defsTally is the compact JSON size of a schema object whose $defs are

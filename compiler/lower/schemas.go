@@ -52,24 +52,7 @@ func (l *lowerer) collectRefs(s *air.Schema, seen map[string]bool) {
 			l.collectRefs(l.spec.Schemas[name], seen)
 		}
 	}
-	eachSubschema(s, func(x *air.Schema) { l.collectRefs(x, seen) })
-}
-
-// eachSubschema calls f with every schema s nests directly (properties,
-// additionalProperties, items, not, prefixItems, oneOf, anyOf, allOf): the
-// keywords reference walks follow. Nil entries are passed on.
-func eachSubschema(s *air.Schema, f func(*air.Schema)) {
-	for _, p := range s.Properties {
-		f(p)
-	}
-	f(s.AdditionalProperties)
-	f(s.Items)
-	f(s.Not)
-	for _, list := range [][]*air.Schema{s.PrefixItems, s.OneOf, s.AnyOf, s.AllOf} {
-		for _, x := range list {
-			f(x)
-		}
-	}
+	s.EachChild(func(x *air.Schema) { l.collectRefs(x, seen) })
 }
 
 // reachable lists, sorted, the named schemas reachable from s.
