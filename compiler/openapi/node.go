@@ -2,7 +2,8 @@ package openapi
 
 import (
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // kind is the JSON type of a node.
@@ -124,7 +125,7 @@ func appendJSON(b []byte, n *node, budget *int) ([]byte, bool) {
 	case kBool, kNumber:
 		return append(b, n.str...), true
 	case kString:
-		return appendJSONString(b, n.str), true
+		return canon.AppendString(b, n.str), true
 	case kArray:
 		b = append(b, '[')
 		for i := range n.kids {
@@ -143,7 +144,7 @@ func appendJSON(b []byte, n *node, budget *int) ([]byte, bool) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendJSONString(b, n.kids[i].key)
+			b = canon.AppendString(b, n.kids[i].key)
 			b = append(b, ':')
 			var ok bool
 			if b, ok = appendJSON(b, n.kids[i].val, budget); !ok {
@@ -152,58 +153,6 @@ func appendJSON(b []byte, n *node, budget *int) ([]byte, bool) {
 		}
 		return append(b, '}'), true
 	}
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string, without HTML escaping;
-// invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 // quote quotes s for a message.

@@ -340,6 +340,7 @@ func allDigits(s string) bool {
 }
 
 func hexByte(b byte) string {
+	const hexDigits = "0123456789abcdef"
 	return string([]byte{hexDigits[b>>4], hexDigits[b&0xF]})
 }
 
