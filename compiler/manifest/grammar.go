@@ -460,7 +460,7 @@ func (d *decoder) stream(at pair) *Stream {
 	return s
 }
 
-// effect decodes the ADR-0030 block. The class/follow-up consistency checks
+// effect decodes the effect block (docs/manifest.md, "effect"). The class/follow-up consistency checks
 // belong to the lowering stage (effect/* codes).
 func (d *decoder) effect(at pair) *Effect {
 	e := &Effect{Pos: d.pos(at.k)}

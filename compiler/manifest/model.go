@@ -190,7 +190,8 @@ type Stream struct {
 	MaxSeconds int
 }
 
-// Effect is the ADR-0030 effect block.
+// Effect is the effect block: what a write does and how to undo it
+// (docs/manifest.md, "effect").
 type Effect struct {
 	Class      string
 	ClassPos   diag.Pos

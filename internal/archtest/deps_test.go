@@ -68,7 +68,7 @@ func TestDependencyDirection(t *testing.T) {
 			for _, imp := range p.Imports {
 				for _, f := range r.forbidden {
 					if under(imp, f) {
-						t.Errorf("%s imports %s, against DESIGN.md's dependency direction", p.ImportPath, imp)
+						t.Errorf("%s imports %s, against the dependency direction of docs/ARCHITECTURE.md", p.ImportPath, imp)
 					}
 				}
 				if r.onlyRuntime != nil && under(imp, module+"/runtime") {
@@ -105,7 +105,7 @@ func TestOnlyOpenAPIPackageImportsParsers(t *testing.T) {
 	}
 }
 
-// compilerStages orders the compiler's packages (DESIGN.md: front end →
+// compilerStages orders the compiler's packages (docs/ARCHITECTURE.md: front end →
 // lower → emit, with the entry point on top). A package may import
 // compiler packages of a lower stage only, except that emitters may share
 // emit helpers (emit/files). A compiler package missing here

@@ -1,9 +1,12 @@
 // Package archtest holds the tests that enforce the dependency direction of
-// DESIGN.md: runtime and gen never import the compiler, templates or the
-// parser and code generation libraries; the compiler imports only runtime/air
-// and runtime/envelope from the runtime, and inside it the direction is
+// docs/ARCHITECTURE.md: runtime and gen never import the compiler, templates
+// or the parser and code generation libraries; the compiler imports only
+// runtime/air, runtime/envelope and runtime/canon from the runtime, and inside it the direction is
 // front end → lower → emit; the packages of a tools/call (serve, frontdoor,
 // executor, fleet, handler) import only the ones after them; generated trees
 // import only the handler API (runtime/handler, runtime/serve and the AIR,
 // effect, audit and upstream packages they call directly) from the runtime.
+// It also keeps the documentation honest: docs/ARCHITECTURE.md names every
+// runtime and compiler package and nothing that does not exist, and README.md
+// and docs/*.md link and cite only files the repository contains.
 package archtest

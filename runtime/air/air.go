@@ -116,7 +116,7 @@ const (
 	KindMutation = "mutation"
 )
 
-// Effect classes (ADR-0030).
+// Effect classes: what a call does to the world (docs/manifest.md, "effect").
 const (
 	ClassRead         = "read"
 	ClassReversible   = "reversible"

@@ -1,4 +1,4 @@
-// Package effect builds the effect report of a gateway call (ADR-0030):
+// Package effect builds the effect report of a gateway call:
 // what the call did to the world and how to undo it, the staged (draft)
 // form of a call, the caller's _meta, and the effect contract tools/list
 // publishes.

@@ -15,8 +15,8 @@ import (
 
 // The encoders below write the parts of an upstream request: path, query,
 // header, cookie and form values, and JSON bodies. BuildRequest uses them,
-// and so do the request builders of a generated gateway (through
-// runtime/gateway), so both write the same bytes for the same value.
+// and the request builders of a generated gateway call them directly, so
+// both write the same bytes for the same value.
 // Values are decoded JSON (nil, bool, string, float64 or json.Number,
 // []any, map[string]any); ScalarString also reads Go's int, int32, int64,
 // uint64 and float32, and any other Go value is written as encoding/json

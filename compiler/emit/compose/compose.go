@@ -1,4 +1,4 @@
-// Package compose renders the composite (ADR-0031): one directory beside
+// Package compose renders the composite (docs/ARCHITECTURE.md, "The compiler"): one directory beside
 // the connector packages that wraps every composed connector's own SDK in
 // one client, and runs flows (DAGs of their calls) with plan, validate, dry
 // run, run and compensate.

@@ -204,7 +204,7 @@ var errorAdvice = []struct{ code, advice string }{
 	{envelope.UnknownUpstreamError, "Something unexpected failed. Report the `trace_id`."},
 }
 
-// labelFor is the ADR-0030 effect label of a class.
+// labelFor is the effect label of a class (docs/manifest.md, "effect").
 func labelFor(class string) string {
 	switch class {
 	case air.ClassRead:

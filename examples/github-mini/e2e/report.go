@@ -96,7 +96,7 @@ func objectKeys(raw []byte) ([]string, error) {
 }
 
 // AuditFields are the audit line's fields in their documented order
-// (reference §e, ADR-0030's three last).
+// (reference §e; the effect contract adds the three last).
 var AuditFields = []string{
 	"time", "sub", "by_tenant", "by_branch", "by_turn", "connector", "account",
 	"operation", "decision", "grant", "upstream_status", "latency_ms",
