@@ -33,6 +33,7 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
 )
 
 // Limits on tokens and claims.
@@ -486,7 +487,7 @@ func (v *Verifier) audienceMatches(raw json.RawMessage) (match, ok bool) {
 	if raw == nil {
 		return false, true
 	}
-	switch kindOf(raw) {
+	switch jsonscan.Kind(raw) {
 	case '"':
 		var s string
 		if json.Unmarshal(raw, &s) != nil {
@@ -500,7 +501,7 @@ func (v *Verifier) audienceMatches(raw json.RawMessage) (match, ok bool) {
 		}
 		for _, item := range list {
 			var s string
-			if kindOf(item) != '"' || json.Unmarshal(item, &s) != nil {
+			if jsonscan.Kind(item) != '"' || json.Unmarshal(item, &s) != nil {
 				return false, false
 			}
 			if s == v.cfg.Audience {
@@ -518,7 +519,7 @@ func stringClaim(raw map[string]json.RawMessage, name string) (val string, prese
 	if !present {
 		return "", false, true
 	}
-	if kindOf(v) != '"' || json.Unmarshal(v, &val) != nil {
+	if jsonscan.Kind(v) != '"' || json.Unmarshal(v, &val) != nil {
 		return "", true, false
 	}
 	return val, true, true
@@ -530,7 +531,7 @@ func numberClaim(raw map[string]json.RawMessage, name string) (val float64, text
 	if !present {
 		return 0, "", false, true
 	}
-	if kindOf(v) != '0' {
+	if jsonscan.Kind(v) != '0' {
 		return 0, "", true, false
 	}
 	text = string(bytes.TrimSpace(v))
@@ -539,22 +540,6 @@ func numberClaim(raw map[string]json.RawMessage, name string) (val float64, text
 		return 0, "", true, false
 	}
 	return f, text, true, true
-}
-
-// kindOf classifies a JSON value by its first byte: '{', '[', '"', 't', 'f',
-// 'n', '0' for a number, or 0.
-func kindOf(raw []byte) byte {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return 0
-	}
-	switch c := raw[0]; c {
-	case '{', '[', '"', 't', 'f', 'n':
-		return c
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return '0'
-	}
-	return 0
 }
 
 // tokenTimes are the time claims, checked again on every use of a

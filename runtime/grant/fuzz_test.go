@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -27,7 +28,7 @@ func FuzzParse(f *testing.F) {
 			if !errors.Is(err, ErrInvalidGrant) || l != nil {
 				t.Fatalf("error %v (list %v)", err, l)
 			}
-			if _, ferr := ParseFile(raw); ferr == nil && jsonKind(raw) != '{' {
+			if _, ferr := ParseFile(raw); ferr == nil && jsonscan.Kind(raw) != '{' {
 				t.Fatalf("ParseFile accepted what Parse refused: %v", err)
 			}
 			return

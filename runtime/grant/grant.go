@@ -19,8 +19,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/canon"
 	"strconv"
+
+	"github.com/anvil-dev/anvil/runtime/canon"
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
 )
 
 // ErrInvalidGrant is wrapped by every parse error.
@@ -156,7 +158,7 @@ func Parse(raw []byte) (List, error) {
 
 // parseEntry decodes one entry; problem is empty when it is valid.
 func parseEntry(raw json.RawMessage) (e Entry, problem string) {
-	if jsonKind(raw) != '{' {
+	if jsonscan.Kind(raw) != '{' {
 		return e, "is not an object"
 	}
 	var obj map[string]json.RawMessage
@@ -177,7 +179,7 @@ func parseEntry(raw json.RawMessage) (e Entry, problem string) {
 		return e, "has no operations"
 	}
 	const opsProblem = "operations must be a list of 1 to 256 globs of 1 to 256 characters"
-	if jsonKind(v) != '[' {
+	if jsonscan.Kind(v) != '[' {
 		return e, opsProblem
 	}
 	var ops []json.RawMessage
@@ -237,13 +239,13 @@ func (e *FileError) Unwrap() error { return e.Err }
 // [*FileError]. An empty list is allowed.
 func ParseFile(b []byte) (List, error) {
 	raw := trimSpace(b)
-	if jsonKind(raw) == '{' {
+	if jsonscan.Kind(raw) == '{' {
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &obj); err != nil {
 			return nil, &FileError{Err: fmt.Errorf("%w: not valid JSON", ErrInvalidGrant)}
 		}
 		v, ok := obj["grants"]
-		if !ok || jsonKind(v) == 'n' {
+		if !ok || jsonscan.Kind(v) == 'n' {
 			v, ok = obj["by_grants"]
 		}
 		if !ok {
@@ -258,25 +260,9 @@ func ParseFile(b []byte) (List, error) {
 	return l, nil
 }
 
-// jsonKind classifies a JSON value by its first byte: '{', '[', '"', 't',
-// 'f', 'n', '0' (a number) or 0 (empty or invalid).
-func jsonKind(raw []byte) byte {
-	raw = trimSpace(raw)
-	if len(raw) == 0 {
-		return 0
-	}
-	switch c := raw[0]; c {
-	case '{', '[', '"', 't', 'f', 'n':
-		return c
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return '0'
-	}
-	return 0
-}
-
 // decodeString decodes a JSON string value; ok is false for any other type.
 func decodeString(raw json.RawMessage) (string, bool) {
-	if jsonKind(raw) != '"' {
+	if jsonscan.Kind(raw) != '"' {
 		return "", false
 	}
 	var s string

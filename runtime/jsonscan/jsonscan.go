@@ -207,3 +207,23 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 		return Number(b, i)
 	}
 }
+
+// Kind classifies a JSON value by its first byte after leading white space:
+// '{', '[', '"', 't', 'f', 'n', '0' for a number, or 0 when raw is empty
+// or starts with no JSON value. It looks at one byte only: it does not
+// validate the value.
+func Kind(raw []byte) byte {
+	for len(raw) > 0 && (raw[0] == ' ' || raw[0] == '\t' || raw[0] == '\r' || raw[0] == '\n') {
+		raw = raw[1:]
+	}
+	if len(raw) == 0 {
+		return 0
+	}
+	switch c := raw[0]; c {
+	case '{', '[', '"', 't', 'f', 'n':
+		return c
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return '0'
+	}
+	return 0
+}
