@@ -456,15 +456,7 @@ func assignDynamic(tf *field, name string, v jen.Code) []jen.Code {
 	if tf.kind == kAny {
 		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(v)}, dset(tf)[0])
 	}
-	var typ jen.Code
-	switch tf.kind {
-	case kString:
-		typ = jen.String()
-	case kNumber:
-		typ = jen.Qual(pkgJSON, "Number")
-	default:
-		typ = jen.Bool()
-	}
+	typ := goType(tf) // tf.kind is not kAny here
 	ok := append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Id("x")}, dset(tf)...)
 	return []jen.Code{jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Add(v).Assert(typ), jen.Id("ok")).Block(ok...).
 		Else().Block(dextra(name, v, true)...)}

@@ -518,15 +518,7 @@ func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
 		if fl.nullable {
 			stmts = append(stmts, jen.If(jen.Id("v").Op("==").Nil()).Block(markNull(fl), jen.Continue()))
 		}
-		var typ jen.Code
-		switch fl.kind {
-		case kString:
-			typ = jen.String()
-		case kNumber:
-			typ = jen.Qual(pkgJSON, "Number")
-		default:
-			typ = jen.Bool()
-		}
+		typ := goType(fl) // fl.kind is not kAny here
 		stmts = append(stmts,
 			jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("v").Assert(typ),
 			jen.If(jen.Op("!").Id("ok")).Block(fail),
