@@ -494,28 +494,19 @@ func (d *decoder) opRef(p pair) (string, bool) {
 	return d.str(p.v, p.label)
 }
 
+// followUp decodes inverse: or compensate:: a call (below) that may also
+// carry a deadline.
 func (d *decoder) followUp(at pair) *FollowUp {
-	f := &FollowUp{Pos: d.pos(at.k)}
-	seen := false
-	if !d.object(at.v, at.label, followUpKeys, func(p pair) {
-		switch p.key {
-		case "operation":
-			seen = true
-			f.Operation, _ = d.opRef(p)
-			f.OperationPos = d.pos(p.v)
-		case "arguments":
-			f.Arguments = d.arguments(p)
-		case "deadline":
-			f.Deadline = d.deadline(p)
+	var deadline *Deadline
+	c := d.callWith(at, followUpKeys, func(p pair) {
+		if p.key == "deadline" {
+			deadline = d.deadline(p)
 		}
-	}) {
-		d.nullBlock(at)
+	})
+	if c == nil {
 		return nil
 	}
-	if !seen {
-		d.required(at.k, at.label, "operation")
-	}
-	return f
+	return &FollowUp{Operation: c.Operation, OperationPos: c.OperationPos, Arguments: c.Arguments, Deadline: deadline, Pos: c.Pos}
 }
 
 // nullBlock reports a follow-up block written with no value: it needs at
@@ -628,10 +619,15 @@ func (d *decoder) draft(at pair) *Draft {
 }
 
 // call decodes promote: or discard:.
-func (d *decoder) call(at pair) *Call {
+func (d *decoder) call(at pair) *Call { return d.callWith(at, callKeys, nil) }
+
+// callWith decodes a block naming an operation (required) and its
+// arguments; keys are the block's allowed keys, and more, when set, gets
+// each allowed key other than those two.
+func (d *decoder) callWith(at pair, keys []string, more func(pair)) *Call {
 	c := &Call{Pos: d.pos(at.k)}
 	seen := false
-	if !d.object(at.v, at.label, callKeys, func(p pair) {
+	if !d.object(at.v, at.label, keys, func(p pair) {
 		switch p.key {
 		case "operation":
 			seen = true
@@ -639,6 +635,10 @@ func (d *decoder) call(at pair) *Call {
 			c.OperationPos = d.pos(p.v)
 		case "arguments":
 			c.Arguments = d.arguments(p)
+		default:
+			if more != nil {
+				more(p)
+			}
 		}
 	}) {
 		d.nullBlock(at)
