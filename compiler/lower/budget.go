@@ -2,6 +2,8 @@ package lower
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -127,7 +129,7 @@ func budgetText(n int) string {
 func (l *lowerer) namedRefs(s *air.Schema) []string {
 	seen := map[string]bool{}
 	l.walkRefs(s, seen)
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // defRefs is namedRefs of the named schema name, memoised.
@@ -196,7 +198,7 @@ func (l *lowerer) boundInputSchema(st *opState) {
 	if t.root < 0 {
 		return
 	}
-	names := sortedKeys(s.Defs)
+	names := slices.Sorted(maps.Keys(s.Defs))
 	for _, n := range names {
 		e := l.entrySize(n)
 		if e < 0 {

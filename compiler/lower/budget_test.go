@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -143,7 +145,7 @@ func bundleBytes(t *testing.T, doc *air.Document) []byte {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	for _, n := range sortedKeys(files) {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		buf.WriteString(n + "\n")
 		buf.Write(files[n])
 	}
@@ -160,7 +162,7 @@ func TestSchemaBudgetUntouched(t *testing.T) {
 	for i := range unlimited.Operations {
 		op := &unlimited.Operations[i]
 		largest = max(largest, compactSize(t, op.Input.Schema))
-		if got, want := sortedKeys(op.Input.Schema.Defs), (&lowerer{spec: budgetSpec()}).reachable(op.Input.Schema); fmt.Sprint(got) != fmt.Sprint(want) {
+		if got, want := slices.Sorted(maps.Keys(op.Input.Schema.Defs)), (&lowerer{spec: budgetSpec()}).reachable(op.Input.Schema); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s: $defs %v, want %v", op.ID, got, want)
 		}
 	}
@@ -275,7 +277,7 @@ func TestSchemaBudgetTruncates(t *testing.T) {
 						queue = append(queue, l.namedRefs(d)...)
 					}
 				}
-				if got, want := sortedKeys(reached), sortedKeys(s.Defs); fmt.Sprint(got) != fmt.Sprint(want) {
+				if got, want := slices.Sorted(maps.Keys(reached)), slices.Sorted(maps.Keys(s.Defs)); fmt.Sprint(got) != fmt.Sprint(want) {
 					t.Errorf("%s: $defs %v, but the schema reaches %v", c.id, want, got)
 				}
 				sch := compileSchema(t, op)
@@ -303,7 +305,7 @@ func TestSchemaBudgetTruncates(t *testing.T) {
 			if a, b := schemaJSON(t, doc.Operation("graphy.tags.get").Input.Schema), schemaJSON(t, full.Operation("graphy.tags.get").Input.Schema); a != b {
 				t.Errorf("the small operation changed:\n%s\n%s", a, b)
 			}
-			if a, b := fmt.Sprint(sortedKeys(doc.Schemas)), fmt.Sprint(sortedKeys(full.Schemas)); a != b {
+			if a, b := fmt.Sprint(slices.Sorted(maps.Keys(doc.Schemas))), fmt.Sprint(slices.Sorted(maps.Keys(full.Schemas))); a != b {
 				t.Errorf("document schemas %s, want %s", a, b)
 			}
 			// Deterministic.

@@ -2,6 +2,8 @@ package lower
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/anvil-dev/anvil/compiler/diag"
@@ -436,7 +438,7 @@ func (c *effectChecker) checkMapping(args manifest.Arguments, t *opState, p plac
 				}
 			}
 		}
-		if known && path.Optional && contains(required, a.Name) {
+		if known && path.Optional && slices.Contains(required, a.Name) {
 			c.errorf(apos, "effect/mapping_required_optional", "%s argument %q is required by %s but comes from the optional path %s",
 				p.label, a.Name, t.r.ID, path.String())
 		}
@@ -480,19 +482,10 @@ func businessInputs(t *opState) []string {
 	if t.p1Schema == nil {
 		return out
 	}
-	for _, k := range sortedKeys(t.p1Schema.Properties) {
+	for _, k := range slices.Sorted(maps.Keys(t.p1Schema.Properties)) {
 		if controlName(t, k) == "" {
 			out = append(out, k)
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

@@ -3,6 +3,8 @@ package lower
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -176,7 +178,7 @@ func TestGitHubMiniEffects(t *testing.T) {
 			t.Errorf("%s: confirmation.required = %v, want %v", id, op.Confirmation.Required, want)
 		}
 		_, hasConfirm := op.Input.Schema.Properties["confirm"]
-		if hasConfirm != want || (op.Input.Safety.ConfirmKey == "confirm") != want || contains(op.Input.Schema.Required, "confirm") != want {
+		if hasConfirm != want || (op.Input.Safety.ConfirmKey == "confirm") != want || slices.Contains(op.Input.Schema.Required, "confirm") != want {
 			t.Errorf("%s: confirm control published = %v, want %v", id, hasConfirm, want)
 		}
 	}
@@ -250,7 +252,7 @@ func TestGitHubMiniInputs(t *testing.T) {
 	if len(gi.Errors) != 1 || gi.Errors[0].Status != "404" {
 		t.Errorf("errors = %+v", gi.Errors)
 	}
-	if got := strings.Join(sortedKeys(doc.Schemas), ","); got != "Comment,Issue,Pull,Release" {
+	if got := strings.Join(slices.Sorted(maps.Keys(doc.Schemas)), ","); got != "Comment,Issue,Pull,Release" {
 		t.Errorf("document schemas = %s", got)
 	}
 	if doc.Service.Auth.Type != air.AuthBearer || doc.Service.Auth.Carrier == nil || doc.Service.Auth.Carrier.Scheme != "Bearer" {

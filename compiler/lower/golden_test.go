@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,7 +184,7 @@ func assertDowngraded(t *testing.T, op *air.Operation) {
 		}
 		s := op.Input.Schema
 		ck := op.Input.Safety.ConfirmKey
-		if ck == "" || s.Properties[ck] == nil || !contains(s.Required, ck) {
+		if ck == "" || s.Properties[ck] == nil || !slices.Contains(s.Required, ck) {
 			t.Errorf("%s: input schema not republished with confirm: safety %+v required %v", op.ID, op.Input.Safety, s.Required)
 		}
 	}

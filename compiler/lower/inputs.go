@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +132,7 @@ func (l *lowerer) buildInput(op *openapi.Operation, idem *air.Idempotency, skipA
 		if project {
 			body.Projection = air.ProjectionFields
 			req := set(obj.Required...)
-			for _, name := range sortedKeys(obj.Properties) {
+			for _, name := range slices.Sorted(maps.Keys(obj.Properties)) {
 				body.Fields = append(body.Fields, air.BodyField{
 					Name:     name,
 					Key:      b.take(InputKey(name), "body"),
@@ -262,15 +264,6 @@ func orEmpty(s *air.Schema) *air.Schema {
 		return &air.Schema{}
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // withDescription returns s, or a shallow copy of s carrying desc when s has none.

@@ -2,6 +2,8 @@ package lower
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -122,7 +124,7 @@ func TestInputs(t *testing.T) {
 	if len(u.Errors) != 2 || u.Errors[0].Status != "404" || u.Errors[1].Status != "default" {
 		t.Errorf("errors %+v", u.Errors)
 	}
-	if got := strings.Join(sortedKeys(doc.Schemas), ","); got != "Item,Money,Order,Receipt" {
+	if got := strings.Join(slices.Sorted(maps.Keys(doc.Schemas)), ","); got != "Item,Money,Order,Receipt" {
 		t.Errorf("document schemas %s", got)
 	}
 	if doc.Service.Auth.Type != air.AuthAPIKey || *doc.Service.Auth.Carrier != (air.Carrier{In: "query", Name: "api_key"}) {
@@ -134,14 +136,14 @@ func TestInputs(t *testing.T) {
 	if n.Input.Body.Projection != air.ProjectionWhole || len(n.Input.Body.Fields) != 0 {
 		t.Errorf("whole body %+v", n.Input.Body)
 	}
-	if s := n.Input.Schema.Properties["body"]; s == nil || s.Description != "The notes." || contains(n.Input.Schema.Required, "body") {
+	if s := n.Input.Schema.Properties["body"]; s == nil || s.Description != "The notes." || slices.Contains(n.Input.Schema.Required, "body") {
 		t.Errorf("whole body input %s", schemaJSON(t, n.Input.Schema))
 	}
 	if p := n.Input.Params[0]; p.Key != "path_body" || p.Name != "body" {
 		t.Errorf("param %+v", p)
 	}
 	// A form body is whole.
-	if f := doc.Operations[2]; f.Input.Body.Projection != air.ProjectionWhole || !contains(f.Input.Schema.Required, "body") {
+	if f := doc.Operations[2]; f.Input.Body.Projection != air.ProjectionWhole || !slices.Contains(f.Input.Schema.Required, "body") {
 		t.Errorf("form body %+v", f.Input.Body)
 	}
 	// An undeclared header carrier is added as the idempotency_key input.

@@ -2,6 +2,8 @@ package lower
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/anvil-dev/anvil/compiler/diag"
@@ -385,7 +387,7 @@ func (l *lowerer) matchManifest() {
 // key, with the manifest decoder's rule for likely typos.
 func (l *lowerer) nearestName(key string) string {
 	if l.refNames == nil { // the index is complete before any lookup
-		l.refNames = sortedKeys(l.refs)
+		l.refNames = slices.Sorted(maps.Keys(l.refs))
 	}
 	best, _ := manifest.Suggest(key, l.refNames)
 	return best

@@ -2,6 +2,8 @@ package lower
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -59,7 +61,7 @@ func (l *lowerer) collectRefs(s *air.Schema, seen map[string]bool) {
 func (l *lowerer) reachable(s *air.Schema) []string {
 	seen := map[string]bool{}
 	l.collectRefs(s, seen)
-	return sortedKeys(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // Path resolution outcomes.
@@ -162,9 +164,9 @@ func (l *lowerer) resolveFrom(s *air.Schema, segs []air.Segment, at string, dept
 	}
 	if len(s.Properties) > 0 {
 		if ap != nil && *ap.Bool {
-			return resolveResult{kind: unverified, reason: at + " allows properties besides " + strings.Join(sortedKeys(s.Properties), ", ")}
+			return resolveResult{kind: unverified, reason: at + " allows properties besides " + strings.Join(slices.Sorted(maps.Keys(s.Properties)), ", ")}
 		}
-		return resolveResult{kind: unresolved, reason: at + " declares properties " + strings.Join(sortedKeys(s.Properties), ", ") + " and not " + seg.Name}
+		return resolveResult{kind: unresolved, reason: at + " declares properties " + strings.Join(slices.Sorted(maps.Keys(s.Properties)), ", ") + " and not " + seg.Name}
 	}
 	if ap != nil && !*ap.Bool {
 		return resolveResult{kind: unresolved, reason: at + " allows no properties"}
@@ -205,7 +207,7 @@ func (l *lowerer) schemaTypesDepth(s *air.Schema, depth int) []string {
 		for _, v := range s.Enum {
 			seen[jsonType(v)] = true
 		}
-		return sortedKeys(seen)
+		return slices.Sorted(maps.Keys(seen))
 	}
 	if alts := append(append([]*air.Schema(nil), s.OneOf...), s.AnyOf...); len(alts) > 0 {
 		seen := map[string]bool{}
@@ -218,7 +220,7 @@ func (l *lowerer) schemaTypesDepth(s *air.Schema, depth int) []string {
 				seen[t] = true
 			}
 		}
-		return sortedKeys(seen)
+		return slices.Sorted(maps.Keys(seen))
 	}
 	for _, a := range s.AllOf {
 		if ts := l.schemaTypesDepth(a, depth+1); len(ts) > 0 {

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -613,7 +614,7 @@ func (d *decoder) object(v *yaml.Node, label string, keys []string, fn func(p pa
 		if d.aborted {
 			return true
 		}
-		if !contains(keys, p.key) {
+		if !slices.Contains(keys, p.key) {
 			d.unknownKey(p, label, keys)
 			continue
 		}
@@ -718,7 +719,7 @@ func (d *decoder) enum(v *yaml.Node, label string, allowed []string) (string, bo
 	if !ok {
 		return "", false
 	}
-	if contains(allowed, s) {
+	if slices.Contains(allowed, s) {
 		return s, true
 	}
 	d.invalidValue(v, label, s, allowed)
@@ -919,12 +920,3 @@ func extend(path, step string) string {
 }
 
 const maxInt = int64(^uint64(0) >> 1)
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

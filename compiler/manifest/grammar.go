@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -384,7 +385,7 @@ func (d *decoder) retryReason(v *yaml.Node, label string) (string, bool) {
 		return "", false
 	}
 	s := r.Value
-	if contains(retryReasons, s) || isStatus(s) {
+	if slices.Contains(retryReasons, s) || isStatus(s) {
 		return s, true
 	}
 	if r.ShortTag() == "!!int" {

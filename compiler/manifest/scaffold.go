@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,7 +118,7 @@ func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) (air.Auth, 
 	case a.Type == "" || a.Type == air.AuthNone:
 		b.WriteString("# auth: the description requires no credential for the service; add an auth: block if the API\n# takes one (it then covers every operation without its own auth:).\n")
 		return a, false
-	case !contains(authTypes, a.Type):
+	case !slices.Contains(authTypes, a.Type):
 		fmt.Fprintf(b, "# auth: the description's %s scheme applies as it is (a %s credential); an auth: block here\n# would replace it for every operation without its own.\n", oneLine(a.Scheme, 60), a.Type)
 		return a, false
 	}
@@ -166,7 +167,7 @@ func writeAuthBody(b *strings.Builder, a air.Auth, indent string) {
 // top-level block. nil: nothing to restate.
 func ownAuth(op *air.Operation) *air.Auth {
 	a := op.Auth
-	if a == nil || a.Type == air.AuthNone || !contains(authTypes, a.Type) {
+	if a == nil || a.Type == air.AuthNone || !slices.Contains(authTypes, a.Type) {
 		return nil
 	}
 	if a.Provider != nil && (a.Provider.Grant == "implicit" || a.Provider.Grant == "password") {

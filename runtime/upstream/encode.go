@@ -3,6 +3,7 @@ package upstream
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"math"
 	"net/url"
 	"slices"
@@ -185,7 +186,7 @@ func AppendQueryValue(q, name, style string, explode bool, v any) string {
 		return AppendQuery(q, name, strings.Join(parts, sep))
 	case map[string]any:
 		if style == "deepObject" {
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				if x[k] == nil {
 					continue
 				}
@@ -229,7 +230,7 @@ func pathValue(v any, name, style string, explode bool) (string, bool) {
 			parts = append(parts, PathSegment(ScalarString(e)))
 		}
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			pairs = append(pairs, [2]string{PathSegment(k), PathSegment(ScalarString(x[k]))})
 		}
 	default:
@@ -322,15 +323,6 @@ func AppendFormValue(q, name string, v any) string {
 	return AppendQuery(q, name, ScalarString(v))
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // AppendJSON appends v as compact JSON without HTML escaping, as a request
 // body writes it (encoding/json with SetEscapeHTML(false)). On error b is
 // returned as it was.
@@ -418,7 +410,7 @@ func wholeBody(enc air.BodyEncoding, contentType string, v any, carrierKey strin
 			return nil, "", formNotObject
 		}
 		q := ""
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			q = AppendFormValue(q, k, m[k])
 		}
 		return []byte(q), contentType, ""

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -234,7 +235,7 @@ func Describe(doc *air.Document) Description {
 		} else {
 			writes++
 		}
-		if f := strings.Fields(op.CLI.Command); len(f) > 1 && !contains(resources, f[1]) {
+		if f := strings.Fields(op.CLI.Command); len(f) > 1 && !slices.Contains(resources, f[1]) {
 			resources = append(resources, f[1])
 		}
 	}
@@ -256,13 +257,4 @@ func Describe(doc *air.Document) Description {
 	}
 	c.UseWhen = fmt.Sprintf("a task needs to %s %s in %s.", verb, over, title)
 	return c
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
