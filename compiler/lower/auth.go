@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"strings"
@@ -168,18 +169,10 @@ func applyManifestAuth(m *manifest.Auth, base air.Auth) air.Auth {
 	if a.Type == "" {
 		a.Type = air.AuthNone
 	}
-	if m.CredentialProfile != "" {
-		a.CredentialProfile = m.CredentialProfile
-	}
-	if m.Principal != "" {
-		a.Principal = m.Principal
-	}
-	if m.Issuer != "" {
-		a.Issuer = m.Issuer
-	}
-	if m.Audience != "" {
-		a.Audience = m.Audience
-	}
+	a.CredentialProfile = cmp.Or(m.CredentialProfile, a.CredentialProfile)
+	a.Principal = cmp.Or(m.Principal, a.Principal)
+	a.Issuer = cmp.Or(m.Issuer, a.Issuer)
+	a.Audience = cmp.Or(m.Audience, a.Audience)
 	if m.Carrier != nil {
 		c := air.Carrier{In: m.Carrier.In, Name: m.Carrier.Name, Scheme: m.Carrier.Scheme}
 		if a.Carrier != nil {
@@ -200,28 +193,16 @@ func applyManifestAuth(m *manifest.Auth, base air.Auth) air.Auth {
 		if a.Provider != nil {
 			np = *a.Provider
 		}
-		if p.AuthorizationEndpoint != "" {
-			np.AuthorizationEndpoint = p.AuthorizationEndpoint
-		}
-		if p.TokenEndpoint != "" {
-			np.TokenEndpoint = p.TokenEndpoint
-		}
-		if p.Grant != "" {
-			np.Grant = p.Grant
-		}
-		if p.ClientAuth != "" {
-			np.ClientAuth = p.ClientAuth
-		}
-		if p.Resource != "" {
-			np.Resource = p.Resource
-		}
+		np.AuthorizationEndpoint = cmp.Or(p.AuthorizationEndpoint, np.AuthorizationEndpoint)
+		np.TokenEndpoint = cmp.Or(p.TokenEndpoint, np.TokenEndpoint)
+		np.Grant = cmp.Or(p.Grant, np.Grant)
+		np.ClientAuth = cmp.Or(p.ClientAuth, np.ClientAuth)
+		np.Resource = cmp.Or(p.Resource, np.Resource)
 		if p.PKCE != nil {
 			v := *p.PKCE
 			np.PKCE = &v
 		}
-		if p.RedirectURI != "" {
-			np.RedirectURI = p.RedirectURI
-		}
+		np.RedirectURI = cmp.Or(p.RedirectURI, np.RedirectURI)
 		a.Provider = &np
 	}
 	if len(m.Scopes) > 0 {
