@@ -106,30 +106,33 @@ func Build(op *air.Operation, in Call, tools Tools) *Report {
 	now := in.Now
 	switch r.Class {
 	case air.ClassReversible:
-		if e.Inverse == nil {
-			r.UndoUnavailable = UndoUnavailablePrefix + "the operation declares no inverse"
-		} else if f, why := rt.followUp(e.Inverse.Operation, e.Inverse.Arguments, tools); f != nil {
-			r.Undo = &Undo{Kind: KindInverse, FollowUp: *f}
-			r.DeadlineMs = deadline(e.Inverse.Deadline, in.Response, now)
-		} else {
-			r.UndoUnavailable = UndoUnavailablePrefix + why
-		}
+		undo(r, KindInverse, e.Inverse, "the operation declares no inverse", &rt, now, tools)
 		if c := e.Compensate; c != nil {
 			if f, _ := rt.followUp(c.Operation, c.Arguments, tools); f != nil {
 				r.Compensate = &Compensation{FollowUp: *f, DeadlineMs: deadline(c.Deadline, in.Response, now)}
 			}
 		}
 	case air.ClassCompensable:
-		if e.Compensate == nil {
-			r.UndoUnavailable = UndoUnavailablePrefix + "the operation declares no compensation"
-		} else if f, why := rt.followUp(e.Compensate.Operation, e.Compensate.Arguments, tools); f != nil {
-			r.Undo = &Undo{Kind: KindCompensate, FollowUp: *f}
-			r.DeadlineMs = deadline(e.Compensate.Deadline, in.Response, now)
-		} else {
-			r.UndoUnavailable = UndoUnavailablePrefix + why
-		}
+		undo(r, KindCompensate, e.Compensate, "the operation declares no compensation", &rt, now, tools)
 	}
 	return r
+}
+
+// undo sets r's undo to the follow-up fu of the given kind (with its
+// deadline), or says why there is none: fu is not declared (none), or its
+// arguments do not resolve in this call.
+func undo(r *Report, kind string, fu *air.FollowUp, none string, rt *roots, now time.Time, tools Tools) {
+	if fu == nil {
+		r.UndoUnavailable = UndoUnavailablePrefix + none
+		return
+	}
+	f, why := rt.followUp(fu.Operation, fu.Arguments, tools)
+	if f == nil {
+		r.UndoUnavailable = UndoUnavailablePrefix + why
+		return
+	}
+	r.Undo = &Undo{Kind: kind, FollowUp: *f}
+	r.DeadlineMs = deadline(fu.Deadline, rt.response, now)
 }
 
 // BuildStaged builds the staged object of a staged call of op: the draft's
