@@ -96,18 +96,7 @@ func (w *schemaWriter) str(k, v string) {
 }
 
 func (w *schemaWriter) strings(k string, l []string) {
-	if len(l) == 0 {
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, '[')
-	for i, v := range l {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		w.b = canon.AppendStringHTML(w.b, v)
-	}
-	w.b = append(w.b, ']')
+	writeArray(w, k, l, func(v string) { w.b = canon.AppendStringHTML(w.b, v) })
 }
 
 func (w *schemaWriter) schema(k string, s *Schema) {
@@ -119,20 +108,7 @@ func (w *schemaWriter) schema(k string, s *Schema) {
 }
 
 func (w *schemaWriter) schemas(k string, l []*Schema) {
-	if len(l) == 0 || w.err != nil {
-		return
-	}
-	w.key(k)
-	w.b = append(w.b, '[')
-	for i, s := range l {
-		if i > 0 {
-			w.b = append(w.b, ',')
-		}
-		if w.b, w.err = appendSchemaJSON(w.b, s); w.err != nil {
-			return
-		}
-	}
-	w.b = append(w.b, ']')
+	writeArray(w, k, l, func(s *Schema) { w.b, w.err = appendSchemaJSON(w.b, s) })
 }
 
 func (w *schemaWriter) schemaMap(k string, m map[string]*Schema) {
@@ -168,20 +144,28 @@ func (w *schemaWriter) raw(k string, r json.RawMessage) {
 }
 
 func (w *schemaWriter) raws(k string, l []json.RawMessage) {
+	writeArray(w, k, l, func(r json.RawMessage) {
+		if r == nil {
+			w.b = append(w.b, "null"...)
+			return
+		}
+		w.b, w.err = appendRawJSON(w.b, r)
+	})
+}
+
+// writeArray writes the member k: l as a JSON array, each element by each;
+// nothing when l is empty, and it stops at the first element that sets w.err.
+func writeArray[T any](w *schemaWriter, k string, l []T, each func(T)) {
 	if len(l) == 0 || w.err != nil {
 		return
 	}
 	w.key(k)
 	w.b = append(w.b, '[')
-	for i, r := range l {
+	for i, x := range l {
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
-		if r == nil {
-			w.b = append(w.b, "null"...)
-			continue
-		}
-		if w.b, w.err = appendRawJSON(w.b, r); w.err != nil {
+		if each(x); w.err != nil {
 			return
 		}
 	}
