@@ -66,6 +66,7 @@ func dfEnv(dir, jwks, aud, mockURL string) map[string]string {
 		"ANVIL_AUDIT_FILE":          filepath.Join(dir, "audit.jsonl"),
 		"ANVIL_ALLOWED_HOSTS":       "127.0.0.1",
 		"ANVIL_UPSTREAM_GITHUB_URL": mockURL,
+		"ANVIL_TOOLS_PAGE_SIZE":     "5",
 	}
 }
 
@@ -313,6 +314,15 @@ func dfScript() []step {
 		call("stage not a boolean", tList, "read", `{"arguments":{},"stage":"yes"}`),
 		call("two idempotency keys", tList, "read", `{"arguments":{}}`, idem("a"), idem("b")),
 		call("unknown tool", "github__nope", "read", `{"arguments":{}}`),
+		call("unknown tool without its prefix", "github_list_issue", "read", `{"arguments":{}}`),
+		call("unknown tool, suggestions within the grant", "github_create_issu", "narrow", `{"arguments":{}}`),
+		call("unknown top-level key", tList, "read", `{"arguments":{"owner":"octo","repo":"hello"},"state":"open"}`),
+		{name: "GET /tools (read)", method: "GET", path: "/tools", token: "read", ctype: "-"},
+		{name: "GET /tools (narrow)", method: "GET", path: "/tools", token: "narrow", ctype: "-"},
+		{name: "GET /tools?search", method: "GET", path: "/tools?search=comment+on+an+issue&limit=3", token: "write", ctype: "-"},
+		{name: "GET /tools?search, limit 99", method: "GET", path: "/tools?search=issue&limit=99", token: "write", ctype: "-"},
+		{name: "GET /tools?bogus", method: "GET", path: "/tools?bogus=1", token: "read", ctype: "-"},
+		{name: "GET /tools, no token", method: "GET", path: "/tools", ctype: "-"},
 		call("bad tool name", "github%2Fnope", "read", `{"arguments":{}}`),
 		{name: "call with GET", method: "GET", path: "/call/" + tList, token: "read", ctype: "-"},
 		{name: "call as text/plain", path: "/call/" + tList, token: "read", ctype: "text/plain", body: `{}`},
@@ -364,6 +374,16 @@ func dfScript() []step {
 		toolCall("mcp refused create", "s1", "read", 6, tCreate, `{"owner":"octo","repo":"hello","title":"x","confirm":true}`, ""),
 		toolCall("mcp unknown tool", "s1", "read", 7, "github__nope", `{}`, ""),
 		rpc("session of another token", "s1", "read2", "tools/list", 8, `{}`),
+		rpc("tools/list page after a cursor", "s1", "read", "tools/list", 20, `{"cursor":"YW52aWwtdG9vbHMtdjE6Z2l0aHViX19naXRodWJfbGlzdF9pc3N1ZQ"}`),
+		rpc("tools/list bad cursor", "s1", "read", "tools/list", 21, `{"cursor":"nope"}`),
+		toolCall("anvil_search", "s1", "read", 22, "anvil_search", `{"query":"list the issues of a repo","limit":3}`, ""),
+		toolCall("anvil_search, unknown key", "s1", "read", 23, "anvil_search", `{"query":"x","max":3}`, ""),
+		toolCall("anvil_describe", "s1", "read", 24, "anvil_describe", `{"names":["`+tGet+`"]}`, ""),
+		toolCall("anvil_describe, hidden tool", "s1", "read", 25, "anvil_describe", `{"names":["`+tCreate+`"]}`, ""),
+		toolCall("anvil_call list issues", "s1", "read", 26, "anvil_call", `{"name":"`+tList+`","arguments":{"owner":"octo","repo":"hello"}}`, ""),
+		toolCall("anvil_call invalid arguments", "s1", "read", 27, "anvil_call", `{"name":"`+tGet+`","arguments":{"owner":"octo"}}`, ""),
+		toolCall("anvil_call refused create", "s1", "read", 28, "anvil_call", `{"name":"`+tCreate+`","arguments":{"owner":"octo","repo":"hello","title":"x","confirm":true}}`, ""),
+		toolCall("anvil_call unknown tool", "s1", "read", 29, "anvil_call", `{"name":"github__nope","arguments":{}}`, ""),
 		{name: "mcp without a session", path: "/mcp", token: "read", body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`},
 		{name: "mcp connect token", path: "/mcp", token: "connect", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`},
 		initialize("initialize (write)", "s2", "write"),
@@ -376,6 +396,7 @@ func dfScript() []step {
 		toolCall("mcp create issue", "s2", "write", 7, tCreate, `{"owner":"octo","repo":"hello","title":"From MCP","confirm":true}`, ""),
 		toolCall("mcp delete release (204)", "s2", "write", 8, tRelDelete, `{"owner":"octo","repo":"hello","release_id":502,"confirm":true}`, ""),
 		toolCall("mcp dry run", "s2", "write", 9, tPulls, `{"owner":"octo","repo":"hello","anvil_dry_run":true}`, ""),
+		toolCall("anvil_call comment with _meta key", "s2", "write", 10, "anvil_call", `{"name":"`+tComment+`","arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"via anvil_call"}}`, `{"idempotency_key":"01JLEDGER0007"}`),
 		{name: "delete session", method: "DELETE", path: "/mcp", token: "write", session: "s2", ctype: "-"},
 	}
 }

@@ -68,6 +68,8 @@ type mcpServer struct {
 	// SurfaceAuto) and pageSize ANVIL_TOOLS_PAGE_SIZE (0: no paging).
 	surface  string
 	pageSize int
+	// autoThreshold is AutoDiscoverThreshold (tests lower it).
+	autoThreshold int
 	// listed are the fleet's tools/list entries (descriptions trimmed),
 	// parallel to Fleet.Tools; metaTools the discover surface's, and meta
 	// their names.
@@ -110,7 +112,7 @@ func newMCPServer(exec *executor.Executor, surface string, pageSize int) *mcpSer
 	}
 	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{}, registered: map[string]bool{},
 		now: time.Now, maxSessions: MaxSessions, maxPerSubject: MaxSessionsPerSubject,
-		surface: surface, pageSize: pageSize, listed: listedTools(exec.Fleet), metaTools: metaToolList(), meta: map[string]bool{}}
+		surface: surface, pageSize: pageSize, autoThreshold: AutoDiscoverThreshold, listed: listedTools(exec.Fleet), metaTools: metaToolList(), meta: map[string]bool{}}
 	for _, t := range m.metaTools {
 		m.meta[t.Name] = true
 	}

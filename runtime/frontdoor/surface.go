@@ -93,7 +93,7 @@ func (m *mcpServer) discoverFor(p *executor.Principal) bool {
 	n := 0
 	for _, t := range m.exec.Fleet.Tools {
 		if visibleTo(p, t) {
-			if n++; n > AutoDiscoverThreshold {
+			if n++; n > m.autoThreshold {
 				return true
 			}
 		}
@@ -139,8 +139,11 @@ func decodeCursor(c string) (string, bool) {
 // cursor's name, pageSize at a time when paging (a cursor stays valid
 // whatever the caller's grant, since it names a position, not an index).
 func (m *mcpServer) listTools(p *executor.Principal, cursor string) (*mcp.ListToolsResult, error) {
+	// A listing depends on the caller's grant: only the caller's client
+	// may cache it.
+	private := mcp.Cacheable{CacheScope: "private"}
 	if m.discoverFor(p) {
-		return &mcp.ListToolsResult{Tools: m.metaTools}, nil
+		return &mcp.ListToolsResult{Cacheable: private, Tools: m.metaTools}, nil
 	}
 	tools := m.exec.Fleet.Tools
 	start := 0
@@ -151,7 +154,7 @@ func (m *mcpServer) listTools(p *executor.Principal, cursor string) (*mcp.ListTo
 		}
 		start = sort.Search(len(tools), func(i int) bool { return tools[i].Name > last })
 	}
-	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
+	res := &mcp.ListToolsResult{Cacheable: private, Tools: []*mcp.Tool{}}
 	for i := start; i < len(tools); i++ {
 		if !visibleTo(p, tools[i]) {
 			continue
