@@ -30,7 +30,8 @@ const MaxSuggestions = 3
 // tool name, best first, at most MaxSuggestions, among the tools visible
 // reports true for (nil: all): first every tool served under that name
 // without its <connector>__ prefix (or under it with another connector's
-// prefix), then the best matches of a search for the name's words.
+// prefix), then the best matches of a search for the words of the name
+// after its prefix (the connector's name alone would match every tool).
 func (f *Fleet) Suggest(name string, visible func(*Tool) bool) []string {
 	ok := func(t *Tool) bool { return t != nil && (visible == nil || visible(t)) }
 	var out []string
@@ -50,7 +51,7 @@ func (f *Fleet) Suggest(name string, visible func(*Tool) bool) []string {
 			add(t.Name)
 		}
 	}
-	for _, r := range f.SearchIndex().Search(strings.ReplaceAll(name, "__", " "), discover.Options{
+	for _, r := range f.SearchIndex().Search(strings.ReplaceAll(bare, "__", " "), discover.Options{
 		Limit: MaxSuggestions,
 		Allow: func(e *discover.Entry) bool { return ok(f.byName[e.Name]) },
 	}) {

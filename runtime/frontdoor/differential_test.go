@@ -384,6 +384,7 @@ func dfScript() []step {
 		toolCall("anvil_call invalid arguments", "s1", "read", 27, "anvil_call", `{"name":"`+tGet+`","arguments":{"owner":"octo"}}`, ""),
 		toolCall("anvil_call refused create", "s1", "read", 28, "anvil_call", `{"name":"`+tCreate+`","arguments":{"owner":"octo","repo":"hello","title":"x","confirm":true}}`, ""),
 		toolCall("anvil_call unknown tool", "s1", "read", 29, "anvil_call", `{"name":"github__nope","arguments":{}}`, ""),
+		toolCall("anvil_call tool without its prefix", "s1", "read", 30, "anvil_call", `{"name":"github_get_issue","arguments":{}}`, ""),
 		{name: "mcp without a session", path: "/mcp", token: "read", body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{}}`},
 		{name: "mcp connect token", path: "/mcp", token: "connect", body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`},
 		initialize("initialize (write)", "s2", "write"),

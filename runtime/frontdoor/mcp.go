@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
 )
@@ -170,6 +171,11 @@ func (m *mcpServer) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		meta = map[string]any(req.Params.Meta)
 	}
 	out := m.exec.Call(ctx, executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.principal})
+	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.Fleet.Tool(req.Params.Name) == nil {
+		// Only anvil_call reaches here with an unknown name (the SDK
+		// answers a direct call of one).
+		out.Err = unknownToolError(m.exec.Fleet, c.principal, req.Params.Name, out.Err, "anvil_search finds the served tools.")
+	}
 	if out.InvalidParams {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message}
 	}

@@ -88,7 +88,7 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.
 	}
 	out := g.exec.Call(r.Context(), executor.Call{Tool: name, Args: req.Arguments, Meta: meta, Principal: p})
 	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && g.fleet.Tool(name) == nil {
-		out.Err = unknownToolError(g.fleet, p, name, out.Err)
+		out.Err = unknownToolError(g.fleet, p, name, out.Err, "GET /tools lists the served tools.")
 	}
 	if out.Err != nil {
 		writeEnvelope(w, out.Err, out.Effect)

@@ -123,6 +123,12 @@ func TestDiscoverSurfaceOverSDK(t *testing.T) {
 		t.Errorf("refusals differ:\n%s\n%s", textOf(t, direct), textOf(t, via))
 	}
 
+	// An unknown name is not_found, naming the tool meant.
+	via, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "anvil_call", Arguments: map[string]any{"name": "github_get_issue"}})
+	if !via.IsError || !strings.Contains(textOf(t, via), "not_found") || !strings.Contains(textOf(t, via), "Did you mean github__github_get_issue") {
+		t.Errorf("anvil_call of an unknown tool: %s", textOf(t, via))
+	}
+
 	dr, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "anvil_describe", Arguments: map[string]any{"names": []string{"github__github_get_issue"}}})
 	if err != nil || dr.IsError {
 		t.Fatalf("anvil_describe: %v %v", err, dr)

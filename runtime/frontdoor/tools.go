@@ -33,7 +33,7 @@ func (g *Gateway) serveTools(w http.ResponseWriter, r *http.Request, p *executor
 	}
 	var limit *int
 	if v, ok := q["limit"]; ok {
-		n, err := strconv.Atoi(v[len(v)-1])
+		n, err := strconv.Atoi(v[len(v)-1]) // the last of repeated values wins, as for search
 		if err != nil {
 			writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "limit must be an integer."}, nil)
 			return
@@ -82,10 +82,10 @@ func listAll(f *fleet.Fleet, p *executor.Principal, connector string) ([]byte, *
 	return bytes.TrimSpace(b), nil
 }
 
-// unknownToolError is the not_found refusal of a call to a tool the gateway
-// does not serve, naming the served tools (that p may see) it most likely
-// meant.
-func unknownToolError(f *fleet.Fleet, p *executor.Principal, name string, e *envelope.Error) *envelope.Error {
+// unknownToolError is the not_found refusal e of a call to a tool the
+// gateway does not serve, naming the served tools (that p may see) it most
+// likely meant, and then hint (where to find the served tools).
+func unknownToolError(f *fleet.Fleet, p *executor.Principal, name string, e *envelope.Error, hint string) *envelope.Error {
 	s := f.Suggest(name, func(t *fleet.Tool) bool { return visibleTo(p, t) })
 	if len(s) == 0 {
 		return e
@@ -102,6 +102,6 @@ func unknownToolError(f *fleet.Fleet, p *executor.Principal, name string, e *env
 		}
 		msg += n
 	}
-	cp.Message = msg + "? GET /tools lists the served tools."
+	cp.Message = msg + "? " + hint
 	return &cp
 }
