@@ -3,6 +3,7 @@ package frontdoor
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"reflect"
 	"regexp"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/discover"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 )
@@ -279,5 +281,46 @@ func TestRESTToolsAndSuggestions(t *testing.T) {
 	a = f.call(read, "github__github_list_issue", `{"arguments":{"owner":"octo","repo":"hello"},"status":"open"}`, nil)
 	if a.status != 400 || a.errCode() != "validation_error" || !strings.Contains(a.body, `\"status\"`) {
 		t.Errorf("unknown body key: %d %s", a.status, a.body)
+	}
+}
+
+// TestServeStdioDiscover: stdio serves the same surfaces to its local
+// caller, and anvil_call works there as a direct call does.
+func TestServeStdioDiscover(t *testing.T) {
+	f := newFleetFixture(t, &fleetOptions{noConnect: true, edit: func(cfg *Config) {
+		cfg.Auth = auth.Config{Mode: auth.ModeNone}
+		cfg.ToolSurface = SurfaceDiscover
+	}})
+	f.connectKey("github", "", fxUpstream)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx := sdkCtx(t)
+	done := make(chan error, 1)
+	go func() { done <- f.g.ServeStdio(ctx, inR, outW); outW.Close() }()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := cs.ListTools(ctx, nil)
+	if err != nil || len(lr.Tools) != 3 || lr.Tools[0].Name != "anvil_search" {
+		t.Fatalf("tools/list: %v %v", err, lr)
+	}
+	sr, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "anvil_search", Arguments: map[string]any{"query": "create a release", "limit": 1}})
+	if err != nil || sr.IsError || !strings.Contains(textOf(t, sr), `"name":"github__github_create_release"`) {
+		t.Fatalf("anvil_search: %v %v", err, sr)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "anvil_call", Arguments: map[string]any{"name": "github__github_list_pull", "arguments": map[string]any{"owner": "o", "repo": "r"}}})
+	if err != nil || res.IsError {
+		t.Fatalf("anvil_call: %v %v", err, res)
+	}
+	if rep, _ := res.Meta["effect"].(map[string]any); rep["operation"] != "github.pulls.list" {
+		t.Errorf("effect: %v", res.Meta)
+	}
+	cs.Close()
+	inW.Close()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Error("ServeStdio did not return when stdin closed")
 	}
 }
