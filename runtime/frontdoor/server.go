@@ -205,7 +205,7 @@ func (g *Gateway) Fleet() *fleet.Fleet { return g.fleet }
 // Handler returns the gateway's HTTP handler. Routes match the request path
 // exactly, without cleaning or redirects (anvil-reference §e "Routes on one
 // listener"): /healthz, /readyz, /.well-known/oauth-protected-resource,
-// /mcp, /call/<tool>, /connect/callback and /connect/<route>; anything else is
+// /mcp, /call/<tool>, /tools, /connect/callback and /connect/<route>; anything else is
 // 404 {"error":{"code":"not_found","message":"No such route."}}.
 func (g *Gateway) Handler() http.Handler {
 	mcpRoute := g.withTurnToken(g.serveMCP)
