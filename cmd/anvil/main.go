@@ -73,6 +73,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			connectCommand(e),
 			packageCommand(e),
 			connectorsCommand(e),
+			toolsCommand(e), // tools.go
 		},
 	}
 	err := app.RunContext(ctx, interspersed(app.Commands, args))

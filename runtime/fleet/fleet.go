@@ -19,6 +19,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/discover"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/grant"
 	"github.com/anvil-dev/anvil/runtime/handler"
@@ -67,6 +68,9 @@ type Fleet struct {
 	// grants, when set, decides grants by lookup over the fleet's compiled
 	// operation table (a generated workspace); else each call decides.
 	grants *grantTable
+	// searchOnce builds search, the discovery index (SearchIndex).
+	searchOnce sync.Once
+	search     *discover.Index
 }
 
 // Load reads the bundles under root (air.LoadWorkspace) and builds their

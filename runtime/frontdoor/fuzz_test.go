@@ -10,9 +10,10 @@ import (
 
 // FuzzParseCallBody checks the REST body parser against a reference built on
 // encoding/json: it never panics, accepts exactly the bodies that are empty
-// or a JSON object whose arguments (if any) is an object or null and whose
-// stage (if any) is a boolean, and refuses everything else with
-// validation_error.
+// or a JSON object with no key but arguments and stage, whose arguments (if
+// any) is an object or null and whose stage (if any) is a boolean, and
+// refuses everything else with validation_error (issue 17: an unknown
+// top-level key is a 400).
 func FuzzParseCallBody(f *testing.F) {
 	for _, s := range []string{
 		``, ` `, `{}`, `[1]`, `null`, `"x"`, `1`, `{"arguments":{}}`, `{"arguments":{"owner":"o"},"stage":true}`,
@@ -56,6 +57,11 @@ func referenceCallBody(body []byte) bool {
 	obj, isObj := v.(map[string]any)
 	if !isObj {
 		return false
+	}
+	for k := range obj {
+		if k != "arguments" && k != "stage" {
+			return false
+		}
 	}
 	if a, has := obj["arguments"]; has && a != nil {
 		if _, isMap := a.(map[string]any); !isMap {

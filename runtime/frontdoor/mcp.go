@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
 )
@@ -64,6 +65,18 @@ type mcpServer struct {
 	// registered names the tools the SDK server serves (the fast path
 	// answers only those).
 	registered map[string]bool
+	// surface is ANVIL_TOOL_SURFACE (SurfaceFull, SurfaceDiscover or
+	// SurfaceAuto) and pageSize ANVIL_TOOLS_PAGE_SIZE (0: no paging).
+	surface  string
+	pageSize int
+	// autoThreshold is AutoDiscoverThreshold (tests lower it).
+	autoThreshold int
+	// listed are the fleet's tools/list entries (descriptions trimmed),
+	// parallel to Fleet.Tools; metaTools the discover surface's, and meta
+	// their names.
+	listed    []*mcp.Tool
+	metaTools []*mcp.Tool
+	meta      map[string]bool
 	// slow turns the tools/call fast path off (tests compare the two).
 	slow atomic.Bool
 	// fastCalls counts the calls the fast path answered.
@@ -94,16 +107,22 @@ func subjectKey(p *executor.Principal) string {
 	return p.Tenant + "\x00" + p.Sub
 }
 
-func newMCPServer(exec *executor.Executor) *mcpServer {
+func newMCPServer(exec *executor.Executor, surface string, pageSize int) *mcpServer {
+	if surface == "" {
+		surface = SurfaceAuto
+	}
 	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{}, registered: map[string]bool{},
-		now: time.Now, maxSessions: MaxSessions, maxPerSubject: MaxSessionsPerSubject}
+		now: time.Now, maxSessions: MaxSessions, maxPerSubject: MaxSessionsPerSubject,
+		surface: surface, pageSize: pageSize, autoThreshold: AutoDiscoverThreshold, listed: listedTools(exec.Fleet), metaTools: metaToolList(), meta: map[string]bool{}}
+	for _, t := range m.metaTools {
+		m.meta[t.Name] = true
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
+	m.addTools(srv, func(h mcp.ToolHandler) mcp.ToolHandler { return h }, nil)
 	for _, t := range exec.Fleet.Tools {
-		srv.AddTool(t.MCPTool(), m.callTool)
 		m.registered[t.Name] = true
 	}
-	srv.AddReceivingMiddleware(m.filterToolsList)
 	m.server = srv
 	// No SessionTimeout: the gateway's table expires idle sessions (it also
 	// sees the tools/call fast path's traffic) and closes them in the SDK.
@@ -141,33 +160,6 @@ func callerOf(extra *mcp.RequestExtra) *sessionCaller {
 	return c
 }
 
-// filterToolsList hides the tools the caller's grant does not show.
-func (m *mcpServer) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if method != "tools/list" || err != nil {
-			return res, err
-		}
-		lr, ok := res.(*mcp.ListToolsResult)
-		if !ok {
-			return res, err
-		}
-		c := callerOf(req.GetExtra())
-		if c == nil || c.principal == nil || c.principal.Unrestricted {
-			return res, err
-		}
-		out := make([]*mcp.Tool, 0, len(lr.Tools))
-		for _, t := range lr.Tools {
-			if ft := m.exec.Fleet.Tool(t.Name); ft != nil && c.principal.Grants.Visible(ft.GrantOp) {
-				out = append(out, t)
-			}
-		}
-		cp := *lr
-		cp.Tools = out
-		return &cp, nil
-	}
-}
-
 // callTool runs tools/call through the executor.
 func (m *mcpServer) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	c := callerOf(req.Extra)
@@ -179,6 +171,11 @@ func (m *mcpServer) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		meta = map[string]any(req.Params.Meta)
 	}
 	out := m.exec.Call(ctx, executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.principal})
+	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.Fleet.Tool(req.Params.Name) == nil {
+		// Only anvil_call reaches here with an unknown name (the SDK
+		// answers a direct call of one).
+		out.Err = unknownToolError(m.exec.Fleet, c.principal, req.Params.Name, out.Err, "anvil_search finds the served tools.")
+	}
 	if out.InvalidParams {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message}
 	}
@@ -472,16 +469,16 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	caller := &sessionCaller{principal: &executor.Principal{Sub: "local", Unrestricted: true}, fingerprint: "local"}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions})
-	for _, t := range g.exec.Fleet.Tools {
-		srv.AddTool(t.MCPTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	g.mcp.addTools(srv, func(h mcp.ToolHandler) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if req.Extra == nil {
 				req.Extra = &mcp.RequestExtra{}
 			}
 			req.Extra.TokenInfo = &auth.TokenInfo{Extra: map[string]any{"caller": caller}}
 			g.watch.Poll() // vault changes made before the call are seen by it (authenticate does this over HTTP)
-			return g.mcp.callTool(ctx, req)
-		})
-	}
+			return h(ctx, req)
+		}
+	}, caller)
 	return srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 }
 

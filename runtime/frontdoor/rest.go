@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"github.com/anvil-dev/anvil/runtime/jsonscan"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/effect"
@@ -85,6 +87,9 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.
 		}
 	}
 	out := g.exec.Call(r.Context(), executor.Call{Tool: name, Args: req.Arguments, Meta: meta, Principal: p})
+	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && g.fleet.Tool(name) == nil {
+		out.Err = unknownToolError(g.fleet, p, name, out.Err, "GET /tools lists the served tools.")
+	}
 	if out.Err != nil {
 		writeEnvelope(w, out.Err, out.Effect)
 		return
@@ -108,7 +113,10 @@ type callBody struct {
 	Stage     *bool
 }
 
-// parseCallBody reads {"arguments": {...}, "stage": bool?}; an empty body is {}.
+// parseCallBody reads {"arguments": {...}, "stage": bool?} (the keys the
+// contract defines for POST /call/<tool>); an empty body is {}, and any
+// other top-level key is a validation_error naming it (a tool argument sent
+// beside "arguments" would otherwise be silently dropped).
 func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 {
@@ -126,6 +134,9 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 			args, hasArgs = m.Value, true
 		case "stage":
 			stage, hasStage = m.Value, true
+		default:
+			return nil, &envelope.Error{Code: envelope.ValidationError, Message: fmt.Sprintf(
+				"Unknown top-level key %s: the body is {\"arguments\": {...}, \"stage\": true?}; put the tool's arguments inside \"arguments\".", strconv.Quote(m.Key))}
 		}
 	}
 	out := &callBody{}

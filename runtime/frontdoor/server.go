@@ -38,6 +38,11 @@ type Config struct {
 	// HTTP are the listener's limits (ANVIL_HTTP_*); zero fields take the
 	// defaults.
 	HTTP HTTPLimits
+	// ToolSurface is ANVIL_TOOL_SURFACE (full, discover or auto; "" is
+	// auto) and ToolsPageSize ANVIL_TOOLS_PAGE_SIZE (0: tools/list unpaged);
+	// see surface.go.
+	ToolSurface   string
+	ToolsPageSize int
 	// Getenv reads further variables (ANVIL_CONNECT_<C>_*); os.Getenv by default.
 	Getenv func(string) string
 }
@@ -68,6 +73,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		cfg.UpstreamTimeout = time.Duration(ms) * time.Millisecond
 	}
 	if cfg.HTTP, err = httpLimitsFromEnv(getenv); err != nil {
+		return Config{}, err
+	}
+	if cfg.ToolSurface, cfg.ToolsPageSize, err = surfaceFromEnv(getenv); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -187,7 +195,7 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	}
 	g.connect = newConnectRoutes(g)
 	g.exec.Credentials = g.connect
-	g.mcp = newMCPServer(g.exec)
+	g.mcp = newMCPServer(g.exec, cfg.ToolSurface, cfg.ToolsPageSize)
 	return g, nil
 }
 
@@ -197,11 +205,12 @@ func (g *Gateway) Fleet() *fleet.Fleet { return g.fleet }
 // Handler returns the gateway's HTTP handler. Routes match the request path
 // exactly, without cleaning or redirects (anvil-reference §e "Routes on one
 // listener"): /healthz, /readyz, /.well-known/oauth-protected-resource,
-// /mcp, /call/<tool>, /connect/callback and /connect/<route>; anything else is
+// /mcp, /call/<tool>, /tools, /connect/callback and /connect/<route>; anything else is
 // 404 {"error":{"code":"not_found","message":"No such route."}}.
 func (g *Gateway) Handler() http.Handler {
 	mcpRoute := g.withTurnToken(g.serveMCP)
 	callRoute := g.withTurnToken(g.serveCall)
+	toolsRoute := g.withTurnToken(g.serveTools)
 	connectRoute := g.withConnectToken(g.connect.serve)
 	localOnly := g.verifier == nil
 	limits := g.cfg.HTTP.withDefaults()
@@ -215,6 +224,8 @@ func (g *Gateway) Handler() http.Handler {
 			mcpRoute(w, r)
 		case strings.HasPrefix(p, "/call/"):
 			callRoute(w, r)
+		case p == "/tools":
+			toolsRoute(w, r)
 		case p == "/healthz":
 			g.serveHealth(w, r)
 		case p == "/readyz":
