@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/anvil-dev/anvil/compiler/emit"
 )
 
 // TestMissingConfirmIsConfirmationRequiredOnEverySurface calls a
@@ -23,19 +21,7 @@ import (
 func TestMissingConfirmIsConfirmationRequiredOnEverySurface(t *testing.T) {
 	t.Parallel()
 	python, node, tsc := tool(t, "python3"), tool(t, "node"), tscPath(t)
-	doc := githubMini(t)
-	gw := startLive(t, "github", doc)
-	tree, err := Render(emit.Connector{ID: "github", Doc: doc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkg := filepath.Join(t.TempDir(), "github")
-	if err := tree.WriteTo(pkg); err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"PATH=" + filepath.Dir(node) + string(os.PathListSeparator) + "/usr/bin:/bin", "HOME=" + t.TempDir(),
-		"ANVIL_GATEWAY_URL=" + gw.URL, "ANVIL_GATEWAY_TOKEN_FILE=" + gw.TokenFile,
-		"PYTHONPATH=" + filepath.Join(pkg, "python"), "PYTHONDONTWRITEBYTECODE=1"}
+	gw, _, pkg, env := livePackage(t, githubMini(t), node)
 	const tool = "github__github_delete_comment"
 	args := `{"owner": "octo", "repo": "hello", "comment_id": 1}`
 	before := len(gw.Mock.Requests())
