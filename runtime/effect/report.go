@@ -250,7 +250,7 @@ const MaxHeaderBytes = 8 << 10
 
 // TruncatedReason is the undo_unavailable of a header report cut down to
 // MaxHeaderBytes.
-const TruncatedReason = "effect_report_truncated: the report is larger than 8 KiB; the full report is in the response (_meta.effect)"
+const TruncatedReason = "effect_report_truncated: the report is larger than 8 KiB; the full report is in _meta.effect (MCP) or, with Prefer: anvil-effect=body, in the REST body"
 
 // HeaderValue is the report as the X-Anvil-Effect header value: its JSON
 // with every character from U+007F up written as \uXXXX (a character above

@@ -236,13 +236,27 @@ func carriesKey(op *air.Operation) bool {
 	return op.Idempotency.HasCarrier() && op.Input.Safety.IdempotencyKey != ""
 }
 
-// keyConflict is effect.CheckKeyConflict over an input.
+// keyConflict is effect.CheckKeyConflict over an input, with key the
+// call's own key ("" when it has none). A key in the arguments (the
+// idempotency input) becomes the ledger id and the audit line's even when
+// the call has no key of its own, so it gets the same length cap
+// (effect.CheckKeyLength) in every case, not only when it is compared.
 func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Error {
-	if key == "" || !carriesKey(op) {
+	field := op.Input.Safety.IdempotencyKey
+	if field == "" {
 		return nil
 	}
 	s, isString, present := in.IdempotencyKey()
-	if !present || (isString && s == key) {
+	if !present {
+		return nil
+	}
+	if isString {
+		if err := effect.CheckKeyLength(field, s); err != nil {
+			err.Operation = op.ID
+			return err
+		}
+	}
+	if key == "" || !carriesKey(op) || (isString && s == key) {
 		return nil
 	}
 	// Word the refusal exactly as the shared check does.
@@ -250,7 +264,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 	if !isString {
 		v = struct{}{}
 	}
-	return effect.CheckKeyConflict(op, map[string]any{op.Input.Safety.IdempotencyKey: v}, key)
+	return effect.CheckKeyConflict(op, map[string]any{field: v}, key)
 }
 
 // stage performs an operation's draft form instead of the operation.
@@ -271,11 +285,14 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 	// one already in the staged call's own arguments, or else that one (an
 	// SDK sends its key as an argument).
 	key, hasKey := meta.IdempotencyKey, meta.HasKey
+	callKey := ""
 	if hasKey {
-		if cerr := keyConflict(op, in, key); cerr != nil {
-			return &Outcome{Err: cerr}
-		}
-	} else if carriesKey(op) {
+		callKey = key
+	}
+	if cerr := keyConflict(op, in, callKey); cerr != nil {
+		return &Outcome{Err: cerr}
+	}
+	if !hasKey && carriesKey(op) {
 		if s, isString, present := in.IdempotencyKey(); present && isString && s != "" {
 			key, hasKey = s, true
 			st.ledgerID = &s
@@ -339,13 +356,15 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 	if !ok {
 		return schemaRefusal(tool, problem)
 	}
+	callKey := ""
 	if hasKey {
-		if cerr := keyConflict(op, in, ledgerKey); cerr != nil {
-			return &Outcome{Err: cerr}
-		}
-		if carriesKey(op) {
-			in.SetIdempotencyKey(ledgerKey)
-		}
+		callKey = ledgerKey
+	}
+	if cerr := keyConflict(op, in, callKey); cerr != nil {
+		return &Outcome{Err: cerr}
+	}
+	if hasKey && carriesKey(op) {
+		in.SetIdempotencyKey(ledgerKey)
 	}
 	if op.Input.Safety.IdempotencyKey != "" {
 		if s, isString, present := in.IdempotencyKey(); present && isString && s != "" {

@@ -61,6 +61,13 @@ func TestOneExecutorTwoHandlers(t *testing.T) {
 			Principal: &executor.Principal{Sub: "p", Grants: write}}, "confirmation_required"},
 		{"write", executor.Call{Tool: "github__github_create_comment", Args: json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b"}`),
 			Meta: map[string]any{"idempotency_key": "k1"}, Principal: &executor.Principal{Sub: "p", Grants: write}}, ""},
+		// A key sent only as an argument becomes the ledger id: it has the same 255-byte cap as a _meta key.
+		{"argument key too long", executor.Call{Tool: "github__github_create_comment",
+			Args:      json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b","idempotency_key":"` + strings.Repeat("k", 256) + `"}`),
+			Principal: &executor.Principal{Sub: "p", Grants: write}}, "validation_error"},
+		{"argument key at the cap", executor.Call{Tool: "github__github_create_comment",
+			Args:      json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b","idempotency_key":"` + strings.Repeat("k", 255) + `"}`),
+			Principal: &executor.Principal{Sub: "p", Grants: write}}, ""},
 		{"grant", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":true}`),
 			Principal: &executor.Principal{Sub: "p", Grants: readOnly}}, "policy_denied"},
 		{"no draft form", executor.Call{Tool: "github__github_list_issue", Args: json.RawMessage(`{"owner":"o","repo":"r"}`), Meta: map[string]any{"stage": true}}, "unsupported_operation"},

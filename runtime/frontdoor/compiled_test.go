@@ -246,6 +246,13 @@ func TestCompiledSinkHandlersMatchGenericCode(t *testing.T) {
 	checkPairs(t, pairs, tools, 1500, 1000, 1000)
 }
 
+// airCheck is the oracle: the AIR-driven handler's check (the JSON Schema,
+// then exact integers in range).
+func airCheck(p pair, tools effect.Tools, args map[string]any) bool {
+	_, _, ok := handler.ForAIR(p.op, p.schema, tools).Check(handler.NewMapInput(args, p.op))
+	return ok
+}
+
 func checkPairs(t *testing.T, pairs []pair, tools effect.Tools, rounds, minValid, minInvalid int) {
 	t.Helper()
 	g := &argGen{r: rand.New(rand.NewPCG(1, 2))}
@@ -259,18 +266,18 @@ func checkPairs(t *testing.T, pairs []pair, tools effect.Tools, rounds, minValid
 			args := g.args(p.op)
 			raw := mustJSON(t, args)
 			args = decodeNumbers(t, raw) // exactly what decodeArgs makes
-			schemaOK := p.schema.Validate(args) == nil
+			schemaOK := airCheck(p, tools, args)
 			in, ok := p.c.FromArgs(args)
 			if ok && p.c.SchemaCheck {
 				// The runtime adds the shared validator for these (checkInput).
-				ok = p.schema.Validate(in.Args()) == nil
+				ok = airCheck(p, tools, in.Args())
 			}
 			if ok != schemaOK {
 				t.Fatalf("%s %s: FromArgs says %v, the schema %v", p.op.ID, raw, ok, schemaOK)
 			}
 			din, dok := p.c.Decode(raw)
 			if dok && p.c.SchemaCheck {
-				dok = p.schema.Validate(din.Args()) == nil
+				dok = airCheck(p, tools, din.Args())
 			}
 			if dok && !ok {
 				t.Fatalf("%s %s: Decode takes arguments the schema refuses", p.op.ID, raw)

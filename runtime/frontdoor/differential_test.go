@@ -297,6 +297,8 @@ func dfScript() []step {
 		call("get issue 1.0", tGet, "read", `{"arguments":{"owner":"octo","repo":"hello","issue_number":1.0}}`),
 		call("get issue 1e2 (upstream 404)", tGet, "read", `{"arguments":{"owner":"octo","repo":"hello","issue_number":1e2}}`),
 		call("get issue 1.5", tGet, "read", `{"arguments":{"owner":"octo","repo":"hello","issue_number":1.5}}`),
+		call("get issue 1e400", tGet, "read", `{"arguments":{"owner":"octo","repo":"hello","issue_number":1e400}}`),
+		call("get issue 2^63", tGet, "read", `{"arguments":{"owner":"octo","repo":"hello","issue_number":9223372036854775808}}`),
 		call("get issue, number as string", tGet, "read", `{"arguments":{"owner":"octo","repo":"hello","issue_number":"2"}}`),
 		call("get issue, escaped owner", tGet, "read", `{"arguments":{"owner":"oc\u0074o/x y","repo":"h\u00e9llo","issue_number":2}}`),
 		call("get issue, duplicate key", tGet, "read", `{"arguments":{"owner":"x","owner":"octo","repo":"hello","issue_number":2}}`),

@@ -90,22 +90,92 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.
 	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && g.fleet.Tool(name) == nil {
 		out.Err = unknownToolError(g.fleet, p, name, out.Err, "GET /tools lists the served tools.")
 	}
+	inBody := effectInBody(r.Header)
 	if out.Err != nil {
+		if inBody {
+			setEffectHeaders(w.Header(), out.Effect, true)
+			setJSONHeaders(w.Header())
+			w.WriteHeader(envelope.RESTStatus(out.Err.Code))
+			_, _ = w.Write(withEffect(out.Err.Marshal(), out.Effect))
+			return
+		}
 		writeEnvelope(w, out.Err, out.Effect)
 		return
 	}
-	if out.Effect != nil {
-		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(out.Effect))
-	}
+	setEffectHeaders(w.Header(), out.Effect, inBody)
 	b := out.Raw
 	if out.Plan != nil {
 		b, _ = wirejson.Marshal(out.Plan)
 	} else if b == nil {
 		b = json.RawMessage("null")
 	}
+	if inBody {
+		b = withEffect(append(append([]byte(`{"data":`), b...), '}'), out.Effect)
+	}
 	setJSONHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(b)
+}
+
+// The REST answer's effect report (finding 9). X-Anvil-Effect is at most
+// effect.MaxHeaderBytes (8 KiB: Node's HTTP client refuses headers over 16
+// KiB), so a larger report is cut down there and the answer says so with
+// X-Anvil-Effect-Truncated: true. The seed fixes a 200's body as the response
+// data, so the full report goes in the body only when the caller asks for
+// it with Prefer: anvil-effect=body (RFC 7240): then every /call answer is
+// {"data": <response data>, "effect": <report or null>} or {"error": {...},
+// "effect": <report or null>}, with Preference-Applied: anvil-effect=body.
+// Over MCP the full report is always in _meta.effect.
+const (
+	preferEffectBody   = "anvil-effect=body"
+	headerEffect       = "X-Anvil-Effect"
+	headerEffectCut    = "X-Anvil-Effect-Truncated"
+	headerPrefApplied  = "Preference-Applied"
+	maxPreferenceCount = 32 // preferences looked at, of a Prefer header
+)
+
+// effectInBody reports whether a Prefer header asks for anvil-effect=body
+// (token case-insensitive, the value optionally quoted, parameters after ';'
+// ignored).
+func effectInBody(h http.Header) bool {
+	n := 0
+	for _, line := range h.Values("Prefer") {
+		for _, pref := range strings.Split(line, ",") {
+			if n++; n > maxPreferenceCount {
+				return false
+			}
+			pref, _, _ = strings.Cut(pref, ";")
+			name, value, _ := strings.Cut(strings.TrimSpace(pref), "=")
+			value = strings.Trim(strings.TrimSpace(value), `"`)
+			if strings.EqualFold(strings.TrimSpace(name), "anvil-effect") && strings.EqualFold(value, "body") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// setEffectHeaders sets X-Anvil-Effect (bounded) and, when the report was
+// cut down, X-Anvil-Effect-Truncated; inBody adds Preference-Applied.
+func setEffectHeaders(h http.Header, rep *effect.Report, inBody bool) {
+	if rep != nil {
+		v, cut := effect.HeaderValueBounded(rep)
+		h.Set(headerEffect, v)
+		if cut {
+			h.Set(headerEffectCut, "true")
+		}
+	}
+	if inBody {
+		h.Set(headerPrefApplied, preferEffectBody)
+	}
+}
+
+// withEffect adds "effect": <the full report> as the last member of obj, a
+// JSON object the gateway wrote.
+func withEffect(obj []byte, rep *effect.Report) []byte {
+	obj = bytes.TrimRight(obj, " \n")
+	out := append(obj[:len(obj)-1:len(obj)-1], `,"effect":`...)
+	return append(rep.AppendJSON(out), '}')
 }
 
 type callBody struct {
@@ -167,9 +237,7 @@ func parseCallBody(body []byte) (*callBody, *envelope.Error) {
 // writeEnvelope answers an error with the status of its code, with the
 // effect report in X-Anvil-Effect when there is one.
 func writeEnvelope(w http.ResponseWriter, e *envelope.Error, rep *effect.Report) {
-	if rep != nil {
-		w.Header().Set("X-Anvil-Effect", effect.HeaderValue(rep))
-	}
+	setEffectHeaders(w.Header(), rep, false)
 	setJSONHeaders(w.Header())
 	w.WriteHeader(envelope.RESTStatus(e.Code))
 	_, _ = w.Write(e.Marshal())

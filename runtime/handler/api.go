@@ -222,13 +222,20 @@ func (h *generatedHandler) Check(in Input) (Input, string, bool) {
 		if err := h.schema.Validate(a); err != nil {
 			return &MapInput{m: a, op: h.aop}, schemaMessage(err), false
 		}
+		if msg := integerProblem(h.aop.Input.Schema, a); msg != "" {
+			return &MapInput{m: a, op: h.aop}, msg, false
+		}
 		return in, "", true
 	}
 	// The shared validator words the refusal; it finds nothing only where
 	// the generated one is stricter, which the differential tests rule out
 	// (the generated refusal is then all there is to say).
-	if err := h.schema.Validate(argsOf(in)); err != nil {
+	args := argsOf(in)
+	if err := h.schema.Validate(args); err != nil {
 		return in, schemaMessage(err), false
+	}
+	if msg := integerProblem(h.aop.Input.Schema, args); msg != "" {
+		return in, msg, false
 	}
 	if verr != nil {
 		return in, verr.Error(), false

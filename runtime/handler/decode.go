@@ -291,14 +291,13 @@ func (r *ArgReader) Any(dst *any) bool {
 }
 
 // IsInteger reports whether a JSON number is an integer by value (1.0 and
-// 1e2 are), as the JSON Schema validator decides "integer".
+// 1e2 are) within [upstream.MinInteger, upstream.MaxInteger]
+// (upstream.ExactInteger): JSON Schema's "integer" also admits 1e400, which
+// no upstream can take exactly, so both gateways refuse it (the AIR-driven
+// one through integerProblem after its schema check).
 func IsInteger(n json.Number) bool {
-	s := string(n)
-	if upstream.IsIntegerText(s) {
-		return true
-	}
-	r, ok := new(big.Rat).SetString(s)
-	return ok && r.IsInt()
+	_, ok := upstream.ExactInteger(string(n))
+	return ok
 }
 
 // CompareNumber compares a JSON number with a bound written as JSON (-1, 0

@@ -155,8 +155,12 @@ func (h *airHandler) Decode(raw json.RawMessage) (Input, bool) {
 }
 
 func (h *airHandler) Check(in Input) (Input, string, bool) {
-	if err := h.schema.Validate(argsOf(in)); err != nil {
+	args := argsOf(in)
+	if err := h.schema.Validate(args); err != nil {
 		return in, schemaMessage(err), false
+	}
+	if msg := integerProblem(h.op.Input.Schema, args); msg != "" {
+		return in, msg, false
 	}
 	return in, "", true
 }

@@ -469,30 +469,61 @@ function messagesOf(res) {
   }
 }
 
-function httpError(res, op) {
-  const code = res.status === 401 ? "auth_required" : res.status === 403 ? "permission_denied" : "upstream_unavailable";
-  let message = "The Anvil gateway refused the request (HTTP " + res.status + ").";
-  const details = { http_status: res.status };
+// The code a refusal without a known envelope code gets from its HTTP status alone (the seed's
+// REST table); anything else is upstream_unavailable.
+const STATUS_CODES = { 401: "auth_required", 403: "permission_denied", 409: "conflict", 428: "confirmation_required", 429: "rate_limited" };
+
+function envelopeIn(text) {
   try {
-    const v = JSON.parse(res.body);
-    if (v && typeof v.error === "object" && v.error !== null) {
-      if (typeof v.error.message === "string") message = v.error.message;
-      if (typeof v.error.code === "string") details.code = v.error.code;
-    }
+    const v = JSON.parse(text);
+    return v && typeof v.error === "object" && v.error !== null && !Array.isArray(v.error) ? v.error : undefined;
   } catch (e) {
-    // not JSON
+    return undefined;
   }
-  return new CliError(code, message, op.id, { details });
 }
 
-function resultOf(res, id, op) {
-  if (res.status >= 400) throw httpError(res, op);
+// refusal is the CliError of an error envelope: its own code when the SPEC's exit-code table
+// knows it, else fallback with the envelope's code kept as details.code.
+function refusal(spec, envelope, op, fallback, message, extra) {
+  const details = Object.assign({}, envelope.details && typeof envelope.details === "object" ? envelope.details : {}, extra);
+  let code = envelope.code;
+  if (typeof code !== "string" || !Object.prototype.hasOwnProperty.call(spec.exitCodes, code)) {
+    if (typeof code === "string" && code && details.code === undefined) details.code = code;
+    code = fallback;
+  }
+  const text = typeof envelope.message === "string" && envelope.message ? envelope.message : message;
+  const more = { details };
+  if (Array.isArray(envelope.required_flags)) more.required_flags = envelope.required_flags;
+  return new CliError(code, text, op.id, more);
+}
+
+// httpError is the CliError of a refused HTTP request: the code of the body's envelope when it
+// is a known one (428 confirmation_required, 409 conflict, ...), else the status's code.
+function httpError(spec, res, op) {
+  const fallback = STATUS_CODES[res.status] || "upstream_unavailable";
+  const message = "The Anvil gateway refused the request (HTTP " + res.status + ").";
+  const envelope = envelopeIn(res.body);
+  if (envelope === undefined) return new CliError(fallback, message, op.id, { details: { http_status: res.status } });
+  return refusal(spec, envelope, op, fallback, message, { http_status: res.status });
+}
+
+// rpcError is the CliError of a JSON-RPC error answer: unsupported_operation, unless its data
+// carries an error envelope (or a code) of its own.
+function rpcError(spec, error, op) {
+  const err = error && typeof error === "object" ? error : {};
+  const message = typeof err.message === "string" ? err.message : "The Anvil gateway answered with a JSON-RPC error.";
+  const data = err.data && typeof err.data === "object" ? err.data : undefined;
+  const envelope = data && data.error && typeof data.error === "object" ? data.error : data && typeof data.code === "string" ? data : undefined;
+  const extra = { jsonrpc_code: err.code === undefined ? null : err.code };
+  if (envelope === undefined) return new CliError("unsupported_operation", message, op.id, { details: extra });
+  return refusal(spec, envelope, op, "unsupported_operation", message, extra);
+}
+
+function resultOf(spec, res, id, op) {
+  if (res.status >= 400) throw httpError(spec, res, op);
   for (const m of messagesOf(res)) {
     if (!m || typeof m !== "object" || m.id !== id) continue;
-    if (m.error !== undefined) {
-      const message = m.error && typeof m.error.message === "string" ? m.error.message : "The Anvil gateway answered with a JSON-RPC error.";
-      throw new CliError("unsupported_operation", message, op.id, { details: { jsonrpc_code: m.error ? m.error.code : null } });
-    }
+    if (m.error !== undefined) throw rpcError(spec, m.error, op);
     if (m.result !== undefined) return m.result;
   }
   throw new CliError("upstream_unavailable", "The Anvil gateway's answer did not include this call's response.", op.id);
@@ -511,7 +542,7 @@ function readToken(op) {
   return token;
 }
 
-async function callTool(url, connector, op, args) {
+async function callTool(spec, url, connector, op, args) {
   const token = readToken(op);
   const agent = "anvil-harness-cli/" + connector;
   const base = {
@@ -530,19 +561,19 @@ async function callTool(url, connector, op, args) {
       params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: agent, version: "1" } },
     }, op);
     session = init.headers["mcp-session-id"] || undefined;
-    const initResult = resultOf(init, 1, op);
+    const initResult = resultOf(spec, init, 1, op);
     if (session) headers["Mcp-Session-Id"] = session;
     headers["Mcp-Protocol-Version"] =
       initResult && typeof initResult.protocolVersion === "string" && initResult.protocolVersion ? initResult.protocolVersion : PROTOCOL_VERSION;
     const note = await post(url, headers, { jsonrpc: "2.0", method: "notifications/initialized" }, op);
-    if (note.status >= 400) throw httpError(note, op);
+    if (note.status >= 400) throw httpError(spec, note, op);
     const res = await post(url, headers, {
       jsonrpc: "2.0",
       id: 2,
       method: "tools/call",
       params: { name: connector + "__" + op.tool, arguments: args },
     }, op);
-    const result = resultOf(res, 2, op);
+    const result = resultOf(spec, res, 2, op);
     if (!result || typeof result !== "object") {
       throw new CliError("upstream_unavailable", "The Anvil gateway answered with something that is not a tool result.", op.id);
     }
@@ -638,7 +669,7 @@ async function main(spec, argv, io) {
   const connector = envOf("ANVIL_GATEWAY_CONNECTOR") || spec.connector;
   let result;
   try {
-    result = await callTool(url, connector, op, parsed.args);
+    result = await callTool(spec, url, connector, op, parsed.args);
   } catch (e) {
     if (e instanceof CliError) return fail(spec, e, stderr);
     return fail(spec, new CliError("upstream_unavailable", UNREACHABLE, op.id), stderr);
@@ -685,4 +716,4 @@ function start(spec, mod) {
 }
 
 // What the runtime's own tests reach; a generated script replaces these exports in start.
-module.exports = { CliError, coerce, decode, envelopeOf, exitCodeFor, main, matchOperation, noProxy, parseFlags, parseSSE, proxyFor, start };
+module.exports = { CliError, coerce, decode, envelopeOf, exitCodeFor, httpError, main, matchOperation, noProxy, parseFlags, parseSSE, proxyFor, rpcError, start };

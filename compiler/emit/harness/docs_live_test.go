@@ -179,20 +179,30 @@ func TestDocExamplesRunAgainstALiveGateway(t *testing.T) {
 	}
 }
 
-func runDocExamples(t *testing.T, doc *air.Document) {
-	python, node, tsc := tool(t, "python3"), tool(t, "node"), tscPath(t)
-	gw := startLive(t, "github", doc)
+// livePackage starts a live gateway serving doc as connector github and
+// writes the harness package rendered from doc (tree) to pkg; env is the
+// environment its Python, TypeScript and CLI code runs with against that
+// gateway.
+func livePackage(t *testing.T, doc *air.Document, node string) (gw *live, tree files.Tree, pkg string, env []string) {
+	t.Helper()
+	gw = startLive(t, "github", doc)
 	tree, err := Render(emit.Connector{ID: "github", Doc: doc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg := filepath.Join(t.TempDir(), "github")
+	pkg = filepath.Join(t.TempDir(), "github")
 	if err := tree.WriteTo(pkg); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"PATH=" + filepath.Dir(node) + string(os.PathListSeparator) + "/usr/bin:/bin", "HOME=" + t.TempDir(),
+	env = []string{"PATH=" + filepath.Dir(node) + string(os.PathListSeparator) + "/usr/bin:/bin", "HOME=" + t.TempDir(),
 		"ANVIL_GATEWAY_URL=" + gw.URL, "ANVIL_GATEWAY_TOKEN_FILE=" + gw.TokenFile,
 		"PYTHONPATH=" + filepath.Join(pkg, "python"), "PYTHONDONTWRITEBYTECODE=1"}
+	return gw, tree, pkg, env
+}
+
+func runDocExamples(t *testing.T, doc *air.Document) {
+	python, node, tsc := tool(t, "python3"), tool(t, "node"), tscPath(t)
+	gw, tree, pkg, env := livePackage(t, doc, node)
 	// shInPkg runs a shell command line in the package directory.
 	shInPkg := func(line string) runResult {
 		t.Helper()

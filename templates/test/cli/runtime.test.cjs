@@ -204,6 +204,62 @@ test("main calls <connector>__<tool> in one session and prints the result", asyn
   assert.equal(JSON.parse(noToken.text).error.code, "auth_required");
 });
 
+test("httpError and rpcError: the envelope's code wins, else the status alone decides", () => {
+  const op = { id: "shop.items.delete" };
+  const res = (status, body) => ({ status, headers: {}, body: typeof body === "string" ? body : JSON.stringify(body) });
+  const confirm = cli.httpError(SPEC, res(428, { error: { code: "confirmation_required", message: "pass --confirm", required_flags: ["--confirm"] } }), op);
+  assert.deepEqual([confirm.code, confirm.message, confirm.extra.details.http_status, confirm.extra.required_flags],
+    ["confirmation_required", "pass --confirm", 428, ["--confirm"]]);
+  assert.equal(cli.exitCodeFor(SPEC, confirm.code), 3);
+  assert.equal(cli.httpError(SPEC, res(404, { error: { code: "not_found" } }), op).code, "not_found");
+  assert.equal(cli.httpError(SPEC, res(428, "not json"), op).code, "confirmation_required");
+  assert.equal(cli.httpError(SPEC, res(401, ""), op).code, "auth_required");
+  const odd = cli.httpError(SPEC, res(502, { error: { code: "too_many_pending" } }), op);
+  assert.deepEqual([odd.code, odd.extra.details.code], ["upstream_unavailable", "too_many_pending"]);
+  assert.equal(cli.rpcError(SPEC, { code: -32602, message: "bad" }, op).code, "unsupported_operation");
+  const rpc = cli.rpcError(SPEC, { code: -32602, message: "bad", data: { error: { code: "confirmation_required" } } }, op);
+  assert.deepEqual([rpc.code, rpc.message, rpc.extra.details.jsonrpc_code], ["confirmation_required", "bad", -32602]);
+});
+
+test("main exits 3 with confirmation_required when the gateway refuses a missing confirm (HTTP 428 or a tool error)", async (t) => {
+  const envelope = { error: { code: "confirmation_required", message: "shop.items.delete needs confirmation: pass confirm: true." } };
+  let asHTTP = true;
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const msg = body ? JSON.parse(body) : null;
+      if (req.method === "DELETE") return res.writeHead(204).end();
+      if (msg.method === "notifications/initialized") return res.writeHead(202).end();
+      if (msg.method === "initialize") {
+        res.writeHead(200, { "Content-Type": "application/json", "Mcp-Session-Id": "s-1" });
+        return res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { protocolVersion: "2025-06-18" } }));
+      }
+      if (asHTTP) return res.writeHead(428, { "Content-Type": "application/json" }).end(JSON.stringify(envelope));
+      const result = { isError: true, content: [{ type: "text", text: JSON.stringify(envelope) }] };
+      res.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "anvil-cli-"));
+  const saved = { ...process.env };
+  t.after(() => {
+    server.close();
+    process.env = saved;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  fs.writeFileSync(path.join(dir, "token"), "tok\n");
+  process.env.ANVIL_GATEWAY_URL = "http://127.0.0.1:" + server.address().port + "/mcp";
+  process.env.ANVIL_GATEWAY_TOKEN_FILE = path.join(dir, "token");
+  for (const k of ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]) delete process.env[k];
+  for (const http428 of [true, false]) {
+    asHTTP = http428;
+    const stderr = sink();
+    assert.equal(await cli.main(SPEC, ["items", "delete", "--id", "7"], { stdout: sink(), stderr }), 3, stderr.text);
+    assert.equal(JSON.parse(stderr.text).error.code, "confirmation_required");
+  }
+});
+
 test("command help shows an array flag by its item type", async () => {
   const help = sink();
   assert.equal(await cli.main(SPEC, ["items", "list", "--help"], { stdout: help, stderr: sink() }), 0);

@@ -160,6 +160,37 @@ class DecodeTest(unittest.TestCase):
         self.assertEqual((e.code, e.message, e.trace_id, e.operation), ("policy_denied", "no", "t", "op"))
         self.assertEqual((e.required_arguments, e.retry_after_ms), (["issue_number"], 9))
 
+    def test_http_refusals_take_the_envelope_code(self):
+        http_error = pkg._transport._http_error
+
+        def refusal(status, code, details=None, **extra):
+            body = dict(extra, code=code, message=code + " here")
+            if details is not None:
+                body["details"] = details
+            return http_error(status, json.dumps({"error": body}).encode(), "op")
+
+        e = refusal(428, "confirmation_required", required_flags=["--confirm"])
+        self.assertIsInstance(e, pkg.errors.AnvilError)
+        self.assertEqual((e.code, e.message, e.required_arguments), ("confirmation_required", "confirmation_required here", ["confirm"]))
+        self.assertEqual(e.details["http_status"], 428)
+        self.assertEqual(refusal(409, "conflict").code, "conflict")
+        self.assertEqual(refusal(404, "not_found").code, "not_found")
+        self.assertEqual(refusal(400, "validation_error", {"code": "effect/idempotency_key_conflict"}).details["code"],
+                         "effect/idempotency_key_conflict")
+        limited = refusal(429, "too_many_pending")
+        self.assertEqual((limited.code, limited.details["code"], limited.retryable), ("rate_limited", "too_many_pending", True))
+        self.assertEqual(refusal(503, "whatever").code, "upstream_unavailable")
+        # Without an envelope the status alone decides.
+        self.assertEqual(http_error(401, b"", None).code, "auth_required")
+        self.assertEqual(http_error(428, b"nope", None).code, "confirmation_required")
+        self.assertEqual(http_error(502, b"", None).code, "upstream_unavailable")
+
+    def test_jsonrpc_errors_take_a_code_their_data_carries(self):
+        err = pkg._transport._jsonrpc_error
+        self.assertEqual(err({"code": -32602, "message": "bad"}, "op").code, "unsupported_operation")
+        e = err({"code": -32602, "message": "bad", "data": {"error": {"code": "confirmation_required"}}}, "op")
+        self.assertEqual((e.code, e.message, e.details["jsonrpc_code"]), ("confirmation_required", "bad", -32602))
+
     def test_sse_and_json_bodies(self):
         msgs = pkg._transport._messages
         self.assertEqual(msgs({"content-type": "application/json"}, b'[{"id":1},{"id":2}]'), [{"id": 1}, {"id": 2}])

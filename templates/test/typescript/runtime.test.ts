@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
-import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult } from "./gateway.ts";
+import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult, httpError, jsonrpcError } from "./gateway.ts";
 import type { ToolResult, TransportCallOptions } from "./gateway.ts";
 import { invoke, operationFor } from "./invoke.ts";
 import { canonicalJson, checkConfirmation, deriveIdempotencyKey, resolveIdempotencyKey } from "./safety.ts";
@@ -54,6 +54,39 @@ test("decodeToolResult: plan, unvalidated, JSON text, result, structured content
     (e: unknown) =>
       e instanceof AnvilError && e.code === "policy_denied" && e.traceId === "t" && e.requiredArguments[0] === "issue_number",
   );
+});
+
+test("httpError and jsonrpcError: the envelope's code wins, else the status alone decides", async () => {
+  const refusal = (status: number, code: string, extra: Record<string, unknown> = {}): AnvilError =>
+    httpError(status, JSON.stringify({ error: { code, message: code + " here", ...extra } }), "op");
+  const confirm = refusal(428, "confirmation_required", { required_flags: ["--confirm"] });
+  assert.deepEqual([confirm.code, confirm.message, confirm.requiredArguments, confirm.details.http_status],
+    ["confirmation_required", "confirmation_required here", ["confirm"], 428]);
+  assert.equal(refusal(409, "conflict").code, "conflict");
+  assert.equal(refusal(404, "not_found").code, "not_found");
+  const limited = refusal(429, "too_many_pending");
+  assert.deepEqual([limited.code, limited.details.code, limited.retryable], ["rate_limited", "too_many_pending", true]);
+  assert.equal(refusal(503, "whatever").code, "upstream_unavailable");
+  assert.equal(httpError(401, "", undefined).code, "auth_required");
+  assert.equal(httpError(428, "nope", undefined).code, "confirmation_required");
+  assert.equal(httpError(502, "", undefined).code, "upstream_unavailable");
+  assert.equal(jsonrpcError({ code: -32602, message: "bad" }, "op").code, "unsupported_operation");
+  const rpc = jsonrpcError({ code: -32602, message: "bad", data: { error: { code: "confirmation_required" } } }, "op");
+  assert.deepEqual([rpc.code, rpc.message, rpc.details.jsonrpc_code], ["confirmation_required", "bad", -32602]);
+
+  // Through callTool: a tools/call refused with 428 rejects with confirmation_required.
+  const fake = async (_url: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const msg = init?.body ? (JSON.parse(String(init.body)) as { method: string }) : undefined;
+    if (msg?.method === "initialize") {
+      return new Response(JSON.stringify({ jsonrpc: "2.0", id: 1, result: {} }), { headers: { "Content-Type": "application/json" } });
+    }
+    if (msg?.method === "tools/call") {
+      return new Response(JSON.stringify({ error: { code: "confirmation_required", message: "needs confirm" } }), { status: 428 });
+    }
+    return new Response(null, { status: 202 });
+  };
+  const t = new GatewayTransport("http://127.0.0.1:1/mcp", { tokenProvider: () => "tok", gatewayConnector: "shop", fetch: fake as typeof fetch });
+  await assert.rejects(t.callTool("shop__shop_delete_item", {}), (e: unknown) => e instanceof AnvilError && e.code === "confirmation_required");
 });
 
 test("GatewayTransport: connector from option, environment, then DEFAULT_CONNECTOR", () => {

@@ -5,7 +5,7 @@
 
 import { readFile } from "node:fs/promises";
 
-import { AnvilError } from "./errors.ts";
+import { AnvilError, isErrorCode } from "./errors.ts";
 import { SPEC } from "./spec.ts";
 
 /** The connector id this package was built for (tools are <connector>__<tool>). */
@@ -107,31 +107,106 @@ function messagesOf(answer: Answer): unknown[] {
   }
 }
 
-function httpError(answer: Answer, operation: string | undefined): AnvilError {
-  const code = answer.status === 401 ? "auth_required" : answer.status === 403 ? "permission_denied" : "upstream_unavailable";
-  let message = "The Anvil gateway refused the request (HTTP " + answer.status + ").";
-  const details: Record<string, unknown> = { http_status: answer.status };
+/** The code a refusal without a known envelope code gets from its HTTP status alone (the seed's REST table). */
+const STATUS_CODES: Record<number, string> = {
+  401: "auth_required",
+  403: "permission_denied",
+  409: "conflict",
+  428: "confirmation_required",
+  429: "rate_limited",
+};
+
+function jsonOf(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
   try {
-    const v: unknown = JSON.parse(answer.body);
-    if (isRecord(v) && isRecord(v.error)) {
-      if (typeof v.error.message === "string") message = v.error.message;
-      if (typeof v.error.code === "string") details.code = v.error.code;
-    }
+    return JSON.parse(text) as unknown;
   } catch {
-    // not JSON
+    return undefined;
   }
-  return new AnvilError(code, message, { operation, retryable: answer.status >= 500, details });
+}
+
+function envelopeOf(v: unknown): Record<string, unknown> | undefined {
+  return isRecord(v) && isRecord(v.error) ? v.error : undefined;
+}
+
+/**
+ * The AnvilError an error envelope describes. The envelope's own code wins when it is one of
+ * ERROR_CODES; otherwise the error is fallback and the envelope's code is kept as details.code
+ * (unless the details already name one).
+ */
+function envelopeError(envelope: Record<string, unknown>, operation: string | undefined, fallback: string): AnvilError {
+  const details: Record<string, unknown> = isRecord(envelope.details) ? { ...envelope.details } : {};
+  let code = envelope.code;
+  if (typeof code !== "string" || !isErrorCode(code)) {
+    if (typeof code === "string" && code !== "" && details.code === undefined) details.code = code;
+    code = fallback;
+  }
+  const flags = Array.isArray(envelope.required_flags) ? envelope.required_flags : [];
+  const retryAfter = envelope.retry_after_ms ?? details.retry_after_ms;
+  return new AnvilError(String(code), typeof envelope.message === "string" && envelope.message ? envelope.message : "The tool call failed.", {
+    operation: typeof envelope.operation === "string" && envelope.operation ? envelope.operation : operation,
+    traceId: typeof envelope.trace_id === "string" && envelope.trace_id ? envelope.trace_id : null,
+    retryable: envelope.retryable === true,
+    safeToRetry: envelope.safe_to_retry === true,
+    upstream: isRecord(envelope.upstream) ? envelope.upstream : null,
+    requiredArguments: flags.filter((f): f is string => typeof f === "string").map(flagToArgument),
+    details,
+    retryAfterMs: typeof retryAfter === "number" ? retryAfter : null,
+  });
+}
+
+/**
+ * The AnvilError of a refused HTTP request: the code of the body's envelope when it is a known
+ * one (a 428 confirmation_required, a 409 conflict, ...), else the code the status alone names.
+ */
+export function httpError(status: number, body: string, operation: string | undefined): AnvilError {
+  const fallback = STATUS_CODES[status] ?? "upstream_unavailable";
+  const refused = "The Anvil gateway refused the request (HTTP " + status + ").";
+  const retryable = status >= 500 || status === 429;
+  const envelope = envelopeOf(jsonOf(body));
+  if (envelope === undefined) {
+    return new AnvilError(fallback, refused, { operation, retryable, details: { http_status: status } });
+  }
+  const e = envelopeError(envelope, operation, fallback);
+  return new AnvilError(e.code, typeof envelope.message === "string" && envelope.message ? e.message : refused, {
+    operation: e.operation,
+    traceId: e.traceId,
+    retryable: e.retryable || retryable,
+    safeToRetry: e.safeToRetry,
+    upstream: e.upstream,
+    requiredArguments: e.requiredArguments,
+    details: { ...e.details, http_status: status },
+    retryAfterMs: e.retryAfterMs,
+  });
+}
+
+/** The AnvilError of a JSON-RPC error answer: unsupported_operation, unless its data carries an error envelope (or a code). */
+export function jsonrpcError(error: unknown, operation: string | undefined): AnvilError {
+  const err = isRecord(error) ? error : {};
+  const message = typeof err.message === "string" ? err.message : "The Anvil gateway answered with a JSON-RPC error.";
+  const data = err.data;
+  const envelope = envelopeOf(data) ?? (isRecord(data) && typeof data.code === "string" ? data : undefined);
+  if (envelope === undefined) {
+    return new AnvilError("unsupported_operation", message, { operation, details: { jsonrpc_code: err.code ?? null } });
+  }
+  const e = envelopeError(envelope, operation, "unsupported_operation");
+  return new AnvilError(e.code, typeof envelope.message === "string" && envelope.message ? e.message : message, {
+    operation: e.operation,
+    traceId: e.traceId,
+    retryable: e.retryable,
+    safeToRetry: e.safeToRetry,
+    upstream: e.upstream,
+    requiredArguments: e.requiredArguments,
+    details: { ...e.details, jsonrpc_code: err.code ?? null },
+    retryAfterMs: e.retryAfterMs,
+  });
 }
 
 function resultOf(answer: Answer, id: number, operation: string | undefined): unknown {
-  if (answer.status >= 400) throw httpError(answer, operation);
+  if (answer.status >= 400) throw httpError(answer.status, answer.body, operation);
   for (const m of messagesOf(answer)) {
     if (!isRecord(m) || m.id !== id) continue;
-    if (m.error !== undefined) {
-      const err = isRecord(m.error) ? m.error : {};
-      const message = typeof err.message === "string" ? err.message : "The Anvil gateway answered with a JSON-RPC error.";
-      throw new AnvilError("unsupported_operation", message, { operation, details: { jsonrpc_code: err.code ?? null } });
-    }
+    if (m.error !== undefined) throw jsonrpcError(m.error, operation);
     if (m.result !== undefined) return m.result;
   }
   throw new AnvilError("upstream_unavailable", "The Anvil gateway's answer did not include this call's response.", {
@@ -153,31 +228,11 @@ function firstText(result: ToolResult): string | undefined {
 }
 
 function toolError(text: string | undefined, operation: string | undefined): AnvilError {
-  let envelope: Record<string, unknown> | undefined;
-  if (text !== undefined) {
-    try {
-      const v: unknown = JSON.parse(text);
-      if (isRecord(v) && isRecord(v.error)) envelope = v.error;
-    } catch {
-      // not an envelope
-    }
-  }
+  const envelope = envelopeOf(jsonOf(text));
   if (envelope === undefined) {
     return new AnvilError("unknown_upstream_error", text || "The tool call failed.", { operation });
   }
-  const details = isRecord(envelope.details) ? envelope.details : {};
-  const flags = Array.isArray(envelope.required_flags) ? envelope.required_flags : [];
-  const retryAfter = envelope.retry_after_ms ?? details.retry_after_ms;
-  return new AnvilError(String(envelope.code ?? ""), String(envelope.message ?? "The tool call failed."), {
-    operation: typeof envelope.operation === "string" && envelope.operation ? envelope.operation : operation,
-    traceId: typeof envelope.trace_id === "string" && envelope.trace_id ? envelope.trace_id : null,
-    retryable: envelope.retryable === true,
-    safeToRetry: envelope.safe_to_retry === true,
-    upstream: isRecord(envelope.upstream) ? envelope.upstream : null,
-    requiredArguments: flags.filter((f): f is string => typeof f === "string").map(flagToArgument),
-    details,
-    retryAfterMs: typeof retryAfter === "number" ? retryAfter : null,
-  });
+  return envelopeError(envelope, operation, "unknown_upstream_error");
 }
 
 /** The data of a tools/call result, or throws its error as AnvilError. */
@@ -319,7 +374,7 @@ export class GatewayTransport {
       const version = isRecord(initResult) ? initResult.protocolVersion : undefined;
       headers["Mcp-Protocol-Version"] = typeof version === "string" && version !== "" ? version : PROTOCOL_VERSION;
       const note = await this.#send("POST", headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), options);
-      if (note.status >= 400) throw httpError(note, operation);
+      if (note.status >= 400) throw httpError(note.status, note.body, operation);
       const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } };
       const answer = await this.#send("POST", headers, JSON.stringify(call), options);
       const result = resultOf(answer, 2, operation);

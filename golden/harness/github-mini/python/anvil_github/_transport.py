@@ -24,7 +24,7 @@ import urllib.request
 from typing import Any, Dict, List, Optional, Tuple
 
 from ._dry_run import DRY_RUN_ARG
-from .errors import AnvilError
+from .errors import ERROR_CODES, AnvilError
 
 PROTOCOL_VERSION = "2025-06-18"
 DEFAULT_USER_AGENT = "anvil-sdk (python)"
@@ -142,65 +142,59 @@ def _messages(headers: Dict[str, str], body: bytes) -> List[Any]:
     return [doc]
 
 
-def _gateway_refusal(body: bytes) -> Tuple[Optional[str], Optional[str]]:
-    """The message and code of a gateway's {"error": {...}} body, if any."""
-    try:
-        doc = json.loads(body.decode("utf-8", "replace"))
-    except ValueError:
-        return None, None
+def _envelope_of(doc: Any) -> Optional[Dict[str, Any]]:
+    """The inside of an {"error": {...}} envelope, or None."""
     if isinstance(doc, dict) and isinstance(doc.get("error"), dict):
-        err = doc["error"]
-        message = err.get("message") if isinstance(err.get("message"), str) else None
-        code = err.get("code") if isinstance(err.get("code"), str) else None
-        return message, code
-    return None, None
+        return doc["error"]
+    return None
 
 
-def _http_error(status: int, body: bytes, operation: Optional[str]) -> AnvilError:
-    if status == 401:
-        code = "auth_required"
-    elif status == 403:
-        code = "permission_denied"
-    else:
-        code = "upstream_unavailable"
-    message, gateway_code = _gateway_refusal(body)
-    details = {"http_status": status}  # type: Dict[str, Any]
-    if gateway_code:
-        details["code"] = gateway_code
-    return AnvilError(
-        code,
-        message or "The Anvil gateway refused the request (HTTP %d)." % status,
-        operation=operation,
-        retryable=status >= 500,
-        details=details,
-    )
+def _json(body: Any) -> Any:
+    if isinstance(body, bytes):
+        body = body.decode("utf-8", "replace")
+    try:
+        return json.loads(body)
+    except (TypeError, ValueError):
+        return None
+
+
+#: The code a refusal without a known envelope code gets from its HTTP status
+#: alone (the seed's REST table); anything else is upstream_unavailable.
+_STATUS_CODES = {
+    401: "auth_required",
+    403: "permission_denied",
+    409: "conflict",
+    428: "confirmation_required",
+    429: "rate_limited",
+}
 
 
 def _flag_to_argument(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _tool_error(text: Optional[str], operation: Optional[str]) -> AnvilError:
-    envelope = None
-    if text:
-        try:
-            doc = json.loads(text)
-        except ValueError:
-            doc = None
-        if isinstance(doc, dict) and isinstance(doc.get("error"), dict):
-            envelope = doc["error"]
-    if envelope is None:
-        return AnvilError("unknown_upstream_error", text or "The tool call failed.", operation=operation)
+def _envelope_error(envelope: Dict[str, Any], operation: Optional[str], fallback: str) -> AnvilError:
+    """The AnvilError an error envelope describes.
+
+    The envelope's own code wins when it is one of ERROR_CODES; otherwise the
+    error is ``fallback`` and the envelope's code is kept as details["code"]
+    (unless details already name one).
+    """
     details = envelope.get("details")
-    if not isinstance(details, dict):
-        details = {}
+    details = dict(details) if isinstance(details, dict) else {}
+    code = envelope.get("code")
+    if not (isinstance(code, str) and code in ERROR_CODES):
+        if isinstance(code, str) and code and "code" not in details:
+            details["code"] = code
+        code = fallback
     flags = envelope.get("required_flags")
     required = [_flag_to_argument(f) for f in flags if isinstance(f, str)] if isinstance(flags, list) else []
     retry_after = envelope.get("retry_after_ms", details.get("retry_after_ms"))
     upstream = envelope.get("upstream")
+    message = envelope.get("message")
     return AnvilError(
-        str(envelope.get("code") or ""),
-        str(envelope.get("message") or "The tool call failed."),
+        code,
+        message if isinstance(message, str) and message else "The tool call failed.",
         operation=envelope.get("operation") or operation,
         trace_id=envelope.get("trace_id") or None,
         retryable=bool(envelope.get("retryable")),
@@ -210,6 +204,59 @@ def _tool_error(text: Optional[str], operation: Optional[str]) -> AnvilError:
         details=details,
         retry_after_ms=retry_after if isinstance(retry_after, int) and not isinstance(retry_after, bool) else None,
     )
+
+
+def _http_error(status: int, body: bytes, operation: Optional[str]) -> AnvilError:
+    """The AnvilError of a refused HTTP request: the code of the body's
+    envelope when it is a known one (a 428 confirmation_required, a 409
+    conflict, ...), else the code the status alone names."""
+    fallback = _STATUS_CODES.get(status, "upstream_unavailable")
+    envelope = _envelope_of(_json(body))
+    if envelope is None:
+        return AnvilError(
+            fallback,
+            "The Anvil gateway refused the request (HTTP %d)." % status,
+            operation=operation,
+            retryable=status >= 500 or status == 429,
+            details={"http_status": status},
+        )
+    err = _envelope_error(envelope, operation, fallback)
+    if not envelope.get("message"):
+        err.message = "The Anvil gateway refused the request (HTTP %d)." % status
+        err.args = (err.message,)
+    if status >= 500 or status == 429:
+        err.retryable = True
+    err.details["http_status"] = status
+    return err
+
+
+def _jsonrpc_error(error: Any, operation: Optional[str]) -> AnvilError:
+    """The AnvilError of a JSON-RPC error answer: unsupported_operation,
+    unless its data carries an error envelope (or a code) of its own."""
+    err = error if isinstance(error, dict) else {}
+    text = err.get("message") if isinstance(err.get("message"), str) else None
+    data = err.get("data")
+    envelope = _envelope_of(data) or (data if isinstance(data, dict) and isinstance(data.get("code"), str) else None)
+    if envelope is not None:
+        out = _envelope_error(envelope, operation, "unsupported_operation")
+        if not envelope.get("message") and text:
+            out.message = text
+            out.args = (text,)
+        out.details["jsonrpc_code"] = err.get("code")
+        return out
+    return AnvilError(
+        "unsupported_operation",
+        text or "The Anvil gateway answered with a JSON-RPC error.",
+        operation=operation,
+        details={"jsonrpc_code": err.get("code")},
+    )
+
+
+def _tool_error(text: Optional[str], operation: Optional[str]) -> AnvilError:
+    envelope = _envelope_of(_json(text)) if text else None
+    if envelope is None:
+        return AnvilError("unknown_upstream_error", text or "The tool call failed.", operation=operation)
+    return _envelope_error(envelope, operation, "unknown_upstream_error")
 
 
 def decode_tool_result(result: Any, operation: Optional[str] = None) -> Any:
@@ -387,14 +434,7 @@ class GatewayTransport:
             if not isinstance(message, dict) or message.get("id") != want:
                 continue
             if "error" in message:
-                err = message["error"] if isinstance(message["error"], dict) else {}
-                text = err.get("message") if isinstance(err.get("message"), str) else None
-                raise AnvilError(
-                    "unsupported_operation",
-                    text or "The Anvil gateway answered with a JSON-RPC error.",
-                    operation=operation,
-                    details={"jsonrpc_code": err.get("code")},
-                )
+                raise _jsonrpc_error(message["error"], operation)
             if "result" in message:
                 return message["result"]
         raise AnvilError(
