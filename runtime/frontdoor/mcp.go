@@ -62,8 +62,8 @@ type mcpServer struct {
 	handler http.Handler
 
 	// registered names the tools the SDK server serves (the fast path
-	// answers only those).
-	registered map[string]bool
+	// answers only those); a reload replaces the set.
+	registered atomic.Pointer[map[string]bool]
 	// slow turns the tools/call fast path off (tests compare the two).
 	slow atomic.Bool
 	// fastCalls counts the calls the fast path answered.
@@ -95,14 +95,16 @@ func subjectKey(p *executor.Principal) string {
 }
 
 func newMCPServer(exec *executor.Executor) *mcpServer {
-	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{}, registered: map[string]bool{},
+	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{},
 		now: time.Now, maxSessions: MaxSessions, maxPerSubject: MaxSessionsPerSubject}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
-	for _, t := range exec.Fleet.Tools {
+	registered := map[string]bool{}
+	for _, t := range exec.CurrentFleet().Tools {
 		srv.AddTool(t.MCPTool(), m.callTool)
-		m.registered[t.Name] = true
+		registered[t.Name] = true
 	}
+	m.registered.Store(&registered)
 	srv.AddReceivingMiddleware(m.filterToolsList)
 	m.server = srv
 	// No SessionTimeout: the gateway's table expires idle sessions (it also
@@ -158,7 +160,7 @@ func (m *mcpServer) filterToolsList(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		out := make([]*mcp.Tool, 0, len(lr.Tools))
 		for _, t := range lr.Tools {
-			if ft := m.exec.Fleet.Tool(t.Name); ft != nil && c.principal.Grants.Visible(ft.GrantOp) {
+			if ft := m.exec.CurrentFleet().Tool(t.Name); ft != nil && c.principal.Grants.Visible(ft.GrantOp) {
 				out = append(out, t)
 			}
 		}
@@ -472,7 +474,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	caller := &sessionCaller{principal: &executor.Principal{Sub: "local", Unrestricted: true}, fingerprint: "local"}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions})
-	for _, t := range g.exec.Fleet.Tools {
+	for _, t := range g.exec.CurrentFleet().Tools {
 		srv.AddTool(t.MCPTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if req.Extra == nil {
 				req.Extra = &mcp.RequestExtra{}
