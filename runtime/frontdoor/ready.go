@@ -109,6 +109,7 @@ func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 	ready := len(f.Tools) > 0
 	jwks := "none"
 	if g.verifier != nil {
+		g.watch.Poll() // a JWKS file changed or removed before this request is seen
 		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 		err := g.verifier.CheckKeys(ctx)
 		cancel()
