@@ -302,7 +302,9 @@ func TestFailedReloadKeepsTheFleet(t *testing.T) {
 	r := start(t, -1)
 	r.writeAIR([]byte(`{"not": "air"`))
 	hup(t)
-	r.waitFor("the failed reload", func() bool { return strings.Contains(r.stderr.String(), "anvil: reload (SIGHUP) failed, still serving the fleet loaded before: ") })
+	r.waitFor("the failed reload", func() bool {
+		return strings.Contains(r.stderr.String(), "anvil: reload (SIGHUP) failed, still serving the fleet loaded before: ")
+	})
 	st, z := r.ready()
 	if st != 200 || !z.Ready || z.Reload != "failed" || len(z.Bundles) != 1 || z.Bundles[0].ToolCount != 12 {
 		t.Errorf("readyz after a failed reload: %d %+v", st, z)
