@@ -74,6 +74,13 @@ func (r *reloader) reload(why string) {
 	}
 	r.g.SetReloadFailed(false)
 	r.logf("anvil: reloaded (%s): %d bundle(s), %d tool(s): %s", why, len(f.Connectors), len(f.Tools), strings.Join(f.IDs(), ", "))
+	// What the startup report warns about may have changed with the
+	// bundles (a new upstream host, a new OAuth connector).
+	for _, l := range r.g.StartupReport() {
+		if strings.HasPrefix(l, "warning: ") {
+			r.logf("anvil:   %s", l)
+		}
+	}
 }
 
 // poll reloads when the workspace changed since the last load and has

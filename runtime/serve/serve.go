@@ -77,16 +77,20 @@ func mainFail(code int, format string, args ...any) error {
 }
 
 const mainUsage = `usage: %s serve mcp [<workspace>] --fleet [--http <port>] [--host <host>]
+       %[1]s version
 
 Serves the workspace compiled into this gateway, as anvil serve mcp --fleet
 does (same flags and environment). The workspace argument is accepted and
-not read.
+not read; the served tools change only by regenerating and rebuilding the
+gateway (SIGHUP is logged and ignored). version (or --version) prints the
+module version, VCS revision and the bundle hashes compiled in.
 `
 
 const anvilUsage = `usage: %s serve mcp <workspace> --fleet [--http <port>] [--host <host>]
 
 Serves every bundle under the workspace as MCP tools (and REST calls)
-through the fleet gateway.
+through the fleet gateway. Over HTTP the workspace is read again on SIGHUP
+and when its bundles change on disk.
 `
 
 // mainFlags are the parsed arguments of serve mcp.
