@@ -52,7 +52,8 @@ type running struct {
 	bundle string // its github bundle
 	base   string
 	stderr *syncBuffer
-	hold   chan struct{} // closed to release held upstream calls
+	hold   chan struct{} // closed (release) to let held upstream calls answer
+	once   sync.Once
 	held   chan struct{} // receives when the upstream holds a call
 	done   chan int
 	cancel context.CancelFunc
@@ -105,8 +106,7 @@ func start(t *testing.T, poll time.Duration) *running {
 		_, _ = io.WriteString(w, `[{"number":1,"title":"one"}]`)
 	}))
 	t.Cleanup(up.Close)
-	var once sync.Once
-	t.Cleanup(func() { once.Do(func() { close(r.hold) }) })
+	t.Cleanup(r.release)
 	key := make([]byte, 32)
 	_, _ = rand.Read(key)
 	keyFile := filepath.Join(dir, "vault.key")
@@ -140,6 +140,9 @@ func start(t *testing.T, poll time.Duration) *running {
 	}
 	return r
 }
+
+// release lets the upstream calls it holds answer.
+func (r *running) release() { r.once.Do(func() { close(r.hold) }) }
 
 func (r *running) stop() {
 	r.cancel()
@@ -340,8 +343,7 @@ func TestInFlightCallFinishesOnTheOldFleet(t *testing.T) {
 	if st, _ := r.post(listIssues, `{"arguments":{"owner":"o","repo":"r"}}`); st != 404 {
 		t.Errorf("a new call to the removed tool: %d", st)
 	}
-	close(r.hold)
-	r.hold = make(chan struct{})
+	r.release()
 	a := <-got
 	if a.status != 200 || !strings.Contains(a.body, `"title":"one"`) {
 		t.Errorf("the in-flight call: %d %s", a.status, a.body)
