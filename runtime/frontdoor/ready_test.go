@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
@@ -178,5 +179,43 @@ func TestMCPToolsListAfterReload(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "github__github_list_issue", Arguments: map[string]any{"owner": "o", "repo": "r"}})
 	if err != nil || res.IsError {
 		t.Errorf("a tool the reload kept: %v %+v", err, res)
+	}
+}
+
+// TestMCPToolListChangedOnReload: a session with an event stream is told
+// that the tool list changed.
+func TestMCPToolListChangedOnReload(t *testing.T) {
+	f := newFleetFixture(t, &fleetOptions{noConnect: true})
+	changed := make(chan struct{}, 4)
+	client := mcp.NewClient(&mcp.Implementation{Name: "reload-test", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	tr := &mcp.StreamableClientTransport{Endpoint: f.aud, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &bearerTransport{token: f.turn(fxReadGrant), base: http.DefaultTransport}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the GET stream open
+	fl := loadFleet(t, f.ws, func(d *air.Document) {
+		for i := range d.Operations {
+			if d.Operations[i].ID == "github.pulls.list" {
+				d.Operations[i].State = air.StateBlocked
+			}
+		}
+	})
+	if err := f.g.Reload(fl); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after the reload")
 	}
 }
