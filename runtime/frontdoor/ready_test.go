@@ -158,16 +158,7 @@ func TestMCPToolsListAfterReload(t *testing.T) {
 	if !before[gone] {
 		t.Fatalf("tools/list before the reload: %v", before)
 	}
-	fl := loadFleet(t, f.ws, func(d *air.Document) {
-		for i := range d.Operations {
-			if d.Operations[i].ID == "github.pulls.list" {
-				d.Operations[i].State = air.StateBlocked
-			}
-		}
-	})
-	if err := f.g.Reload(fl); err != nil {
-		t.Fatal(err)
-	}
+	reloadWithout(t, f, "github.pulls.list")
 	after := names()
 	if after[gone] || len(after) != len(before)-1 {
 		t.Errorf("tools/list after the reload: %d tools (%d before), %s listed: %v", len(after), len(before), gone, after[gone])
@@ -203,19 +194,26 @@ func TestMCPToolListChangedOnReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond) // let the GET stream open
+	reloadWithout(t, f, "github.pulls.list")
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after the reload")
+	}
+}
+
+// reloadWithout reloads the fixture's gateway with its workspace, the
+// operation id blocked.
+func reloadWithout(t *testing.T, f *fleetFixture, id string) {
+	t.Helper()
 	fl := loadFleet(t, f.ws, func(d *air.Document) {
 		for i := range d.Operations {
-			if d.Operations[i].ID == "github.pulls.list" {
+			if d.Operations[i].ID == id {
 				d.Operations[i].State = air.StateBlocked
 			}
 		}
 	})
 	if err := f.g.Reload(fl); err != nil {
 		t.Fatal(err)
-	}
-	select {
-	case <-changed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("no notifications/tools/list_changed after the reload")
 	}
 }
