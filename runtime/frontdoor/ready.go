@@ -12,8 +12,8 @@ import (
 )
 
 // Build says what a gateway binary was built from: the module version and
-// VCS revision (buildinfo.Version) and, for a generated gateway, the bundle
-// hashes compiled into it (its connectors' BundleHash).
+// VCS revision (buildinfo.Version). The bundles it serves are reported with
+// their connectors' BundleHash (compiled in for a generated gateway).
 type Build struct {
 	Module, Revision string
 }
