@@ -96,7 +96,7 @@ func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, error) {
 	}
 	model := &gatewayemit.Workspace{Yard: yard, ImportPath: importPath}
 	for _, b := range bundles {
-		mc := gatewayemit.Connector{ID: b.ID, Doc: b.Doc}
+		mc := gatewayemit.Connector{ID: b.ID, Doc: b.Doc, BundleHash: b.BundleHash}
 		for i := range b.Doc.Operations {
 			op := &b.Doc.Operations[i]
 			if air.IsServed(op) {

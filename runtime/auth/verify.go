@@ -631,3 +631,11 @@ func (t *tokenTimes) check(now, leeway float64) *Error {
 	}
 	return t.connectTooLong(now, leeway)
 }
+
+// CheckKeys reports whether the key set can be had now (the JWKS file read
+// and parsed, or the https set fetched or still cached): the gateway is not
+// ready while it cannot.
+func (v *Verifier) CheckKeys(ctx context.Context) error {
+	_, err := v.keys.current(ctx)
+	return err
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -50,7 +51,12 @@ type Credentials interface {
 // Executor runs calls: grant, gates, validation, credentials, upstream,
 // effect report and audit, the same for /mcp and /call.
 type Executor struct {
-	Fleet       *fleet.Fleet
+	// Fleet is the served fleet when Served is nil.
+	Fleet *fleet.Fleet
+	// Served, when set, holds the served fleet instead: a reload swaps it,
+	// and each call reads it once when it starts, so a call in flight
+	// finishes on the fleet it started with.
+	Served      *atomic.Pointer[fleet.Fleet]
 	Credentials Credentials
 	Upstream    *upstream.Client
 	Allowlist   upstream.Allowlist
@@ -117,6 +123,7 @@ func (x *Executor) now() time.Time {
 
 // callState carries what the audit line and the report need.
 type callState struct {
+	fleet     *fleet.Fleet // the fleet the call runs on, read once
 	start     time.Time
 	traceID   string
 	principal *Principal
@@ -133,10 +140,19 @@ type callState struct {
 	dryRun    bool
 }
 
+// CurrentFleet returns the served fleet: Served's, else Fleet.
+func (x *Executor) CurrentFleet() *fleet.Fleet {
+	if x.Served != nil {
+		return x.Served.Load()
+	}
+	return x.Fleet
+}
+
 // Call runs one call.
 func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 	st := &callState{start: x.now(), traceID: audit.NewTraceID(), principal: call.Principal, decision: "allowed"}
-	tool := x.Fleet.Tool(call.Tool)
+	st.fleet = x.CurrentFleet()
+	tool := st.fleet.Tool(call.Tool)
 	if tool == nil {
 		return &Outcome{Err: &envelope.Error{Code: envelope.NotFound,
 			Message: fmt.Sprintf("No tool named %s is served by this gateway.", call.Tool), TraceID: st.traceID}}
@@ -195,7 +211,7 @@ func (x *Executor) checkGrant(st *callState, tool *fleet.Tool) *envelope.Error {
 	if p == nil || p.Unrestricted {
 		return nil
 	}
-	d := x.Fleet.Decide(p.Grants, tool)
+	d := st.fleet.Decide(p.Grants, tool)
 	if d.Entry != nil {
 		st.grantRule = d.Rule()
 		acct := d.Entry.EffectiveAccount()

@@ -105,7 +105,7 @@ func FromWorkspace(ws *handler.Workspace) (*Fleet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: connector %s: %w", ErrGeneratedWorkspace, cc.ID, err)
 		}
-		conns = append(conns, &Connector{ID: cc.ID, Dir: cc.ID, Doc: doc})
+		conns = append(conns, &Connector{ID: cc.ID, Dir: cc.ID, Doc: doc, BundleHash: cc.BundleHash})
 	}
 	f, err := New(conns)
 	if err != nil {

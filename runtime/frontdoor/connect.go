@@ -97,10 +97,10 @@ func (cr *connectRoutes) readConnectBody(w http.ResponseWriter, r *http.Request)
 		envelope.WriteSimple(w, http.StatusBadRequest, "invalid_request", "An account name is 1-128 characters of [A-Za-z0-9._@-].")
 		return nil, nil, false
 	}
-	c := cr.g.fleet.Connector(b.Connector)
+	c := cr.g.Fleet().Connector(b.Connector)
 	if c == nil {
 		envelope.WriteSimple(w, http.StatusNotFound, "unknown_connector",
-			fmt.Sprintf("No connector %q is served here (it serves: %s).", b.Connector, strings.Join(cr.g.fleet.IDs(), ", ")))
+			fmt.Sprintf("No connector %q is served here (it serves: %s).", b.Connector, strings.Join(cr.g.Fleet().IDs(), ", ")))
 		return nil, nil, false
 	}
 	return &b, c, true

@@ -8,7 +8,7 @@ import (
 // CompiledGrants reports how many tokens' grants a gateway holds compiled
 // over its operation table (for the external tests), or -1 for a gateway
 // that decides each call's grant alone.
-func CompiledGrants(g *Gateway) int { return g.fleet.CompiledGrants() }
+func CompiledGrants(g *Gateway) int { return g.Fleet().CompiledGrants() }
 
 // NewFromDir serves the workspace directory ws, as anvil serve mcp does
 // (tests).

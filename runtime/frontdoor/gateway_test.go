@@ -3,6 +3,7 @@ package frontdoor
 import (
 	"context"
 	"errors"
+	"github.com/anvil-dev/anvil/runtime/buildinfo"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -159,7 +160,14 @@ func TestHealthReadyAndRoutes(t *testing.T) {
 		t.Errorf("healthz: %d %s", a.status, a.body)
 	}
 	a := f.do("GET", "/readyz", "", "", "", nil)
-	want := `{"ready":true,"bundles":[{"id":"github","serviceId":"github","toolCount":12,"ready":true},{"id":"tracker","serviceId":"tracker","toolCount":1,"ready":true}]}`
+	mod, rev := buildinfo.Version()
+	cs := f.g.Fleet().Connectors
+	if cs[0].BundleHash == "" || cs[1].BundleHash == "" {
+		t.Fatal("the fixture's bundles have no bundleHash")
+	}
+	want := `{"ready":true,"bundles":[{"id":"github","serviceId":"github","toolCount":12,"bundleHash":"` + cs[0].BundleHash + `","ready":true},` +
+		`{"id":"tracker","serviceId":"tracker","toolCount":1,"bundleHash":"` + cs[1].BundleHash + `","ready":true}],` +
+		`"vault":"open","jwks":"ok","reload":"ok","build":{"module":"` + mod + `","revision":"` + rev + `"}}`
 	if a.status != 200 || a.body != want {
 		t.Errorf("readyz: %d %s", a.status, a.body)
 	}

@@ -63,18 +63,17 @@ type mcpServer struct {
 	handler http.Handler
 
 	// registered names the tools the SDK server serves (the fast path
-	// answers only those).
-	registered map[string]bool
+	// answers only those) and listed their tools/list entries; a reload
+	// replaces both at once.
+	view atomic.Pointer[toolView]
 	// surface is ANVIL_TOOL_SURFACE (SurfaceFull, SurfaceDiscover or
 	// SurfaceAuto) and pageSize ANVIL_TOOLS_PAGE_SIZE (0: no paging).
 	surface  string
 	pageSize int
 	// autoThreshold is AutoDiscoverThreshold (tests lower it).
 	autoThreshold int
-	// listed are the fleet's tools/list entries (descriptions trimmed),
-	// parallel to Fleet.Tools; metaTools the discover surface's, and meta
-	// their names.
-	listed    []*mcp.Tool
+	// metaTools are the discover surface's tools/list entries, meta their
+	// names.
 	metaTools []*mcp.Tool
 	meta      map[string]bool
 	// slow turns the tools/call fast path off (tests compare the two).
@@ -111,18 +110,16 @@ func newMCPServer(exec *executor.Executor, surface string, pageSize int) *mcpSer
 	if surface == "" {
 		surface = SurfaceAuto
 	}
-	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{}, registered: map[string]bool{},
+	m := &mcpServer{exec: exec, sessions: map[string]*sessionEntry{}, pendingBy: map[string]int{},
 		now: time.Now, maxSessions: MaxSessions, maxPerSubject: MaxSessionsPerSubject,
-		surface: surface, pageSize: pageSize, autoThreshold: AutoDiscoverThreshold, listed: listedTools(exec.Fleet), metaTools: metaToolList(), meta: map[string]bool{}}
+		surface: surface, pageSize: pageSize, autoThreshold: AutoDiscoverThreshold, metaTools: metaToolList(), meta: map[string]bool{}}
 	for _, t := range m.metaTools {
 		m.meta[t.Name] = true
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion},
 		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
+	m.view.Store(newToolView(exec.CurrentFleet()))
 	m.addTools(srv, func(h mcp.ToolHandler) mcp.ToolHandler { return h }, nil)
-	for _, t := range exec.Fleet.Tools {
-		m.registered[t.Name] = true
-	}
 	m.server = srv
 	// No SessionTimeout: the gateway's table expires idle sessions (it also
 	// sees the tools/call fast path's traffic) and closes them in the SDK.
@@ -171,10 +168,10 @@ func (m *mcpServer) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		meta = map[string]any(req.Params.Meta)
 	}
 	out := m.exec.Call(ctx, executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.principal})
-	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.Fleet.Tool(req.Params.Name) == nil {
+	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.CurrentFleet().Tool(req.Params.Name) == nil {
 		// Only anvil_call reaches here with an unknown name (the SDK
 		// answers a direct call of one).
-		out.Err = unknownToolError(m.exec.Fleet, c.principal, req.Params.Name, out.Err, "anvil_search finds the served tools.")
+		out.Err = unknownToolError(m.exec.CurrentFleet(), c.principal, req.Params.Name, out.Err, "anvil_search finds the served tools.")
 	}
 	if out.InvalidParams {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message}

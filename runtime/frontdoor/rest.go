@@ -87,8 +87,8 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.
 		}
 	}
 	out := g.exec.Call(r.Context(), executor.Call{Tool: name, Args: req.Arguments, Meta: meta, Principal: p})
-	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && g.fleet.Tool(name) == nil {
-		out.Err = unknownToolError(g.fleet, p, name, out.Err, "GET /tools lists the served tools.")
+	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && g.Fleet().Tool(name) == nil {
+		out.Err = unknownToolError(g.Fleet(), p, name, out.Err, "GET /tools lists the served tools.")
 	}
 	inBody := effectInBody(r.Header)
 	if out.Err != nil {

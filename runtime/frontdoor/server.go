@@ -10,7 +10,11 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/anvil-dev/anvil/runtime/buildinfo"
 
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/auth"
@@ -83,14 +87,20 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 
 // Gateway is a configured fleet gateway.
 type Gateway struct {
-	cfg      Config
-	fleet    *fleet.Fleet
-	verifier *auth.Verifier
-	vault    *vault.Store
-	exec     *executor.Executor
-	mcp      *mcpServer
-	connect  *connectRoutes
-	logf     func(format string, args ...any)
+	cfg Config
+	// served is the fleet being served; Reload swaps it (the executor reads
+	// it once per call).
+	served atomic.Pointer[fleet.Fleet]
+	build  Build
+	// reloadMu orders reloads; reloadState is the last one's outcome.
+	reloadMu    sync.Mutex
+	reloadState reloadState
+	verifier    *auth.Verifier
+	vault       *vault.Store
+	exec        *executor.Executor
+	mcp         *mcpServer
+	connect     *connectRoutes
+	logf        func(format string, args ...any)
 	// watch reports changes to the files read on every call (the JWKS file,
 	// vault records, the audit log's path); authenticate polls it.
 	watch *fswatch.Watcher
@@ -104,6 +114,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// HTTPClient fetches https JWKS (tests).
 	HTTPClient *http.Client
+	// Build is what /readyz reports the gateway was built from; the
+	// module version and VCS revision of this binary when Module is empty.
+	Build Build
 }
 
 // Check reports the configurations a gateway refuses before anything is
@@ -152,7 +165,11 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	if err := fleet.ApplyUpstreamOverrides(f, cfg.Getenv); err != nil {
 		return nil, err
 	}
-	g.fleet = f
+	g.served.Store(f)
+	g.build = opts.Build
+	if g.build.Module == "" {
+		g.build.Module, g.build.Revision = buildinfo.Version()
+	}
 	if branchyard {
 		v, err := auth.NewVerifier(cfg.Auth, &auth.VerifierOptions{HTTPClient: opts.HTTPClient, Watcher: g.watch})
 		if err != nil {
@@ -187,7 +204,7 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	timeout := cfg.UpstreamTimeout
 	allow := upstream.ParseAllowlist(cfg.AllowedHosts, cfg.Env)
 	g.exec = &executor.Executor{
-		Fleet:       f,
+		Served:      &g.served,
 		Upstream:    upstream.NewClient(&upstream.ClientOptions{Allowlist: allow, Timeout: timeout, Transport: opts.Transport}),
 		Allowlist:   allow,
 		Audit:       logger,
@@ -200,7 +217,7 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 }
 
 // Fleet returns the served fleet.
-func (g *Gateway) Fleet() *fleet.Fleet { return g.fleet }
+func (g *Gateway) Fleet() *fleet.Fleet { return g.served.Load() }
 
 // Handler returns the gateway's HTTP handler. Routes match the request path
 // exactly, without cleaning or redirects (anvil-reference §e "Routes on one
@@ -276,24 +293,6 @@ func (g *Gateway) localRequest(w http.ResponseWriter, r *http.Request) bool {
 
 func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request, p *executor.Principal, fingerprint string) {
 	g.mcp.serve(w, r, p, fingerprint)
-}
-
-func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, wirejson.Object("status", "ok", "fleet", true, "bundles", len(g.fleet.Connectors)))
-}
-
-func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
-	type bundle struct {
-		ID        string `json:"id"`
-		ServiceID string `json:"serviceId"`
-		ToolCount int    `json:"toolCount"`
-		Ready     bool   `json:"ready"`
-	}
-	var bs []bundle
-	for _, c := range g.fleet.Connectors {
-		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), Ready: true})
-	}
-	writeJSON(w, http.StatusOK, wirejson.Object("ready", true, "bundles", bs))
 }
 
 func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {

@@ -91,7 +91,7 @@ func (m *mcpServer) discoverFor(p *executor.Principal) bool {
 		return false
 	}
 	n := 0
-	for _, t := range m.exec.Fleet.Tools {
+	for _, t := range m.view.Load().fleet.Tools {
 		if visibleTo(p, t) {
 			if n++; n > m.autoThreshold {
 				return true
@@ -99,6 +99,23 @@ func (m *mcpServer) discoverFor(p *executor.Principal) bool {
 		}
 	}
 	return false
+}
+
+// toolView is what the MCP server serves of one fleet: the tools the SDK
+// server has registered (the fast path answers only those) and their
+// tools/list entries, parallel to fleet.Tools.
+type toolView struct {
+	fleet      *fleet.Fleet
+	registered map[string]bool
+	listed     []*mcp.Tool
+}
+
+func newToolView(f *fleet.Fleet) *toolView {
+	v := &toolView{fleet: f, registered: make(map[string]bool, len(f.Tools)), listed: listedTools(f)}
+	for _, t := range f.Tools {
+		v.registered[t.Name] = true
+	}
+	return v
 }
 
 // listedTools are the fleet's tools/list entries with descriptions trimmed
@@ -145,7 +162,8 @@ func (m *mcpServer) listTools(p *executor.Principal, cursor string) (*mcp.ListTo
 	if m.discoverFor(p) {
 		return &mcp.ListToolsResult{Cacheable: private, Tools: m.metaTools}, nil
 	}
-	tools := m.exec.Fleet.Tools
+	v := m.view.Load()
+	tools := v.fleet.Tools
 	start := 0
 	if cursor != "" {
 		last, ok := decodeCursor(cursor)
@@ -163,7 +181,7 @@ func (m *mcpServer) listTools(p *executor.Principal, cursor string) (*mcp.ListTo
 			res.NextCursor = encodeCursor(res.Tools[len(res.Tools)-1].Name)
 			break
 		}
-		res.Tools = append(res.Tools, m.listed[i])
+		res.Tools = append(res.Tools, v.listed[i])
 	}
 	return res, nil
 }
@@ -317,7 +335,7 @@ func (m *mcpServer) callSearch(ctx context.Context, req *mcp.CallToolRequest) (*
 	if a.Query == nil {
 		return refusal(&envelope.Error{Code: envelope.ValidationError, Message: "anvil_search: query is required."}), nil
 	}
-	b, e := search(m.exec.Fleet, c.principal, *a.Query, a.Connector, a.Limit)
+	b, e := search(m.exec.CurrentFleet(), c.principal, *a.Query, a.Connector, a.Limit)
 	if e != nil {
 		return refusal(e), nil
 	}
@@ -343,7 +361,7 @@ func (m *mcpServer) callDescribe(ctx context.Context, req *mcp.CallToolRequest) 
 	var unknown []string
 	first := true
 	for _, n := range a.Names {
-		t := m.exec.Fleet.Tool(n)
+		t := m.exec.CurrentFleet().Tool(n)
 		if t == nil || !visibleTo(c.principal, t) {
 			unknown = append(unknown, n)
 			continue
@@ -390,7 +408,7 @@ func (m *mcpServer) callAnvilCall(ctx context.Context, req *mcp.CallToolRequest)
 // handler wrapped by wrap (stdio injects its caller), and answers tools/list
 // with listTools (fallback: the caller when a request carries none).
 func (m *mcpServer) addTools(srv *mcp.Server, wrap func(mcp.ToolHandler) mcp.ToolHandler, fallback *sessionCaller) {
-	for _, t := range m.exec.Fleet.Tools {
+	for _, t := range m.view.Load().fleet.Tools {
 		srv.AddTool(t.MCPTool(), wrap(m.callTool))
 	}
 	for _, t := range m.metaTools {

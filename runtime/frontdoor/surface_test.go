@@ -135,7 +135,7 @@ func TestDiscoverSurfaceOverSDK(t *testing.T) {
 	if err != nil || dr.IsError {
 		t.Fatalf("anvil_describe: %v %v", err, dr)
 	}
-	want := `{"tools":[` + string(f.g.fleet.Tool("github__github_get_issue").Listing()) + `]}`
+	want := `{"tools":[` + string(f.g.Fleet().Tool("github__github_get_issue").Listing()) + `]}`
 	if textOf(t, dr) != want {
 		t.Errorf("anvil_describe %s, want %s", textOf(t, dr), want)
 	}
@@ -184,7 +184,7 @@ func TestToolsListPaging(t *testing.T) {
 		all = append(all, tl.Name)
 	}
 	var want []string
-	for _, tl := range f.g.fleet.Tools {
+	for _, tl := range f.g.Fleet().Tools {
 		want = append(want, tl.Name)
 	}
 	if !reflect.DeepEqual(all, want) {

@@ -41,7 +41,7 @@ func (g *Gateway) serveTools(w http.ResponseWriter, r *http.Request, p *executor
 		limit = &n
 	}
 	if _, ok := q["search"]; ok {
-		b, e := search(g.fleet, p, q.Get("search"), q.Get("connector"), limit)
+		b, e := search(g.Fleet(), p, q.Get("search"), q.Get("connector"), limit)
 		if e != nil {
 			writeEnvelope(w, e, nil)
 			return
@@ -53,7 +53,7 @@ func (g *Gateway) serveTools(w http.ResponseWriter, r *http.Request, p *executor
 		writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "limit applies to a search (/tools?search=<text>&limit=<n>)."}, nil)
 		return
 	}
-	b, e := listAll(g.fleet, p, q.Get("connector"))
+	b, e := listAll(g.Fleet(), p, q.Get("connector"))
 	if e != nil {
 		writeEnvelope(w, e, nil)
 		return

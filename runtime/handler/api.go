@@ -40,6 +40,10 @@ type Connector struct {
 	// generic gateway. ANVIL_UPSTREAM_<CONNECTOR>_URL overrides its server
 	// URL, as it does for the generic gateway.
 	AIR string
+	// BundleHash is the bundle's generation.json bundleHash when the tree
+	// was generated ("" when it had none): what the gateway reports it was
+	// built from (version, /readyz).
+	BundleHash string
 	// Ops are the generated handlers, one per served operation.
 	Ops []*Operation
 }

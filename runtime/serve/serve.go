@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/buildinfo"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/frontdoor"
 	"github.com/anvil-dev/anvil/runtime/handler"
@@ -16,6 +17,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Options are the process Main runs in.
@@ -26,6 +28,10 @@ type Options struct {
 	Getenv func(string) string
 	// Gateway tunes the gateway (tests).
 	Gateway *frontdoor.Options
+	// ReloadPoll is how often the fleet gateway over HTTP looks for changed
+	// bundles in its workspace directory (DefaultReloadPoll when zero, never
+	// when negative; SIGHUP reloads either way).
+	ReloadPoll time.Duration
 }
 
 // Main runs `<prog> serve mcp <workspace> --fleet --http <port> [--host
@@ -71,16 +77,20 @@ func mainFail(code int, format string, args ...any) error {
 }
 
 const mainUsage = `usage: %s serve mcp [<workspace>] --fleet [--http <port>] [--host <host>]
+       %[1]s version
 
 Serves the workspace compiled into this gateway, as anvil serve mcp --fleet
 does (same flags and environment). The workspace argument is accepted and
-not read.
+not read; the served tools change only by regenerating and rebuilding the
+gateway (SIGHUP is logged and ignored). version (or --version) prints the
+module version, VCS revision and the bundle hashes compiled in.
 `
 
 const anvilUsage = `usage: %s serve mcp <workspace> --fleet [--http <port>] [--host <host>]
 
 Serves every bundle under the workspace as MCP tools (and REST calls)
-through the fleet gateway.
+through the fleet gateway. Over HTTP the workspace is read again on SIGHUP
+and when its bundles change on disk.
 `
 
 // mainFlags are the parsed arguments of serve mcp.
@@ -148,6 +158,10 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if ws == nil {
 		usage = anvilUsage
 	}
+	if len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		writeVersion(o.Stdout, ws)
+		return nil
+	}
 	if len(args) < 2 || args[0] != "serve" || args[1] != "mcp" {
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
 			fmt.Fprintf(o.Stdout, usage, prog)
@@ -193,6 +207,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 		if err != nil {
 			return err
 		}
+		writeReport(o.Stderr, g)
 		if err := g.ServeStdio(ctx, o.Stdin, o.Stdout); err != nil {
 			return mainFail(1, "%v", err)
 		}
@@ -205,6 +220,16 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	cfg.Port = port
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) }
 	gopts.Logf = logf
+	dir := ""
+	if ws == nil {
+		dir = f.positional[0]
+	}
+	// The stamp is taken before the fleet is read, so a change made while
+	// it loads is reloaded.
+	stamp := ""
+	if dir != "" {
+		stamp = workspaceStamp(dir)
+	}
 	g, err := newGateway(cfg, ws, f.positional, &gopts)
 	if err != nil {
 		return err
@@ -220,10 +245,43 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	}
 	logf("anvil: serving fleet of %d bundle(s) over StreamableHTTP at %s (%s); inbound auth %s; REST at /call/<tool>; health at /healthz",
 		len(g.Fleet().Connectors), g.URL(), strings.Join(g.Fleet().IDs(), ", "), mode)
+	writeReport(o.Stderr, g)
+	stop := watchReload(ctx, dir, stamp, g, logf, o.ReloadPoll)
+	defer stop()
 	if err := g.Serve(ctx, ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return mainFail(1, "%v", err)
 	}
 	return nil
+}
+
+// writeReport writes the gateway's startup report (frontdoor.StartupReport)
+// as one block.
+func writeReport(w io.Writer, g *frontdoor.Gateway) {
+	var b strings.Builder
+	b.WriteString("anvil: startup report\n")
+	for _, l := range g.StartupReport() {
+		b.WriteString("anvil:   " + l + "\n")
+	}
+	_, _ = io.WriteString(w, b.String())
+}
+
+// writeVersion prints what the binary was built from: the module version,
+// the VCS revision and, for a generated gateway, the bundle hash of each
+// connector compiled into it.
+func writeVersion(w io.Writer, ws *handler.Workspace) {
+	mod, rev := buildinfo.Version()
+	var b strings.Builder
+	fmt.Fprintf(&b, "module %s\nrevision %s\n", mod, rev)
+	if ws != nil {
+		for _, c := range ws.Connectors {
+			hash := c.BundleHash
+			if hash == "" {
+				hash = "none"
+			}
+			fmt.Fprintf(&b, "bundle %s %s\n", c.ID, hash)
+		}
+	}
+	_, _ = io.WriteString(w, b.String())
 }
 
 // newGateway builds the fleet (the generated workspace, else the workspace

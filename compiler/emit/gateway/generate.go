@@ -195,9 +195,10 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 	f.Commentf("%s is connector %s with its generated handlers.", g.conns[c.ID], c.ID)
 	f.Func().Id(g.conns[c.ID]).Params().Op("*").Qual(pkgHandler, "Connector").Block(
 		jen.Return(jen.Op("&").Qual(pkgHandler, "Connector").Values(jen.Dict{
-			jen.Id("ID"):  jen.Lit(c.ID),
-			jen.Id("AIR"): jen.Id(airName),
-			jen.Id("Ops"): jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(opCalls...),
+			jen.Id("ID"):         jen.Lit(c.ID),
+			jen.Id("AIR"):        jen.Id(airName),
+			jen.Id("BundleHash"): jen.Lit(c.BundleHash),
+			jen.Id("Ops"):        jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(opCalls...),
 		})))
 	b, err := render(f)
 	if err != nil {

@@ -44,6 +44,10 @@ type Connector struct {
 	ID string
 	// Doc is the bundle's AIR.
 	Doc *air.Document
+	// BundleHash is the bundle's generation.json bundleHash ("" when it has
+	// none): the generated tree records it, so the gateway can say what it
+	// was built from (version, /readyz).
+	BundleHash string
 	// Tools are the served operations, in AIR order.
 	Tools []Tool
 }

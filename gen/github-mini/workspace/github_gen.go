@@ -2147,8 +2147,9 @@ const githubConnectorAIR = `{
 // githubConnector is connector github with its generated handlers.
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
-		AIR: githubConnectorAIR,
-		ID:  "github",
-		Ops: []*handler.Operation{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()},
+		AIR:        githubConnectorAIR,
+		BundleHash: "b83f2a96d026a1896852584c0ff2ff0ee8ef66a037cc344dab95095ba042d5b6",
+		ID:         "github",
+		Ops:        []*handler.Operation{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()},
 	}
 }

@@ -1116,8 +1116,9 @@ const sinkConnectorAIR = `{
 // sinkConnector is connector sink with its generated handlers.
 func sinkConnector() *handler.Connector {
 	return &handler.Connector{
-		AIR: sinkConnectorAIR,
-		ID:  "sink",
-		Ops: []*handler.Operation{sinkItemsSearchOp(), sinkLabelsGetOp(), sinkFormsSubmitOp(), sinkDocsPutOp(), sinkNotesCreateOp(), sinkBlobsUploadOp(), sinkEventsCreateOp(), sinkJobsRunOp()},
+		AIR:        sinkConnectorAIR,
+		BundleHash: "524d756c5095bfe997e15964ba7bca9ae54732678ec20ec9907c9302dd6c2aeb",
+		ID:         "sink",
+		Ops:        []*handler.Operation{sinkItemsSearchOp(), sinkLabelsGetOp(), sinkFormsSubmitOp(), sinkDocsPutOp(), sinkNotesCreateOp(), sinkBlobsUploadOp(), sinkEventsCreateOp(), sinkJobsRunOp()},
 	}
 }
