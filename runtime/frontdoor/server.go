@@ -86,6 +86,8 @@ type Gateway struct {
 	// watch reports changes to the files read on every call (the JWKS file,
 	// vault records, the audit log's path); authenticate polls it.
 	watch *fswatch.Watcher
+	// metricsRoute serves /metrics on this listener (Observe.Route).
+	metricsRoute http.Handler
 }
 
 // Options tune a gateway.
@@ -96,6 +98,9 @@ type Options struct {
 	Transport http.RoundTripper
 	// HTTPClient fetches https JWKS (tests).
 	HTTPClient *http.Client
+	// Observe is the metrics and tracing of the gateway (observe.go); the
+	// zero value turns both off.
+	Observe Observe
 }
 
 // Check reports the configurations a gateway refuses before anything is
@@ -188,6 +193,7 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	g.connect = newConnectRoutes(g)
 	g.exec.Credentials = g.connect
 	g.mcp = newMCPServer(g.exec)
+	g.observe(opts.Observe)
 	return g, nil
 }
 
@@ -210,6 +216,9 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		bodyDeadline(w, r, limits.BodyTimeout)
+		if tr := g.exec.Tracer; tr != nil {
+			r = r.WithContext(tr.Extract(r.Context(), r.Header))
+		}
 		switch p := r.URL.Path; {
 		case p == "/mcp":
 			mcpRoute(w, r)
@@ -219,6 +228,8 @@ func (g *Gateway) Handler() http.Handler {
 			g.serveHealth(w, r)
 		case p == "/readyz":
 			g.serveReady(w, r)
+		case p == "/metrics" && g.metricsRoute != nil:
+			g.metricsRoute.ServeHTTP(w, r)
 		case p == "/.well-known/oauth-protected-resource":
 			g.serveResourceMetadata(w, r)
 		case p == "/connect/callback":
@@ -312,6 +323,7 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Cl
 	}
 	c, err := g.verifier.Verify(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
+		g.exec.Metrics.TokenError(tokenErrorCode(err))
 		refuseRequest(w, r, func(w http.ResponseWriter) { auth.WriteError(w, err, g.resourceURL()) })
 		return nil, false
 	}
