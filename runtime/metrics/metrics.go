@@ -147,10 +147,22 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
+// statusLabels are the labels of the HTTP status codes, made once so that
+// a call's label costs no allocation.
+var statusLabels = func() (l [600]string) {
+	for i := 100; i < len(l); i++ {
+		l[i] = strconv.Itoa(i)
+	}
+	return l
+}()
+
 // statusLabel is the upstream_status label of status.
 func statusLabel(status int) string {
-	if status <= 0 {
+	switch {
+	case status <= 0:
 		return NoStatus
+	case status < len(statusLabels) && statusLabels[status] != "":
+		return statusLabels[status]
 	}
 	return strconv.Itoa(status)
 }

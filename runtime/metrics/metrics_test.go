@@ -2,7 +2,11 @@ package metrics
 
 import (
 	"io"
+	"maps"
 	"net/http/httptest"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +54,31 @@ func TestLabelsStayBounded(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+// TestDocumentedMetrics: docs/observability.md names exactly the metrics
+// the registry serves.
+func TestDocumentedMetrics(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/observability.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, m := range regexp.MustCompile("\\| `(anvil_[a-z_]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented[m[1]] = true
+	}
+	m := New()
+	m.Sessions(func() int { return 0 })
+	m.Call("c", "t", "allowed", 200, "x", 0)
+	m.Upstream("c", "t", 0, "x")
+	m.VaultError("c", "x")
+	m.TokenError("x")
+	served := map[string]bool{}
+	for _, f := range regexp.MustCompile(`(?m)^# TYPE (anvil_[a-z_]+) `).FindAllStringSubmatch(scrape(t, m), -1) {
+		served[f[1]] = true
+	}
+	if len(served) == 0 || !maps.Equal(documented, served) {
+		t.Errorf("documented %v, served %v", slices.Sorted(maps.Keys(documented)), slices.Sorted(maps.Keys(served)))
 	}
 }
