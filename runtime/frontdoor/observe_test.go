@@ -204,6 +204,19 @@ func TestMetricsAndTraces(t *testing.T) {
 		t.Fatalf("bad token: %d %s", a.status, a.body)
 	}
 	s := f.rawInitialize(f.turn(fxReadGrant))
+	// tools/call on /mcp continues the caller's trace too, on the fast path
+	// and on the path the MCP SDK answers.
+	mcpTraces := []string{"5bf92f3577b34da6a3ce929d0e0e4737", "6bf92f3577b34da6a3ce929d0e0e4738"}
+	for i, trace := range mcpTraces {
+		f.g.mcp.slow.Store(i == 1)
+		h := mcpHeaders(s.bearer, s.id)
+		h.Set("Traceparent", "00-"+trace+"-"+callerSpan+"-01")
+		body := `{"jsonrpc":"2.0","id":` + itoa(10+i) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"owner":"octo","repo":"hello"}}}`
+		if a := f.do("POST", "/mcp", s.bearer, "application/json", body, h); a.status != 200 || !strings.Contains(a.body, `"structuredContent"`) || strings.Contains(a.body, `"isError":true`) {
+			t.Fatalf("MCP tools/call (slow %v): %d %s", i == 1, a.status, a.body)
+		}
+	}
+	f.g.mcp.slow.Store(false)
 
 	fams := scrape(t, f)
 	for _, c := range []struct {
@@ -211,11 +224,11 @@ func TestMetricsAndTraces(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{"anvil_tool_calls_total", map[string]string{"connector": "github", "tool": tool, "decision": "allowed", "upstream_status": "200"}, 2},
+		{"anvil_tool_calls_total", map[string]string{"connector": "github", "tool": tool, "decision": "allowed", "upstream_status": "200"}, 4},
 		{"anvil_tool_calls_total", map[string]string{"connector": "github", "tool": tool, "decision": "denied", "upstream_status": "none"}, 1},
 		{"anvil_tool_call_errors_total", map[string]string{"connector": "github", "tool": tool, "code": "policy_denied"}, 1},
-		{"anvil_tool_call_duration_seconds", map[string]string{"connector": "github", "tool": tool}, 3},
-		{"anvil_upstream_request_duration_seconds", map[string]string{"connector": "github", "tool": tool}, 2},
+		{"anvil_tool_call_duration_seconds", map[string]string{"connector": "github", "tool": tool}, 5},
+		{"anvil_upstream_request_duration_seconds", map[string]string{"connector": "github", "tool": tool}, 4},
 		{"anvil_token_errors_total", map[string]string{"code": "invalid_token"}, 1},
 		{"anvil_mcp_sessions", nil, 1},
 	} {
@@ -243,13 +256,16 @@ func TestMetricsAndTraces(t *testing.T) {
 	}
 	spans := recv.received()
 	_, lines := f.auditLines()
-	if len(lines) != 3 {
-		t.Fatalf("audit lines: %d, want 3", len(lines))
+	if len(lines) != 5 {
+		t.Fatalf("audit lines: %d, want 5", len(lines))
 	}
 	parents := rec.traceparents()
-	if len(parents) != 2 {
-		t.Fatalf("upstream requests: %d, want 2", len(parents))
+	if len(parents) != 4 {
+		t.Fatalf("upstream requests: %d, want 4", len(parents))
 	}
+	// The denied REST call sent nothing upstream: the MCP calls' requests
+	// are the third and fourth.
+	upstreamOf := map[int]int{0: 0, 1: 1, 3: 2, 4: 3}
 	byID := map[string]otlpSpan{}
 	for _, sp := range spans {
 		byID[sp.spanID] = sp
@@ -275,12 +291,15 @@ func TestMetricsAndTraces(t *testing.T) {
 		if i == 1 && (traceHex == callerTrace || call.parent != "") {
 			t.Errorf("second call: trace %s parent %q, want a new root trace", traceHex, call.parent)
 		}
-		if i < 2 {
+		if i >= 3 && (traceHex != mcpTraces[i-3] || call.parent != callerSpan) {
+			t.Errorf("MCP call %d: trace %s parent %s, want the caller's %s / %s", i-3, traceHex, call.parent, mcpTraces[i-3], callerSpan)
+		}
+		if u, sent := upstreamOf[i]; sent {
 			// The upstream got a traceparent naming this trace and the
 			// call's upstream client span, a child of the call's span.
-			parts := strings.Split(parents[i], "-")
+			parts := strings.Split(parents[u], "-")
 			if len(parts) != 4 || parts[1] != traceHex {
-				t.Fatalf("upstream traceparent %q, want trace %s", parents[i], traceHex)
+				t.Fatalf("upstream traceparent %q, want trace %s", parents[u], traceHex)
 			}
 			up, ok := byID[parts[2]]
 			if !ok || up.parent != call.spanID || up.name != "GET" {
