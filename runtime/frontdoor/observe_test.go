@@ -311,3 +311,41 @@ func TestMetricsAndTraces(t *testing.T) {
 		t.Error("no OTLP export")
 	}
 }
+
+// TestMetricsCountVaultAndUpstreamErrors: a call whose person has not
+// connected counts a vault error; one whose upstream refuses the
+// connection counts an upstream error, both over HTTP.
+func TestMetricsCountVaultAndUpstreamErrors(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // nothing listens there any more
+	const tool = "github__github_list_issue"
+	const args = `{"arguments":{"owner":"octo","repo":"hello"}}`
+
+	f := newFleetFixture(t, &fleetOptions{noConnect: true, observe: Observe{Metrics: metrics.New(), Route: true}})
+	if a := f.call(f.turn(fxReadGrant), tool, args, nil); a.status == 200 {
+		t.Fatalf("unconnected call: %d %s", a.status, a.body)
+	}
+	code := f.call(f.turn(fxReadGrant), tool, args, nil).errCode()
+	if got := sample(scrape(t, f), "anvil_vault_errors_total", map[string]string{"connector": "github", "code": code}); got != 2 {
+		t.Errorf("anvil_vault_errors_total{code=%q} = %v, want 2", code, got)
+	}
+
+	g := newFleetFixture(t, &fleetOptions{observe: Observe{Metrics: metrics.New(), Route: true},
+		edit: func(cfg *Config) {
+			cfg.Getenv = func(k string) string {
+				if k == "ANVIL_UPSTREAM_GITHUB_URL" {
+					return deadURL
+				}
+				return ""
+			}
+		}})
+	a := g.call(g.turn(fxReadGrant), tool, args, nil)
+	fams := scrape(t, g)
+	if got := sample(fams, "anvil_upstream_errors_total", map[string]string{"connector": "github", "code": a.errCode()}); a.errCode() != "upstream_unavailable" || got != 1 {
+		t.Errorf("refused upstream: %s, anvil_upstream_errors_total = %v, want upstream_unavailable counted once", a.errCode(), got)
+	}
+	if got := sample(fams, "anvil_tool_calls_total", map[string]string{"tool": tool, "upstream_status": "none"}); got != 1 {
+		t.Errorf("anvil_tool_calls_total{upstream_status=none} = %v, want 1", got)
+	}
+}
