@@ -75,6 +75,7 @@ func observeFromEnv(getenv func(string) string, authMode string, stderr io.Write
 	}
 	if tr != nil {
 		obs.Tracer = tr
+		fmt.Fprintf(stderr, "anvil: tracing on, spans exported over OTLP/HTTP to %s\n", tr.Endpoint())
 		stops = append(stops, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

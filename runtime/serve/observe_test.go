@@ -78,3 +78,15 @@ func TestObserveMetricsListener(t *testing.T) {
 		t.Fatalf("GET /mcp on the metrics listener: %d", resp.StatusCode)
 	}
 }
+
+func TestObserveTracingLogsEndpoint(t *testing.T) {
+	var log bytes.Buffer
+	obs, stop, err := observeFromEnv(envOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}), "none", &log)
+	stop()
+	if err != nil || obs.Tracer == nil || obs.Metrics != nil {
+		t.Fatalf("%+v, %v: want tracing alone", obs, err)
+	}
+	if !strings.Contains(log.String(), "http://127.0.0.1:4318/v1/traces") {
+		t.Errorf("startup log %q does not name the traces endpoint", log.String())
+	}
+}

@@ -34,9 +34,10 @@ const (
 
 // Tracer starts the gateway's spans.
 type Tracer struct {
-	tp     *sdktrace.TracerProvider
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
+	endpoint string // the OTLP traces URL (empty for New)
+	tp       *sdktrace.TracerProvider
+	tracer   trace.Tracer
+	prop     propagation.TextMapPropagator
 }
 
 // FromEnv returns a Tracer exporting to the OTLP/HTTP endpoint getenv names,
@@ -70,8 +71,13 @@ func FromEnv(getenv func(string) string) (*Tracer, error) {
 		res = resource.Default()
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-	return New(tp), nil
+	t := New(tp)
+	t.endpoint = endpoint
+	return t, nil
 }
+
+// Endpoint is the OTLP/HTTP traces URL spans are exported to.
+func (t *Tracer) Endpoint() string { return t.endpoint }
 
 // serviceName is OTEL_SERVICE_NAME, else "anvil-gateway".
 func serviceName(getenv func(string) string) string {
