@@ -24,8 +24,11 @@ import (
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/grant"
 	"github.com/anvil-dev/anvil/runtime/handler"
+	"github.com/anvil-dev/anvil/runtime/metrics"
+	"github.com/anvil-dev/anvil/runtime/tracing"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Principal is who makes a call: the verified claims of a turn token, or the
@@ -65,6 +68,12 @@ type Executor struct {
 	// still succeeds.
 	AuditFailed func(error)
 	Now         func() time.Time
+	// Metrics records calls, upstream legs and vault errors; nil records
+	// nothing.
+	Metrics *metrics.Metrics
+	// Tracer makes a span per call and per upstream leg, and its trace id
+	// the audit line's; nil traces nothing.
+	Tracer *tracing.Tracer
 }
 
 // Call is one tool call.
@@ -138,6 +147,7 @@ type callState struct {
 	sentKey   string
 	stagedFor *string
 	dryRun    bool
+	span      trace.Span // the call's span when tracing is on
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -150,7 +160,48 @@ func (x *Executor) CurrentFleet() *fleet.Fleet {
 
 // Call runs one call.
 func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
-	st := &callState{start: x.now(), traceID: audit.NewTraceID(), principal: call.Principal, decision: "allowed"}
+	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed"}
+	if x.Tracer == nil {
+		st.traceID = audit.NewTraceID()
+		out := x.call(ctx, call, st)
+		if x.Metrics != nil {
+			x.observe(st, out)
+		}
+		return out
+	}
+	// With tracing on, the audit line's trace id is the call span's (which
+	// continues an incoming traceparent): "trace_" and the same 32 hex
+	// digits, so a line and its trace are found from each other.
+	ctx, span := x.Tracer.StartCall(ctx)
+	st.traceID = "trace_" + tracing.TraceID(span)
+	st.span = span
+	out := x.call(ctx, call, st)
+	x.observe(st, out)
+	var code string
+	if out.Err != nil {
+		code = out.Err.Code
+	}
+	tracing.EndCall(span, st.decision, code)
+	return out
+}
+
+// observe records a finished call's metrics.
+func (x *Executor) observe(st *callState, out *Outcome) {
+	var connector, tool, code string
+	if st.tool != nil {
+		connector, tool = st.tool.Connector.ID, st.tool.Name
+	}
+	status := 0
+	if st.status != nil {
+		status = *st.status
+	}
+	if out.Err != nil {
+		code = out.Err.Code
+	}
+	x.Metrics.Call(connector, tool, st.decision, status, code, x.now().Sub(st.start))
+}
+
+func (x *Executor) call(ctx context.Context, call Call, st *callState) *Outcome {
 	st.fleet = x.CurrentFleet()
 	tool := st.fleet.Tool(call.Tool)
 	if tool == nil {
@@ -158,6 +209,9 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 			Message: fmt.Sprintf("No tool named %s is served by this gateway.", call.Tool), TraceID: st.traceID}}
 	}
 	st.tool = tool
+	if st.span != nil {
+		tracing.NameCall(st.span, tool.Connector.ID, tool.Name)
+	}
 	out := x.run(ctx, call, st)
 	out.Tool = tool
 	if out.Err != nil {
@@ -440,15 +494,16 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 	if x.Credentials != nil {
 		apply, cerr := x.Credentials.Resolve(ctx, st.principal.sub(), tool.Connector, op, account)
 		if cerr != nil {
+			x.Metrics.VaultError(tool.Connector.ID, cerr.Code)
 			return nil, &Outcome{Err: cerr}
 		}
 		if apply != nil {
 			apply(req)
 		}
 	}
-	resp, err := x.Upstream.Do(req)
-	if err != nil {
-		return nil, &Outcome{Err: upstream.AsEnvelope(err)}
+	resp, xerr := x.exchange(ctx, st, tool, req)
+	if xerr != nil {
+		return nil, &Outcome{Err: xerr}
 	}
 	status := resp.Status
 	st.status = &status
@@ -456,6 +511,39 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 		return nil, &Outcome{Err: upstream.ErrorFor(resp, op)}
 	}
 	return resp, nil
+}
+
+// exchange sends req upstream, timing it for the metrics and wrapping it in
+// a client span (whose traceparent req then carries) when those are on.
+func (x *Executor) exchange(ctx context.Context, st *callState, tool *fleet.Tool, req *http.Request) (*upstream.Response, *envelope.Error) {
+	if x.Metrics == nil && x.Tracer == nil {
+		resp, err := x.Upstream.Do(req)
+		if err != nil {
+			return nil, upstream.AsEnvelope(err)
+		}
+		return resp, nil
+	}
+	var span trace.Span
+	if x.Tracer != nil {
+		span = x.Tracer.StartUpstream(ctx, req)
+	}
+	start := time.Now()
+	resp, err := x.Upstream.Do(req)
+	d := time.Since(start)
+	var e *envelope.Error
+	var code string
+	status := 0
+	if err != nil {
+		e = upstream.AsEnvelope(err)
+		code = e.Code
+	} else {
+		status = resp.Status
+	}
+	x.Metrics.Upstream(tool.Connector.ID, tool.Name, d, code)
+	if span != nil {
+		tracing.EndUpstream(span, status, code)
+	}
+	return resp, e
 }
 
 // answerJSON renders an upstream answer for the caller, keeping the

@@ -55,9 +55,9 @@ func newBenchGateway(b *testing.B, compiled bool, transport http.RoundTripper) *
 	cfg.Host = "127.0.0.1"
 	var g *frontdoor.Gateway
 	if compiled {
-		g, err = frontdoor.NewGenerated(cfg, workspace.Workspace(), &frontdoor.Options{Transport: transport})
+		g, err = frontdoor.NewGenerated(cfg, workspace.Workspace(), &frontdoor.Options{Transport: transport, Observe: benchObserve(b)})
 	} else {
-		g, err = frontdoor.NewFromDir(cfg, "testdata/workspace", &frontdoor.Options{Transport: transport})
+		g, err = frontdoor.NewFromDir(cfg, "testdata/workspace", &frontdoor.Options{Transport: transport, Observe: benchObserve(b)})
 	}
 	if err != nil {
 		b.Fatal(err)

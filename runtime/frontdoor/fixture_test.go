@@ -79,6 +79,8 @@ type fleetOptions struct {
 	noConnect bool
 	// edit changes the configuration before New.
 	edit func(cfg *Config)
+	// observe is the gateway's metrics and tracing (off by default).
+	observe Observe
 }
 
 // syncBuffer is a goroutine-safe log sink.
@@ -230,7 +232,7 @@ func newFleetFixture(t testing.TB, o *fleetOptions) *fleetFixture {
 	if o.edit != nil {
 		o.edit(&cfg)
 	}
-	g, err := NewFromDir(cfg, f.ws, &Options{Logf: f.logs.logf})
+	g, err := NewFromDir(cfg, f.ws, &Options{Logf: f.logs.logf, Observe: o.observe})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

@@ -167,6 +167,9 @@ func (m *mcpServer) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 	if req.Params.Meta != nil {
 		meta = map[string]any(req.Params.Meta)
 	}
+	if tr := m.exec.Tracer; tr != nil && req.Extra != nil {
+		ctx = tr.Extract(ctx, req.Extra.Header) // the SDK's ctx is not the request's
+	}
 	out := m.exec.Call(ctx, executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.principal})
 	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.CurrentFleet().Tool(req.Params.Name) == nil {
 		// Only anvil_call reaches here with an unknown name (the SDK

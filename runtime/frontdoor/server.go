@@ -104,6 +104,8 @@ type Gateway struct {
 	// watch reports changes to the files read on every call (the JWKS file,
 	// vault records, the audit log's path); authenticate polls it.
 	watch *fswatch.Watcher
+	// metricsRoute serves /metrics on this listener (Observe.Route).
+	metricsRoute http.Handler
 }
 
 // Options tune a gateway.
@@ -117,6 +119,9 @@ type Options struct {
 	// Build is what /readyz reports the gateway was built from; the
 	// module version and VCS revision of this binary when Module is empty.
 	Build Build
+	// Observe is the metrics and tracing of the gateway (observe.go); the
+	// zero value turns both off.
+	Observe Observe
 }
 
 // Check reports the configurations a gateway refuses before anything is
@@ -213,6 +218,7 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	g.connect = newConnectRoutes(g)
 	g.exec.Credentials = g.connect
 	g.mcp = newMCPServer(g.exec, cfg.ToolSurface, cfg.ToolsPageSize)
+	g.observe(opts.Observe)
 	return g, nil
 }
 
@@ -236,6 +242,9 @@ func (g *Gateway) Handler() http.Handler {
 			return
 		}
 		bodyDeadline(w, r, limits.BodyTimeout)
+		if tr := g.exec.Tracer; tr != nil {
+			r = r.WithContext(tr.Extract(r.Context(), r.Header))
+		}
 		switch p := r.URL.Path; {
 		case p == "/mcp":
 			mcpRoute(w, r)
@@ -247,6 +256,8 @@ func (g *Gateway) Handler() http.Handler {
 			g.serveHealth(w, r)
 		case p == "/readyz":
 			g.serveReady(w, r)
+		case p == "/metrics" && g.metricsRoute != nil:
+			g.metricsRoute.ServeHTTP(w, r)
 		case p == "/.well-known/oauth-protected-resource":
 			g.serveResourceMetadata(w, r)
 		case p == "/connect/callback":
@@ -322,6 +333,7 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Cl
 	}
 	c, err := g.verifier.Verify(r.Context(), r.Header.Get("Authorization"))
 	if err != nil {
+		g.exec.Metrics.TokenError(tokenErrorCode(err))
 		refuseRequest(w, r, func(w http.ResponseWriter) { auth.WriteError(w, err, g.resourceURL()) })
 		return nil, false
 	}

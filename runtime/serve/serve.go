@@ -199,6 +199,14 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if o.Gateway != nil {
 		gopts = *o.Gateway
 	}
+	obs, stopObserve, err := observeFromEnv(o.Getenv, cfg.Auth.Mode, o.Stderr)
+	if err != nil {
+		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+	}
+	defer stopObserve()
+	if obs != (frontdoor.Observe{}) {
+		gopts.Observe = obs
+	}
 	if !f.httpSet {
 		if cfg.Auth.Mode == "branchyard" {
 			return mainFail(1, "ANVIL_INBOUND_AUTH_MODE=branchyard is served only by the fleet gateway over HTTP (--fleet --http <port>)")
