@@ -23,6 +23,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/grant"
 	"github.com/anvil-dev/anvil/runtime/handler"
+	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
 )
@@ -59,6 +60,12 @@ type Executor struct {
 	// still succeeds.
 	AuditFailed func(error)
 	Now         func() time.Time
+	// Ledger is the gateway-side idempotency ledger (ledger.go); nil runs
+	// without one (a write's ledger id then only goes upstream).
+	Ledger store.Store
+	// LedgerFailed is called when an answer cannot be recorded after the
+	// upstream answered (the caller still gets the answer).
+	LedgerFailed func(error)
 }
 
 // Call is one tool call.
@@ -131,6 +138,8 @@ type callState struct {
 	sentKey   string
 	stagedFor *string
 	dryRun    bool
+	lease     *store.Lease // the ledger entry this call owns, until Call ends
+	replay    bool         // the outcome is the ledger's recorded answer
 }
 
 // Call runs one call.
@@ -154,6 +163,7 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 	if !st.dryRun && out.Effect == nil {
 		out.Effect = st.tool.Handler.Effect(&handler.EffectCall{Input: st.input, IdempotencyKey: st.sentKey, Failed: true, Now: x.now()})
 	}
+	x.ledgerFinish(ctx, st, out)
 	x.writeAudit(st, out)
 	return out
 }
@@ -319,7 +329,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 	}
 	st.tool = draft
 	out := x.execute(ctx, st, draft, draftIn, key, hasKey)
-	if out.Plan != nil {
+	if out.Plan != nil || st.replay {
 		return out
 	}
 	out.Effect = tool.Handler.Effect(&handler.EffectCall{Input: in, Response: out.data(), IdempotencyKey: st.sentKey,
@@ -370,6 +380,11 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 			return &Outcome{Err: validationError(err.Error(), nil)}
 		}
 		return &Outcome{Plan: dryRunPlan(tool, req)}
+	}
+	if x.ledgerApplies(st, op) {
+		if stop := x.ledgerBegin(ctx, st, tool, in); stop != nil {
+			return stop
+		}
 	}
 	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })
 	if refused != nil {
@@ -541,6 +556,7 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		EffectClass:    air.EffectClassOf(st.tool.Op),
 		LedgerID:       st.ledgerID,
 		StagedFor:      st.stagedFor,
+		Replay:         st.replay,
 	}
 	if p != nil {
 		line.ByTenant = optional(p.Tenant)
