@@ -25,9 +25,13 @@ import (
 //     error), the entry is released so that a retry starts afresh;
 //   - replay: the first outcome (answer or error, and its effect report) is
 //     returned and nothing goes upstream; the audit line says "replay";
-//   - conflict: the same ledger id with another tool or input is refused
+//   - conflict: the same ledger id with other input to the same tool is refused
 //     (envelope.Conflict: REST 409, an MCP tool error with the same code);
 //   - in flight elsewhere: Begin itself waits and then replays.
+//
+// An entry is kept per (subject, tool, ledger id): the contract has the
+// promotion of a staged call carry the staged call's own key, so one key
+// legitimately names a call of each of two tools.
 //
 // A store that cannot be reached refuses the call with
 // idempotency_ledger_unavailable (503), and nothing is sent.
@@ -58,7 +62,7 @@ func ledgerInputHash(in handler.Input) string {
 // outcome when the call must not go upstream (a replay, a conflict, or the
 // ledger failing); otherwise st.lease is set and the caller proceeds.
 func (x *Executor) ledgerBegin(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input) *Outcome {
-	k := store.LedgerKey{Subject: st.principal.sub(), ID: *st.ledgerID, Tool: tool.Name, InputHash: ledgerInputHash(in)}
+	k := store.LedgerKey{Subject: st.principal.sub(), ID: tool.Name + " " + *st.ledgerID, Tool: tool.Name, InputHash: ledgerInputHash(in)}
 	b, err := x.Ledger.Begin(ctx, k)
 	if err != nil {
 		return &Outcome{Err: ledgerError(err)}
@@ -78,7 +82,7 @@ func (x *Executor) ledgerBegin(ctx context.Context, st *callState, tool *fleet.T
 		return out
 	case store.OutcomeConflict:
 		return &Outcome{Err: &envelope.Error{Code: envelope.Conflict,
-			Message: fmt.Sprintf("The idempotency key %q was already used for another call (a different tool or different arguments).", k.ID)}}
+			Message: fmt.Sprintf("The idempotency key %q was already used for a call of %s with different arguments.", *st.ledgerID, tool.Name)}}
 	}
 	return &Outcome{Err: &envelope.Error{Code: envelope.InternalError, Message: "The idempotency ledger gave an unknown answer."}}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/vault"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
@@ -79,6 +80,7 @@ type Gateway struct {
 	fleet    *fleet.Fleet
 	verifier *auth.Verifier
 	vault    *vault.Store
+	state    store.Store // nil without a vault key (state.go)
 	exec     *executor.Executor
 	mcp      *mcpServer
 	connect  *connectRoutes
@@ -152,14 +154,16 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 		}
 		g.verifier = v
 	}
+	var key []byte
+	dir := cfg.VaultDir
+	if dir == "" {
+		dir = vault.DefaultDir()
+	}
 	if cfg.VaultKeyFile != "" {
-		key, err := vault.LoadKey(cfg.VaultKeyFile)
+		var err error
+		key, err = vault.LoadKey(cfg.VaultKeyFile)
 		if err != nil {
 			return nil, err
-		}
-		dir := cfg.VaultDir
-		if dir == "" {
-			dir = vault.DefaultDir()
 		}
 		st, err := vault.Open(dir, key)
 		if err != nil {
@@ -188,6 +192,9 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	g.connect = newConnectRoutes(g)
 	g.exec.Credentials = g.connect
 	g.mcp = newMCPServer(g.exec)
+	if err := g.openState(key, dir); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -282,6 +289,10 @@ func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 	for _, c := range g.fleet.Connectors {
 		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), Ready: true})
 	}
+	if err := g.StateReady(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, wirejson.Object("ready", false, "store", "down", "bundles", bs))
+		return
+	}
 	writeJSON(w, http.StatusOK, wirejson.Object("ready", true, "bundles", bs))
 }
 
@@ -375,9 +386,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	// event streams once it passed.
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout}
 	ln = newLimitListener(ln, limits.MaxConns, g.logf)
+	defer g.Close()
 	tick := time.NewTicker(sessionSweep)
 	defer tick.Stop()
 	done := make(chan struct{})
+	go g.purgeLoop(done)
 	go func() {
 		for {
 			select {
