@@ -1,0 +1,273 @@
+package replicatest_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/auth/authtest"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/store/internal/pgtest"
+)
+
+var (
+	server     *pgtest.Server
+	skipReason error
+)
+
+func TestMain(m *testing.M) {
+	server, skipReason = pgtest.Start()
+	if skipReason != nil {
+		fmt.Println(skipReason) // one clear line, even without -v
+	}
+	code := m.Run()
+	if server != nil {
+		server.Close()
+	}
+	os.Exit(code)
+}
+
+const (
+	issuer   = "branchyard:local:replica-test"
+	sub      = "local:ada"
+	upstream = "e2e-upstream-pat" // the mock's only accepted bearer
+)
+
+var writeGrant = []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "write", "confirm": "allow"}}
+
+// cluster is n gateways sharing one store (ANVIL_STORE), one mock
+// upstream, one vault key and one token issuer, each with its own vault
+// directory and audit log, behind a round-robin proxy.
+type cluster struct {
+	t        *testing.T
+	mock     *mockupstream.Server
+	key      authtest.Key
+	base     string // the proxy
+	aud      string
+	gateways []*frontdoor.Gateway
+	backends []string
+	jti      atomic.Int64
+	client   *http.Client
+}
+
+func newCluster(t *testing.T, n int, dsn string) *cluster {
+	t.Helper()
+	mock, err := mockupstream.Start(mockupstream.Options{Token: upstream})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	dir := t.TempDir()
+	ws := filepath.Join(dir, "workspace")
+	doc, err := air.Load("../../frontdoor/testdata/workspace/github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Service.Servers = []air.Server{{URL: mock.URL}}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(ws, "github"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "github", "air.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, mock: mock, key: authtest.NewKey("replica-key"),
+		client: &http.Client{Timeout: 30 * time.Second}}
+	jwks := filepath.Join(dir, "jwks.json")
+	if err := authtest.WriteJWKS(jwks, c.key); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(dir, "vault.key")
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(k)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	proxyLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.base = "http://" + proxyLn.Addr().String()
+	c.aud = c.base + "/mcp"
+	env := map[string]string{"ANVIL_STORE": dsn}
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := frontdoor.Config{
+			Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
+			Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: c.aud,
+				JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
+			VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, fmt.Sprintf("vault%d", i)),
+			AuditFile: filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i)), AllowedHosts: "127.0.0.1",
+			Getenv: func(k string) string { return env[k] },
+		}
+		f, err := fleet.Load(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := frontdoor.New(cfg, f, &frontdoor.Options{Logf: t.Logf})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- g.Serve(ctx, ln) }()
+		t.Cleanup(func() { cancel(); <-done })
+		c.gateways = append(c.gateways, g)
+		c.backends = append(c.backends, "http://"+ln.Addr().String())
+	}
+	var next atomic.Int64
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		u, _ := url.Parse(c.backends[int(next.Add(1)-1)%len(c.backends)])
+		r.SetURL(u)
+		r.Out.Host = r.In.Host // the audience names the proxy
+	}}
+	srv := &http.Server{Handler: proxy}
+	go func() { _ = srv.Serve(proxyLn) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return c
+}
+
+func (c *cluster) token(claims map[string]any) string {
+	now := time.Now().Unix()
+	base := map[string]any{"iss": issuer, "aud": c.aud, "sub": sub, "iat": now, "exp": now + 600,
+		"jti": fmt.Sprintf("jti-%d", c.jti.Add(1)), "by_tenant": "e2e"}
+	for k, v := range claims {
+		base[k] = v
+	}
+	return authtest.Mint(c.key, base)
+}
+
+func (c *cluster) turn() string {
+	return c.token(map[string]any{"by_branch": "main", "by_turn": "1", "by_grants": writeGrant})
+}
+
+func (c *cluster) connectToken() string {
+	return c.token(map[string]any{"by_branch": "", "by_turn": "", "by_grants": []any{}, "by_purpose": "connect"})
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (c *cluster) do(base, method, path, bearer, body string, h http.Header) answer {
+	c.t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	req.Host = strings.TrimPrefix(c.base, "http://")
+	resp, err := c.client.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// connectEverywhere stores the person's upstream key on every replica
+// (vault records are still each replica's own directory).
+func (c *cluster) connectEverywhere() {
+	c.t.Helper()
+	for _, b := range c.backends {
+		a := c.do(b, "POST", "/connect/api-key", c.connectToken(), `{"connector":"github","api_key":"`+upstream+`"}`, nil)
+		if a.status != 200 {
+			c.t.Fatalf("/connect/api-key: %d %s", a.status, a.body)
+		}
+	}
+}
+
+func postgresDSN(t *testing.T) string {
+	t.Helper()
+	if server == nil {
+		t.Skip(skipReason)
+	}
+	dsn, err := server.NewSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// suite is the behaviour every store must give a cluster of its replicas.
+func suite(t *testing.T, n int, dsn string) {
+	t.Run("same ledger id on every replica at once: one upstream write, identical answers", func(t *testing.T) {
+		c := newCluster(t, n, dsn)
+		c.connectEverywhere()
+		tok := c.turn()
+		const body = `{"arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"once"}}`
+		key := http.Header{"Idempotency-Key": {"replicated-ledger-1"}}
+		answers := make([]answer, 3)
+		var wg sync.WaitGroup
+		for i := range answers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				answers[i] = c.do(c.base, "POST", "/call/github__github_create_comment", tok, body, key)
+			}()
+		}
+		wg.Wait()
+		posts := 0
+		for _, r := range c.mock.Requests() {
+			if r.Method == "POST" {
+				posts++
+			}
+		}
+		if posts != 1 {
+			t.Errorf("the upstream saw %d writes, want 1", posts)
+		}
+		for i, a := range answers {
+			if a.status != 200 || a.body != answers[0].body || a.header.Get("X-Anvil-Effect") != answers[0].header.Get("X-Anvil-Effect") {
+				t.Errorf("answer %d: %d %s %s (first: %s)", i, a.status, a.body, a.header.Get("X-Anvil-Effect"), answers[0].body)
+			}
+		}
+		// The same id with other arguments is a conflict on any replica.
+		for i := 0; i < n; i++ {
+			a := c.do(c.base, "POST", "/call/github__github_create_comment", tok,
+				`{"arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"other"}}`, key)
+			if a.status != http.StatusConflict || !strings.Contains(a.body, `"code":"conflict"`) {
+				t.Errorf("conflict: %d %s", a.status, a.body)
+			}
+		}
+	})
+}
+
+func TestReplicasPostgres(t *testing.T) { suite(t, 3, postgresDSN(t)) }
+
+func TestEmbeddedOneReplica(t *testing.T) { suite(t, 1, "") }
