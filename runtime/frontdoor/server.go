@@ -14,6 +14,7 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/fleet"
@@ -88,6 +89,13 @@ type Gateway struct {
 	// watch reports changes to the files read on every call (the JWKS file,
 	// vault records, the audit log's path); authenticate polls it.
 	watch *fswatch.Watcher
+
+	// records is the vault the connect routes use: vault, or the shared
+	// store (state.go); nil without a vault key.
+	records vaultRecords
+	// sharedFlows keeps pending OAuth flows in the shared store; nil: in
+	// this process.
+	sharedFlows connect.SharedFlows
 }
 
 // Options tune a gateway.
@@ -170,6 +178,7 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 			return nil, err
 		}
 		g.vault = st
+		g.records = st
 	}
 	var logger *audit.Logger
 	if cfg.AuditFile != "" {

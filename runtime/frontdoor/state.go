@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/backend"
+	"github.com/anvil-dev/anvil/runtime/vault"
 )
 
 // purgeEvery is how often a gateway deletes expired state (ledger entries
@@ -39,6 +41,13 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 		return err
 	}
 	g.state = st
+	if c.Kind == backend.KindPostgres {
+		// Replicas share vault records, pending flows and refreshes
+		// through the store; one gateway keeps its vault directory (the
+		// embedded store's records are those same files).
+		g.records = stateVault{st}
+		g.sharedFlows = stateFlows{st}
+	}
 	g.exec.Ledger = st
 	g.exec.LedgerFailed = func(err error) { g.logf("anvil: recording an answer in the idempotency ledger failed: %v", err) }
 	return nil
@@ -91,4 +100,81 @@ func (g *Gateway) purgeLoop(done <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// vaultRecords is the vault as the connect routes, the credential resolver
+// and the OAuth service use it: the vault directory (*vault.Store) for one
+// gateway, or the shared store (stateVault) for replicas.
+type vaultRecords interface {
+	Get(sub, connector, account string) (*vault.Connection, error)
+	Put(c *vault.Connection) error
+	SetStatus(sub, connector, account, status string) (*vault.Connection, error)
+	Lock(sub, connector, account string) (unlock func())
+	List(sub string) ([]vault.Connection, error)
+}
+
+// stateTimeout bounds one vault operation on the shared store.
+const stateTimeout = 10 * time.Second
+
+// stateVault is vaultRecords over a shared store: every read goes to the
+// store, so a reconnect on one replica is what every replica's next call
+// uses, and refreshes are exclusive across replicas (connect.Exclusive).
+type stateVault struct{ s store.Store }
+
+func stateCtx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), stateTimeout)
+}
+
+func (v stateVault) Get(sub, connector, account string) (*vault.Connection, error) {
+	ctx, cancel := stateCtx()
+	defer cancel()
+	return v.s.GetConnection(ctx, sub, connector, account)
+}
+
+func (v stateVault) Put(c *vault.Connection) error {
+	ctx, cancel := stateCtx()
+	defer cancel()
+	return v.s.PutConnection(ctx, c)
+}
+
+func (v stateVault) SetStatus(sub, connector, account, status string) (*vault.Connection, error) {
+	ctx, cancel := stateCtx()
+	defer cancel()
+	return v.s.SetConnectionStatus(ctx, sub, connector, account, status)
+}
+
+func (v stateVault) List(sub string) ([]vault.Connection, error) {
+	ctx, cancel := stateCtx()
+	defer cancel()
+	return v.s.ListConnections(ctx, sub)
+}
+
+// Lock is unused: connect.Service prefers RefreshExclusive when a vault
+// has it. It returns a no-op so the type is a connect.Vault.
+func (stateVault) Lock(string, string, string) func() { return func() {} }
+
+func (v stateVault) RefreshExclusive(ctx context.Context, sub, connector, account string, fn func(ctx context.Context) error) error {
+	return v.s.RefreshExclusive(ctx, sub, connector, account, fn)
+}
+
+// stateFlows is connect.SharedFlows over the shared store.
+type stateFlows struct{ s store.Store }
+
+func (f stateFlows) PutFlow(ctx context.Context, state, sub string, expires time.Time, payload []byte) error {
+	err := f.s.PutFlow(ctx, state, store.Flow{Sub: sub, ExpiresAt: expires, Payload: payload})
+	if errors.Is(err, store.ErrFull) {
+		return fmt.Errorf("%w: %w", connect.ErrFlowsFull, err)
+	}
+	return err
+}
+
+func (f stateFlows) TakeFlow(ctx context.Context, state string) ([]byte, error) {
+	fl, err := f.s.TakeFlow(ctx, state)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return nil, fmt.Errorf("%w: %w", connect.ErrFlowNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fl.Payload, nil
 }

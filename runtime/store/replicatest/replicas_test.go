@@ -201,15 +201,13 @@ func (c *cluster) do(base, method, path, bearer, body string, h http.Header) ans
 	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
 
-// connectEverywhere stores the person's upstream key on every replica
-// (vault records are still each replica's own directory).
-func (c *cluster) connectEverywhere() {
+// connectKey stores the person's upstream key through the proxy (one
+// replica); the others read it from the shared store.
+func (c *cluster) connectKey(key string) {
 	c.t.Helper()
-	for _, b := range c.backends {
-		a := c.do(b, "POST", "/connect/api-key", c.connectToken(), `{"connector":"github","api_key":"`+upstream+`"}`, nil)
-		if a.status != 200 {
-			c.t.Fatalf("/connect/api-key: %d %s", a.status, a.body)
-		}
+	a := c.do(c.base, "POST", "/connect/api-key", c.connectToken(), `{"connector":"github","api_key":"`+key+`"}`, nil)
+	if a.status != 200 {
+		c.t.Fatalf("/connect/api-key: %d %s", a.status, a.body)
 	}
 }
 
@@ -229,7 +227,7 @@ func postgresDSN(t *testing.T) string {
 func suite(t *testing.T, n int, dsn string) {
 	t.Run("same ledger id on every replica at once: one upstream write, identical answers", func(t *testing.T) {
 		c := newCluster(t, n, dsn)
-		c.connectEverywhere()
+		c.connectKey(upstream)
 		tok := c.turn()
 		const body = `{"arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"once"}}`
 		key := http.Header{"Idempotency-Key": {"replicated-ledger-1"}}
@@ -268,6 +266,38 @@ func suite(t *testing.T, n int, dsn string) {
 	})
 }
 
-func TestReplicasPostgres(t *testing.T) { suite(t, 3, postgresDSN(t)) }
+func vaultSuite(t *testing.T, n int, dsn string) {
+	t.Run("a connection made on one replica, and its replacement, serve every replica's next call", func(t *testing.T) {
+		c := newCluster(t, n, dsn)
+		tok := c.turn()
+		list := func() []int {
+			var got []int
+			for i := 0; i < n; i++ {
+				got = append(got, c.do(c.base, "POST", "/call/github__github_list_issue", tok, `{"arguments":{"owner":"octo","repo":"hello"}}`, nil).status)
+			}
+			return got
+		}
+		c.connectKey("wrong-key")
+		for _, s := range list() {
+			if s != 401 && s != 403 && s != 502 {
+				t.Fatalf("with the wrong key: %v", list())
+			}
+		}
+		c.connectKey(upstream) // reconnect, through one replica
+		for _, s := range list() {
+			if s != 200 {
+				t.Fatalf("after reconnecting: %v", list())
+			}
+		}
+	})
+}
 
-func TestEmbeddedOneReplica(t *testing.T) { suite(t, 1, "") }
+func TestReplicasPostgres(t *testing.T) {
+	suite(t, 3, postgresDSN(t))
+	vaultSuite(t, 3, postgresDSN(t))
+}
+
+func TestEmbeddedOneReplica(t *testing.T) {
+	suite(t, 1, "")
+	vaultSuite(t, 1, "")
+}
