@@ -70,6 +70,13 @@ type cluster struct {
 
 func newCluster(t *testing.T, n int, dsn string) *cluster {
 	t.Helper()
+	return newClusterWith(t, n, dsn, nil, nil)
+}
+
+// newClusterWith is newCluster with the bundle edited and further
+// environment variables.
+func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), extraEnv map[string]string) *cluster {
+	t.Helper()
 	mock, err := mockupstream.Start(mockupstream.Options{Token: upstream})
 	if err != nil {
 		t.Fatal(err)
@@ -82,14 +89,17 @@ func newCluster(t *testing.T, n int, dsn string) *cluster {
 		t.Fatal(err)
 	}
 	doc.Service.Servers = []air.Server{{URL: mock.URL}}
+	if edit != nil {
+		edit(doc)
+	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(ws, "github"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(ws, doc.Service.ID), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(ws, "github", "air.json"), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(ws, doc.Service.ID, "air.json"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, mock: mock, key: authtest.NewKey("replica-key"),
@@ -112,6 +122,9 @@ func newCluster(t *testing.T, n int, dsn string) *cluster {
 	c.base = "http://" + proxyLn.Addr().String()
 	c.aud = c.base + "/mcp"
 	env := map[string]string{"ANVIL_STORE": dsn}
+	for k, v := range extraEnv {
+		env[k] = v
+	}
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -295,9 +308,11 @@ func vaultSuite(t *testing.T, n int, dsn string) {
 func TestReplicasPostgres(t *testing.T) {
 	suite(t, 3, postgresDSN(t))
 	vaultSuite(t, 3, postgresDSN(t))
+	oauthSuite(t, 3, postgresDSN(t))
 }
 
 func TestEmbeddedOneReplica(t *testing.T) {
 	suite(t, 1, "")
 	vaultSuite(t, 1, "")
+	oauthSuite(t, 1, "")
 }
