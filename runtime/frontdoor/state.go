@@ -47,6 +47,7 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 		// embedded store's records are those same files).
 		g.records = stateVault{st}
 		g.sharedFlows = stateFlows{st}
+		g.mcp.shareSessions(st, g.logf)
 	}
 	g.exec.Ledger = st
 	g.exec.LedgerFailed = func(err error) { g.logf("anvil: recording an answer in the idempotency ledger failed: %v", err) }

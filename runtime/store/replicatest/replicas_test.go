@@ -309,10 +309,12 @@ func TestReplicasPostgres(t *testing.T) {
 	suite(t, 3, postgresDSN(t))
 	vaultSuite(t, 3, postgresDSN(t))
 	oauthSuite(t, 3, postgresDSN(t))
+	sessionSuite(t, 3, postgresDSN(t))
 }
 
 func TestEmbeddedOneReplica(t *testing.T) {
 	suite(t, 1, "")
 	vaultSuite(t, 1, "")
 	oauthSuite(t, 1, "")
+	sessionSuite(t, 1, "")
 }
