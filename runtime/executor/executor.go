@@ -138,8 +138,8 @@ type callState struct {
 	sentKey   string
 	stagedFor *string
 	dryRun    bool
-	lease     *store.Lease // the ledger entry this call owns, until Call ends
-	replay    bool         // the outcome is the ledger's recorded answer
+	lease     *heldLease // the ledger entry this call owns, until Call ends
+	replay    bool       // the outcome is the ledger's recorded answer
 }
 
 // Call runs one call.

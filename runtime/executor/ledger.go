@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/audit"
@@ -69,8 +71,7 @@ func (x *Executor) ledgerBegin(ctx context.Context, st *callState, tool *fleet.T
 	}
 	switch b.Outcome {
 	case store.OutcomeNew:
-		l := b.Lease
-		st.lease = &l
+		st.lease = x.keepLease(b.Lease)
 		return nil
 	case store.OutcomeReplay:
 		out, derr := decodeAnswer(b.Answer)
@@ -108,16 +109,16 @@ func ledgerError(err error) *envelope.Error {
 // the upstream answered, else Release. It runs even when the caller has
 // gone (the upstream may have acted, and a retry must replay that).
 func (x *Executor) ledgerFinish(ctx context.Context, st *callState, out *Outcome) {
-	l := st.lease
-	if l == nil {
+	if st.lease == nil {
 		return
 	}
+	l := st.lease.stop()
 	ctx = context.WithoutCancel(ctx)
 	var err error
 	if st.status == nil {
-		err = x.Ledger.Release(ctx, *l)
+		err = x.Ledger.Release(ctx, l)
 	} else {
-		err = x.Ledger.Complete(ctx, *l, encodeAnswer(*st.status, out))
+		err = x.Ledger.Complete(ctx, l, encodeAnswer(*st.status, out))
 	}
 	if err != nil && x.LedgerFailed != nil {
 		x.LedgerFailed(err)
@@ -176,4 +177,60 @@ func decodeAnswer(a *store.Answer) (*Outcome, error) {
 		out.Effect = rep
 	}
 	return out, nil
+}
+
+// heldLease is a lease kept alive while its call runs: an upstream call may
+// outlive the store's lease (ANVIL_UPSTREAM_TIMEOUT_MS can exceed it), and
+// an expired lease would let a retry take the entry over and write twice.
+// It renews halfway to each expiry until stopped.
+type heldLease struct {
+	mu    sync.Mutex
+	lease store.Lease
+	done  chan struct{}
+	ended chan struct{}
+}
+
+func (x *Executor) keepLease(l store.Lease) *heldLease {
+	h := &heldLease{lease: l, done: make(chan struct{}), ended: make(chan struct{})}
+	go func() {
+		defer close(h.ended)
+		for {
+			h.mu.Lock()
+			wait := h.lease.Until.Sub(x.now()) / 2
+			cur := h.lease
+			h.mu.Unlock()
+			t := time.NewTimer(max(wait, 10*time.Millisecond))
+			select {
+			case <-h.done:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait+time.Second)
+			nl, err := x.Ledger.Renew(ctx, cur)
+			cancel()
+			if err != nil {
+				if x.LedgerFailed != nil {
+					x.LedgerFailed(err)
+				}
+				if errors.Is(err, store.ErrLeaseLost) {
+					return
+				}
+				continue
+			}
+			h.mu.Lock()
+			h.lease = nl
+			h.mu.Unlock()
+		}
+	}()
+	return h
+}
+
+// stop ends the renewals and returns the current lease.
+func (h *heldLease) stop() store.Lease {
+	close(h.done)
+	<-h.ended
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lease
 }

@@ -71,6 +71,11 @@ type ledgerRig struct {
 
 func newLedgerRig(t *testing.T) *ledgerRig {
 	t.Helper()
+	return newLedgerRigWith(t, store.Options{})
+}
+
+func newLedgerRigWith(t *testing.T, opts store.Options) *ledgerRig {
+	t.Helper()
 	f, err := fleet.Load("../frontdoor/testdata/workspace")
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +85,8 @@ func newLedgerRig(t *testing.T) *ledgerRig {
 	for i := range key {
 		key[i] = byte(i)
 	}
-	st, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Options: store.Options{Key: key}})
+	opts.Key = key
+	st, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,5 +282,32 @@ func TestLedgerReleaseWhenNothingSent(t *testing.T) {
 	}
 	if n := r.api.posts.Load(); n != 1 {
 		t.Fatalf("upstream saw %d creates, want 1", n)
+	}
+}
+
+// TestLedgerLeaseOutlivesTTL: an upstream call longer than the lease keeps
+// its entry (renewed), so a concurrent retry waits and replays instead of
+// taking the entry over and writing a second time.
+func TestLedgerLeaseOutlivesTTL(t *testing.T) {
+	r := newLedgerRigWith(t, store.Options{LeaseTTL: 150 * time.Millisecond})
+	r.api.delay = 700 * time.Millisecond
+	answers := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == 1 {
+				time.Sleep(50 * time.Millisecond)
+			}
+			answers[i] = answer(r.call("github__github_create_comment", createArgs, "slow"))
+		}()
+	}
+	wg.Wait()
+	if n := r.api.posts.Load(); n != 1 {
+		t.Fatalf("upstream saw %d creates, want 1", n)
+	}
+	if answers[0] != answers[1] {
+		t.Errorf("answers differ:\n%s\n%s", answers[0], answers[1])
 	}
 }

@@ -37,6 +37,13 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 	}
 	c.Key, c.VaultDir = key, vaultDir
 	st, err := backend.Open(context.Background(), c)
+	if err != nil && c.Kind == backend.KindEmbedded && errors.Is(err, store.ErrUnavailable) {
+		// Another gateway process on this machine holds the state file:
+		// this one still serves (its vault is the same files) but cannot
+		// share that process's ledger, so it runs without one.
+		g.logf("anvil: the state file is held by another gateway process (%v): running without the idempotency ledger; give each gateway its own ANVIL_STATE_FILE or share PostgreSQL (ANVIL_STORE)", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

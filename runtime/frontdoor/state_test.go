@@ -73,3 +73,19 @@ func TestNoVaultKeyNoLedger(t *testing.T) {
 		t.Errorf("log: %s", f.logs.String())
 	}
 }
+
+// TestStateFileHeldElsewhere: a second gateway on the same vault directory
+// (so the same state file) still starts, without a ledger, and says so.
+func TestStateFileHeldElsewhere(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	cfg := f.config(0)
+	logs := newSyncBuffer()
+	g, err := NewFromDir(cfg, f.ws, &Options{Logf: logs.logf})
+	if err != nil {
+		t.Fatalf("second gateway: %v", err)
+	}
+	defer g.Close()
+	if g.exec.Ledger != nil || !strings.Contains(logs.String(), "held by another gateway process") {
+		t.Errorf("ledger %v, log %q", g.exec.Ledger, logs.String())
+	}
+}
