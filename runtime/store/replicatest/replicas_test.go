@@ -12,6 +12,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -103,7 +104,8 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, mock: mock, key: authtest.NewKey("replica-key"),
-		client: &http.Client{Timeout: 30 * time.Second}}
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	t.Cleanup(c.client.CloseIdleConnections)
 	jwks := filepath.Join(dir, "jwks.json")
 	if err := authtest.WriteJWKS(jwks, c.key); err != nil {
 		t.Fatal(err)
@@ -130,6 +132,13 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 		if err != nil {
 			t.Fatal(err)
 		}
+		if anvilBin != "" {
+			port := ln.Addr().(*net.TCPAddr).Port
+			ln.Close()
+			c.startProcess(dir, ws, i, port, jwks, keyFile, env)
+			c.backends = append(c.backends, fmt.Sprintf("http://127.0.0.1:%d", port))
+			continue
+		}
 		cfg := frontdoor.Config{
 			Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
 			Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: c.aud,
@@ -153,8 +162,15 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 		c.gateways = append(c.gateways, g)
 		c.backends = append(c.backends, "http://"+ln.Addr().String())
 	}
+	for _, b := range c.backends {
+		waitHealthy(t, b)
+	}
 	var next atomic.Int64
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+	// Each cluster has its own connections to its replicas: a port freed
+	// by an earlier cluster's replica must not meet a pooled connection.
+	proxyTransport := &http.Transport{MaxIdleConnsPerHost: 64}
+	t.Cleanup(proxyTransport.CloseIdleConnections)
+	proxy := &httputil.ReverseProxy{Transport: proxyTransport, Rewrite: func(r *httputil.ProxyRequest) {
 		u, _ := url.Parse(c.backends[int(next.Add(1)-1)%len(c.backends)])
 		r.SetURL(u)
 		r.Out.Host = r.In.Host // the audience names the proxy
@@ -317,4 +333,80 @@ func TestEmbeddedOneReplica(t *testing.T) {
 	vaultSuite(t, 1, "")
 	oauthSuite(t, 1, "")
 	sessionSuite(t, 1, "")
+}
+
+// anvilBin is a built cmd/anvil when the cluster runs gateway processes
+// (TestReplicasPostgresProcesses); empty: gateways run in this process.
+var anvilBin string
+
+// startProcess runs replica i as `anvil serve mcp <ws> --fleet --http
+// <port>` with the cluster's environment; it is killed when the test ends.
+func (c *cluster) startProcess(dir, ws string, i, port int, jwks, keyFile string, env map[string]string) {
+	c.t.Helper()
+	cmd := exec.Command(anvilBin, "serve", "mcp", ws, "--fleet", "--http", fmt.Sprint(port), "--host", "127.0.0.1")
+	vars := map[string]string{
+		"ANVIL_INBOUND_AUTH_MODE": "branchyard",
+		"ANVIL_INBOUND_ISSUER":    issuer,
+		"ANVIL_INBOUND_AUDIENCE":  c.aud,
+		"ANVIL_INBOUND_JWKS_URI":  "file://" + jwks,
+		"ANVIL_VAULT_KEY_FILE":    keyFile,
+		"ANVIL_VAULT_DIR":         filepath.Join(dir, fmt.Sprintf("vault%d", i)),
+		"ANVIL_AUDIT_FILE":        filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i)),
+		"ANVIL_ALLOWED_HOSTS":     "127.0.0.1",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	for k, v := range vars {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var logs strings.Builder
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if c.t.Failed() {
+			c.t.Logf("replica %d:\n%s", i, logs.String())
+		}
+	})
+}
+
+// waitHealthy polls base's /healthz until it answers 200 (10 s at most).
+func waitHealthy(t *testing.T, base string) {
+	t.Helper()
+	end := time.Now().Add(10 * time.Second)
+	for time.Now().Before(end) {
+		if resp, err := http.Get(base + "/healthz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s did not become healthy", base)
+}
+
+// TestReplicasPostgresProcesses runs the suite with three gateway
+// processes (cmd/anvil, built here) sharing one PostgreSQL.
+func TestReplicasPostgresProcesses(t *testing.T) {
+	dsn := postgresDSN(t)
+	if testing.Short() {
+		t.Skip("builds cmd/anvil; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "anvil")
+	build := exec.Command("go", "build", "-o", bin, "github.com/anvil-dev/anvil/cmd/anvil")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	anvilBin = bin
+	defer func() { anvilBin = "" }()
+	suite(t, 3, dsn)
+	vaultSuite(t, 3, postgresDSN(t))
+	oauthSuite(t, 3, postgresDSN(t))
+	sessionSuite(t, 3, postgresDSN(t))
 }
