@@ -182,7 +182,7 @@ func decodeAnswer(a *store.Answer) (*Outcome, error) {
 // heldLease is a lease kept alive while its call runs: an upstream call may
 // outlive the store's lease (ANVIL_UPSTREAM_TIMEOUT_MS can exceed it), and
 // an expired lease would let a retry take the entry over and write twice.
-// It renews halfway to each expiry until stopped.
+// It renews a third of the way to each expiry until stopped.
 type heldLease struct {
 	mu    sync.Mutex
 	lease store.Lease
@@ -196,7 +196,7 @@ func (x *Executor) keepLease(l store.Lease) *heldLease {
 		defer close(h.ended)
 		for {
 			h.mu.Lock()
-			wait := h.lease.Until.Sub(x.now()) / 2
+			wait := h.lease.Until.Sub(x.now()) / 3
 			cur := h.lease
 			h.mu.Unlock()
 			t := time.NewTimer(max(wait, 10*time.Millisecond))

@@ -289,8 +289,8 @@ func TestLedgerReleaseWhenNothingSent(t *testing.T) {
 // its entry (renewed), so a concurrent retry waits and replays instead of
 // taking the entry over and writing a second time.
 func TestLedgerLeaseOutlivesTTL(t *testing.T) {
-	r := newLedgerRigWith(t, store.Options{LeaseTTL: 150 * time.Millisecond})
-	r.api.delay = 700 * time.Millisecond
+	r := newLedgerRigWith(t, store.Options{LeaseTTL: 600 * time.Millisecond})
+	r.api.delay = 1500 * time.Millisecond
 	answers := make([]string, 2)
 	var wg sync.WaitGroup
 	for i := range answers {

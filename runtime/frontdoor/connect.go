@@ -18,6 +18,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/vault"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
@@ -208,6 +209,11 @@ func (cr *connectRoutes) Resolve(ctx context.Context, sub string, c *fleet.Conne
 		conn, err = cr.g.records.Get(sub, c.ID, account)
 	}
 	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		// The shared store is down: fail closed, nothing is sent.
+		return nil, &envelope.Error{Code: envelope.IdempotencyLedgerUnavailable, Retryable: true, SafeToRetry: true,
+			Message: "The gateway's state store is unavailable; nothing was sent upstream. Try again shortly.",
+			Details: wirejson.Object("code", "store/unavailable", "connector", c.ID, "account", account)}
 	case errors.Is(err, vault.ErrNotFound):
 		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person; the person must connect it first.", c.ID, account))
 	case err != nil:

@@ -89,3 +89,22 @@ func TestStateFileHeldElsewhere(t *testing.T) {
 		t.Errorf("ledger %v, log %q", g.exec.Ledger, logs.String())
 	}
 }
+
+// TestSharedRecordsDown: with shared vault records and the store down, a
+// call that needs its credential is refused with a coded 503 and nothing
+// reaches the upstream.
+func TestSharedRecordsDown(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	f.g.records = stateVault{f.g.state}
+	if err := f.g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.mock.Requests())
+	a := f.call(f.turn(fxReadGrant), "github__github_list_issue", `{"arguments":{"owner":"octo","repo":"hello"}}`, nil)
+	if a.status != 503 || !strings.Contains(a.body, `"store/unavailable"`) {
+		t.Errorf("store down: %d %s", a.status, a.body)
+	}
+	if n := len(f.mock.Requests()); n != before {
+		t.Errorf("upstream saw %d more requests", n-before)
+	}
+}
