@@ -102,6 +102,9 @@ type Line struct {
 	LedgerID *string
 	// StagedFor is the staged operation's id on a staged call.
 	StagedFor *string
+	// Replay marks a write answered from the gateway's idempotency ledger
+	// (nothing went upstream); written as "replay":true, and only then.
+	Replay bool
 }
 
 // Optional returns &s, or nil for the empty string: the value of a nullable
@@ -165,6 +168,9 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 	b = appendString(b, "effect_class", l.EffectClass)
 	b = appendNullable(b, "ledger_id", l.LedgerID)
 	b = appendNullable(b, "staged_for", l.StagedFor)
+	if l.Replay {
+		b = append(b, `,"replay":true`...)
+	}
 	return append(b, '}'), nil
 }
 

@@ -60,6 +60,10 @@ type Options struct {
 	// (the gateway passes its upstream allowlist's Allows); nil allows every
 	// host. Endpoints set by the operator are not checked.
 	AllowHost func(host string) bool
+	// Shared, when set, keeps the pending flows where every replica sees
+	// them (a flow started on one replica completes on another); the
+	// in-memory table is then unused.
+	Shared SharedFlows
 }
 
 // Service runs OAuth connections for one gateway.
@@ -69,6 +73,7 @@ type Service struct {
 	client *http.Client
 	ttl    time.Duration
 	flows  *flows
+	shared SharedFlows
 	allow  func(host string) bool
 }
 
@@ -78,7 +83,7 @@ func New(v Vault, opts *Options) *Service {
 	if opts == nil {
 		opts = &Options{}
 	}
-	s := &Service{vault: v, now: opts.Now, ttl: opts.FlowTTL, allow: opts.AllowHost}
+	s := &Service{vault: v, now: opts.Now, ttl: opts.FlowTTL, allow: opts.AllowHost, shared: opts.Shared}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -151,7 +156,19 @@ func (s *Service) Start(req StartRequest) (*Started, error) {
 		ExpiresAt: now.Add(s.ttl),
 		verifier:  randomToken(),
 	}
-	state, why := s.flows.add(f, now)
+	var state string
+	why := addedFlow
+	if s.shared != nil {
+		var err error
+		if state, err = s.putShared(f); err != nil {
+			if !errors.Is(err, ErrFlowsFull) {
+				return nil, newError(ErrVaultUnavailable, http.StatusServiceUnavailable, "The gateway's state store is unavailable; try again shortly.")
+			}
+			why = tableFull
+		}
+	} else {
+		state, why = s.flows.add(f, now)
+	}
 	switch why {
 	case subjectFull:
 		return nil, newError(ErrTooManyPending, http.StatusTooManyRequests, fmt.Sprintf(
@@ -184,7 +201,15 @@ var providerError = regexp.MustCompile(`^[a-z_]{1,64}$`)
 // ErrVaultUnavailable (503), ErrVaultWrite (500). Nothing is stored unless
 // it succeeds.
 func (s *Service) Callback(ctx context.Context, q url.Values) (*vault.Connection, error) {
-	f := s.flows.take(q.Get("state"), s.now())
+	var f *flow
+	if s.shared != nil {
+		var err error
+		if f, err = s.takeShared(ctx, q.Get("state")); err != nil && !errors.Is(err, ErrFlowNotFound) {
+			return nil, newError(ErrVaultUnavailable, http.StatusServiceUnavailable, "The gateway's state store is unavailable; try the sign-in again shortly.")
+		}
+	} else {
+		f = s.flows.take(q.Get("state"), s.now())
+	}
 	if f == nil {
 		return nil, newError(ErrInvalidState, http.StatusBadRequest, "This sign-in link is unknown, already used or expired; start the connection again.")
 	}
@@ -253,13 +278,33 @@ func (s *Service) AccessToken(ctx context.Context, cfg Config, conn *vault.Conne
 	if s.vault == nil {
 		return "", refreshFailed()
 	}
+	if ex, ok := s.vault.(Exclusive); ok {
+		var token string
+		err := ex.RefreshExclusive(ctx, conn.Sub, conn.Connector, conn.Account, func(ctx context.Context) error {
+			var err error
+			token, err = s.refreshLocked(ctx, cfg, conn)
+			return err
+		})
+		var ce *Error
+		if err != nil && !errors.As(err, &ce) {
+			return "", refreshFailed() // the store could not be reached
+		}
+		return token, err
+	}
 	unlock := s.vault.Lock(conn.Sub, conn.Connector, conn.Account)
 	defer unlock()
+	return s.refreshLocked(ctx, cfg, conn)
+}
+
+// refreshLocked is AccessToken's refresh, run while no other caller
+// refreshes the connection: it re-reads the record first, since the caller
+// before it may have refreshed it already.
+func (s *Service) refreshLocked(ctx context.Context, cfg Config, conn *vault.Connection) (string, error) {
 	cur, err := s.vault.Get(conn.Sub, conn.Connector, conn.Account)
 	if err != nil || cur.Kind != vault.KindOAuth || cur.Status != vault.StatusActive {
 		return "", needsReconnect()
 	}
-	now = s.now()
+	now := s.now()
 	if !cur.NeedsRefresh(now) {
 		return cur.AccessToken, nil
 	}

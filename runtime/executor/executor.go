@@ -26,6 +26,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/handler"
 	"github.com/anvil-dev/anvil/runtime/metrics"
 	"github.com/anvil-dev/anvil/runtime/tracing"
+	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
 	"go.opentelemetry.io/otel/trace"
@@ -74,6 +75,12 @@ type Executor struct {
 	// Tracer makes a span per call and per upstream leg, and its trace id
 	// the audit line's; nil traces nothing.
 	Tracer *tracing.Tracer
+	// Ledger is the gateway-side idempotency ledger (ledger.go); nil runs
+	// without one (a write's ledger id then only goes upstream).
+	Ledger store.Store
+	// LedgerFailed is called when an answer cannot be recorded after the
+	// upstream answered (the caller still gets the answer).
+	LedgerFailed func(error)
 }
 
 // Call is one tool call.
@@ -148,6 +155,8 @@ type callState struct {
 	stagedFor *string
 	dryRun    bool
 	span      trace.Span // the call's span when tracing is on
+	lease     *heldLease // the ledger entry this call owns, until Call ends
+	replay    bool       // the outcome is the ledger's recorded answer
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -224,6 +233,7 @@ func (x *Executor) call(ctx context.Context, call Call, st *callState) *Outcome 
 	if !st.dryRun && out.Effect == nil {
 		out.Effect = st.tool.Handler.Effect(&handler.EffectCall{Input: st.input, IdempotencyKey: st.sentKey, Failed: true, Now: x.now()})
 	}
+	x.ledgerFinish(ctx, st, out)
 	x.writeAudit(st, out)
 	return out
 }
@@ -406,7 +416,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 	}
 	st.tool = draft
 	out := x.execute(ctx, st, draft, draftIn, key, hasKey)
-	if out.Plan != nil {
+	if out.Plan != nil || st.replay {
 		return out
 	}
 	out.Effect = tool.Handler.Effect(&handler.EffectCall{Input: in, Response: out.data(), IdempotencyKey: st.sentKey,
@@ -459,6 +469,11 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 			return &Outcome{Err: validationError(err.Error(), nil)}
 		}
 		return &Outcome{Plan: dryRunPlan(tool, req)}
+	}
+	if x.ledgerApplies(st, op) {
+		if stop := x.ledgerBegin(ctx, st, tool, in); stop != nil {
+			return stop
+		}
 	}
 	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })
 	if refused != nil {
@@ -664,6 +679,7 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		EffectClass:    air.EffectClassOf(st.tool.Op),
 		LedgerID:       st.ledgerID,
 		StagedFor:      st.stagedFor,
+		Replay:         st.replay,
 	}
 	if p != nil {
 		line.ByTenant = optional(p.Tenant)

@@ -18,6 +18,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/vault"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
@@ -141,12 +142,12 @@ func (cr *connectRoutes) apiKey(w http.ResponseWriter, r *http.Request, sub stri
 		envelope.WriteSimple(w, http.StatusBadRequest, "invalid_secret", "The key must be non-empty, at most 8192 characters, with no line breaks.")
 		return
 	}
-	if cr.g.vault == nil {
+	if cr.g.records == nil {
 		envelope.WriteSimple(w, http.StatusServiceUnavailable, "vault_unavailable", "The gateway has no vault (set ANVIL_VAULT_KEY_FILE).")
 		return
 	}
 	conn := &vault.Connection{Sub: sub, Connector: c.ID, Account: b.Account, Kind: "static", Status: "active", Secret: b.APIKey}
-	if err := cr.g.vault.Put(conn); err != nil {
+	if err := cr.g.records.Put(conn); err != nil {
 		envelope.WriteSimple(w, http.StatusInternalServerError, "vault_write_failed", "The connection could not be stored.")
 		return
 	}
@@ -164,8 +165,8 @@ func (cr *connectRoutes) status(w http.ResponseWriter, r *http.Request, sub stri
 		UpdatedAt string `json:"updatedAt"`
 	}
 	items := []item{}
-	if cr.g.vault != nil {
-		conns, err := cr.g.vault.List(sub)
+	if cr.g.records != nil {
+		conns, err := cr.g.records.List(sub)
 		if err != nil {
 			envelope.WriteSimple(w, http.StatusInternalServerError, "vault_unreadable", "The vault could not be read.")
 			return
@@ -195,11 +196,24 @@ func (cr *connectRoutes) Resolve(ctx context.Context, sub string, c *fleet.Conne
 	if sub == "" {
 		return nil, refuse("connector/unresolved", "The call has no principal to resolve a credential for.")
 	}
-	if cr.g.vault == nil {
+	if cr.g.records == nil {
 		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person.", c.ID, account))
 	}
-	conn, err := cr.creds.get(cr.g.vault, sub, c.ID, account)
+	var conn *vault.Connection
+	var err error
+	if cr.g.vault != nil && cr.g.records == vaultRecords(cr.g.vault) {
+		conn, err = cr.creds.get(cr.g.vault, sub, c.ID, account)
+	} else {
+		// Shared records are read on every call: a reconnect on any
+		// replica is what the next call uses.
+		conn, err = cr.g.records.Get(sub, c.ID, account)
+	}
 	switch {
+	case errors.Is(err, store.ErrUnavailable):
+		// The shared store is down: fail closed, nothing is sent.
+		return nil, &envelope.Error{Code: envelope.IdempotencyLedgerUnavailable, Retryable: true, SafeToRetry: true,
+			Message: "The gateway's state store is unavailable; nothing was sent upstream. Try again shortly.",
+			Details: wirejson.Object("code", "store/unavailable", "connector", c.ID, "account", account)}
 	case errors.Is(err, vault.ErrNotFound):
 		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person; the person must connect it first.", c.ID, account))
 	case err != nil:

@@ -167,7 +167,7 @@ func TestHealthReadyAndRoutes(t *testing.T) {
 	}
 	want := `{"ready":true,"bundles":[{"id":"github","serviceId":"github","toolCount":12,"bundleHash":"` + cs[0].BundleHash + `","ready":true},` +
 		`{"id":"tracker","serviceId":"tracker","toolCount":1,"bundleHash":"` + cs[1].BundleHash + `","ready":true}],` +
-		`"vault":"open","jwks":"ok","reload":"ok","build":{"module":"` + mod + `","revision":"` + rev + `"}}`
+		`"vault":"open","store":"ok","jwks":"ok","reload":"ok","build":{"module":"` + mod + `","revision":"` + rev + `"}}`
 	if a.status != 200 || a.body != want {
 		t.Errorf("readyz: %d %s", a.status, a.body)
 	}

@@ -89,6 +89,9 @@ type mcpServer struct {
 	// maxSessions and maxPerSubject are MaxSessions and
 	// MaxSessionsPerSubject (tests lower them).
 	maxSessions, maxPerSubject int
+	// shared records sessions for other replicas (mcpshared.go); nil
+	// without a shared store.
+	shared *sharedSessions
 }
 
 type sessionEntry struct {
@@ -129,14 +132,18 @@ func newMCPServer(exec *executor.Executor, surface string, pageSize int) *mcpSer
 	})
 	// The SDK binds sessions to TokenInfo.UserID; the caller was verified
 	// before, so this only carries the verified identity into the SDK.
-	m.handler = auth.RequireBearerToken(func(ctx context.Context, _ string, req *http.Request) (*auth.TokenInfo, error) {
-		c, _ := req.Context().Value(principalKey{}).(*sessionCaller)
-		if c == nil {
-			return nil, auth.ErrInvalidToken
-		}
-		return &auth.TokenInfo{UserID: c.fingerprint, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{"caller": c}}, nil
-	}, nil)(sdk)
+	m.handler = auth.RequireBearerToken(m.tokenInfo, nil)(sdk)
 	return m
+}
+
+// tokenInfo hands the caller verified before (in the request's context) to
+// the SDK.
+func (m *mcpServer) tokenInfo(ctx context.Context, _ string, req *http.Request) (*auth.TokenInfo, error) {
+	c, _ := req.Context().Value(principalKey{}).(*sessionCaller)
+	if c == nil {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: c.fingerprint, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{"caller": c}}, nil
 }
 
 // newSessionID returns a random (version 4) UUID.
@@ -258,8 +265,14 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 		})
 		return
 	}
+	foreign := false
 	if !initialize {
-		if status, code, text := m.checkSession(sid, fingerprint); status != 0 {
+		status, code, text := m.checkSession(sid, fingerprint)
+		if status == http.StatusBadRequest && sid != "" && m.shared != nil {
+			status, code, text = m.shared.checkForeign(sid, fingerprint)
+			foreign = status == 0
+		}
+		if status != 0 {
 			jsonrpcError(w, status, code, text)
 			return
 		}
@@ -297,11 +310,21 @@ func (m *mcpServer) serve(w http.ResponseWriter, r *http.Request, p *executor.Pr
 			sid = ""
 		}
 		m.register(sid, fingerprint, subjectKey(p))
+		if sid != "" && m.shared != nil {
+			m.shared.recordSession(sid, fingerprint)
+		}
+		return
+	}
+	if foreign {
+		m.shared.serveForeign(w, r, sid)
 		return
 	}
 	m.handler.ServeHTTP(w, r)
 	if r.Method == http.MethodDelete {
 		m.forget(sid)
+		if m.shared != nil {
+			m.shared.forgetShared(sid)
+		}
 	}
 }
 

@@ -31,10 +31,13 @@ type oauthRoutes struct {
 func (cr *connectRoutes) oauthService() *connect.Service {
 	cr.oauth.once.Do(func() {
 		var v connect.Vault
-		if cr.g.vault != nil {
-			v = cr.g.vault
+		if cr.g.records != nil {
+			v = cr.g.records
 		}
 		opts := cr.oauth.opts
+		if opts.Shared == nil {
+			opts.Shared = cr.g.sharedFlows
+		}
 		if opts.Timeout == 0 {
 			opts.Timeout = cr.g.cfg.UpstreamTimeout
 		}

@@ -87,9 +87,10 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 const readyTimeout = 2 * time.Second
 
 // serveReady answers /readyz: the served bundles (each with its tool count
-// and generation.json bundleHash), the vault, the inbound keys and the
-// build. It is 503 with "ready":false when no tool is served or, in
-// branchyard mode, the JWKS cannot be read now.
+// and generation.json bundleHash), the vault, the state store, the inbound
+// keys and the build. It is 503 with "ready":false when no tool is served,
+// the state store does not answer, or, in branchyard mode, the JWKS cannot
+// be read now.
 func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 	f := g.Fleet()
 	type bundle struct {
@@ -116,6 +117,14 @@ func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 			jwks = "ok"
 		}
 	}
+	storeState := "none"
+	if g.state != nil {
+		if err := g.StateReady(r.Context()); err != nil {
+			storeState, ready = "down", false
+		} else {
+			storeState = "ok"
+		}
+	}
 	vaultState := "none"
 	if g.vault != nil {
 		vaultState = "open"
@@ -131,6 +140,6 @@ func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusServiceUnavailable
 	}
 	writeJSON(w, status, wirejson.Object("ready", ready, "bundles", bs,
-		"vault", vaultState, "jwks", jwks, "reload", reload,
+		"vault", vaultState, "store", storeState, "jwks", jwks, "reload", reload,
 		"build", wirejson.Object("module", g.build.Module, "revision", g.build.Revision)))
 }

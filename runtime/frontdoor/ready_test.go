@@ -69,7 +69,7 @@ func TestReadyzNotReadyWithoutTools(t *testing.T) {
 	}
 	a := serveOnce(t, g, "/readyz")
 	want := `{"ready":false,"bundles":[{"id":"github","serviceId":"github","toolCount":0,"bundleHash":"b83f2a96d026a1896852584c0ff2ff0ee8ef66a037cc344dab95095ba042d5b6","ready":true}],` +
-		`"vault":"none","jwks":"none","reload":"ok","build":{"module":"v9.9.9","revision":"abc"}}`
+		`"vault":"none","store":"none","jwks":"none","reload":"ok","build":{"module":"v9.9.9","revision":"abc"}}`
 	if a.status != 503 || a.body != want {
 		t.Errorf("readyz: %d %s\nwant %s", a.status, a.body, want)
 	}

@@ -18,9 +18,11 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/vault"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
@@ -106,6 +108,15 @@ type Gateway struct {
 	watch *fswatch.Watcher
 	// metricsRoute serves /metrics on this listener (Observe.Route).
 	metricsRoute http.Handler
+	// state is the state store; nil without a vault key (state.go).
+	state store.Store
+
+	// records is the vault the connect routes use: vault, or the shared
+	// store (state.go); nil without a vault key.
+	records vaultRecords
+	// sharedFlows keeps pending OAuth flows in the shared store; nil: in
+	// this process.
+	sharedFlows connect.SharedFlows
 }
 
 // Options tune a gateway.
@@ -182,20 +193,23 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 		}
 		g.verifier = v
 	}
+	var key []byte
+	dir := cfg.VaultDir
+	if dir == "" {
+		dir = vault.DefaultDir()
+	}
 	if cfg.VaultKeyFile != "" {
-		key, err := vault.LoadKey(cfg.VaultKeyFile)
+		var err error
+		key, err = vault.LoadKey(cfg.VaultKeyFile)
 		if err != nil {
 			return nil, err
-		}
-		dir := cfg.VaultDir
-		if dir == "" {
-			dir = vault.DefaultDir()
 		}
 		st, err := vault.Open(dir, key)
 		if err != nil {
 			return nil, err
 		}
 		g.vault = st
+		g.records = st
 	}
 	var logger *audit.Logger
 	if cfg.AuditFile != "" {
@@ -219,6 +233,9 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	g.exec.Credentials = g.connect
 	g.mcp = newMCPServer(g.exec, cfg.ToolSurface, cfg.ToolsPageSize)
 	g.observe(opts.Observe)
+	if err := g.openState(key, dir); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -397,9 +414,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	// event streams once it passed.
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout}
 	ln = newLimitListener(ln, limits.MaxConns, g.logf)
+	defer g.Close()
 	tick := time.NewTicker(sessionSweep)
 	defer tick.Stop()
 	done := make(chan struct{})
+	go g.purgeLoop(done)
 	go func() {
 		for {
 			select {
