@@ -9,7 +9,7 @@ SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz race clean
 
 all: build
 
@@ -40,9 +40,11 @@ deps:
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
 
-## test: lint, drift check, the whole test suite and a bounded fuzz smoke run
+## test: lint, drift check, the whole test suite, the race detector over the
+## concurrent runtime packages and a bounded fuzz smoke run
 test: deps lint check-drift
 	$(GO) test -count=1 ./...
+	$(MAKE) race
 	$(MAKE) fuzz FUZZTIME=5s
 
 ## lint: gofmt and go vet
@@ -89,6 +91,14 @@ load:
 load-procs: build
 	$(GO) build -o $(BIN)/github-mini ./gen/github-mini
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64 -procs -anvil $(BIN)/anvil -generated $(BIN)/github-mini
+
+## race: go test -race over the runtime packages whose tests run goroutines (a go
+## statement, t.Parallel or WaitGroup.Go in a test file), found through go list so
+## that the list follows packages as they are split, added or renamed
+RACE_PKGS = $$($(GO) list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./runtime/... | \
+	while read -r pkg dir files; do [ -n "$$files" ] && (cd "$$dir" && grep -qE '^[[:space:]]+go [[:alpha:]_(]|\.Parallel\(\)|[[:alnum:]_]\.Go\(' $$files) && echo "$$pkg"; done)
+race:
+	@pkgs="$(RACE_PKGS)"; echo "race:" $$pkgs; $(GO) test -race -count=1 $$pkgs
 
 ## fuzz: run every fuzz target for FUZZTIME each, building each fuzzed package's
 ## instrumented test binary once (scripts/fuzz.sh). A crasher fails the run and is
