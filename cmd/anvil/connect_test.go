@@ -106,7 +106,8 @@ func TestConnectCommand(t *testing.T) {
 		{"gateway URL with userinfo", nil, "", []string{"connect", c.ws, "github", "--gateway", "http://u:p@127.0.0.1:1/mcp", "--token-file", connectTok}, 1, "",
 			[]string{"without credentials"}},
 		{"gateway URL not http", nil, "", []string{"connect", c.ws, "github", "--gateway", "ftp://127.0.0.1/mcp", "--token-file", connectTok}, 1, "", []string{"http(s)"}},
-		{"no token", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url}, 4, "", []string{"ANVIL_GATEWAY_TOKEN_FILE"}},
+		{"no token", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url}, 4, "",
+			[]string{"anvil: the gateway wants a connect token (it verifies Branchyard tokens): pass --token-file or set ANVIL_GATEWAY_TOKEN_FILE"}},
 		{"empty token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", emptyTok}, 4, "", []string{"missing or empty"}},
 		{"missing token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", filepath.Join(c.dir, "nope")}, 4, "", []string{"missing or empty"}},
 		{"gateway unreachable", nil, "", []string{"connect", c.ws, "github", "--gateway", deadGateway, "--token-file", connectTok}, 7, "",
@@ -173,5 +174,57 @@ func TestConnectCommand(t *testing.T) {
 	}
 	if reqs := c.mock.Requests(); len(reqs) != 1 || !reqs[0].Authorized {
 		t.Errorf("upstream: %+v", reqs)
+	}
+}
+
+// TestConnectInAuthModeNone: a gateway that verifies no tokens (auth mode
+// none) takes a connection without a connect token, so anvil connect needs
+// no token file there; against a Branchyard-mode gateway the missing token
+// is named.
+func TestConnectInAuthModeNone(t *testing.T) {
+	mock, err := mockupstream.Start(mockupstream.Options{Token: "e2e-upstream-pat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	s := newServeSetup(t, mock.URL)
+	vars := map[string]string{}
+	for k, v := range s.vars {
+		if !strings.HasPrefix(k, "ANVIL_INBOUND_") {
+			vars[k] = v
+		}
+	}
+	cfg, err := gateway.ConfigFromEnv(func(k string) string { return vars[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Workspace, cfg.Host, cfg.Port = s.ws, "127.0.0.1", s.port
+	g, err := gateway.New(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = g.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	gw := fmt.Sprintf("http://127.0.0.1:%d/mcp", s.port)
+	code, stdout, stderr := runWithEnv(context.Background(), nil, "e2e-upstream-pat\n", "connect", s.ws, "github", "--gateway", gw, "--api-key-stdin")
+	if code != 0 || stdout != "Connected github (account default).\n" {
+		t.Fatalf("connect without a token in auth mode none: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// The stored key reaches the upstream.
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/call/github__github_list_issue", s.port), "application/json",
+		strings.NewReader(`{"arguments":{"owner":"octo","repo":"hello"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if reqs := mock.Requests(); resp.StatusCode != 200 || len(reqs) != 1 || !reqs[0].Authorized {
+		t.Errorf("call after connect: %d, upstream %+v", resp.StatusCode, reqs)
 	}
 }

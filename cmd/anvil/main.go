@@ -63,6 +63,8 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
+		Flags:           []cli.Flag{versionFlag},
+		Action:          rootAction(e),
 		Commands: []*cli.Command{
 			withGatewayCompile(e, compileCommand(e)), // compile_gateway.go: --workspace --yard
 			approveCommand(e),
@@ -70,6 +72,10 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			connectCommand(e),
 			packageCommand(e),
 			connectorsCommand(e),
+			keysCommand(e),    // keys.go
+			tokenCommand(e),   // token.go
+			vaultCommand(e),   // vault.go
+			versionCommand(e), // version.go
 		},
 	}
 	err := app.RunContext(ctx, interspersed(app.Commands, args))
