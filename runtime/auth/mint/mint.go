@@ -180,13 +180,13 @@ func Init(dir string) (Key, error) {
 	// The signing key goes first, and only where none is (even one made
 	// meanwhile): the JWKS of a key that was never stored would lock out the
 	// tokens of the key that was.
-	if err := WriteFileAtomic(keyPath, append(priv, '\n'), 0o600, false); err != nil {
+	if err := writeFileAtomic(keyPath, append(priv, '\n'), 0o600, false); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Key{}, fmt.Errorf("%w: %s", ErrExists, keyPath)
 		}
 		return Key{}, err
 	}
-	if err := WriteFileAtomic(filepath.Join(dir, JWKSFile), JWKS(k), 0o644, true); err != nil {
+	if err := writeFileAtomic(filepath.Join(dir, JWKSFile), JWKS(k), 0o644, true); err != nil {
 		_ = os.Remove(keyPath) // ours: Init may run again
 		return Key{}, err
 	}
@@ -221,11 +221,11 @@ func Load(dir string) (Key, error) {
 	return k, nil
 }
 
-// WriteFileAtomic writes data to a temporary sibling of path with the given
+// writeFileAtomic writes data to a temporary sibling of path with the given
 // mode, then moves it into place: replacing path when replace is true,
 // otherwise failing with an error wrapping fs.ErrExist when path exists.
 // Errors wrap [ErrWrite].
-func WriteFileAtomic(path string, data []byte, mode os.FileMode, replace bool) error {
+func writeFileAtomic(path string, data []byte, mode os.FileMode, replace bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrWrite, err)
