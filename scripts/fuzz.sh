@@ -18,6 +18,9 @@
 # libopenapi, test servers): the fuzz targets exercise the package, so their
 # coverage would not guide the fuzzer, and left alone they are the very
 # objects `go test` already built, instead of the bulk of a cold build.
+# FUZZ_INSTRUMENT=module narrows the instrumentation to the main module's own
+# packages: the standard library and third-party code are then the objects
+# `go test` built too, and the fuzzer is guided by the module's branches only.
 #
 # A run fails when a target fails (a crasher: its output, with the failing
 # input's file under testdata/fuzz, is printed) or when a binary reports that
@@ -26,6 +29,12 @@
 # ends, with no failing input) is reported as a warning.
 set -euo pipefail
 GO=${GO:-go}
+instrument=${FUZZ_INSTRUMENT:-imports}
+case $instrument in
+imports) all=all ;;
+module) all="$($GO list -m)/..." ;;
+*) echo "fuzz: FUZZ_INSTRUMENT is imports or module, not $instrument" >&2; exit 2 ;;
+esac
 fuzztime=${1:-10s}
 shift || true
 
@@ -36,7 +45,7 @@ skip="context internal/fuzz internal/godebug internal/runtime/maps internal/sync
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cachedir="$($GO env GOCACHE)/fuzz"
+cachedir=${FUZZ_CACHEDIR:-$($GO env GOCACHE)/fuzz} # generated corpora, per import path
 
 # One line per package with fuzz targets: import path, directory, targets.
 # Test files come from go list, so build constraints apply as in go test.
@@ -49,16 +58,17 @@ done >"$work/plan"
 
 npkg=$(wc -l <"$work/plan")
 ntarget=$(awk '{n += NF - 2} END {print n + 0}' "$work/plan")
-echo "fuzz: $ntarget targets in $npkg packages, $fuzztime each"
+echo "fuzz: $ntarget targets in $npkg packages, $fuzztime each (instrumented: $instrument)"
 start=$SECONDS
 i=0
 while read -r pkg dir targets; do
 	i=$((i + 1))
 	bin="$work/$i.test"
 	t0=$SECONDS
-	# The last -gcflags a package matches wins: instrument all, then clear the
-	# flags of the skipped and of the test-only packages.
-	gcflags=(-gcflags=all=-d=libfuzzer)
+	# The last -gcflags a package matches wins: instrument all (or the
+	# module), then clear the flags of the skipped and of the test-only
+	# packages.
+	gcflags=("-gcflags=$all=-d=libfuzzer")
 	for p in $skip $(comm -13 <($GO list -deps "$pkg" | sort) \
 		<($GO list -deps -test "$pkg" | grep -v -e ' \[' -e '\.test$' | sort)); do
 		gcflags+=("-gcflags=$p=")

@@ -16,8 +16,15 @@ import (
 // inputs), and a target that fails only on inputs starting with "FUZZ" (one in
 // 2^32 at random, reached within seconds only by coverage guidance) must fail
 // the run, print the failure and leave the minimised input in the package's
-// testdata/fuzz. Each package is built once.
+// testdata/fuzz. Each package is built once. Both ways of instrumenting
+// (FUZZ_INSTRUMENT) are checked.
 func TestFuzzScript(t *testing.T) {
+	for _, instrument := range []string{"imports", "module"} {
+		t.Run(instrument, func(t *testing.T) { testFuzzScript(t, instrument) })
+	}
+}
+
+func testFuzzScript(t *testing.T, instrument string) {
 	if testing.Short() {
 		t.Skip("builds instrumented test binaries and fuzzes for a few seconds")
 	}
@@ -37,6 +44,9 @@ func TestFuzzScript(t *testing.T) {
 	}
 	cmd := exec.Command("bash", script, "5s")
 	cmd.Dir = mod
+	// A corpus of its own: one left by an earlier run would hold the needle
+	// and the clean target's interesting inputs already.
+	cmd.Env = append(os.Environ(), "FUZZ_CACHEDIR="+t.TempDir(), "FUZZ_INSTRUMENT="+instrument)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
@@ -45,7 +55,7 @@ func TestFuzzScript(t *testing.T) {
 		t.Fatalf("fuzz.sh succeeded although FuzzNeedle has a crasher:\n%s", log)
 	}
 	for _, want := range []string{
-		"fuzz: 2 targets in 2 packages, 5s each",
+		"fuzz: 2 targets in 2 packages, 5s each (instrumented: " + instrument + ")",
 		"fuzz: [1/2] built fuzzme/clean",
 		"fuzz: [2/2] built fuzzme/needle",
 		`found the needle "FUZZ`,
