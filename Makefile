@@ -7,6 +7,8 @@ ANVIL     := $(BIN)/anvil
 EXAMPLE   := examples/github-mini
 SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
+# FUZZ_INSTRUMENT: imports (the fuzzed package and all it imports) or module (the module's own packages)
+FUZZ_INSTRUMENT ?= imports
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
 .PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz race clean
@@ -104,7 +106,7 @@ race:
 ## instrumented test binary once (scripts/fuzz.sh). A crasher fails the run and is
 ## printed with its input's file; a binary without coverage guidance fails it too.
 fuzz:
-	GO=$(GO) scripts/fuzz.sh $(FUZZTIME)
+	GO=$(GO) FUZZ_INSTRUMENT=$(FUZZ_INSTRUMENT) scripts/fuzz.sh $(FUZZTIME)
 
 clean:
 	rm -rf $(BIN) .cache
