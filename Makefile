@@ -7,8 +7,11 @@ ANVIL     := $(BIN)/anvil
 EXAMPLE   := examples/github-mini
 SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
-# FUZZ_INSTRUMENT: imports (the fuzzed package and all it imports) or module (the module's own packages)
-FUZZ_INSTRUMENT ?= imports
+# FUZZ_INSTRUMENT: module (coverage guidance from the module's own packages: the
+# standard library and third-party objects are the ones go test built, a fuzz step
+# of about a third of the CPU) or imports (as go test -fuzz: everything the fuzzed
+# package imports is instrumented too)
+FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
 .PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz race clean
