@@ -7,9 +7,14 @@ ANVIL     := $(BIN)/anvil
 EXAMPLE   := examples/github-mini
 SPECS_DIR ?= $(CURDIR)/.cache/specs
 FUZZTIME  ?= 10s
+# FUZZ_INSTRUMENT: module (coverage guidance from the module's own packages: the
+# standard library and third-party objects are the ones go test built, a fuzz step
+# of about a third of the CPU) or imports (as go test -fuzz: everything the fuzzed
+# package imports is instrumented too)
+FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz race clean
 
 all: build
 
@@ -40,9 +45,11 @@ deps:
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
 
-## test: lint, drift check, the whole test suite and a bounded fuzz smoke run
+## test: lint, drift check, the whole test suite, the race detector over the
+## concurrent runtime packages and a bounded fuzz smoke run
 test: deps lint check-drift
 	$(GO) test -count=1 ./...
+	$(MAKE) race
 	$(MAKE) fuzz FUZZTIME=5s
 
 ## lint: gofmt and go vet
@@ -90,22 +97,19 @@ load-procs: build
 	$(GO) build -o $(BIN)/github-mini ./gen/github-mini
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64 -procs -anvil $(BIN)/anvil -generated $(BIN)/github-mini
 
-## fuzz: run every fuzz target for FUZZTIME each. A crasher fails the run; the fuzzing
-## engine's own "context deadline exceeded" (a worker still busy with one slow input when
-## FUZZTIME ends, with no failing input) is reported as a warning.
+## race: go test -race over the runtime packages whose tests run goroutines (a go
+## statement, t.Parallel or WaitGroup.Go in a test file), found through go list so
+## that the list follows packages as they are split, added or renamed
+RACE_PKGS = $$($(GO) list -f '{{.ImportPath}} {{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}' ./runtime/... | \
+	while read -r pkg dir files; do [ -n "$$files" ] && (cd "$$dir" && grep -qE '^[[:space:]]+go [[:alpha:]_(]|\.Parallel\(\)|[[:alnum:]_]\.Go\(' $$files) && echo "$$pkg"; done)
+race:
+	@pkgs="$(RACE_PKGS)"; echo "race:" $$pkgs; $(GO) test -race -count=1 $$pkgs
+
+## fuzz: run every fuzz target for FUZZTIME each, building each fuzzed package's
+## instrumented test binary once (scripts/fuzz.sh). A crasher fails the run and is
+## printed with its input's file; a binary without coverage guidance fails it too.
 fuzz:
-	@set -e; for f in $$(grep -rl --include='*_test.go' '^func Fuzz' .); do \
-		dir=$$(dirname $$f); \
-		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
-			echo "fuzz $$dir $$t ($(FUZZTIME))"; \
-			if ! $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$dir >/tmp/anvil-fuzz.log 2>&1; then \
-				if grep -q 'Failing input written' /tmp/anvil-fuzz.log || ! grep -q 'context deadline exceeded' /tmp/anvil-fuzz.log; then \
-					cat /tmp/anvil-fuzz.log; exit 1; \
-				fi; \
-				echo "  warning: $$t: a worker was still running one input when FUZZTIME ran out (no crasher found)"; \
-			fi; \
-		done; \
-	done
+	GO=$(GO) FUZZ_INSTRUMENT=$(FUZZ_INSTRUMENT) scripts/fuzz.sh $(FUZZTIME)
 
 clean:
 	rm -rf $(BIN) .cache

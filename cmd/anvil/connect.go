@@ -28,7 +28,7 @@ func connectCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "account", Usage: "account name (default: default)"},
 			&cli.StringFlag{Name: "gateway", Usage: "the gateway's /mcp URL (default $ANVIL_GATEWAY_URL)"},
-			&cli.StringFlag{Name: "token-file", Usage: "the person's connect token (default $ANVIL_GATEWAY_TOKEN_FILE)"},
+			&cli.StringFlag{Name: "token-file", Usage: "the person's connect token (default $ANVIL_GATEWAY_TOKEN_FILE); not needed when the gateway's auth mode is none"},
 			&cli.BoolFlag{Name: "open", Usage: "open the authorization URL in a browser"},
 			&cli.BoolFlag{Name: "api-key-stdin", Usage: "read the key of a key connector from stdin"},
 		},
@@ -87,13 +87,21 @@ func runConnect(e *env, c *cli.Context) error {
 	if tokenFile == "" {
 		tokenFile = e.getenv("ANVIL_GATEWAY_TOKEN_FILE")
 	}
-	if tokenFile == "" {
-		return fail(4, "no connect token: pass --token-file or set ANVIL_GATEWAY_TOKEN_FILE")
+	// Without a token file the routes are asked without a bearer: a gateway
+	// in auth mode none takes that, and one in Branchyard mode answers 401.
+	token := ""
+	if tokenFile != "" {
+		raw, err := os.ReadFile(tokenFile)
+		token = strings.TrimSpace(string(raw))
+		if err != nil || token == "" {
+			return fail(4, "the connect token file %s is missing or empty", tokenFile)
+		}
 	}
-	raw, err := os.ReadFile(tokenFile)
-	token := strings.TrimSpace(string(raw))
-	if err != nil || token == "" {
-		return fail(4, "the connect token file %s is missing or empty", tokenFile)
+	refused := func(status int, answer map[string]any) error {
+		if status == http.StatusUnauthorized && token == "" {
+			return fail(4, "the gateway wants a connect token (it verifies Branchyard tokens): pass --token-file or set ANVIL_GATEWAY_TOKEN_FILE (anvil token mint --purpose connect makes one)")
+		}
+		return refusal(status, answer)
 	}
 	account := c.String("account")
 	body := map[string]string{"connector": connector}
@@ -147,7 +155,8 @@ func runConnect(e *env, c *cli.Context) error {
 	return fail(1, "the gateway answered /connect/start with an unknown kind")
 }
 
-func refused(status int, answer map[string]any) error {
+// refusal is the error for a non-200 answer of a connect route.
+func refusal(status int, answer map[string]any) error {
 	code, msg := "", ""
 	if e, ok := answer["error"].(map[string]any); ok {
 		code, _ = e["code"].(string)
@@ -167,7 +176,9 @@ func postJSON(client *http.Client, u, token string, body any) (int, map[string]a
 		return 0, nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, err

@@ -46,12 +46,20 @@ func newConnectGateway(t *testing.T) *connectGateway {
 		vars[k] = v
 	}
 	vars["ANVIL_CONNECT_TRACKER_CLIENT_ID"] = "tracker-client"
+	serveFleet(t, s.ws, s.port, vars)
+	return &connectGateway{serveSetup: s, mock: mock, url: s.vars["ANVIL_INBOUND_AUDIENCE"]}
+}
+
+// serveFleet serves the workspace ws on 127.0.0.1:port with the gateway
+// environment vars until the test ends.
+func serveFleet(t *testing.T, ws string, port int, vars map[string]string) {
+	t.Helper()
 	cfg, err := frontdoor.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Host, cfg.Port = "127.0.0.1", s.port
-	f, err := fleet.Load(s.ws)
+	cfg.Host, cfg.Port = "127.0.0.1", port
+	f, err := fleet.Load(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +67,7 @@ func newConnectGateway(t *testing.T) *connectGateway {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", s.port))
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +75,6 @@ func newConnectGateway(t *testing.T) *connectGateway {
 	done := make(chan struct{})
 	go func() { _ = g.Serve(ctx, ln); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return &connectGateway{serveSetup: s, mock: mock, url: s.vars["ANVIL_INBOUND_AUDIENCE"]}
 }
 
 // tokenFile writes tok to a 0600 file and returns its path.
@@ -111,7 +118,8 @@ func TestConnectCommand(t *testing.T) {
 		{"gateway URL with userinfo", nil, "", []string{"connect", c.ws, "github", "--gateway", "http://u:p@127.0.0.1:1/mcp", "--token-file", connectTok}, 1, "",
 			[]string{"without credentials"}},
 		{"gateway URL not http", nil, "", []string{"connect", c.ws, "github", "--gateway", "ftp://127.0.0.1/mcp", "--token-file", connectTok}, 1, "", []string{"http(s)"}},
-		{"no token", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url}, 4, "", []string{"ANVIL_GATEWAY_TOKEN_FILE"}},
+		{"no token", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url}, 4, "",
+			[]string{"anvil: the gateway wants a connect token (it verifies Branchyard tokens): pass --token-file or set ANVIL_GATEWAY_TOKEN_FILE"}},
 		{"empty token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", emptyTok}, 4, "", []string{"missing or empty"}},
 		{"missing token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", filepath.Join(c.dir, "nope")}, 4, "", []string{"missing or empty"}},
 		{"gateway unreachable", nil, "", []string{"connect", c.ws, "github", "--gateway", deadGateway, "--token-file", connectTok}, 7, "",
@@ -178,5 +186,41 @@ func TestConnectCommand(t *testing.T) {
 	}
 	if reqs := c.mock.Requests(); len(reqs) != 1 || !reqs[0].Authorized {
 		t.Errorf("upstream: %+v", reqs)
+	}
+}
+
+// TestConnectInAuthModeNone: a gateway that verifies no tokens (auth mode
+// none) takes a connection without a connect token, so anvil connect needs
+// no token file there; against a Branchyard-mode gateway the missing token
+// is named.
+func TestConnectInAuthModeNone(t *testing.T) {
+	mock, err := mockupstream.Start(mockupstream.Options{Token: "e2e-upstream-pat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	s := newServeSetup(t, mock.URL)
+	vars := map[string]string{}
+	for k, v := range s.vars {
+		if !strings.HasPrefix(k, "ANVIL_INBOUND_") {
+			vars[k] = v
+		}
+	}
+	serveFleet(t, s.ws, s.port, vars)
+
+	gw := fmt.Sprintf("http://127.0.0.1:%d/mcp", s.port)
+	code, stdout, stderr := runWithEnv(context.Background(), nil, "e2e-upstream-pat\n", "connect", s.ws, "github", "--gateway", gw, "--api-key-stdin")
+	if code != 0 || stdout != "Connected github (account default).\n" {
+		t.Fatalf("connect without a token in auth mode none: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	// The stored key reaches the upstream.
+	resp, err := http.Post(fmt.Sprintf("http://127.0.0.1:%d/call/github__github_list_issue", s.port), "application/json",
+		strings.NewReader(`{"arguments":{"owner":"octo","repo":"hello"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if reqs := mock.Requests(); resp.StatusCode != 200 || len(reqs) != 1 || !reqs[0].Authorized {
+		t.Errorf("call after connect: %d, upstream %+v", resp.StatusCode, reqs)
 	}
 }

@@ -63,6 +63,8 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
 		ExitErrHandler:  func(*cli.Context, error) {},
+		Flags:           []cli.Flag{versionFlag},
+		Action:          rootAction(e),
 		Commands: []*cli.Command{
 			withGatewayCompile(e, compileCommand(e)), // compile_gateway.go: --workspace --yard
 			approveCommand(e),
@@ -73,7 +75,11 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			connectCommand(e),
 			packageCommand(e),
 			connectorsCommand(e),
-			toolsCommand(e), // tools.go
+			keysCommand(e),    // keys.go
+			tokenCommand(e),   // token.go
+			vaultCommand(e),   // vault.go
+			versionCommand(e), // version.go
+			toolsCommand(e),   // tools.go
 		},
 	}
 	err := app.RunContext(ctx, interspersed(app.Commands, args))

@@ -62,7 +62,7 @@ func TestRESTLargeEffectReport(t *testing.T) {
 	refused := f.call(f.turn(fxReadGrant), "github__github_delete_comment",
 		`{"arguments":{"owner":"octo","repo":"hello","comment_id":100,"confirm":true}}`, http.Header{"Prefer": {"anvil-effect=body"}})
 	var env struct {
-		Error  struct{ Code string } `json:"error"`
+		Error  struct{ Code string }  `json:"error"`
 		Effect struct{ Class string } `json:"effect"`
 	}
 	if refused.status != 403 || json.Unmarshal([]byte(refused.body), &env) != nil || env.Error.Code != "policy_denied" || env.Effect.Class != "irreversible" {

@@ -273,13 +273,13 @@ func writeReport(w io.Writer, g *frontdoor.Gateway) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-// writeVersion prints what the binary was built from: the module version,
-// the VCS revision and, for a generated gateway, the bundle hash of each
-// connector compiled into it.
+// writeVersion prints what the binary was built from: the line `anvil
+// version` prints (Anvil version, VCS revision, Go) and, for a generated
+// gateway, "bundle <connector> <bundleHash>" for each connector compiled
+// into it.
 func writeVersion(w io.Writer, ws *handler.Workspace) {
-	mod, rev := buildinfo.Version()
 	var b strings.Builder
-	fmt.Fprintf(&b, "module %s\nrevision %s\n", mod, rev)
+	b.WriteString(buildinfo.Read().String() + "\n")
 	if ws != nil {
 		for _, c := range ws.Connectors {
 			hash := c.BundleHash

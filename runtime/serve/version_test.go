@@ -22,16 +22,16 @@ import (
 const githubMiniHash = "b83f2a96d026a1896852584c0ff2ff0ee8ef66a037cc344dab95095ba042d5b6"
 
 func TestVersion(t *testing.T) {
-	mod, rev := buildinfo.Version()
+	line := buildinfo.Read().String()
 	for _, c := range []struct {
 		name string
 		ws   bool
 		arg  string
 		want string
 	}{
-		{"generated version", true, "version", fmt.Sprintf("module %s\nrevision %s\nbundle github %s\n", mod, rev, githubMiniHash)},
-		{"generated --version", true, "--version", fmt.Sprintf("module %s\nrevision %s\nbundle github %s\n", mod, rev, githubMiniHash)},
-		{"fleet --version", false, "--version", fmt.Sprintf("module %s\nrevision %s\n", mod, rev)},
+		{"generated version", true, "version", fmt.Sprintf("%s\nbundle github %s\n", line, githubMiniHash)},
+		{"generated --version", true, "--version", fmt.Sprintf("%s\nbundle github %s\n", line, githubMiniHash)},
+		{"fleet --version", false, "--version", line + "\n"},
 	} {
 		var out, errb bytes.Buffer
 		o := serve.Options{Stdout: &out, Stderr: &errb}
@@ -62,7 +62,7 @@ func TestGeneratedBinaryVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := regexp.MustCompile(`^module \S+\nrevision (unknown|[0-9a-f]{40}(\+dirty)?)\nbundle github ` + githubMiniHash + "\n$")
+	want := regexp.MustCompile(`^anvil \S+, revision (unknown|[0-9a-f]{12})( \(modified\))?, go\S+\nbundle github ` + githubMiniHash + "\n$")
 	if !want.Match(out) {
 		t.Errorf("github-mini --version: %q", out)
 	}

@@ -1,19 +1,20 @@
 // Package e2e drives github-mini end to end, the way Branchyard drives Anvil:
 // every step is a separate process (the real anvil binary, the mock upstream
-// command, the yard-keys command, the packaged Python SDK and CLI, the
+// command, the packaged Python SDK and CLI, the
 // composite), and every observable fact the seed documents is one named
 // check.
 //
 // The steps, in order (seed "Drive it step by step", then the write turn of
 // "Effects and undo", then step 10, "Spanning connectors"):
 //
-//  1. build the anvil binary (or take --anvil) and the mock-upstream and
-//     yard-keys commands, and start the mock upstream;
+//  1. build the anvil binary (or take --anvil) and the mock-upstream
+//     command, and start the mock upstream;
 //  2. compile openapi.yaml, its server rewritten to the mock, into
 //     <work>/workspace/github;
 //  3. anvil package harness into <work>/home/connectors/github, and anvil
 //     connectors index for a github:read grant;
-//  4. yard keys (keygen) and a 0600 vault key;
+//  4. anvil keys init (the yard's signing key and JWKS) and anvil vault
+//     keygen (a 0600 vault key);
 //  5. anvil serve mcp <work>/workspace --fleet --http <port> in branchyard
 //     mode (or the generated gateway), ready when /healthz answers 200;
 //  6. a turn token (read grant), refused on the connect routes;

@@ -25,7 +25,6 @@ type runner struct {
 	python     string
 	anvilBin   string
 	mockBin    string
-	keysBin    string
 	gatewayBin string // the generated gateway; empty in generic mode
 	mock       *proc
 	mockURL    string

@@ -149,17 +149,17 @@ func (r *runner) readTurn() {
 	})
 }
 
-// mint runs yard-keys mint for this gateway and writes the token to a 0600
-// file.
+// mint runs anvil token mint for this gateway and writes the token to a
+// 0600 file.
 func (r *runner) mint(ctx context.Context, file string, extra ...string) (string, error) {
-	argv := []string{r.keysBin, "mint", r.paths.yard, "--iss", issuer, "--aud", r.audience(), "--sub", subject, "--tenant", tenant}
-	res := runCmd(ctx, cmdSpec{argv: append(argv, extra...), dir: r.work, timeout: commandTimeout})
+	argv := []string{"token", "mint", r.paths.yard, "--iss", issuer, "--aud", r.audience(), "--sub", subject, "--tenant", tenant}
+	res := r.anvil(ctx, nil, "", append(argv, extra...)...)
 	if res.err != nil || res.code != 0 {
-		return "", res.failure("yard-keys mint")
+		return "", res.failure("anvil token mint")
 	}
 	token := strings.TrimSpace(res.stdout)
 	if strings.Count(token, ".") != 2 {
-		return "", errors.New("yard-keys mint printed something that is not a compact JWT")
+		return "", errors.New("anvil token mint printed something that is not a compact JWT")
 	}
 	if err := writeSecret(file, token); err != nil {
 		return "", err

@@ -3,11 +3,10 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -22,7 +21,7 @@ import (
 const (
 	chkToolchain = "go toolchain and repository are found"
 	chkAnvil     = "anvil binary is ready"
-	chkExamples  = "mock-upstream and yard-keys build"
+	chkExamples  = "mock-upstream builds"
 	chkMock      = "mock upstream starts"
 	chkCompile   = "spec compiles against the mock"
 	chkPackage   = "harness package is written"
@@ -62,8 +61,8 @@ func (r *runner) setup() {
 	r.step(chkCompile, []string{chkAnvil, chkMock}, r.compileSpec)
 	r.step(chkPackage, []string{chkCompile}, r.packageHarness)
 	r.step(chkIndex, []string{chkCompile}, r.writeIndex)
-	r.step(chkKeys, []string{chkExamples}, r.keygen)
-	r.step(chkVaultKey, nil, r.writeVaultKey)
+	r.step(chkKeys, []string{chkAnvil}, r.keygen)
+	r.step(chkVaultKey, []string{chkAnvil}, r.writeVaultKey)
 	gatewayNeeds := []string{chkAnvil, chkCompile, chkKeys, chkVaultKey}
 	if r.opts.Gateway == GatewayGenerated {
 		r.step(chkGenerated, []string{chkToolchain}, r.buildGeneratedGateway)
@@ -163,7 +162,7 @@ func (r *runner) buildAnvil(ctx context.Context) error {
 func (r *runner) buildExamples(ctx context.Context) error {
 	res := runCmd(ctx, cmdSpec{
 		argv: []string{r.goBin, "build", "-o", r.paths.bin + string(filepath.Separator),
-			"./examples/github-mini/cmd/mock-upstream", "./examples/github-mini/cmd/yard-keys"},
+			"./examples/github-mini/cmd/mock-upstream"},
 		dir:     r.repo,
 		timeout: buildTimeout,
 	})
@@ -171,7 +170,6 @@ func (r *runner) buildExamples(ctx context.Context) error {
 		return res.failure("go build ./examples/github-mini/cmd/...")
 	}
 	r.mockBin = filepath.Join(r.paths.bin, "mock-upstream")
-	r.keysBin = filepath.Join(r.paths.bin, "yard-keys")
 	return nil
 }
 
@@ -290,11 +288,16 @@ func (r *runner) writeIndex(ctx context.Context) error {
 	return nil
 }
 
-// keygen is step 4's first half.
+// keygen is step 4's first half: anvil keys init. The keys of an earlier
+// run in the same work directory are removed first (keys init never
+// replaces a key).
 func (r *runner) keygen(ctx context.Context) error {
-	res := runCmd(ctx, cmdSpec{argv: []string{r.keysBin, "keygen", r.paths.yard}, dir: r.work, timeout: commandTimeout})
+	if err := os.RemoveAll(r.paths.yard); err != nil {
+		return err
+	}
+	res := r.anvil(ctx, nil, "", "keys", "init", r.paths.yard)
 	if res.err != nil || res.code != 0 {
-		return res.failure("yard-keys keygen")
+		return res.failure("anvil keys init")
 	}
 	st, err := os.Stat(filepath.Join(r.paths.yard, "signing.jwk.json"))
 	if err != nil {
@@ -304,19 +307,30 @@ func (r *runner) keygen(ctx context.Context) error {
 		return fmt.Errorf("signing.jwk.json has mode %o, want 600", st.Mode().Perm())
 	}
 	if !exists(r.paths.jwks) {
-		return errors.New("keygen wrote no jwks.json")
+		return errors.New("anvil keys init wrote no jwks.json")
 	}
 	return nil
 }
 
-// writeVaultKey is step 4's second half: 32 random bytes as 64 hex
-// characters, no newline, mode 0600.
-func (r *runner) writeVaultKey(context.Context) error {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
+// writeVaultKey is step 4's second half: anvil vault keygen (32 random
+// bytes as 64 hex characters, mode 0600), after removing an earlier run's
+// key (keygen never replaces one).
+func (r *runner) writeVaultKey(ctx context.Context) error {
+	if err := os.Remove(r.paths.vaultKey); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return writeSecret(r.paths.vaultKey, hex.EncodeToString(key))
+	res := r.anvil(ctx, nil, "", "vault", "keygen", r.paths.vaultKey)
+	if res.err != nil || res.code != 0 {
+		return res.failure("anvil vault keygen")
+	}
+	st, err := os.Stat(r.paths.vaultKey)
+	if err != nil {
+		return err
+	}
+	if st.Mode().Perm() != 0o600 {
+		return fmt.Errorf("the vault key has mode %o, want 600", st.Mode().Perm())
+	}
+	return nil
 }
 
 func (r *runner) buildGeneratedGateway(ctx context.Context) error {

@@ -1,6 +1,7 @@
 // Package authtest makes Branchyard-style signing keys, JWKS files and turn
-// tokens, for tests of packages that verify them and for the example's
-// yard-keys tool. It is not used by the gateway itself.
+// tokens, well-formed or not, for tests of packages that verify them. It is
+// not used by the gateway itself; operators mint with package mint (anvil
+// keys init, anvil token mint).
 //
 // A key is an Ed25519 pair with a kid; its public JWK is
 // {"kty":"OKP","crv":"Ed25519","kid":…,"use":"sig","alg":"EdDSA","x":…}.
@@ -73,7 +74,7 @@ func (k Key) JWK() JWK {
 	return JWK{Kty: "OKP", Crv: "Ed25519", Kid: k.Kid, Use: "sig", Alg: "EdDSA", X: b64(k.Public)}
 }
 
-// PrivateJWK is the key's private JWK (what yard-keys writes to
+// PrivateJWK is the key's private JWK (what anvil keys init writes to
 // signing.jwk.json). It holds the secret seed: never log it.
 func (k Key) PrivateJWK() PrivateJWK {
 	return PrivateJWK{Kty: "OKP", Crv: "Ed25519", Kid: k.Kid, Use: "sig", Alg: "EdDSA", X: b64(k.Public), D: b64(k.Private.Seed())}
