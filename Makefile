@@ -39,11 +39,13 @@ gen: build
 	$(ANVIL) compile --workspace $$tmp/workspace --yard github-mini --gen gen && \
 	$(GO) vet ./gen/... && $(GO) build -o $(BIN)/ ./gen/...
 
-## deps: everything the tests need beyond Go modules (TypeScript, real-world specs)
+## deps: everything the tests need beyond Go modules (TypeScript, real-world specs,
+## PostgreSQL's server binaries when it can install them without a prompt)
 deps:
 	$(GO) mod download
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
+	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
 
 ## test: lint, drift check, the whole test suite, the race detector over the
 ## concurrent runtime packages and a bounded fuzz smoke run

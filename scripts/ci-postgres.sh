@@ -30,9 +30,10 @@ fi
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
 	command -v sudo >/dev/null || { echo "ci-postgres: installing postgresql needs root (or sudo)" >&2; exit 1; }
-	sudo="sudo"
+	sudo="sudo -n" # never prompt: make deps runs this unattended
 fi
 export DEBIAN_FRONTEND=noninteractive
+echo "ci-postgres: installing Debian's postgresql package (about a minute)"
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq postgresql >/dev/null
 if ! found; then
