@@ -279,6 +279,21 @@ func (r *runner) repeatComment(ctx context.Context) error {
 	if n != 1 {
 		return fmt.Errorf("the mock holds %d comments on issue 2, want 1", n)
 	}
+	// The gateway's idempotency ledger answers the repeat: the upstream
+	// saw the write once.
+	reqs, err := r.mockRequests(ctx)
+	if err != nil {
+		return err
+	}
+	posts := 0
+	for _, q := range reqs {
+		if q.Method == http.MethodPost && q.Path == "/repos/octo/hello/issues/2/comments" && q.IdempotencyKey == keyComment {
+			posts++
+		}
+	}
+	if posts != 1 {
+		return fmt.Errorf("%d POSTs with Idempotency-Key %s reached the mock, want 1 (the repeat is the ledger's replay)", posts, keyComment)
+	}
 	return nil
 }
 
@@ -559,6 +574,15 @@ func checkAuditEffects(readLines, writeLines []auditLine) error {
 		"operation": "github.comments.create", "effect_class": "reversible", "ledger_id": keyComment, "staged_for": nil,
 	}, []string{"operation", "effect_class", "ledger_id", "staged_for"}); err != nil {
 		return fmt.Errorf("the comment's line: %v", err)
+	}
+	var creates []auditLine
+	for _, l := range writeLines {
+		if l.str("operation") == "github.comments.create" && l.str("ledger_id") == keyComment {
+			creates = append(creates, l)
+		}
+	}
+	if len(creates) != 2 || creates[0].Fields["replay"] != nil || creates[1].Fields["replay"] != true {
+		return fmt.Errorf("want the comment's write and then its replay (\"replay\":true) under ledger id %s, got %d line(s)", keyComment, len(creates))
 	}
 	last := writeLines[len(writeLines)-1]
 	if err := expectFields(last, map[string]any{
