@@ -534,7 +534,6 @@ func TestCompiledMain(t *testing.T) {
 		want string
 	}{
 		{[]string{"serve", "mcp", "ws", "--http", "1"}, nil, "anvil: --http and --host need --fleet\n"},
-		{[]string{"serve", "mcp", "ws"}, nil, "anvil: only the fleet gateway is served: use anvil serve mcp <workspace> --fleet --http <port>\n"},
 		{[]string{"serve", "mcp", "a", "b", "--fleet"}, nil, "anvil: serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)\n"},
 		{[]string{"serve", "mcp", "ws", "--fleet", "--http", "x"}, nil, "anvil: --http takes a port from 1 to 65535, not \"x\"\n"},
 		{[]string{"serve", "mcp", "ws", "--fleet", "--bogus"}, nil, "anvil: flag provided but not defined: -bogus\n"},
@@ -553,15 +552,24 @@ func TestCompiledMain(t *testing.T) {
 	if code, _, _ := run(nil, "", "bogus"); code != 1 {
 		t.Errorf("an unknown command: exit %d", code)
 	}
-	if code, out, _ := run(nil, "", "--help"); code != 0 || !strings.Contains(out, "serve mcp [<workspace>] --fleet") {
+	if code, out, _ := run(nil, "", "--help"); code != 0 || !strings.Contains(out, "serve mcp [<workspace>] --fleet --http <port>") {
 		t.Errorf("--help: exit %d, %q", code, out)
 	}
-	// Without --http it serves MCP on stdin and stdout, as anvil does.
+	// Without --http it serves MCP on stdin and stdout, as anvil does, with
+	// or without --fleet.
+	for _, args := range [][]string{{"serve", "mcp", "ws", "--fleet"}, {"serve", "mcp", "ws"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) { compiledStdio(t, ws, args) })
+	}
+}
+
+// compiledStdio serves the generated workspace over stdio with args and
+// lists its tools.
+func compiledStdio(t *testing.T, ws *handler.Workspace, args []string) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
 	go func() {
-		done <- serve.Main(context.Background(), []string{"github-mini", "serve", "mcp", "ws", "--fleet"}, ws,
+		done <- serve.Main(context.Background(), append([]string{"github-mini"}, args...), ws,
 			serve.Options{Stdin: inR, Stdout: outW, Stderr: io.Discard})
 		outW.Close()
 	}()

@@ -4,16 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/anvil-dev/anvil/runtime/jsonscan"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
 
-	"github.com/anvil-dev/anvil/runtime/executor"
-	"github.com/anvil-dev/anvil/runtime/wirejson"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/anvil-dev/anvil/runtime/canon"
+	"github.com/anvil-dev/anvil/runtime/executor"
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
+	"github.com/anvil-dev/anvil/runtime/wirejson"
 )
 
 // The tools/call fast path.
@@ -336,7 +337,7 @@ func appendPlainToolResult(b []byte, out *executor.Outcome) ([]byte, bool) {
 		}
 	}
 	b = append(b, `"content":[{"type":"text","text":`...)
-	b = jsstring.AppendHTML(b, string(out.Raw)) // json.Marshal of the string
+	b = canon.AppendStringHTML(b, string(out.Raw)) // json.Marshal of the string
 	b = append(b, `}],"structuredContent":`...)
 	if !out.AnswersObject() {
 		b = append(b, `{"result":`...)

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/audit"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/envelope"
-	"github.com/anvil-dev/anvil/runtime/jsstring"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 )
 
@@ -148,7 +148,7 @@ func (c *Canonical) SHA256() string {
 }
 
 // appendCanonicalString writes s as the audit hash's canonical JSON does.
-func appendCanonicalString(b []byte, s string) []byte { return jsstring.Append(b, s) }
+func appendCanonicalString(b []byte, s string) []byte { return canon.AppendString(b, s) }
 
 // SensitiveKeys reports, for each input name, whether the audit hash
 // redacts its value (audit.SensitiveKey). Generated code calls it once.

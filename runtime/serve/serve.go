@@ -76,7 +76,8 @@ func mainFail(code int, format string, args ...any) error {
 	return &mainError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-const mainUsage = `usage: %s serve mcp [<workspace>] --fleet [--http <port>] [--host <host>]
+const mainUsage = `usage: %s serve mcp [<workspace>] --fleet --http <port> [--host <host>]
+       %[1]s serve mcp [<workspace>]      (MCP over stdin and stdout)
        %[1]s version
 
 Serves the workspace compiled into this gateway, as anvil serve mcp --fleet
@@ -86,11 +87,13 @@ gateway (SIGHUP is logged and ignored). version (or --version) prints the
 module version, VCS revision and the bundle hashes compiled in.
 `
 
-const anvilUsage = `usage: %s serve mcp <workspace> --fleet [--http <port>] [--host <host>]
+const anvilUsage = `usage: %s serve mcp <workspace> --fleet --http <port> [--host <host>]
+       %[1]s serve mcp <workspace>      (MCP over stdin and stdout)
 
 Serves every bundle under the workspace as MCP tools (and REST calls)
 through the fleet gateway. Over HTTP the workspace is read again on SIGHUP
-and when its bundles change on disk.
+and when its bundles change on disk. Without --http it serves MCP over
+stdin and stdout to one local caller (auth mode none; --fleet optional).
 `
 
 // mainFlags are the parsed arguments of serve mcp.
@@ -184,9 +187,8 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if (f.httpSet || f.hostSet) && !f.fleet {
 		return mainFail(1, "--http and --host need --fleet")
 	}
-	if !f.fleet {
-		return mainFail(1, "only the fleet gateway is served: use anvil serve mcp <workspace> --fleet --http <port>")
-	}
+	// Without --http the workspace is served over stdio, with or without
+	// --fleet (one local caller; the flag only matters to HTTP serving).
 	cfg, err := frontdoor.ConfigFromEnv(o.Getenv)
 	if err != nil {
 		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))

@@ -1,4 +1,4 @@
-"""Paths into results (ADR-0030's grammar): dotted names and [n] indices."""
+"""Paths into results: dotted names and [n] indices."""
 
 import re
 from typing import Any, List, Optional, Tuple, Union

@@ -1,4 +1,4 @@
-// Composite and flows (ADR-0031): one client over every composed connector's own SDK, and DAGs of
+// Composite and flows: one client over every composed connector's own SDK, and DAGs of
 // their calls with plan, validate, dry run, run and compensate. Every call is the connector SDK's
 // own method, so confirmation, idempotency, dry run, gateway mode and the grant apply unchanged.
 

@@ -1,4 +1,4 @@
-// The composite: one client over every composed connector, and flows of their calls (ADR-0031).
+// The composite: one client over every composed connector, and flows of their calls.
 
 export { Composite, ComposeError, Flow, Run, COMPOSE_ERROR_CODES, item, ref, Ref, Item, Cond, StepHandle } from "./flow.js";
 export { FLOW_SCHEMA, PLAN_SCHEMA, RUN_SCHEMA } from "./flow.js";
