@@ -6,7 +6,7 @@
 //
 //   - bare proxy:   GET /repos/octo/hello/pulls through the proxy;
 //   - gateway REST: POST /call/github__github_list_pull;
-//   - gateway MCP:  tools/call github__github_list_pull on open sessions;
+//   - gateway MCP:  tools/call github__github_list_pull on open sessions (shared by the workers);
 //
 // (and, for reference, the mock reached directly, and the bare proxy given
 // the gateway's own requests, /call and tools/call with the turn token and
@@ -284,17 +284,33 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-// mcpTarget opens an MCP session on base per worker and calls mcpCall on it.
+// mcpSessionsPerTarget is how many MCP sessions the workers of one MCP
+// target share (as a client multiplexes calls over a session): below the
+// gateway's per-subject cap (frontdoor.MaxSessionsPerSubject), since every
+// worker calls with the same token.
+const mcpSessionsPerTarget = 16
+
+// mcpTarget calls mcpCall on base over MCP sessions the workers share
+// (worker n uses session n mod mcpSessionsPerTarget, opened by its first
+// worker and closed by its last).
 func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error) {
-	return func() (func() error, func(), error) {
-		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
-		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
-			"Accept": {"application/json, text/event-stream"}}
+	type session struct {
+		header http.Header
+		users  int
+	}
+	var (
+		mu       sync.Mutex
+		sessions [mcpSessionsPerTarget]*session
+		next     int
+	)
+	h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}}
+	open := func(c *http.Client) (http.Header, error) {
 		var sid string
 		err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
 			func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
 		if err != nil || sid == "" {
-			return nil, nil, fmt.Errorf("initialize: %v", err)
+			return nil, fmt.Errorf("initialize: %v", err)
 		}
 		sh := h.Clone()
 		sh.Set("Mcp-Session-Id", sid)
@@ -305,15 +321,43 @@ func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error)
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
+		return sh, nil
+	}
+	return func() (func() error, func(), error) {
+		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
+		mu.Lock()
+		slot := next % mcpSessionsPerTarget
+		next++
+		s := sessions[slot]
+		if s == nil {
+			sh, err := open(c)
+			if err != nil {
+				mu.Unlock()
+				return nil, nil, err
+			}
+			s = &session{header: sh}
+			sessions[slot] = s
+		}
+		s.users++
+		mu.Unlock()
 		closeSession := func() {
-			req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
-			req.Header = sh.Clone()
-			if resp, err := c.Do(req); err == nil {
-				resp.Body.Close()
+			mu.Lock()
+			s.users--
+			last := s.users == 0
+			if last {
+				sessions[slot] = nil
+			}
+			mu.Unlock()
+			if last {
+				req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
+				req.Header = s.header.Clone()
+				if resp, err := c.Do(req); err == nil {
+					resp.Body.Close()
+				}
 			}
 			c.CloseIdleConnections()
 		}
-		return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
+		return func() error { return expect200(c, "POST", base+"/mcp", s.header, mcpCall, nil) }, closeSession, nil
 	}
 }
 
