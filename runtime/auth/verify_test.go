@@ -353,7 +353,7 @@ func TestVerifyKidSelection(t *testing.T) {
 	noKid := authtest.NewKey("")
 
 	// No kid, one key: that key is used.
-	if err := authtest.WriteJWKS(f.jwks, authtest.Key{Kid: "", Public: noKid.Public}); err != nil {
+	if err := authtest.WriteJWKS(f.jwks, noKid); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.verify(authtest.Mint(noKid, turnClaims())); err != nil {
@@ -378,7 +378,7 @@ func TestVerifyKidSelection(t *testing.T) {
 	if err := authtest.WriteJWKS(f.jwks, f.key); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.verify(authtest.Mint(authtest.Key{Private: f.key.Private, Public: f.key.Public}, turnClaims())); err != nil {
+	if _, err := f.verify(authtest.Mint(authtest.Key{Private: f.key.Private}, turnClaims())); err != nil {
 		t.Errorf("no kid, the only key: %v", err)
 	}
 }

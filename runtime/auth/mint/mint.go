@@ -35,7 +35,6 @@ import (
 	"time"
 	"unicode/utf16"
 
-	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
@@ -45,7 +44,10 @@ const (
 	JWKSFile       = "jwks.json"
 )
 
-// Limits the gateway enforces on what it verifies (package auth).
+// Limits the gateway enforces on what it verifies, mirrored from package auth
+// (its MaxTokenLifetime, MaxConnectLifetime, MaxClaimChars, PurposeConnect;
+// the tests hold them equal) rather than imported: package authtest builds
+// on mint, and auth's own tests import authtest.
 const (
 	// DefaultTTL is a token's lifetime (exp − iat) when none is asked for.
 	DefaultTTL = 10 * time.Minute
@@ -57,6 +59,8 @@ const (
 	MaxClaimLen = 256
 	// DefaultTenant is by_tenant when none is given (Branchyard's local tenant).
 	DefaultTenant = "local"
+	// PurposeConnect is the by_purpose of a connect token.
+	PurposeConnect = "connect"
 )
 
 // Sentinel errors; every returned error wraps one of them.
@@ -98,11 +102,13 @@ func NewKey() (Key, error) {
 func (k Key) Public() ed25519.PublicKey { return k.Private.Public().(ed25519.PublicKey) }
 
 // JWK is an Ed25519 JSON Web Key in Branchyard's key order. D (the 32-byte
-// seed) is empty in the public form.
+// seed) is empty in the public form. Kid, optional in RFC 7517, is left out
+// when empty: this package's keys always have one, test keys (package
+// authtest) may not.
 type JWK struct {
 	Kty string `json:"kty"`
 	Crv string `json:"crv"`
-	Kid string `json:"kid"`
+	Kid string `json:"kid,omitempty"`
 	Use string `json:"use"`
 	Alg string `json:"alg"`
 	X   string `json:"x"`
@@ -180,13 +186,13 @@ func Init(dir string) (Key, error) {
 	// The signing key goes first, and only where none is (even one made
 	// meanwhile): the JWKS of a key that was never stored would lock out the
 	// tokens of the key that was.
-	if err := writeFileAtomic(keyPath, append(priv, '\n'), 0o600, false); err != nil {
+	if err := putFile(keyPath, append(priv, '\n'), 0o600, false); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return Key{}, fmt.Errorf("%w: %s", ErrExists, keyPath)
 		}
 		return Key{}, err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, JWKSFile), JWKS(k), 0o644, true); err != nil {
+	if err := WriteJWKS(filepath.Join(dir, JWKSFile), k); err != nil {
 		_ = os.Remove(keyPath) // ours: Init may run again
 		return Key{}, err
 	}
@@ -221,11 +227,25 @@ func Load(dir string) (Key, error) {
 	return k, nil
 }
 
-// writeFileAtomic writes data to a temporary sibling of path with the given
-// mode, then moves it into place: replacing path when replace is true,
-// otherwise failing with an error wrapping fs.ErrExist when path exists.
-// Errors wrap [ErrWrite].
-func writeFileAtomic(path string, data []byte, mode os.FileMode, replace bool) error {
+// WriteJWKS replaces path with the keys' public JWKS (mode 0644) through
+// [WriteFileAtomic], so a gateway re-reading it sees the old key set or the
+// new one, never part of one: this is how a rotation publishes its keys.
+func WriteJWKS(path string, keys ...Key) error {
+	return WriteFileAtomic(path, JWKS(keys...), 0o644)
+}
+
+// WriteFileAtomic replaces path with data at the given mode: the bytes go to
+// a synced temporary sibling, which is then renamed over path, so path holds
+// either its old content or all of data. Errors wrap [ErrWrite].
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return putFile(path, data, mode, true)
+}
+
+// putFile writes data to a temporary sibling of path with the given mode,
+// then moves it into place: replacing path when replace is true, otherwise
+// failing with an error wrapping fs.ErrExist when path exists. Errors wrap
+// [ErrWrite].
+func putFile(path string, data []byte, mode os.FileMode, replace bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrWrite, err)
@@ -261,7 +281,7 @@ type Claims struct {
 	// Grants is by_grants: a JSON grant list as package grant parses it. It
 	// is written in grant's canonical form; nil or empty means [].
 	Grants []byte
-	// Purpose is by_purpose: "" for a turn token, auth.PurposeConnect for a
+	// Purpose is by_purpose: "" for a turn token, [PurposeConnect] for a
 	// connect token (which must have no grants, branch or turn).
 	Purpose string
 	// TTL is exp − iat, in whole seconds: zero means [DefaultTTL]; at most
@@ -336,7 +356,7 @@ func (c Claims) payload(now time.Time) (payload, error) {
 	}
 	switch c.Purpose {
 	case "":
-	case auth.PurposeConnect:
+	case PurposeConnect:
 		if string(grants) != "[]" || c.Branch != "" || c.Turn != "" {
 			return bad("a connect token has no grants, branch or turn")
 		}
@@ -344,7 +364,7 @@ func (c Claims) payload(now time.Time) (payload, error) {
 			return bad("a connect token lives at most %v, not %v", MaxConnectTTL, ttl)
 		}
 	default:
-		return bad("by_purpose may only be %q", auth.PurposeConnect)
+		return bad("by_purpose may only be %q", PurposeConnect)
 	}
 	if ttl < time.Second || ttl > MaxTTL {
 		return bad("the lifetime must be from 1s to %v, not %v", MaxTTL, ttl)

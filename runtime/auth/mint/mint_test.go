@@ -120,6 +120,9 @@ func TestLoadRefusesBadKeyFiles(t *testing.T) {
 	mixed := k.PrivateJWK()
 	mixed.X = otherJWK.X
 	mixedJSON, _ := json.Marshal(mixed)
+	noKid := k.PrivateJWK()
+	noKid.Kid = ""
+	noKidJSON, _ := json.Marshal(noKid)
 	cases := []struct {
 		name    string
 		content []byte
@@ -131,6 +134,7 @@ func TestLoadRefusesBadKeyFiles(t *testing.T) {
 		{"no seed", []byte(`{"kty":"OKP","crv":"Ed25519","kid":"by-x","x":"AA"}`), 0o600, "32-byte seed"},
 		{"RSA", []byte(`{"kty":"RSA","kid":"by-x"}`), 0o600, "not an Ed25519 key"},
 		{"x of another key", mixedJSON, 0o600, "x does not match d"},
+		{"no kid", noKidJSON, 0o600, "no kid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -281,3 +285,46 @@ func TestMintRefusesWhatTheGatewayRefuses(t *testing.T) {
 }
 
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestLimitsAreTheGateways holds mint's copies of the gateway's limits equal
+// to package auth's, which mint does not import.
+func TestLimitsAreTheGateways(t *testing.T) {
+	if mint.PurposeConnect != auth.PurposeConnect || mint.MaxTTL != auth.MaxTokenLifetime ||
+		mint.MaxConnectTTL != auth.MaxConnectLifetime || mint.MaxClaimLen != auth.MaxClaimChars {
+		t.Errorf("mint's limits (%q, %v, %v, %d) are not the gateway's (%q, %v, %v, %d)",
+			mint.PurposeConnect, mint.MaxTTL, mint.MaxConnectTTL, mint.MaxClaimLen,
+			auth.PurposeConnect, auth.MaxTokenLifetime, auth.MaxConnectLifetime, auth.MaxClaimChars)
+	}
+}
+
+func TestWriteJWKSReplacesTheFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, mint.JWKSFile)
+	if err := os.WriteFile(path, []byte(`{"keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	k1, _ := mint.NewKey()
+	k2, _ := mint.NewKey()
+	if err := mint.WriteJWKS(path, k1, k2); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(path)
+	if !bytes.Equal(got, mint.JWKS(k1, k2)) || bytes.Contains(got, []byte(`"d"`)) {
+		t.Errorf("jwks.json:\n%s", got)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %04o, want 0644", fi.Mode().Perm())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("temporary files left: %v", entries)
+	}
+	err := mint.WriteFileAtomic(filepath.Join(dir, "missing", mint.JWKSFile), got, 0o644)
+	if !errors.Is(err, mint.ErrWrite) {
+		t.Errorf("write into a missing directory: %v, want ErrWrite", err)
+	}
+	// A key without a kid (mint never makes one; test keys may) has no kid
+	// member rather than an empty one.
+	if b, _ := json.Marshal(mint.Key{Private: k1.Private}.JWK()); bytes.Contains(b, []byte("kid")) {
+		t.Errorf("JWK without a kid: %s", b)
+	}
+}
