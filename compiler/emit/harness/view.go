@@ -31,6 +31,7 @@ type pkgView struct {
 	Resources      []string
 	Groups         []groupView
 	FirstRead      *opView
+	SearchCommand  string // the CLI's search command word: "search" unless an operation's command starts with it
 	SkillRows      []*opView
 	SkillMore      int
 	AnyConfirm     bool
@@ -266,10 +267,10 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 
 	// Names shared by every language.
 	tsTaken := map[string]bool{v.ClassName: true, "AnvilError": true, "CallOptions": true, "ClientOptions": true,
-		"ErrorCode": true, "EffectReport": true, "DryRunPlan": true, "GatewayTransport": true, "TokenProvider": true,
+		"ErrorCode": true, "EffectReport": true, "DryRunPlan": true, "GatewayTransport": true, "TokenProvider": true, "SearchResult": true, "ToolResult": true,
 		"ERROR_CODES": true, "SPEC": true, "OperationSpec": true, "JsonValue": true, "Record": true, "Promise": true}
-	pyTaken := map[string]bool{"last_effect": true, "call": true}
-	tsMethods := map[string]bool{"constructor": true, "lastEffect": true, "transport": true, "call": true}
+	pyTaken := map[string]bool{"last_effect": true, "call": true, "search": true}
+	tsMethods := map[string]bool{"constructor": true, "lastEffect": true, "transport": true, "call": true, "search": true}
 	ts := newTSTypes(c, tsTaken)
 
 	byID := map[string]*air.Operation{}
@@ -418,6 +419,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		v.Ops = append(v.Ops, o)
 	}
 	v.Resources = resources
+	v.SearchCommand = searchCommand(resources)
 	for _, r := range resources {
 		g := groupView{Name: r}
 		for _, o := range v.Ops {
@@ -521,6 +523,19 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// searchCommand is the CLI command word that searches the connector's
+// operations through the gateway: "search", or "anvil-search" when one of
+// the connector's own commands starts with "search" (an operation's command
+// always wins, so the search must not take its word).
+func searchCommand(resources []string) string {
+	for _, r := range resources {
+		if r == "search" {
+			return "anvil-search"
+		}
+	}
+	return "search"
 }
 
 // maxSkillRows bounds the SKILL.md operations table so the file stays under 80 lines.
