@@ -34,6 +34,8 @@ type pkgView struct {
 	SearchCommand  string // the CLI's search command word: "search" unless an operation's command starts with it
 	SkillRows      []*opView
 	SkillMore      int
+	SkillSearch    bool   // SKILL.md points at search instead of listing operations (above skillSearchThreshold)
+	SearchExample  string // the search query SKILL.md shows: the first read's summary, lower-cased
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
@@ -481,6 +483,12 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	}
 	v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
 		title, v.Reads, v.Writes, resourceList(resources))
+	if len(v.Ops) > skillSearchThreshold {
+		v.SkillSearch = true
+		v.SearchExample = searchExample(v)
+		v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Find the one a task needs with `bin/%s %s`. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
+			title, v.Reads, v.Writes, resourceList(shortList(resources, skillDescResources)), connector, v.SearchCommand)
+	}
 
 	for _, name := range drainNamed(ts) {
 		v.TSNamed = append(v.TSNamed, name)
@@ -536,6 +544,50 @@ func searchCommand(resources []string) string {
 		}
 	}
 	return "search"
+}
+
+// skillSearchThreshold is the number of served operations above which
+// SKILL.md lists none of them and tells the agent to search instead. It is
+// the gateway's own threshold for serving search instead of a full tool list
+// (frontdoor.AutoDiscoverThreshold = discover.MaxLimit, 50: up to that many,
+// one search page could hold every tool), restated here because the
+// compiler may not import the gateway's packages; a test keeps them equal.
+const skillSearchThreshold = 50
+
+// skillDescResources bounds the resources a large connector's SKILL.md
+// description names (the rest are counted).
+const skillDescResources = 8
+
+// shortList is at most n items of l, then "N more" when some were left out.
+func shortList(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(append([]string(nil), l[:n]...), fmt.Sprintf("%d more", len(l)-n))
+}
+
+// searchExample is the query SKILL.md shows for search: the first read's
+// summary (else the first operation's), lower-cased, without characters
+// that would need quoting in a shell's double quotes.
+func searchExample(v *pkgView) string {
+	o := v.Ops[0]
+	if v.FirstRead != nil {
+		o = v.FirstRead
+	}
+	q := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\"$`\\!", r) {
+			return -1
+		}
+		return r
+	}, strings.ToLower(o.Summary))
+	words := strings.Fields(q)
+	if len(words) > 8 {
+		words = words[:8]
+	}
+	if q = strings.Join(words, " "); q == "" {
+		q = strings.Join(strings.Fields(o.Words), " ")
+	}
+	return q
 }
 
 // maxSkillRows bounds the SKILL.md operations table so the file stays under 80 lines.
