@@ -34,8 +34,10 @@ type pkgView struct {
 	SearchCommand  string // the CLI's search command word: "search" unless an operation's command starts with it
 	SkillRows      []*opView
 	SkillMore      int
-	SkillSearch    bool   // SKILL.md points at search instead of listing operations (above skillSearchThreshold)
-	SearchExample  string // the search query SKILL.md shows: the first read's summary, lower-cased
+	SkillSearch    bool     // SKILL.md points at search instead of listing operations (above skillSearchThreshold)
+	SearchExample  string   // the search query SKILL.md shows: the first read's summary, lower-cased
+	PyLazy         bool     // the Python client's methods live in _methods/<part>.py, loaded on first use
+	PyParts        []pyPart // those modules, in operation order
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
@@ -50,6 +52,15 @@ type pkgView struct {
 	Capabilities   []capView
 	Workflows      []wfView
 	DryRunArg      string
+}
+
+// pyPart is one _methods/<Name>.py module of a large API's Python client.
+type pyPart struct {
+	Name         string // m01, m02, ...
+	ClassName    string
+	First, Last  string // its first and last method
+	Ops          []*opView
+	AnyPaginated bool
 }
 
 // opView is one served operation as templates see it.
@@ -484,6 +495,8 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
 		title, v.Reads, v.Writes, resourceList(resources))
 	if len(v.Ops) > skillSearchThreshold {
+		v.PyLazy = true
+		v.PyParts = pyParts(v)
 		v.SkillSearch = true
 		v.SearchExample = searchExample(v)
 		v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Find the one a task needs with `bin/%s %s`. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
@@ -553,6 +566,30 @@ func searchCommand(resources []string) string {
 // one search page could hold every tool), restated here because the
 // compiler may not import the gateway's packages; a test keeps them equal.
 const skillSearchThreshold = 50
+
+// pyMethodsPerPart bounds the operations of one _methods module, so that
+// the first call of a method compiles a small module, not the whole API.
+const pyMethodsPerPart = 40
+
+// pyParts splits a large API's Python methods into _methods modules of at
+// most pyMethodsPerPart operations each, in operation order.
+func pyParts(v *pkgView) []pyPart {
+	n := (len(v.Ops) + pyMethodsPerPart - 1) / pyMethodsPerPart
+	width := len(fmt.Sprint(n))
+	var parts []pyPart
+	for i := 0; i < len(v.Ops); i += pyMethodsPerPart {
+		ops := v.Ops[i:min(i+pyMethodsPerPart, len(v.Ops))]
+		p := pyPart{Name: fmt.Sprintf("m%0*d", width, len(parts)+1), ClassName: v.ClassName,
+			First: ops[0].PyMethod, Last: ops[len(ops)-1].PyMethod, Ops: ops}
+		for _, o := range ops {
+			if o.Paginated != nil {
+				p.AnyPaginated = true
+			}
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
 
 // skillDescResources bounds the resources a large connector's SKILL.md
 // description names (the rest are counted).
