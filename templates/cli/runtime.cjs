@@ -58,6 +58,7 @@ function serviceHelp(spec) {
     spec.service.title + " through the Anvil gateway (connector " + spec.connector + ").",
     "",
     "Usage: " + spec.connector + " <resource> <verb> [--flag value ...]",
+    "       " + spec.connector + " " + searchCommand(spec) + " <what you want to do> [--limit n] [--json]   (the gateway ranks the commands)",
     "",
     "Commands:",
   ];
@@ -616,6 +617,175 @@ function decode(spec, result) {
   return text === undefined ? null : text;
 }
 
+// ---- search --------------------------------------------------------------
+
+// searchCommand is the command word that searches the operations: "search", unless one of the
+// connector's own commands starts with that word (the SPEC then names another).
+function searchCommand(spec) {
+  return spec.searchCommand || "search";
+}
+
+function searchHelp(spec) {
+  const cmd = spec.connector + " " + searchCommand(spec);
+  return [
+    "Usage: " + cmd + " <what you want to do> [--limit n] [--json]",
+    "",
+    "Asks the gateway which of this connector's commands fit, best first (only those this branch's grant allows):",
+    "GET /tools?search=<query>&connector=<id>&limit=<n> beside ANVIL_GATEWAY_URL, with the same token as every call.",
+    "",
+    "  --limit <n>  how many results (1 to 50; default 10)",
+    "  --json       print the gateway's answer: {\"tools\": [{name, operation_id, title, summary, effect, confirm_required}]}",
+    "",
+    "For example: " + cmd + " \"create an issue\" --limit 5",
+  ].join("\n") + "\n";
+}
+
+// parseSearch reads the arguments after the search command: the words of the query, --limit and --json.
+function parseSearch(spec, rest) {
+  /** @type {{query: string, limit: number | undefined, json: boolean}} */
+  const out = { query: "", limit: undefined, json: false };
+  const words = [];
+  for (let j = 0; j < rest.length; j++) {
+    const tok = rest[j];
+    if (!tok.startsWith("--")) {
+      words.push(tok);
+      continue;
+    }
+    let name = tok.slice(2);
+    let value;
+    const eq = name.indexOf("=");
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    if (name === "json" && value === undefined) {
+      out.json = true;
+    } else if (name === "limit") {
+      if (value === undefined && j + 1 < rest.length) value = rest[++j];
+      if (value === undefined || !/^[0-9]+$/.test(value)) {
+        throw new CliError("validation_error", "--limit needs a whole number (1 to 50).", "", { details: { flag: "--limit" } });
+      }
+      out.limit = Number(value);
+    } else {
+      throw new CliError("validation_error", "Unknown flag --" + name + " for '" + spec.connector + " " + searchCommand(spec) + "'; it takes --limit and --json.", "", {
+        details: { flag: "--" + name },
+      });
+    }
+  }
+  out.query = words.join(" ").trim();
+  return out;
+}
+
+// toolsURL is the gateway's GET /tools route beside its MCP endpoint: the gateway URL with its
+// last path segment (mcp) replaced by "tools", and params as its query.
+function toolsURL(gateway, params) {
+  const u = new URL(gateway);
+  u.pathname = u.pathname.replace(/\/+$/, "").replace(/[^/]*$/, "tools");
+  u.search = "";
+  u.hash = "";
+  for (const k of Object.keys(params)) {
+    if (params[k] !== undefined) u.searchParams.set(k, String(params[k]));
+  }
+  return u.href;
+}
+
+// searchTools asks the gateway's GET /tools for a ranked search and returns its {"tools": [...]}.
+async function searchTools(spec, gateway, connector, query, limit) {
+  const op = { id: "" };
+  const token = readToken(op);
+  const url = toolsURL(gateway, { search: query, connector, limit });
+  const headers = { Accept: "application/json", Authorization: "Bearer " + token, "User-Agent": "anvil-harness-cli/" + connector };
+  let res;
+  try {
+    res = await send("GET", url, headers, undefined, TIMEOUT_MS);
+  } catch (e) {
+    if (typeof e === "object" && e !== null && "anvilTimeout" in e && e.anvilTimeout) {
+      throw new CliError("upstream_timeout", "The Anvil gateway did not answer in time.", "");
+    }
+    throw new CliError("upstream_unavailable", UNREACHABLE, "");
+  }
+  if (res.status >= 400) throw httpError(spec, res, op);
+  let body;
+  try {
+    body = JSON.parse(res.body);
+  } catch (e) {
+    body = undefined;
+  }
+  if (!body || typeof body !== "object" || !Array.isArray(body.tools)) {
+    throw new CliError("upstream_unavailable", "The Anvil gateway's answer to the search is not a tool list.", "");
+  }
+  return body;
+}
+
+// formatResults prints each result as the command that runs it (when this CLI has it), what it
+// does, its effect and whether it needs --confirm, then the served tool name and AIR id.
+function formatResults(spec, connector, tools, query) {
+  if (tools.length === 0) return "No command of " + spec.connector + " matches '" + query + "' (or this branch's grant allows none that does).\n";
+  const byTool = new Map(spec.operations.map((o) => [connector + "__" + o.tool, o]));
+  const lines = [];
+  for (const t of tools) {
+    if (!t || typeof t !== "object") continue;
+    const name = String(t.name);
+    const op = byTool.get(name);
+    const effect = op ? op.label.replace(", needs confirm", "") : String(t.effect);
+    const head = op ? spec.connector + " " + op.words.join(" ") : name;
+    lines.push(head + ": " + String(t.title || (op && op.summary) || name));
+    lines.push("    " + effect + (t.confirm_required ? ", needs --confirm" : "") + ". Tool " + name + " (" + String(t.operation_id) + ").");
+    if (t.summary && t.summary !== t.title) lines.push("    " + String(t.summary));
+  }
+  lines.push("", "Run '" + spec.connector + " <command> --help' for a command's flags.");
+  return lines.join("\n") + "\n";
+}
+
+async function runSearch(spec, rest, io) {
+  if (rest.indexOf("--help") >= 0 || rest.indexOf("-h") >= 0) {
+    io.stdout.write(searchHelp(spec));
+    return 0;
+  }
+  let parsed;
+  try {
+    parsed = parseSearch(spec, rest);
+  } catch (e) {
+    if (e instanceof CliError) return fail(spec, e, io.stderr);
+    throw e;
+  }
+  if (parsed.query === "") {
+    io.stderr.write(searchHelp(spec));
+    return 1;
+  }
+  const gateway = gatewayURL(spec, "", io.stderr);
+  if (typeof gateway === "number") return gateway;
+  const connector = envOf("ANVIL_GATEWAY_CONNECTOR") || spec.connector;
+  let body;
+  try {
+    body = await searchTools(spec, gateway, connector, parsed.query, parsed.limit);
+  } catch (e) {
+    if (e instanceof CliError) return fail(spec, e, io.stderr);
+    return fail(spec, new CliError("upstream_unavailable", UNREACHABLE, ""), io.stderr);
+  }
+  io.stdout.write(parsed.json ? JSON.stringify(body, null, 2) + "\n" : formatResults(spec, connector, body.tools, parsed.query));
+  return 0;
+}
+
+// gatewayURL is ANVIL_GATEWAY_URL, or the exit status after saying why it cannot be used.
+function gatewayURL(spec, id, stderr) {
+  const url = envOf("ANVIL_GATEWAY_URL");
+  if (!url) {
+    stderr.write("ANVIL_GATEWAY_URL is not set; " + spec.connector + " calls operations only through the Anvil gateway (set it to the gateway's /mcp URL).\n");
+    return 2;
+  }
+  let target;
+  try {
+    target = new URL(url);
+  } catch (e) {
+    target = undefined;
+  }
+  if (!target || (target.protocol !== "http:" && target.protocol !== "https:") || target.username) {
+    return fail(spec, new CliError("validation_error", "ANVIL_GATEWAY_URL must be an http(s) URL without credentials.", id), stderr);
+  }
+  return url;
+}
+
 // ---- main ----------------------------------------------------------------
 
 async function main(spec, argv, io) {
@@ -625,6 +795,7 @@ async function main(spec, argv, io) {
     stdout.write(serviceHelp(spec));
     return 0;
   }
+  if (argv[0] === searchCommand(spec)) return runSearch(spec, argv.slice(1), io);
   const words = [];
   let i = 0;
   while (i < argv.length && !argv[i].startsWith("--")) words.push(argv[i++]);
@@ -652,20 +823,8 @@ async function main(spec, argv, io) {
     if (e instanceof CliError) return fail(spec, e, stderr);
     throw e;
   }
-  const url = envOf("ANVIL_GATEWAY_URL");
-  if (!url) {
-    stderr.write("ANVIL_GATEWAY_URL is not set; " + spec.connector + " calls operations only through the Anvil gateway (set it to the gateway's /mcp URL).\n");
-    return 2;
-  }
-  let target;
-  try {
-    target = new URL(url);
-  } catch (e) {
-    target = undefined;
-  }
-  if (!target || (target.protocol !== "http:" && target.protocol !== "https:") || target.username) {
-    return fail(spec, new CliError("validation_error", "ANVIL_GATEWAY_URL must be an http(s) URL without credentials.", op.id), stderr);
-  }
+  const url = gatewayURL(spec, op.id, stderr);
+  if (typeof url === "number") return url;
   const connector = envOf("ANVIL_GATEWAY_CONNECTOR") || spec.connector;
   let result;
   try {
@@ -716,4 +875,7 @@ function start(spec, mod) {
 }
 
 // What the runtime's own tests reach; a generated script replaces these exports in start.
-module.exports = { CliError, coerce, decode, envelopeOf, exitCodeFor, httpError, main, matchOperation, noProxy, parseFlags, parseSSE, proxyFor, rpcError, start };
+module.exports = {
+  CliError, coerce, decode, envelopeOf, exitCodeFor, httpError, main, matchOperation, noProxy, parseFlags, parseSearch, parseSSE,
+  proxyFor, rpcError, start, toolsURL,
+};

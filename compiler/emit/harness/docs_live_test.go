@@ -109,6 +109,33 @@ func typedDocument(t *testing.T) *air.Document {
 	return doc
 }
 
+// largeDocument is github-mini with each operation served five times (the
+// copies under resources issues2, comments2, ...: same upstream calls, new
+// ids, tool names and commands), so it has more operations than
+// skillSearchThreshold and its SKILL.md points at search.
+func largeDocument(t *testing.T) *air.Document { return copiedDocument(t, 5) }
+
+// copiedDocument is github-mini with each operation served copies times.
+func copiedDocument(t *testing.T, copies int) *air.Document {
+	doc := githubMini(t)
+	n := len(doc.Operations)
+	for k := 2; k <= copies; k++ {
+		for i := 0; i < n; i++ {
+			op := doc.Operations[i]
+			sfx := fmt.Sprint(k)
+			op.ID += "_" + sfx
+			op.CanonicalName += "_" + sfx
+			op.MCP.ToolName += "_" + sfx
+			if f := strings.Fields(op.CLI.Command); len(f) > 1 {
+				f[1] += sfx
+				op.CLI.Command = strings.Join(f, " ")
+			}
+			doc.Operations = append(doc.Operations, op)
+		}
+	}
+	return doc
+}
+
 // exampleValues fills the placeholders of the examples: one value per
 // required input of the operations the documents use as examples, as a CLI
 // flag takes it and as a Python literal. A new placeholder fails the test
@@ -171,7 +198,7 @@ func section(t *testing.T, md, name string) string {
 // plain value to an array flag (--states open).
 func TestDocExamplesRunAgainstALiveGateway(t *testing.T) {
 	t.Parallel()
-	for name, doc := range map[string]*air.Document{"github-mini": githubMini(t), "typed": typedDocument(t)} {
+	for name, doc := range map[string]*air.Document{"github-mini": githubMini(t), "typed": typedDocument(t), "large": largeDocument(t)} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			runDocExamples(t, doc)
@@ -210,9 +237,15 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 	}
 	requests := func() int { return len(gw.Mock.Requests()) }
 
-	// SKILL.md, "Call it": every code span.
-	skill := section(t, string(tree["SKILL.md"].Data), "Call it")
-	var pyImport, pyCall string
+	// SKILL.md, "Call it" and (for a large connector) "Find an operation":
+	// every code span.
+	md := string(tree["SKILL.md"].Data)
+	skill := section(t, md, "Call it")
+	if strings.Contains(md, "\n## Find an operation\n") {
+		skill += section(t, md, "Find an operation")
+	}
+	var pyImport string
+	var pyCalls []string
 	tsSkill := false
 	ran := 0
 	for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(skill, -1) {
@@ -229,6 +262,9 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 			if r.Code != 0 || strings.TrimSpace(r.Stdout) == "" {
 				t.Errorf("SKILL.md `%s`: exit %d\n%s%s", span, r.Code, r.Stdout, r.Stderr)
 			}
+			if strings.HasPrefix(span, "bin/github search ") && !strings.Contains(r.Stdout, "github issues list: List issues\n") {
+				t.Errorf("SKILL.md `%s` did not find issues list:\n%s", span, r.Stdout)
+			}
 			if strings.Contains(span, "--owner") {
 				reqs := gw.Mock.Requests()
 				if len(reqs) == before {
@@ -241,12 +277,12 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 		case strings.HasPrefix(span, "from anvil_github import "):
 			pyImport = span
 		case strings.HasPrefix(span, "GithubClient()."):
-			pyCall = span
+			pyCalls = append(pyCalls, span)
 		case strings.HasPrefix(span, "import {") && strings.Contains(span, `"./typescript/src/index.ts"`):
 			// Compiled with the README's example below.
 			writeFile(t, filepath.Join(pkg, "skill_example.ts"), span+"\nconsole.log(typeof GithubClient);\n")
 			tsSkill = true
-		case strings.HasPrefix(span, "schemas/"), strings.HasPrefix(span, "examples/"):
+		case strings.HasPrefix(span, "schemas/"), strings.HasPrefix(span, "examples/"), strings.HasPrefix(span, "reference/"):
 			p := strings.Replace(span, "<method>", "list_issue", 1)
 			if _, err := os.Stat(filepath.Join(pkg, filepath.FromSlash(p))); err != nil {
 				t.Errorf("SKILL.md names %s, which the package lacks", span)
@@ -255,12 +291,14 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 			t.Errorf("SKILL.md shows `%s`, which this test does not know how to run", span)
 		}
 	}
-	if pyImport == "" || pyCall == "" {
-		t.Fatalf("SKILL.md shows no Python import and call (%q, %q)", pyImport, pyCall)
+	if pyImport == "" || len(pyCalls) == 0 {
+		t.Fatalf("SKILL.md shows no Python import and call (%q, %q)", pyImport, pyCalls)
 	}
-	script := pyImport + "\nimport json\nprint(json.dumps(" + fill(t, pyCall) + "))\n"
-	if r := run(t, env, "", python, "-c", script); r.Code != 0 || !strings.Contains(r.Stdout, `"title"`) {
-		t.Errorf("SKILL.md Python example: exit %d\n%s\n%s%s", r.Code, script, r.Stdout, r.Stderr)
+	for _, pyCall := range pyCalls {
+		script := pyImport + "\nimport json\nprint(json.dumps(" + fill(t, pyCall) + "))\n"
+		if r := run(t, env, "", python, "-c", script); r.Code != 0 || !strings.Contains(r.Stdout, `"title"`) {
+			t.Errorf("SKILL.md Python example: exit %d\n%s\n%s%s", r.Code, script, r.Stdout, r.Stderr)
+		}
 	}
 	if ran < 3 {
 		t.Errorf("ran %d CLI examples of SKILL.md, want at least 3", ran)

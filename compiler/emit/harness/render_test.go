@@ -288,7 +288,7 @@ func bigDocument(n int) *air.Document {
 }
 
 func TestSkillStaysShortForLargeAPIs(t *testing.T) {
-	for _, n := range []int{1, 29, 30, 31, 250} {
+	for _, n := range []int{1, 29, 30, 31, skillSearchThreshold, skillSearchThreshold + 1, 250, 1500} {
 		tree, err := Render(emit.Connector{ID: "big", Doc: bigDocument(n)})
 		if err != nil {
 			t.Fatal(err)
@@ -298,8 +298,14 @@ func TestSkillStaysShortForLargeAPIs(t *testing.T) {
 			t.Errorf("%d operations: SKILL.md has %d lines", n, lines)
 		}
 		truncated := strings.Contains(skill, "more in `reference/operations.md`")
-		if truncated != (n > maxSkillRows) {
+		if truncated != (n > maxSkillRows && n <= skillSearchThreshold) {
 			t.Errorf("%d operations: truncated = %v", n, truncated)
+		}
+		if search := strings.Contains(skill, "\n## Find an operation\n"); search != (n > skillSearchThreshold) {
+			t.Errorf("%d operations: points at search = %v", n, search)
+		}
+		if n > skillSearchThreshold && len(skill) > skillSearchMaxBytes {
+			t.Errorf("%d operations: SKILL.md is %d bytes, over %d", n, len(skill), skillSearchMaxBytes)
 		}
 		if ops := string(tree["reference/operations.md"].Data); strings.Count(ops, "\n## ") != n {
 			t.Errorf("%d operations: reference/operations.md has %d sections", n, strings.Count(ops, "\n## "))

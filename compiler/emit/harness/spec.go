@@ -118,11 +118,12 @@ func pySpec(v *pkgView) (string, error) {
 }
 
 type cliSpecDoc struct {
-	Connector  string            `json:"connector"`
-	Service    serviceSpec       `json:"service"`
-	DryRunArg  string            `json:"dryRunArg"`
-	ExitCodes  orderedInts       `json:"exitCodes"`
-	Operations []cliOperationDoc `json:"operations"`
+	Connector     string            `json:"connector"`
+	Service       serviceSpec       `json:"service"`
+	DryRunArg     string            `json:"dryRunArg"`
+	SearchCommand string            `json:"searchCommand"`
+	ExitCodes     orderedInts       `json:"exitCodes"`
+	Operations    []cliOperationDoc `json:"operations"`
 }
 
 type cliInputDoc struct {
@@ -187,7 +188,8 @@ func (o orderedInts) MarshalJSON() ([]byte, error) {
 
 // cliSpec renders the JSON SPEC embedded in bin/<connector>.
 func cliSpec(v *pkgView) (string, error) {
-	d := cliSpecDoc{Connector: v.Connector, Service: serviceSpec{v.ServiceID, v.Title, v.ServiceVersion}, DryRunArg: v.DryRunArg}
+	d := cliSpecDoc{Connector: v.Connector, Service: serviceSpec{v.ServiceID, v.Title, v.ServiceVersion}, DryRunArg: v.DryRunArg,
+		SearchCommand: v.SearchCommand}
 	for _, r := range v.ExitCodes {
 		for _, c := range r.Codes {
 			d.ExitCodes = append(d.ExitCodes, struct {

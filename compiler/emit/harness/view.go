@@ -31,8 +31,13 @@ type pkgView struct {
 	Resources      []string
 	Groups         []groupView
 	FirstRead      *opView
+	SearchCommand  string // the CLI's search command word: "search" unless an operation's command starts with it
 	SkillRows      []*opView
 	SkillMore      int
+	SkillSearch    bool     // SKILL.md points at search instead of listing operations (above skillSearchThreshold)
+	SearchExample  string   // the search query SKILL.md shows: the first read's summary, lower-cased
+	PyLazy         bool     // the Python client's methods live in _methods/<part>.py, loaded on first use
+	PyParts        []pyPart // those modules, in operation order
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
@@ -47,6 +52,15 @@ type pkgView struct {
 	Capabilities   []capView
 	Workflows      []wfView
 	DryRunArg      string
+}
+
+// pyPart is one _methods/<Name>.py module of a large API's Python client.
+type pyPart struct {
+	Name         string // m01, m02, ...
+	ClassName    string
+	First, Last  string // its first and last method
+	Ops          []*opView
+	AnyPaginated bool
 }
 
 // opView is one served operation as templates see it.
@@ -266,10 +280,10 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 
 	// Names shared by every language.
 	tsTaken := map[string]bool{v.ClassName: true, "AnvilError": true, "CallOptions": true, "ClientOptions": true,
-		"ErrorCode": true, "EffectReport": true, "DryRunPlan": true, "GatewayTransport": true, "TokenProvider": true,
+		"ErrorCode": true, "EffectReport": true, "DryRunPlan": true, "GatewayTransport": true, "TokenProvider": true, "SearchResult": true, "ToolResult": true,
 		"ERROR_CODES": true, "SPEC": true, "OperationSpec": true, "JsonValue": true, "Record": true, "Promise": true}
-	pyTaken := map[string]bool{"last_effect": true, "call": true}
-	tsMethods := map[string]bool{"constructor": true, "lastEffect": true, "transport": true, "call": true}
+	pyTaken := map[string]bool{"last_effect": true, "call": true, "search": true}
+	tsMethods := map[string]bool{"constructor": true, "lastEffect": true, "transport": true, "call": true, "search": true}
 	ts := newTSTypes(c, tsTaken)
 
 	byID := map[string]*air.Operation{}
@@ -418,6 +432,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		v.Ops = append(v.Ops, o)
 	}
 	v.Resources = resources
+	v.SearchCommand = searchCommand(resources)
 	for _, r := range resources {
 		g := groupView{Name: r}
 		for _, o := range v.Ops {
@@ -479,6 +494,14 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	}
 	v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
 		title, v.Reads, v.Writes, resourceList(resources))
+	if len(v.Ops) > skillSearchThreshold {
+		v.PyLazy = true
+		v.PyParts = pyParts(v)
+		v.SkillSearch = true
+		v.SearchExample = searchExample(v)
+		v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Find the one a task needs with `bin/%s %s`. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
+			title, v.Reads, v.Writes, resourceList(shortList(resources, skillDescResources)), connector, v.SearchCommand)
+	}
 
 	for _, name := range drainNamed(ts) {
 		v.TSNamed = append(v.TSNamed, name)
@@ -521,6 +544,87 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// searchCommand is the CLI command word that searches the connector's
+// operations through the gateway: "search", or "anvil-search" when one of
+// the connector's own commands starts with "search" (an operation's command
+// always wins, so the search must not take its word).
+func searchCommand(resources []string) string {
+	for _, r := range resources {
+		if r == "search" {
+			return "anvil-search"
+		}
+	}
+	return "search"
+}
+
+// skillSearchThreshold is the number of served operations above which
+// SKILL.md lists none of them and tells the agent to search instead. It is
+// the gateway's own threshold for serving search instead of a full tool list
+// (frontdoor.AutoDiscoverThreshold = discover.MaxLimit, 50: up to that many,
+// one search page could hold every tool), restated here because the
+// compiler may not import the gateway's packages; a test keeps them equal.
+const skillSearchThreshold = 50
+
+// pyMethodsPerPart bounds the operations of one _methods module, so that
+// the first call of a method compiles a small module, not the whole API.
+const pyMethodsPerPart = 40
+
+// pyParts splits a large API's Python methods into _methods modules of at
+// most pyMethodsPerPart operations each, in operation order.
+func pyParts(v *pkgView) []pyPart {
+	n := (len(v.Ops) + pyMethodsPerPart - 1) / pyMethodsPerPart
+	width := len(fmt.Sprint(n))
+	var parts []pyPart
+	for i := 0; i < len(v.Ops); i += pyMethodsPerPart {
+		ops := v.Ops[i:min(i+pyMethodsPerPart, len(v.Ops))]
+		p := pyPart{Name: fmt.Sprintf("m%0*d", width, len(parts)+1), ClassName: v.ClassName,
+			First: ops[0].PyMethod, Last: ops[len(ops)-1].PyMethod, Ops: ops}
+		for _, o := range ops {
+			if o.Paginated != nil {
+				p.AnyPaginated = true
+			}
+		}
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// skillDescResources bounds the resources a large connector's SKILL.md
+// description names (the rest are counted).
+const skillDescResources = 8
+
+// shortList is at most n items of l, then "N more" when some were left out.
+func shortList(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(append([]string(nil), l[:n]...), fmt.Sprintf("%d more", len(l)-n))
+}
+
+// searchExample is the query SKILL.md shows for search: the first read's
+// summary (else the first operation's), lower-cased, without characters
+// that would need quoting in a shell's double quotes.
+func searchExample(v *pkgView) string {
+	o := v.Ops[0]
+	if v.FirstRead != nil {
+		o = v.FirstRead
+	}
+	q := strings.Map(func(r rune) rune {
+		if strings.ContainsRune("\"$`\\!", r) {
+			return -1
+		}
+		return r
+	}, strings.ToLower(o.Summary))
+	words := strings.Fields(q)
+	if len(words) > 8 {
+		words = words[:8]
+	}
+	if q = strings.Join(words, " "); q == "" {
+		q = strings.Join(strings.Fields(o.Words), " ")
+	}
+	return q
 }
 
 // maxSkillRows bounds the SKILL.md operations table so the file stays under 80 lines.

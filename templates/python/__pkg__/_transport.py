@@ -293,6 +293,16 @@ def decode_tool_result(result: Any, operation: Optional[str] = None) -> Any:
     return text
 
 
+def tools_url(gateway_url: str, params: List[Tuple[str, str]]) -> str:
+    """The gateway's GET /tools route beside its MCP endpoint: the gateway URL
+    with its last path segment (``mcp``) replaced by ``tools``, and params as
+    its query."""
+    parts = urllib.parse.urlsplit(gateway_url)
+    path = parts.path.rstrip("/")
+    path = path[: path.rfind("/") + 1] + "tools" if "/" in path else "/tools"
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, urllib.parse.urlencode(params), ""))
+
+
 class GatewayTransport:
     """Calls tools on the Anvil gateway as one connector.
 
@@ -502,6 +512,28 @@ class GatewayTransport:
         finally:
             if session:
                 self._close(session_headers, min(wait, 5.0))
+
+    def search_tools(self, query: str, *, limit: Optional[int] = None, timeout: Optional[float] = None) -> List[Dict[str, Any]]:
+        """Rank this connector's tools for a plain-language query (GET /tools?search=...).
+
+        The gateway answers with the tools the caller's grant allows, best
+        first, each ``{"name", "operation_id", "title", "summary", "effect",
+        "confirm_required"}``: the same ranking as its MCP ``anvil_search``.
+        """
+        token = self.read_token()
+        params = [("search", query), ("connector", self.connector)]
+        if limit is not None:
+            params.append(("limit", str(limit)))
+        headers = {"Accept": "application/json", "Authorization": "Bearer " + token, "User-Agent": self.user_agent}
+        request = urllib.request.Request(tools_url(self.url, params), headers=headers, method="GET")
+        status, _, body = self._send(request, timeout if timeout is not None else self.timeout, None)
+        if status >= 400:
+            raise _http_error(status, body, None)
+        doc = _json(body)
+        tools = doc.get("tools") if isinstance(doc, dict) else None
+        if not isinstance(tools, list):
+            raise AnvilError("upstream_unavailable", "The Anvil gateway's answer to the search is not a tool list.", retryable=True)
+        return [t for t in tools if isinstance(t, dict)]
 
     def _close(self, headers: Dict[str, str], timeout: float) -> None:
         request = urllib.request.Request(self.url, headers=headers, method="DELETE")

@@ -291,3 +291,109 @@ test("start exports { SPEC, main } bound to the spec", () => {
   assert.equal(mod.exports.SPEC, SPEC);
   assert.equal(typeof mod.exports.main, "function");
 });
+
+test("toolsURL replaces the gateway URL's last path segment with tools", () => {
+  assert.equal(cli.toolsURL("http://127.0.0.1:8931/mcp", { search: "list items", connector: "shop", limit: undefined }),
+    "http://127.0.0.1:8931/tools?search=list+items&connector=shop");
+  assert.equal(cli.toolsURL("https://gw.example/anvil/mcp/?x=1#f", { search: "a&b", limit: 5 }), "https://gw.example/anvil/tools?search=a%26b&limit=5");
+});
+
+test("parseSearch joins the query words and reads --limit and --json", () => {
+  assert.deepEqual(cli.parseSearch(SPEC, ["delete", "an", "item", "--limit", "3", "--json"]), { query: "delete an item", limit: 3, json: true });
+  assert.deepEqual(cli.parseSearch(SPEC, ["--limit=7", "items"]), { query: "items", limit: 7, json: false });
+  for (const bad of [["x", "--limit"], ["x", "--limit", "many"], ["x", "--limit=-1"], ["x", "--owner", "o"]]) {
+    assert.throws(() => cli.parseSearch(SPEC, bad), (e) => e instanceof cli.CliError && e.code === "validation_error", bad.join(" "));
+  }
+});
+
+// toolsGateway answers GET /tools with answer(url) as {status, body}, recording each request.
+function toolsGateway(answer) {
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, "http://x");
+    seen.push({ method: req.method, path: url.pathname, query: Object.fromEntries(url.searchParams), auth: req.headers.authorization });
+    const a = answer(url);
+    res.writeHead(a.status, { "Content-Type": "application/json" }).end(JSON.stringify(a.body));
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, seen, url: "http://127.0.0.1:" + server.address().port + "/mcp" })));
+}
+
+test("search asks GET /tools beside the gateway URL and prints each result as its command", async (t) => {
+  const found = {
+    tools: [
+      { name: "shop__shop_delete_item", operation_id: "shop.items.delete", title: "Delete an item", summary: "Deletes one item for good.", effect: "irreversible", confirm_required: true },
+      { name: "other__thing", operation_id: "other.thing", title: "Thing", summary: "Thing", effect: "read", confirm_required: false },
+    ],
+  };
+  const g = await toolsGateway((url) =>
+    url.searchParams.get("limit") === "99"
+      ? { status: 400, body: { error: { code: "validation_error", message: "limit must be from 1 to 50." } } }
+      : { status: 200, body: url.searchParams.get("search") === "nothing here" ? { tools: [] } : found });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "anvil-cli-"));
+  const saved = { ...process.env };
+  t.after(() => {
+    g.server.close();
+    process.env = saved;
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  fs.writeFileSync(path.join(dir, "token"), "tok\n");
+  process.env.ANVIL_GATEWAY_URL = g.url;
+  process.env.ANVIL_GATEWAY_TOKEN_FILE = path.join(dir, "token");
+  delete process.env.ANVIL_GATEWAY_CONNECTOR;
+  for (const k of ["http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"]) delete process.env[k];
+
+  const out = sink(), err = sink();
+  assert.equal(await cli.main(SPEC, ["search", "remove", "an", "item", "--limit", "2"], { stdout: out, stderr: err }), 0, err.text);
+  assert.deepEqual(g.seen[0], { method: "GET", path: "/tools", query: { search: "remove an item", connector: "shop", limit: "2" }, auth: "Bearer tok" });
+  assert.equal(out.text, [
+    "shop items delete: Delete an item",
+    "    mutation, needs --confirm. Tool shop__shop_delete_item (shop.items.delete).",
+    "    Deletes one item for good.",
+    "other__thing: Thing",
+    "    read. Tool other__thing (other.thing).",
+    "",
+    "Run 'shop <command> --help' for a command's flags.",
+    "",
+  ].join("\n"));
+
+  const json = sink();
+  assert.equal(await cli.main(SPEC, ["search", "delete", "--json"], { stdout: json, stderr: sink() }), 0);
+  assert.deepEqual(JSON.parse(json.text), found);
+  assert.equal(g.seen[1].query.limit, undefined);
+
+  const none = sink();
+  assert.equal(await cli.main(SPEC, ["search", "nothing", "here"], { stdout: none, stderr: sink() }), 0);
+  assert.match(none.text, /^No command of shop matches 'nothing here'/);
+
+  const refused = sink();
+  assert.equal(await cli.main(SPEC, ["search", "x", "--limit", "99"], { stdout: sink(), stderr: refused }), 2);
+  assert.equal(JSON.parse(refused.text).error.message, "limit must be from 1 to 50.");
+
+  const usage = sink();
+  assert.equal(await cli.main(SPEC, ["search"], { stdout: sink(), stderr: usage }), 1);
+  assert.match(usage.text, /^Usage: shop search <what you want to do>/);
+  assert.equal(g.seen.length, 4);
+
+  delete process.env.ANVIL_GATEWAY_TOKEN_FILE;
+  const noToken = sink();
+  assert.equal(await cli.main(SPEC, ["search", "x"], { stdout: sink(), stderr: noToken }), 4);
+  assert.equal(JSON.parse(noToken.text).error.code, "auth_required");
+  delete process.env.ANVIL_GATEWAY_URL;
+  assert.equal(await cli.main(SPEC, ["search", "x"], { stdout: sink(), stderr: sink() }), 2);
+});
+
+test("a connector whose own command starts with search keeps it; the search is then its searchCommand", async () => {
+  const own = Object.assign({}, SPEC, {
+    searchCommand: "anvil-search",
+    operations: SPEC.operations.concat([Object.assign({}, SPEC.operations[1], { id: "shop.search", words: ["search", "items"], usage: "shop search items" })]),
+  });
+  const help = sink();
+  assert.equal(await cli.main(own, ["search", "items", "--help"], { stdout: help, stderr: sink() }), 0);
+  assert.match(help.text, /^shop search items\n/);
+  const searchHelp = sink();
+  assert.equal(await cli.main(own, ["anvil-search", "--help"], { stdout: searchHelp, stderr: sink() }), 0);
+  assert.match(searchHelp.text, /^Usage: shop anvil-search <what you want to do>/);
+  const top = sink();
+  assert.equal(await cli.main(own, ["--help"], { stdout: top, stderr: sink() }), 0);
+  assert.match(top.text, /shop anvil-search <what you want to do> \[--limit n\]/);
+});

@@ -105,6 +105,24 @@ class OperationsTest(unittest.TestCase):
         self.assertIsNone(m("nope", "shop"))
 
 
+class LazyTableTest(unittest.TestCase):
+    def test_the_table_loads_on_first_use_and_unknown_names_fail(self):
+        self.assertEqual(pkg.operations.operation("delete_item")["id"], "shop.items.delete")
+        self.assertIn("delete_item", pkg.operations.operation_names())
+        with self.assertRaises(AttributeError):
+            pkg.operations.NO_SUCH_TABLE
+
+
+class ToolsURLTest(unittest.TestCase):
+    def test_tools_route_is_beside_the_mcp_endpoint(self):
+        u = pkg._transport.tools_url
+        self.assertEqual(u("http://127.0.0.1:8931/mcp", [("search", "list items"), ("connector", "shop")]),
+                         "http://127.0.0.1:8931/tools?search=list+items&connector=shop")
+        self.assertEqual(u("https://gw.example/anvil/mcp/?x=1#f", [("search", "a&b"), ("limit", "5")]),
+                         "https://gw.example/anvil/tools?search=a%26b&limit=5")
+        self.assertEqual(u("http://h:1", [("search", "x")]), "http://h:1/tools?search=x")
+
+
 class ErrorsTest(unittest.TestCase):
     def test_unknown_codes_become_unknown_upstream_error(self):
         e = pkg.errors.AnvilError("nope", "m")

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 import { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
-import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult, httpError, jsonrpcError } from "./gateway.ts";
+import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult, httpError, jsonrpcError, toolsUrl } from "./gateway.ts";
 import type { ToolResult, TransportCallOptions } from "./gateway.ts";
 import { invoke, operationFor } from "./invoke.ts";
 import { canonicalJson, checkConfirmation, deriveIdempotencyKey, resolveIdempotencyKey } from "./safety.ts";
@@ -185,4 +185,10 @@ test("invoke: gates, controls, the effect report before the result, and no gatew
   await assert.rejects(invoke(fake, del, { id: 1 }, {}, () => {}), (e: unknown) => e instanceof AnvilError && e.code === "confirmation_required");
   await assert.rejects(invoke(null, del, { id: 1 }, { confirm: true }, () => {}), (e: unknown) => e instanceof AnvilError && e.code === "validation_error");
   assert.equal(sent.length, 1);
+});
+
+test("toolsUrl: the GET /tools route beside the gateway's MCP endpoint", () => {
+  assert.equal(toolsUrl("http://127.0.0.1:8931/mcp", { search: "list items", connector: "shop", limit: undefined }),
+    "http://127.0.0.1:8931/tools?search=list+items&connector=shop");
+  assert.equal(toolsUrl("https://gw.example/anvil/mcp/?x=1#f", { search: "a&b", limit: "5" }), "https://gw.example/anvil/tools?search=a%26b&limit=5");
 });

@@ -55,6 +55,34 @@ export interface ToolResult {
   [key: string]: unknown;
 }
 
+/** One ranked tool of a search (GET /tools?search=...), as the gateway answers it. */
+export interface SearchResult {
+  /** The served tool name, <connector>__<tool>. */
+  name: string;
+  /** The AIR operation id. */
+  operation_id: string;
+  title: string;
+  summary: string;
+  /** The effect class: read, reversible, compensable or irreversible. */
+  effect: string;
+  confirm_required: boolean;
+}
+
+/**
+ * The gateway's GET /tools route beside its MCP endpoint: the gateway URL with its last path
+ * segment (mcp) replaced by "tools", and params as its query.
+ */
+export function toolsUrl(gatewayUrl: string, params: Record<string, string | undefined>): string {
+  const u = new URL(gatewayUrl);
+  u.pathname = u.pathname.replace(/\/+$/, "").replace(/[^/]*$/, "tools");
+  u.search = "";
+  u.hash = "";
+  for (const [k, v] of Object.entries(params)) {
+    if (v !== undefined) u.searchParams.set(k, v);
+  }
+  return u.href;
+}
+
 interface Answer {
   status: number;
   headers: Headers;
@@ -319,7 +347,13 @@ export class GatewayTransport {
     return token;
   }
 
-  async #send(method: string, headers: Record<string, string>, body: string | undefined, options: TransportCallOptions): Promise<Answer> {
+  async #send(
+    method: string,
+    headers: Record<string, string>,
+    body: string | undefined,
+    options: TransportCallOptions,
+    url: string = this.url,
+  ): Promise<Answer> {
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -329,7 +363,7 @@ export class GatewayTransport {
     const onAbort = (): void => controller.abort();
     options.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const res = await this.#fetch(this.url, { method, headers, body, redirect: "manual", signal: controller.signal });
+      const res = await this.#fetch(url, { method, headers, body, redirect: "manual", signal: controller.signal });
       return { status: res.status, headers: res.headers, body: await res.text() };
     } catch {
       if (timedOut) {
@@ -343,6 +377,24 @@ export class GatewayTransport {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /**
+   * Ranks this connector's tools for a plain-language query (GET /tools?search=...): the tools the
+   * caller's grant allows, best first, with the same ranking as the gateway's MCP anvil_search.
+   */
+  async searchTools(query: string, options: TransportCallOptions & { limit?: number } = {}): Promise<SearchResult[]> {
+    const token = await this.readToken();
+    const headers: Record<string, string> = { Accept: "application/json", Authorization: "Bearer " + token, "User-Agent": this.userAgent };
+    const limit = options.limit === undefined ? undefined : String(options.limit);
+    const url = toolsUrl(this.url, { search: query, connector: this.connector, limit });
+    const answer = await this.#send("GET", headers, undefined, options, url);
+    if (answer.status >= 400) throw httpError(answer.status, answer.body, undefined);
+    const doc = jsonOf(answer.body);
+    if (!isRecord(doc) || !Array.isArray(doc.tools)) {
+      throw new AnvilError("upstream_unavailable", "The Anvil gateway's answer to the search is not a tool list.", { retryable: true });
+    }
+    return doc.tools.filter(isRecord) as unknown as SearchResult[];
   }
 
   /** Calls one tool in a fresh MCP session and returns the raw tools/call result. */

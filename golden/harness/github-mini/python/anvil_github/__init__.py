@@ -8,11 +8,11 @@
     print(client.last_effect)  # the last call's effect report (how to undo it), or None
 """
 
+from typing import Any
+
 from ._gateway import DEFAULT_CONNECTOR, GatewayTransport
 from .client import GithubClient
 from .errors import ERROR_CODES, AnvilError
-from .operations import OPERATIONS
-from .spec import SPEC
 
 __all__ = [
     "GithubClient",
@@ -23,3 +23,16 @@ __all__ = [
     "OPERATIONS",
     "SPEC",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """OPERATIONS and SPEC: the operation table, loaded on first use (not at import)."""
+    if name == "OPERATIONS":
+        from .operations import OPERATIONS
+
+        return OPERATIONS
+    if name == "SPEC":
+        from .spec import SPEC
+
+        return SPEC
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

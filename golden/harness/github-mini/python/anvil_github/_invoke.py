@@ -7,7 +7,7 @@ from ._dry_run import DRY_RUN_ARG
 from ._transport import decode_tool_result
 from ._safety import check_confirmation, resolve_idempotency_key
 from .errors import AnvilError
-from .operations import OPERATIONS
+from .operations import operation
 
 
 def invoke(
@@ -22,7 +22,7 @@ def invoke(
     timeout: Optional[float] = None,
 ) -> Any:
     """Call the operation behind a Python method with tool-input arguments."""
-    op = OPERATIONS[method]
+    op = operation(method)
     args = {key: value for key, value in arguments.items() if value is not None}
     check_confirmation(op, confirm)
     key = resolve_idempotency_key(op, idempotency_key, args)
@@ -64,7 +64,7 @@ def paginate_keywords(
     kwargs are the paginated method's keyword arguments: the operation's
     Python input names and its safety controls, as its plain method takes them.
     """
-    op = OPERATIONS[method[: -len("_paginated")]]
+    op = operation(method[: -len("_paginated")])
     controls = {}  # type: Dict[str, Any]
     for name, arg in op["controls"].items():
         if arg in kwargs:

@@ -88,6 +88,28 @@ class GithubClient:
             timeout=timeout,
         )
 
+    def search(self, query: str, limit: int = 10) -> List[Dict[str, Any]]:
+        """Find the operations that fit a plain-language task, best first.
+
+        The gateway ranks this connector's tools that the branch's grant
+        allows (GET /tools?search=...). Each result is ``{"name",
+        "operation_id", "title", "summary", "effect", "confirm_required",
+        "method"}``: ``method`` is this client's method for it (None when
+        the client has none), and ``client.call(result["name"], {...})``
+        calls it.
+        """
+        if self._gateway is None:
+            raise AnvilError(
+                "validation_error",
+                "ANVIL_GATEWAY_URL is not set; this client searches operations only through the Anvil gateway.",
+                details={"code": "sdk/gateway_url_unset"},
+            )
+        found = self._gateway.search_tools(query, limit=limit)
+        for result in found:
+            name = result.get("name")
+            result["method"] = method_for(name, self._gateway.connector) if isinstance(name, str) else None
+        return found
+
     def list_issue(
         self,
         *,

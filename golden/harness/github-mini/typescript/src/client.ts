@@ -3,7 +3,7 @@
 
 import { AnvilError } from "./errors.ts";
 import { DEFAULT_CONNECTOR, GatewayTransport, gatewayUrlFromEnv } from "./gateway.ts";
-import type { ClientOptions } from "./gateway.ts";
+import type { ClientOptions, SearchResult } from "./gateway.ts";
 import { invoke, operationFor } from "./invoke.ts";
 import type { CallOptions } from "./invoke.ts";
 import { SPEC } from "./spec.ts";
@@ -49,6 +49,22 @@ export class GithubClient {
       });
     }
     return this.#invoke(op, args, options);
+  }
+
+  /**
+   * Finds the operations that fit a plain-language task, best first: the gateway ranks this
+   * connector's tools that the branch's grant allows (GET /tools?search=...). Each result's `method`
+   * is this client's method for it (null when it has none); `client.call(result.name, {...})` calls it.
+   */
+  async search(query: string, limit: number = 10): Promise<Array<SearchResult & { method: string | null }>> {
+    if (this.#transport === null) {
+      throw new AnvilError("validation_error", "ANVIL_GATEWAY_URL is not set; this client searches operations only through the Anvil gateway.", {
+        details: { code: "sdk/gateway_url_unset" },
+      });
+    }
+    const connector = this.#transport.connector;
+    const found = await this.#transport.searchTools(query, { limit });
+    return found.map((r) => ({ ...r, method: operationFor(r.name, connector)?.method ?? null }));
   }
 
   /**

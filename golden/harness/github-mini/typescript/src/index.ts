@@ -6,7 +6,7 @@ export type { CallOptions } from "./client.ts";
 export { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
 export type { AnvilErrorInit, ErrorCode } from "./errors.ts";
 export { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult } from "./gateway.ts";
-export type { ClientOptions, TokenProvider, ToolResult } from "./gateway.ts";
+export type { ClientOptions, SearchResult, TokenProvider, ToolResult } from "./gateway.ts";
 export { canonicalJson, deriveIdempotencyKey } from "./safety.ts";
 export { SPEC } from "./spec.ts";
 export type { OperationSpec, Spec } from "./spec.ts";
