@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvil-dev/anvil/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/store"
-	"github.com/anvil-dev/anvil/runtime/store/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/store/pgstore"
 	"github.com/anvil-dev/anvil/runtime/store/storetest"
 )

@@ -21,12 +21,12 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
+	"github.com/anvil-dev/anvil/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/frontdoor"
-	"github.com/anvil-dev/anvil/runtime/store/internal/pgtest"
 )
 
 var (
