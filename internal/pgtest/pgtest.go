@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,8 +36,9 @@ const EnvDSN = "ANVIL_TEST_POSTGRES"
 const NoServer = "none"
 
 // ErrNoPostgres is wrapped by Start's error when no server can be had;
-// that error's text is the one line a skipping test binary prints.
-var ErrNoPostgres = errors.New("PostgreSQL tests skipped")
+// that error's text is one line saying why, which a test binary prints
+// once when it skips its PostgreSQL tests (SkipLine).
+var ErrNoPostgres = errors.New("no PostgreSQL")
 
 // Server is a PostgreSQL server for tests.
 type Server struct {
@@ -54,6 +56,10 @@ var schemas atomic.Int64
 
 // binGlob finds initdb (a variable so a test can point it at nothing).
 var binGlob = "/usr/lib/postgresql/*/bin/initdb"
+
+// SkipLine is the line a test binary prints once, from TestMain, when
+// Start failed with err, so that the skip is never silent.
+func SkipLine(err error) string { return "PostgreSQL tests skipped: " + err.Error() }
 
 // Start returns the server of ANVIL_TEST_POSTGRES, or starts a throwaway
 // one. ErrNoPostgres when neither is possible.
@@ -273,4 +279,25 @@ func QueryRow(ctx context.Context, dsn, sql string, dest ...any) error {
 	}
 	defer conn.Close(ctx)
 	return conn.QueryRow(ctx, sql).Scan(dest...)
+}
+
+// CheckSkipLine runs this test binary again, without -v, as on a machine
+// without PostgreSQL (ANVIL_TEST_POSTGRES=none), running only the tests
+// that match run (a -test.run pattern naming PostgreSQL tests; the
+// calling test itself is left out). The run
+// must pass and print exactly one line besides PASS: the skip line. It is
+// how a package checks that its PostgreSQL tests never skip silently, nor
+// with a line per test.
+func CheckSkipLine(t *testing.T, run string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.skip=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), EnvDSN+"="+NoServer)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the run without PostgreSQL failed: %v\n%s", err, out)
+	}
+	want := SkipLine(fmt.Errorf("%w: %s=%s", ErrNoPostgres, EnvDSN, NoServer))
+	if got := strings.TrimSpace(string(out)); got != want+"\nPASS" {
+		t.Fatalf("without PostgreSQL the tests printed\n%s\nwant exactly\n%s\nPASS", got, want)
+	}
 }
