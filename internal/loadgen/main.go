@@ -7,6 +7,8 @@
 //   - bare proxy:   GET /repos/octo/hello/pulls through the proxy;
 //   - gateway REST: POST /call/github__github_list_pull;
 //   - gateway MCP:  tools/call github__github_list_pull on open sessions;
+//   - keyed writes through the idempotency ledger, on the embedded store
+//     and on PostgreSQL (ledger.go);
 //
 // (and, for reference, the mock reached directly, and the bare proxy given
 // the gateway's own requests, /call and tools/call with the turn token and
@@ -68,8 +70,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadgen: -rounds and -conns must be positive, -duration too")
 		os.Exit(2)
 	}
-	// A hung run never outlives its budget.
-	budget := 2*2*4*(*duration) + time.Minute
+	// A hung run never outlives its budget: two phases of -duration for
+	// each of at most 12 targets, and set-up.
+	budget := 2*12*(*duration) + 2*time.Minute
 	time.AfterFunc(budget, func() {
 		fmt.Fprintf(os.Stderr, "loadgen: still running after %v; giving up\n", budget)
 		os.Exit(1)
@@ -215,6 +218,14 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
 		{"generated MCP", mcpTarget(st.generated, turnTok, mcpCall)},
 	}
+	reads := len(targets)
+	writeTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
+		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "write"}}})
+	writes, err := ledgerTargets(&st, procs, cfg, ws, dir, writeTok, connectTok, client) // ledger.go
+	if err != nil {
+		return err
+	}
+	targets = append(targets, writes...)
 
 	where := "in this process"
 	if procs != nil {
@@ -233,7 +244,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	bare := results[1]
 	fmt.Println()
-	for i := 4; i < len(targets); i++ {
+	for i := 4; i < reads; i++ {
 		r := results[i]
 		tp, lat := r.rps/bare.rps, float64(r.p50)/float64(bare.p50)
 		fmt.Printf("%-16s throughput %.2fx the proxy (target >= 0.60) %s; p50 %.2fx (target <= 1.30) %s\n",
@@ -241,6 +252,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	printGenerated(targets, results) // generated.go
 	printSameRequest(targets, results)
+	printLedger(targets, results) // ledger.go
 	for _, r := range results {
 		if r.errors > 0 {
 			return errors.New("some requests failed")

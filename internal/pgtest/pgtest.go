@@ -44,12 +44,15 @@ var ErrNoPostgres = errors.New("no PostgreSQL")
 type Server struct {
 	DSN   string // superuser DSN (database postgres)
 	owned bool   // started here: Stop/Start/Close control it
-	dir   string
-	bin   string
-	port  int
-	cred  *syscall.Credential // the postgres user's, when running as root
-	proc  *exec.Cmd           // the running postmaster
-	exit  chan error          // its Wait result
+	// durable: an owned server syncs its commits to disk, as a production
+	// one does (StartDurable); else fsync and synchronous commit are off.
+	durable bool
+	dir     string
+	bin     string
+	port    int
+	cred    *syscall.Credential // the postgres user's, when running as root
+	proc    *exec.Cmd           // the running postmaster
+	exit    chan error          // its Wait result
 }
 
 var schemas atomic.Int64
@@ -62,8 +65,16 @@ var binGlob = "/usr/lib/postgresql/*/bin/initdb"
 func SkipLine(err error) string { return "PostgreSQL tests skipped: " + err.Error() }
 
 // Start returns the server of ANVIL_TEST_POSTGRES, or starts a throwaway
-// one. ErrNoPostgres when neither is possible.
-func Start() (*Server, error) {
+// one without fsync (fast, and enough for tests). ErrNoPostgres when
+// neither is possible.
+func Start() (*Server, error) { return start(false) }
+
+// StartDurable is Start with a throwaway server that syncs every commit to
+// disk (fsync, synchronous commit and full-page writes on, PostgreSQL's
+// defaults), for measurements that compare it with a store that syncs.
+func StartDurable() (*Server, error) { return start(true) }
+
+func start(durable bool) (*Server, error) {
 	dsn := strings.TrimSpace(os.Getenv(EnvDSN))
 	if dsn == NoServer {
 		return nil, fmt.Errorf("%w: %s=%s", ErrNoPostgres, EnvDSN, NoServer)
@@ -76,7 +87,7 @@ func Start() (*Server, error) {
 		return nil, fmt.Errorf("%w: %s is unset and no PostgreSQL is installed under /usr/lib/postgresql (run scripts/ci-postgres.sh)", ErrNoPostgres, EnvDSN)
 	}
 	sort.Slice(bins, func(i, j int) bool { return version(bins[i]) > version(bins[j]) })
-	s := &Server{owned: true, bin: filepath.Dir(bins[0])}
+	s := &Server{owned: true, durable: durable, bin: filepath.Dir(bins[0])}
 	removeStale()
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
@@ -166,9 +177,12 @@ func (s *Server) StartServer() error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	args := []string{"-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"}
+	if !s.durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
