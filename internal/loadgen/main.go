@@ -186,13 +186,30 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		}
 		return authtest.Mint(key, c)
 	}
-	connectTok := mint(map[string]any{"exp": now + 300, "by_purpose": "connect", "by_grants": []any{}})
-	turnTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
-		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "read"}}})
+	connectFor := func(sub string) string {
+		return mint(map[string]any{"sub": sub, "exp": now + 300, "by_purpose": "connect", "by_grants": []any{}})
+	}
+	turnFor := func(sub string) string {
+		return mint(map[string]any{"sub": sub, "by_branch": "main", "by_turn": "1",
+			"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "read"}}})
+	}
+	connectTok, turnTok := connectFor("local:loadgen"), turnFor("local:loadgen")
 	client := &http.Client{Transport: tunedTransport(conns), Timeout: 10 * time.Second}
-	if err := expect200(client, "POST", st.gateway+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectTok},
-		"Content-Type": {"application/json"}}, `{"connector":"github","api_key":"`+upstreamPAT+`"}`, nil); err != nil {
-		return fmt.Errorf("connecting: %w", err)
+	// A gateway holds at most frontdoor.MaxSessionsPerSubject MCP sessions
+	// per person, and the MCP rows open one per connection: they are
+	// spread over enough people, each connected (the gateways share the
+	// vault directory).
+	mcpToks := make([]string, (conns+frontdoor.MaxSessionsPerSubject-1)/frontdoor.MaxSessionsPerSubject)
+	for i := range mcpToks {
+		sub := "local:loadgen"
+		if i > 0 {
+			sub = fmt.Sprintf("local:loadgen-%d", i)
+		}
+		mcpToks[i] = turnFor(sub)
+		if err := expect200(client, "POST", st.gateway+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectFor(sub)},
+			"Content-Type": {"application/json"}}, `{"connector":"github","api_key":"`+upstreamPAT+`"}`, nil); err != nil {
+			return fmt.Errorf("connecting %s: %w", sub, err)
+		}
 	}
 
 	upstreamHeader := http.Header{"Authorization": {"Bearer " + upstreamPAT}, "Accept": {"application/json"}}
@@ -214,9 +231,9 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		{"proxy, /call req", simple("POST", st.proxy+"/call/github__github_list_pull", callHeader, listBody)},
 		{"proxy, MCP req", simple("POST", st.proxy+"/mcp", mcpHeader, mcpCall)},
 		{"gateway /call", simple("POST", st.gateway+"/call/github__github_list_pull", callHeader, listBody)},
-		{"gateway MCP", mcpTarget(st.gateway, turnTok, mcpCall)},
+		{"gateway MCP", mcpTarget(st.gateway, mcpToks, mcpCall)},
 		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
-		{"generated MCP", mcpTarget(st.generated, turnTok, mcpCall)},
+		{"generated MCP", mcpTarget(st.generated, mcpToks, mcpCall)},
 	}
 	reads := len(targets)
 	writeTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
@@ -296,9 +313,14 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-// mcpTarget opens an MCP session on base per worker and calls mcpCall on it.
-func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error) {
+// mcpTarget opens an MCP session on base per worker and calls mcpCall on
+// it; the workers take the tokens in turn, frontdoor.MaxSessionsPerSubject
+// workers each.
+func mcpTarget(base string, tokens []string, mcpCall string) func() (func() error, func(), error) {
+	var workers atomic.Int64
 	return func() (func() error, func(), error) {
+		n := int(workers.Add(1) - 1)
+		token := tokens[n/frontdoor.MaxSessionsPerSubject%len(tokens)]
 		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
 		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
 			"Accept": {"application/json, text/event-stream"}}
