@@ -90,7 +90,7 @@ func (g *gate) count(path string) int {
 //   - vault records written before the kill are all there afterwards.
 func killSuite(t *testing.T, n int, dsn string) {
 	t.Run("kill -9 of the replica in the middle of a keyed write: the retry completes once the lease expires, no vault record is lost", func(t *testing.T) {
-		const lease = 2 * time.Second
+		const lease = 3 * time.Second
 		var g *gate
 		c := newClusterWith(t, n, dsn, func(doc *air.Document) {
 			var gateURL string
