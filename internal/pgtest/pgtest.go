@@ -1,9 +1,11 @@
-// Package pgtest gives tests a PostgreSQL server: the one ANVIL_TEST_POSTGRES
-// names (a DSN), or else a throwaway cluster started with the binaries in
-// /usr/lib/postgresql/*/bin (initdb, pg_ctl) in a temporary directory on a
-// loopback port, as the postgres user when running as root (the server
-// refuses root), and stopped with the test binary even when it is killed. When neither exists, Start reports why in one line so the
-// caller can skip with it.
+// Package pgtest gives tests (and make load) a PostgreSQL server: the one
+// ANVIL_TEST_POSTGRES names (a DSN), or else a throwaway cluster started
+// with the binaries in /usr/lib/postgresql/*/bin (initdb, pg_ctl) in a
+// temporary directory on a loopback port, as the postgres user when running
+// as root (the server refuses root), and stopped with the process that
+// started it even when that one is killed. When neither exists (or
+// ANVIL_TEST_POSTGRES=none), Start says why in one line, which a test binary
+// prints once (SkipLine) before skipping its PostgreSQL tests.
 package pgtest
 
 import (

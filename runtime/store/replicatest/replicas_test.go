@@ -246,8 +246,8 @@ func (c *cluster) try(base, method, path, bearer, body string, h http.Header) (a
 		return answer{}, err
 	}
 	defer resp.Body.Close()
-	// A body cut short is returned as far as it came (the session
-	// suite's request after DELETE may meet one; see the report).
+	// A body cut short is returned as far as it came: the suites judge
+	// the status and what the body holds.
 	b, _ := io.ReadAll(resp.Body)
 	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}, nil
 }
