@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"net"
 
 	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
 	"github.com/anvil-dev/anvil/runtime/fleet"
@@ -16,28 +14,14 @@ import (
 // own listener and audit log, its upstream pointed at the mock through
 // ANVIL_UPSTREAM_GITHUB_URL. It returns the base URL and a stop function.
 func startGenerated(cfg frontdoor.Config, mockURL, auditFile string) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	cfg.Port = ln.Addr().(*net.TCPAddr).Port
 	cfg.AuditFile = auditFile
 	env := map[string]string{fleet.UpstreamURLEnv("github"): mockURL}
 	cfg.Getenv = func(k string) string { return env[k] }
 	f, err := fleet.FromWorkspace(workspace.Workspace())
 	if err != nil {
-		ln.Close()
 		return "", nil, err
 	}
-	g, err := frontdoor.New(cfg, f, nil)
-	if err != nil {
-		ln.Close()
-		return "", nil, err
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { _ = g.Serve(ctx, ln); close(served) }()
-	return "http://" + ln.Addr().String(), func() { cancel(); <-served }, nil
+	return serveGateway(cfg, f) // procs.go
 }
 
 // printGenerated compares the generated gateway's rows with the bare proxy

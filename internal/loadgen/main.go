@@ -6,7 +6,9 @@
 //
 //   - bare proxy:   GET /repos/octo/hello/pulls through the proxy;
 //   - gateway REST: POST /call/github__github_list_pull;
-//   - gateway MCP:  tools/call github__github_list_pull on open sessions (shared by the workers);
+//   - gateway MCP:  tools/call github__github_list_pull on open sessions;
+//   - keyed writes through the idempotency ledger, on the embedded store
+//     and on PostgreSQL (ledger.go);
 //
 // (and, for reference, the mock reached directly, and the bare proxy given
 // the gateway's own requests, /call and tools/call with the turn token and
@@ -68,8 +70,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadgen: -rounds and -conns must be positive, -duration too")
 		os.Exit(2)
 	}
-	// A hung run never outlives its budget.
-	budget := 2*2*4*(*duration) + time.Minute
+	// A hung run never outlives its budget: two phases of -duration for
+	// each of at most 12 targets, and set-up.
+	budget := 2*12*(*duration) + 2*time.Minute
 	time.AfterFunc(budget, func() {
 		fmt.Fprintf(os.Stderr, "loadgen: still running after %v; giving up\n", budget)
 		os.Exit(1)
@@ -183,13 +186,30 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		}
 		return authtest.Mint(key, c)
 	}
-	connectTok := mint(map[string]any{"exp": now + 300, "by_purpose": "connect", "by_grants": []any{}})
-	turnTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
-		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "read"}}})
+	connectFor := func(sub string) string {
+		return mint(map[string]any{"sub": sub, "exp": now + 300, "by_purpose": "connect", "by_grants": []any{}})
+	}
+	turnFor := func(sub string) string {
+		return mint(map[string]any{"sub": sub, "by_branch": "main", "by_turn": "1",
+			"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "read"}}})
+	}
+	connectTok, turnTok := connectFor("local:loadgen"), turnFor("local:loadgen")
 	client := &http.Client{Transport: tunedTransport(conns), Timeout: 10 * time.Second}
-	if err := expect200(client, "POST", st.gateway+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectTok},
-		"Content-Type": {"application/json"}}, `{"connector":"github","api_key":"`+upstreamPAT+`"}`, nil); err != nil {
-		return fmt.Errorf("connecting: %w", err)
+	// A gateway holds at most frontdoor.MaxSessionsPerSubject MCP sessions
+	// per person, and the MCP rows open one per connection: they are
+	// spread over enough people, each connected (the gateways share the
+	// vault directory).
+	mcpToks := make([]string, (conns+frontdoor.MaxSessionsPerSubject-1)/frontdoor.MaxSessionsPerSubject)
+	for i := range mcpToks {
+		sub := "local:loadgen"
+		if i > 0 {
+			sub = fmt.Sprintf("local:loadgen-%d", i)
+		}
+		mcpToks[i] = turnFor(sub)
+		if err := expect200(client, "POST", st.gateway+"/connect/api-key", http.Header{"Authorization": {"Bearer " + connectFor(sub)},
+			"Content-Type": {"application/json"}}, `{"connector":"github","api_key":"`+upstreamPAT+`"}`, nil); err != nil {
+			return fmt.Errorf("connecting %s: %w", sub, err)
+		}
 	}
 
 	upstreamHeader := http.Header{"Authorization": {"Bearer " + upstreamPAT}, "Accept": {"application/json"}}
@@ -211,10 +231,18 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		{"proxy, /call req", simple("POST", st.proxy+"/call/github__github_list_pull", callHeader, listBody)},
 		{"proxy, MCP req", simple("POST", st.proxy+"/mcp", mcpHeader, mcpCall)},
 		{"gateway /call", simple("POST", st.gateway+"/call/github__github_list_pull", callHeader, listBody)},
-		{"gateway MCP", mcpTarget(st.gateway, turnTok, mcpCall)},
+		{"gateway MCP", mcpTarget(st.gateway, mcpToks, mcpCall)},
 		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
-		{"generated MCP", mcpTarget(st.generated, turnTok, mcpCall)},
+		{"generated MCP", mcpTarget(st.generated, mcpToks, mcpCall)},
 	}
+	reads := len(targets)
+	writeTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
+		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "write"}}})
+	writes, err := ledgerTargets(&st, procs, cfg, ws, dir, writeTok, connectTok, client) // ledger.go
+	if err != nil {
+		return err
+	}
+	targets = append(targets, writes...)
 
 	where := "in this process"
 	if procs != nil {
@@ -233,7 +261,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	bare := results[1]
 	fmt.Println()
-	for i := 4; i < len(targets); i++ {
+	for i := 4; i < reads; i++ {
 		r := results[i]
 		tp, lat := r.rps/bare.rps, float64(r.p50)/float64(bare.p50)
 		fmt.Printf("%-16s throughput %.2fx the proxy (target >= 0.60) %s; p50 %.2fx (target <= 1.30) %s\n",
@@ -241,6 +269,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	printGenerated(targets, results) // generated.go
 	printSameRequest(targets, results)
+	printLedger(targets, results) // ledger.go
 	for _, r := range results {
 		if r.errors > 0 {
 			return errors.New("some requests failed")
@@ -284,33 +313,22 @@ func verdict(ok bool) string {
 	return "MISSED"
 }
 
-// mcpSessionsPerTarget is how many MCP sessions the workers of one MCP
-// target share (as a client multiplexes calls over a session): below the
-// gateway's per-subject cap (frontdoor.MaxSessionsPerSubject), since every
-// worker calls with the same token.
-const mcpSessionsPerTarget = 16
-
-// mcpTarget calls mcpCall on base over MCP sessions the workers share
-// (worker n uses session n mod mcpSessionsPerTarget, opened by its first
-// worker and closed by its last).
-func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error) {
-	type session struct {
-		header http.Header
-		users  int
-	}
-	var (
-		mu       sync.Mutex
-		sessions [mcpSessionsPerTarget]*session
-		next     int
-	)
-	h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
-		"Accept": {"application/json, text/event-stream"}}
-	open := func(c *http.Client) (http.Header, error) {
+// mcpTarget opens an MCP session on base per worker and calls mcpCall on
+// it; the workers take the tokens in turn, frontdoor.MaxSessionsPerSubject
+// workers each.
+func mcpTarget(base string, tokens []string, mcpCall string) func() (func() error, func(), error) {
+	var workers atomic.Int64
+	return func() (func() error, func(), error) {
+		n := int(workers.Add(1) - 1)
+		token := tokens[n/frontdoor.MaxSessionsPerSubject%len(tokens)]
+		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
+		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
+			"Accept": {"application/json, text/event-stream"}}
 		var sid string
 		err := expect200(c, "POST", base+"/mcp", h, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}`,
 			func(r *http.Response) { sid = r.Header.Get("Mcp-Session-Id") })
 		if err != nil || sid == "" {
-			return nil, fmt.Errorf("initialize: %v", err)
+			return nil, nil, fmt.Errorf("initialize: %v", err)
 		}
 		sh := h.Clone()
 		sh.Set("Mcp-Session-Id", sid)
@@ -321,43 +339,15 @@ func mcpTarget(base, token, mcpCall string) func() (func() error, func(), error)
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
-		return sh, nil
-	}
-	return func() (func() error, func(), error) {
-		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
-		mu.Lock()
-		slot := next % mcpSessionsPerTarget
-		next++
-		s := sessions[slot]
-		if s == nil {
-			sh, err := open(c)
-			if err != nil {
-				mu.Unlock()
-				return nil, nil, err
-			}
-			s = &session{header: sh}
-			sessions[slot] = s
-		}
-		s.users++
-		mu.Unlock()
 		closeSession := func() {
-			mu.Lock()
-			s.users--
-			last := s.users == 0
-			if last {
-				sessions[slot] = nil
-			}
-			mu.Unlock()
-			if last {
-				req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
-				req.Header = s.header.Clone()
-				if resp, err := c.Do(req); err == nil {
-					resp.Body.Close()
-				}
+			req, _ := http.NewRequest("DELETE", base+"/mcp", nil)
+			req.Header = sh.Clone()
+			if resp, err := c.Do(req); err == nil {
+				resp.Body.Close()
 			}
 			c.CloseIdleConnections()
 		}
-		return func() error { return expect200(c, "POST", base+"/mcp", s.header, mcpCall, nil) }, closeSession, nil
+		return func() error { return expect200(c, "POST", base+"/mcp", sh, mcpCall, nil) }, closeSession, nil
 	}
 }
 

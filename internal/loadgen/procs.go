@@ -65,26 +65,14 @@ func startInProcess(st *stack, cfg frontdoor.Config, ws, generatedAudit string, 
 	st.proxy = base
 	st.onStop(stop)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	cfg.Port = ln.Addr().(*net.TCPAddr).Port
 	f, err := fleet.Load(ws)
 	if err != nil {
-		ln.Close()
 		return err
 	}
-	g, err := frontdoor.New(cfg, f, nil)
-	if err != nil {
-		ln.Close()
+	if st.gateway, stop, err = serveGateway(cfg, f); err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { _ = g.Serve(ctx, ln); close(served) }()
-	st.gateway = "http://" + ln.Addr().String()
-	st.onStop(func() { cancel(); <-served })
+	st.onStop(stop)
 
 	gbase, gstop, err := startGenerated(cfg, st.mock, generatedAudit)
 	if err != nil {
@@ -95,7 +83,25 @@ func startInProcess(st *stack, cfg frontdoor.Config, ws, generatedAudit string, 
 	return nil
 }
 
-// serveHandler serves h on a loopback port.
+// serveGateway serves the fleet f in this process with cfg on a free
+// loopback port; it returns the base URL and a stop function.
+func serveGateway(cfg frontdoor.Config, f *fleet.Fleet) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.Port = ln.Addr().(*net.TCPAddr).Port
+	g, err := frontdoor.New(cfg, f, nil)
+	if err != nil {
+		ln.Close()
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() { _ = g.Serve(ctx, ln); close(served) }()
+	return "http://" + ln.Addr().String(), func() { cancel(); <-served }, nil
+}
+
 // bareProxy is the bare httputil.ReverseProxy in front of the mock (a tuned
 // transport, nothing else). GET requests go through as they are. A POST —
 // the very request a gateway gets, /call/<tool> or an MCP tools/call with
@@ -117,6 +123,7 @@ func bareProxy(target *url.URL, conns int) http.Handler {
 	return rp
 }
 
+// serveHandler serves h on a loopback port.
 func serveHandler(h http.Handler) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -134,15 +141,7 @@ func startProcesses(st *stack, o *procOptions, cfg frontdoor.Config, ws, generat
 	if st.proxy, err = startChild(st, "proxy", st.mock); err != nil {
 		return fmt.Errorf("the bare proxy: %w", err)
 	}
-	env := []string{
-		"ANVIL_INBOUND_AUTH_MODE=branchyard",
-		"ANVIL_INBOUND_ISSUER=" + cfg.Auth.Issuer,
-		"ANVIL_INBOUND_AUDIENCE=" + cfg.Auth.Audience,
-		"ANVIL_INBOUND_JWKS_URI=" + cfg.Auth.JWKSURI,
-		"ANVIL_VAULT_KEY_FILE=" + cfg.VaultKeyFile,
-		"ANVIL_VAULT_DIR=" + cfg.VaultDir,
-		"ANVIL_ALLOWED_HOSTS=" + cfg.AllowedHosts,
-	}
+	env := gatewayEnv(cfg)
 	if st.gateway, err = startGateway(st, o.anvil, ws, append(env, "ANVIL_AUDIT_FILE="+cfg.AuditFile)); err != nil {
 		return fmt.Errorf("%s: %w", o.anvil, err)
 	}
@@ -151,6 +150,20 @@ func startProcesses(st *stack, o *procOptions, cfg frontdoor.Config, ws, generat
 		return fmt.Errorf("%s (make load builds it from gen/github-mini): %w", o.generated, err)
 	}
 	return nil
+}
+
+// gatewayEnv is cfg as a gateway process's environment (without the audit
+// file, which each gateway has its own of).
+func gatewayEnv(cfg frontdoor.Config) []string {
+	return []string{
+		"ANVIL_INBOUND_AUTH_MODE=branchyard",
+		"ANVIL_INBOUND_ISSUER=" + cfg.Auth.Issuer,
+		"ANVIL_INBOUND_AUDIENCE=" + cfg.Auth.Audience,
+		"ANVIL_INBOUND_JWKS_URI=" + cfg.Auth.JWKSURI,
+		"ANVIL_VAULT_KEY_FILE=" + cfg.VaultKeyFile,
+		"ANVIL_VAULT_DIR=" + cfg.VaultDir,
+		"ANVIL_ALLOWED_HOSTS=" + cfg.AllowedHosts,
+	}
 }
 
 // startGateway runs bin serve mcp <ws> --fleet --http <port> and waits for

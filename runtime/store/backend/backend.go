@@ -25,6 +25,21 @@ const (
 	// EnvRetention is how long completed ledger entries replay, as a Go
 	// duration ("24h", "90m"); default store.DefaultRetention.
 	EnvRetention = "ANVIL_LEDGER_RETENTION"
+	// EnvLease is how long a replica that began a keyed write owns its
+	// ledger entry without renewing it, as a Go duration, between
+	// MinLease and MaxLease; default store.DefaultLeaseTTL. A live owner
+	// renews a third of the way to each expiry; once an owner has died
+	// (kill -9), a retry of its write waits at most this long.
+	EnvLease = "ANVIL_LEDGER_LEASE"
+)
+
+// Bounds of ANVIL_LEDGER_LEASE. Below a second, a store that is slow for a
+// moment could let a live owner's lease lapse (and the write go upstream a
+// second time); above an hour, a crashed owner blocks its retries for
+// longer than any caller waits.
+const (
+	MinLease = time.Second
+	MaxLease = time.Hour
 )
 
 // Kinds of backend.
@@ -44,7 +59,8 @@ type Config struct {
 	store.Options
 }
 
-// FromEnv reads ANVIL_STORE, ANVIL_STATE_FILE and ANVIL_LEDGER_RETENTION.
+// FromEnv reads ANVIL_STORE, ANVIL_STATE_FILE, ANVIL_LEDGER_RETENTION and
+// ANVIL_LEDGER_LEASE.
 // Errors wrap store.ErrConfig and never quote ANVIL_STORE.
 func FromEnv(getenv func(string) string) (Config, error) {
 	var c Config
@@ -58,14 +74,32 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("%w: %s must be empty (embedded store) or a postgres:// URL", store.ErrConfig, EnvStore)
 	}
 	c.StatePath = getenv(EnvStateFile)
-	if r := strings.TrimSpace(getenv(EnvRetention)); r != "" {
-		d, err := time.ParseDuration(r)
-		if err != nil || d <= 0 {
-			return c, fmt.Errorf("%w: %s must be a positive duration such as 24h (got %q)", store.ErrConfig, EnvRetention, r)
-		}
-		c.Retention = d
+	var err error
+	if c.Retention, err = duration(getenv, EnvRetention, "24h", 1, 0); err != nil {
+		return c, err
+	}
+	if c.LeaseTTL, err = duration(getenv, EnvLease, "2m", MinLease, MaxLease); err != nil {
+		return c, err
 	}
 	return c, nil
+}
+
+// duration reads the Go duration in variable name: 0 when unset (the
+// store's default), else one within [lo, hi] (hi 0: unbounded).
+func duration(getenv func(string) string, name, example string, lo, hi time.Duration) (time.Duration, error) {
+	r := strings.TrimSpace(getenv(name))
+	if r == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(r)
+	if err != nil || d < lo || hi > 0 && d > hi {
+		bound := "a positive duration"
+		if hi > 0 {
+			bound = fmt.Sprintf("a duration from %v to %v", lo, hi)
+		}
+		return 0, fmt.Errorf("%w: %s must be %s such as %s (got %q)", store.ErrConfig, name, bound, example, r)
+	}
+	return d, nil
 }
 
 // Open opens the configured backend.

@@ -31,6 +31,16 @@ func TestFromEnv(t *testing.T) {
 	if !errors.Is(err, store.ErrConfig) {
 		t.Fatalf("bad retention: %v", err)
 	}
+	c, err = FromEnv(env(map[string]string{EnvLease: "3s"}))
+	if err != nil || c.LeaseTTL != 3*time.Second || c.Retention != 0 {
+		t.Fatalf("lease: %+v %v", c.Options, err)
+	}
+	for _, bad := range []string{"500ms", "2h", "soon", "-5s"} {
+		_, err = FromEnv(env(map[string]string{EnvLease: bad}))
+		if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), EnvLease) {
+			t.Errorf("lease %q: %v", bad, err)
+		}
+	}
 }
 
 func TestOpenEmbedded(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvil-dev/anvil/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/store"
-	"github.com/anvil-dev/anvil/runtime/store/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/store/pgstore"
 	"github.com/anvil-dev/anvil/runtime/store/storetest"
 )
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 	server, skipReason = pgtest.Start()
 	if skipReason != nil {
 		// One clear line, printed even without -v.
-		fmt.Println(skipReason)
+		fmt.Println(pgtest.SkipLine(skipReason))
 	}
 	code := m.Run()
 	if server != nil {
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 func need(t testing.TB) *pgtest.Server {
 	t.Helper()
 	if server == nil {
-		t.Skip(skipReason)
+		t.Skip(pgtest.SkipLine(skipReason))
 	}
 	return server
 }
@@ -289,4 +289,10 @@ func TestKill9(t *testing.T) {
 	}
 	dsn := freshDSN(t)
 	storetest.Kill9(t, "TestKill9", []string{"CRASH_DSN=" + dsn}, func() store.Store { return open(t, dsn, opts) })
+}
+
+// Without PostgreSQL every test of this package passes or skips, and the
+// binary says so in exactly one line.
+func TestNoPostgresSkipsWithOneLine(t *testing.T) {
+	pgtest.CheckSkipLine(t, ".")
 }

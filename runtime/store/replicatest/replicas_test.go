@@ -17,16 +17,17 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
+	"github.com/anvil-dev/anvil/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/frontdoor"
-	"github.com/anvil-dev/anvil/runtime/store/internal/pgtest"
 )
 
 var (
@@ -37,11 +38,14 @@ var (
 func TestMain(m *testing.M) {
 	server, skipReason = pgtest.Start()
 	if skipReason != nil {
-		fmt.Println(skipReason) // one clear line, even without -v
+		fmt.Println(pgtest.SkipLine(skipReason)) // one clear line, even without -v
 	}
 	code := m.Run()
 	if server != nil {
 		server.Close()
+	}
+	if builtBin != "" {
+		os.RemoveAll(filepath.Dir(builtBin))
 	}
 	os.Exit(code)
 }
@@ -67,6 +71,11 @@ type cluster struct {
 	backends []string
 	jti      atomic.Int64
 	client   *http.Client
+	// With gateway processes (anvilBin): what starts replica i again,
+	// and the running processes.
+	dir, ws, jwks, keyFile string
+	env                    map[string]string
+	procs                  []*replicaProc
 }
 
 func newCluster(t *testing.T, n int, dsn string) *cluster {
@@ -127,6 +136,7 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 	for k, v := range extraEnv {
 		env[k] = v
 	}
+	c.dir, c.ws, c.jwks, c.keyFile, c.env = dir, ws, jwks, keyFile, env
 	for i := 0; i < n; i++ {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -135,7 +145,7 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 		if anvilBin != "" {
 			port := ln.Addr().(*net.TCPAddr).Port
 			ln.Close()
-			c.startProcess(dir, ws, i, port, jwks, keyFile, env)
+			c.procs = append(c.procs, c.startProcess(i, port))
 			c.backends = append(c.backends, fmt.Sprintf("http://127.0.0.1:%d", port))
 			continue
 		}
@@ -207,9 +217,19 @@ type answer struct {
 
 func (c *cluster) do(base, method, path, bearer, body string, h http.Header) answer {
 	c.t.Helper()
-	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	a, err := c.try(base, method, path, bearer, body, h)
 	if err != nil {
 		c.t.Fatal(err)
+	}
+	return a
+}
+
+// try is do for a request that may fail (a replica killed under it), and
+// for goroutines other than the test's.
+func (c *cluster) try(base, method, path, bearer, body string, h http.Header) (answer, error) {
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		return answer{}, err
 	}
 	for k, v := range h {
 		req.Header[k] = v
@@ -223,11 +243,13 @@ func (c *cluster) do(base, method, path, bearer, body string, h http.Header) ans
 	req.Host = strings.TrimPrefix(c.base, "http://")
 	resp, err := c.client.Do(req)
 	if err != nil {
-		c.t.Fatal(err)
+		return answer{}, err
 	}
 	defer resp.Body.Close()
+	// A body cut short is returned as far as it came: the suites judge
+	// the status and what the body holds.
 	b, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+	return answer{status: resp.StatusCode, header: resp.Header, body: string(b)}, nil
 }
 
 // connectKey stores the person's upstream key through the proxy (one
@@ -243,7 +265,7 @@ func (c *cluster) connectKey(key string) {
 func postgresDSN(t *testing.T) string {
 	t.Helper()
 	if server == nil {
-		t.Skip(skipReason)
+		t.Skip(pgtest.SkipLine(skipReason))
 	}
 	dsn, err := server.NewSchema()
 	if err != nil {
@@ -339,40 +361,88 @@ func TestEmbeddedOneReplica(t *testing.T) {
 // (TestReplicasPostgresProcesses); empty: gateways run in this process.
 var anvilBin string
 
+// replicaProc is one gateway process of a cluster.
+type replicaProc struct {
+	cmd  *exec.Cmd
+	port int
+	done chan struct{} // closed once the process has exited and been waited for
+}
+
 // startProcess runs replica i as `anvil serve mcp <ws> --fleet --http
-// <port>` with the cluster's environment; it is killed when the test ends.
-func (c *cluster) startProcess(dir, ws string, i, port int, jwks, keyFile string, env map[string]string) {
+// <port>` with the cluster's environment, its own vault directory and
+// audit log (the same ones when it is started again); it is killed when
+// the test ends.
+func (c *cluster) startProcess(i, port int) *replicaProc {
 	c.t.Helper()
-	cmd := exec.Command(anvilBin, "serve", "mcp", ws, "--fleet", "--http", fmt.Sprint(port), "--host", "127.0.0.1")
+	cmd := exec.Command(anvilBin, "serve", "mcp", c.ws, "--fleet", "--http", fmt.Sprint(port), "--host", "127.0.0.1")
 	vars := map[string]string{
 		"ANVIL_INBOUND_AUTH_MODE": "branchyard",
 		"ANVIL_INBOUND_ISSUER":    issuer,
 		"ANVIL_INBOUND_AUDIENCE":  c.aud,
-		"ANVIL_INBOUND_JWKS_URI":  "file://" + jwks,
-		"ANVIL_VAULT_KEY_FILE":    keyFile,
-		"ANVIL_VAULT_DIR":         filepath.Join(dir, fmt.Sprintf("vault%d", i)),
-		"ANVIL_AUDIT_FILE":        filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i)),
+		"ANVIL_INBOUND_JWKS_URI":  "file://" + c.jwks,
+		"ANVIL_VAULT_KEY_FILE":    c.keyFile,
+		"ANVIL_VAULT_DIR":         filepath.Join(c.dir, fmt.Sprintf("vault%d", i)),
+		"ANVIL_AUDIT_FILE":        filepath.Join(c.dir, fmt.Sprintf("audit%d.jsonl", i)),
 		"ANVIL_ALLOWED_HOSTS":     "127.0.0.1",
 	}
-	for k, v := range env {
+	for k, v := range c.env {
 		vars[k] = v
 	}
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.dir}
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
-	var logs strings.Builder
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
+	p := &replicaProc{cmd: cmd, port: port, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
 	c.t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		<-p.done
 		if c.t.Failed() {
-			c.t.Logf("replica %d:\n%s", i, logs.String())
+			c.t.Logf("replica %d (pid %d):\n%s", i, cmd.Process.Pid, logs.String())
 		}
 	})
+	return p
+}
+
+// kill ends replica i's process with SIGKILL and waits for it to be gone.
+func (c *cluster) kill(i int) {
+	c.t.Helper()
+	p := c.procs[i]
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		c.t.Fatal(err)
+	}
+	<-p.done
+}
+
+// restart starts replica i again on its port, directories and state file.
+func (c *cluster) restart(i int) {
+	c.t.Helper()
+	c.procs[i] = c.startProcess(i, c.procs[i].port)
+	waitHealthy(c.t, c.backends[i])
+}
+
+// syncBuffer is a strings.Builder that a process's two output pipes and
+// the test may use at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // waitHealthy polls base's /healthz until it answers 200 (10 s at most).
@@ -395,18 +465,46 @@ func waitHealthy(t *testing.T, base string) {
 // processes (cmd/anvil, built here) sharing one PostgreSQL.
 func TestReplicasPostgresProcesses(t *testing.T) {
 	dsn := postgresDSN(t)
-	if testing.Short() {
-		t.Skip("builds cmd/anvil; skipped with -short")
-	}
-	bin := filepath.Join(t.TempDir(), "anvil")
-	build := exec.Command("go", "build", "-o", bin, "github.com/anvil-dev/anvil/cmd/anvil")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	anvilBin = bin
-	defer func() { anvilBin = "" }()
+	withProcesses(t)
 	suite(t, 3, dsn)
 	vaultSuite(t, 3, postgresDSN(t))
 	oauthSuite(t, 3, postgresDSN(t))
 	sessionSuite(t, 3, postgresDSN(t))
+}
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+)
+
+// withProcesses makes the clusters of the rest of t run gateway processes
+// (cmd/anvil, built once per test binary) instead of in-process gateways.
+func withProcesses(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds cmd/anvil; skipped with -short")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "anvil-replicatest-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		builtBin = filepath.Join(dir, "anvil")
+		if out, err := exec.Command("go", "build", "-o", builtBin, "github.com/anvil-dev/anvil/cmd/anvil").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	anvilBin = builtBin
+	t.Cleanup(func() { anvilBin = "" })
+}
+
+// Without PostgreSQL every test above skips, and the binary says so in
+// exactly one line.
+func TestNoPostgresSkipsWithOneLine(t *testing.T) {
+	pgtest.CheckSkipLine(t, "^(TestReplicasPostgres|TestReplicasPostgresProcesses|TestKill9Postgres)$")
 }

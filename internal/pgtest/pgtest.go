@@ -1,9 +1,11 @@
-// Package pgtest gives tests a PostgreSQL server: the one ANVIL_TEST_POSTGRES
-// names (a DSN), or else a throwaway cluster started with the binaries in
-// /usr/lib/postgresql/*/bin (initdb, pg_ctl) in a temporary directory on a
-// loopback port, as the postgres user when running as root (the server
-// refuses root), and stopped with the test binary even when it is killed. When neither exists, Start reports why in one line so the
-// caller can skip with it.
+// Package pgtest gives tests (and make load) a PostgreSQL server: the one
+// ANVIL_TEST_POSTGRES names (a DSN), or else a throwaway cluster started
+// with the binaries in /usr/lib/postgresql/*/bin (initdb, pg_ctl) in a
+// temporary directory on a loopback port, as the postgres user when running
+// as root (the server refuses root), and stopped with the process that
+// started it even when that one is killed. When neither exists (or
+// ANVIL_TEST_POSTGRES=none), Start says why in one line, which a test binary
+// prints once (SkipLine) before skipping its PostgreSQL tests.
 package pgtest
 
 import (
@@ -21,28 +23,38 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// EnvDSN names an existing server to test against.
+// EnvDSN names an existing server to test against, or is NoServer.
 const EnvDSN = "ANVIL_TEST_POSTGRES"
 
-// ErrNoPostgres is Start's error when no server can be had; its text is
-// the one line a skipping test prints.
-var ErrNoPostgres = errors.New("PostgreSQL tests skipped: ANVIL_TEST_POSTGRES is unset and no PostgreSQL is installed under /usr/lib/postgresql (run scripts/ci-postgres.sh)")
+// NoServer as EnvDSN makes Start behave as on a machine without
+// PostgreSQL (ErrNoPostgres) even when one is installed: it is how a test
+// checks the skip line, and how a developer skips the slower tests.
+const NoServer = "none"
+
+// ErrNoPostgres is wrapped by Start's error when no server can be had;
+// that error's text is one line saying why, which a test binary prints
+// once when it skips its PostgreSQL tests (SkipLine).
+var ErrNoPostgres = errors.New("no PostgreSQL")
 
 // Server is a PostgreSQL server for tests.
 type Server struct {
 	DSN   string // superuser DSN (database postgres)
 	owned bool   // started here: Stop/Start/Close control it
-	dir   string
-	bin   string
-	port  int
-	cred  *syscall.Credential // the postgres user's, when running as root
-	proc  *exec.Cmd           // the running postmaster
-	exit  chan error          // its Wait result
+	// durable: an owned server syncs its commits to disk, as a production
+	// one does (StartDurable); else fsync and synchronous commit are off.
+	durable bool
+	dir     string
+	bin     string
+	port    int
+	cred    *syscall.Credential // the postgres user's, when running as root
+	proc    *exec.Cmd           // the running postmaster
+	exit    chan error          // its Wait result
 }
 
 var schemas atomic.Int64
@@ -50,18 +62,34 @@ var schemas atomic.Int64
 // binGlob finds initdb (a variable so a test can point it at nothing).
 var binGlob = "/usr/lib/postgresql/*/bin/initdb"
 
+// SkipLine is the line a test binary prints once, from TestMain, when
+// Start failed with err, so that the skip is never silent.
+func SkipLine(err error) string { return "PostgreSQL tests skipped: " + err.Error() }
+
 // Start returns the server of ANVIL_TEST_POSTGRES, or starts a throwaway
-// one. ErrNoPostgres when neither is possible.
-func Start() (*Server, error) {
-	if dsn := strings.TrimSpace(os.Getenv(EnvDSN)); dsn != "" {
+// one without fsync (fast, and enough for tests). ErrNoPostgres when
+// neither is possible.
+func Start() (*Server, error) { return start(false) }
+
+// StartDurable is Start with a throwaway server that syncs every commit to
+// disk (fsync, synchronous commit and full-page writes on, PostgreSQL's
+// defaults), for measurements that compare it with a store that syncs.
+func StartDurable() (*Server, error) { return start(true) }
+
+func start(durable bool) (*Server, error) {
+	dsn := strings.TrimSpace(os.Getenv(EnvDSN))
+	if dsn == NoServer {
+		return nil, fmt.Errorf("%w: %s=%s", ErrNoPostgres, EnvDSN, NoServer)
+	}
+	if dsn != "" {
 		return &Server{DSN: dsn}, nil
 	}
 	bins, _ := filepath.Glob(binGlob)
 	if len(bins) == 0 {
-		return nil, ErrNoPostgres
+		return nil, fmt.Errorf("%w: %s is unset and no PostgreSQL is installed under /usr/lib/postgresql (run scripts/ci-postgres.sh)", ErrNoPostgres, EnvDSN)
 	}
 	sort.Slice(bins, func(i, j int) bool { return version(bins[i]) > version(bins[j]) })
-	s := &Server{owned: true, bin: filepath.Dir(bins[0])}
+	s := &Server{owned: true, durable: durable, bin: filepath.Dir(bins[0])}
 	removeStale()
 	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
@@ -151,9 +179,12 @@ func (s *Server) StartServer() error {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
-		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	args := []string{"-D", s.data(), "-p", strconv.Itoa(s.port), "-k", s.dir,
+		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"}
+	if !s.durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	cmd := exec.Command(filepath.Join(s.bin, "postgres"), args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Pdeathsig: syscall.SIGQUIT, Setpgid: true}
@@ -264,4 +295,25 @@ func QueryRow(ctx context.Context, dsn, sql string, dest ...any) error {
 	}
 	defer conn.Close(ctx)
 	return conn.QueryRow(ctx, sql).Scan(dest...)
+}
+
+// CheckSkipLine runs this test binary again, without -v, as on a machine
+// without PostgreSQL (ANVIL_TEST_POSTGRES=none), running only the tests
+// that match run (a -test.run pattern naming PostgreSQL tests; the
+// calling test itself is left out). The run
+// must pass and print exactly one line besides PASS: the skip line. It is
+// how a package checks that its PostgreSQL tests never skip silently, nor
+// with a line per test.
+func CheckSkipLine(t *testing.T, run string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.skip=^"+t.Name()+"$", "-test.count=1")
+	cmd.Env = append(os.Environ(), EnvDSN+"="+NoServer)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the run without PostgreSQL failed: %v\n%s", err, out)
+	}
+	want := SkipLine(fmt.Errorf("%w: %s=%s", ErrNoPostgres, EnvDSN, NoServer))
+	if got := strings.TrimSpace(string(out)); got != want+"\nPASS" {
+		t.Fatalf("without PostgreSQL the tests printed\n%s\nwant exactly\n%s\nPASS", got, want)
+	}
 }
