@@ -18,9 +18,9 @@ const purgeEvery = 5 * time.Minute
 
 // openState opens the gateway's state store (docs/state.md) from the
 // environment: ANVIL_STORE (empty: the embedded store beside the vault
-// directory; postgres://…: shared by replicas), ANVIL_STATE_FILE and
-// ANVIL_LEDGER_RETENTION. The store seals everything under the vault key,
-// so without one (key nil) the embedded default is skipped — the gateway
+// directory; postgres://…: shared by replicas), ANVIL_STATE_FILE,
+// ANVIL_LEDGER_RETENTION and ANVIL_LEDGER_LEASE (read by backend.FromEnv).
+// The store seals everything under the vault key, so without one (key nil) the embedded default is skipped — the gateway
 // then runs without an idempotency ledger and says so — while a configured
 // ANVIL_STORE without a key refuses to start.
 func (g *Gateway) openState(key []byte, vaultDir string) error {
