@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -76,6 +77,21 @@ func TestDescribe(t *testing.T) {
 	if c.For != "GitHub Mini: 5 read and 0 write operation(s) over issues, comments, releases and pulls." ||
 		c.UseWhen != "a task needs to read issues, comments, releases and pulls in GitHub Mini." {
 		t.Errorf("read-only Describe = %+v", c)
+	}
+
+	// A large API names its first eight resources and counts the rest.
+	doc = githubMini(t)
+	doc.Service.Description = ""
+	base := doc.Operations[0]
+	doc.Operations = nil
+	for i := 0; i < 12; i++ {
+		op := base
+		op.CLI.Command = fmt.Sprintf("github res%02d list", i)
+		doc.Operations = append(doc.Operations, op)
+	}
+	c = Describe(doc)
+	if c.For != "GitHub Mini: 12 read and 0 write operation(s) over res00, res01, res02, res03, res04, res05, res06, res07 and 4 more." {
+		t.Errorf("large Describe = %+v", c)
 	}
 }
 
