@@ -212,6 +212,11 @@ func TestMCPOfficialSDKClient(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "github__nope", Arguments: map[string]any{}}); err == nil {
 		t.Error("unknown tool: no error")
 	}
+	// A name without its connector prefix is answered with the tool meant.
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "github_list_issue", Arguments: map[string]any{}})
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(je.Message, "Did you mean github__github_list_issue") {
+		t.Errorf("unknown tool without its prefix: %v", err)
+	}
 	if _, after := f.auditLines(); len(after) != len(before) {
 		t.Error("an unknown tool was audited")
 	}

@@ -186,12 +186,15 @@ func (m *mcpServer) listTools(p *executor.Principal, cursor string) (*mcp.ListTo
 	return res, nil
 }
 
-// answerToolsList replaces the SDK's tools/list with listTools; fallback is
-// the caller when the request carries none (stdio's local caller), else nil.
+// answerToolsList replaces the SDK's tools/list with listTools, and
+// answers a tools/call of a name no tool has with the JSON-RPC error the SDK
+// would give (-32602), naming the served tools the caller most likely meant;
+// fallback is the caller when the request carries none (stdio's local
+// caller), else nil.
 func (m *mcpServer) answerToolsList(fallback *sessionCaller) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "tools/list" {
+			if method != "tools/list" && method != "tools/call" {
 				return next(ctx, method, req)
 			}
 			c := callerOf(req.GetExtra())
@@ -201,6 +204,17 @@ func (m *mcpServer) answerToolsList(fallback *sessionCaller) mcp.Middleware {
 			var p *executor.Principal
 			if c != nil {
 				p = c.principal
+			}
+			if method == "tools/call" {
+				cp, ok := req.GetParams().(*mcp.CallToolParamsRaw)
+				if !ok || cp == nil || p == nil || m.meta[cp.Name] || m.view.Load().registered[cp.Name] {
+					return next(ctx, method, req)
+				}
+				e := unknownToolError(m.exec.CurrentFleet(), p, cp.Name, &envelope.Error{Code: envelope.NotFound}, "tools/list (or anvil_search) finds the served tools.")
+				if e.Message == "" {
+					return next(ctx, method, req) // nothing to suggest: the SDK's own answer
+				}
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: e.Message}
 			}
 			cursor := ""
 			if lp, ok := req.GetParams().(*mcp.ListToolsParams); ok && lp != nil {
