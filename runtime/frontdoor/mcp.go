@@ -184,7 +184,9 @@ func (m *mcpServer) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mc
 		out.Err = unknownToolError(m.exec.CurrentFleet(), c.principal, req.Params.Name, out.Err, "anvil_search finds the served tools.")
 	}
 	if out.InvalidParams {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message}
+		// data carries the error envelope /call answers, so a client reads
+		// the same code (validation_error) on both surfaces.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message, Data: out.Err.Marshal()}
 	}
 	return toolResult(out), nil
 }

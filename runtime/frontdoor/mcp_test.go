@@ -203,7 +203,7 @@ func TestMCPOfficialSDKClient(t *testing.T) {
 	// An argument-schema failure is JSON-RPC -32602.
 	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "github__github_list_pull", Arguments: map[string]any{"owner": 1, "repo": "r"}})
 	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams {
+	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(je.Data), `"code":"validation_error"`) {
 		t.Errorf("schema failure: %v", err)
 	}
 

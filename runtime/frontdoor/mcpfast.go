@@ -280,9 +280,10 @@ func (m *mcpServer) serveFastCall(ctx context.Context, w http.ResponseWriter, c 
 	if out.InvalidParams {
 		buf.WriteString(`,"error":`)
 		e, _ := wirejson.Marshal(struct {
-			Code    int64  `json:"code"`
-			Message string `json:"message"`
-		}{-32602, out.Err.Message})
+			Code    int64           `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		}{-32602, out.Err.Message, out.Err.Marshal()})
 		buf.Write(e)
 	} else {
 		buf.WriteString(`,"result":`)
