@@ -16,7 +16,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/discover"
@@ -48,7 +47,7 @@ type Tool struct {
 	Connector *Connector
 	Op        *air.Operation
 	GrantOp   grant.Op
-	schema    *jsonschema.Schema
+	schema    *handler.Validator // compiled on the tool's first call
 	// Handler serves the tool's calls: AIR-driven, or generated
 	// (FromWorkspace).
 	Handler handler.Handler
@@ -145,12 +144,8 @@ func newTool(c *Connector, op *air.Operation) (*Tool, error) {
 	if op.Input.Schema == nil {
 		return nil, fmt.Errorf("bundle %s: operation %s has no input schema", c.Dir, op.ID)
 	}
-	sch, err := handler.CompileSchema(t.Name, op.Input.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("bundle %s: operation %s: input schema: %w", c.Dir, op.ID, err)
-	}
-	t.schema = sch
-	t.Handler = handler.ForAIR(op, sch, c)
+	t.schema = handler.NewValidator(t.Name, op.Input.Schema)
+	t.Handler = handler.ForAIR(op, t.schema, c)
 	return t, nil
 }
 
