@@ -8,6 +8,7 @@
 package fleet
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -72,20 +73,6 @@ type Fleet struct {
 	search     *discover.Index
 }
 
-// Load reads the bundles under root (air.LoadWorkspace) and builds their
-// fleet (New).
-func Load(root string) (*Fleet, error) {
-	bundles, err := air.LoadWorkspace(root)
-	if err != nil {
-		return nil, err
-	}
-	conns := make([]*Connector, len(bundles))
-	for i, b := range bundles {
-		conns[i] = &Connector{ID: b.ID, Dir: b.Dir, Doc: b.Doc, BundleHash: b.BundleHash}
-	}
-	return New(conns)
-}
-
 // New builds a fleet from connectors whose ID and Doc are set.
 func New(conns []*Connector) (*Fleet, error) {
 	f := &Fleet{byName: map[string]*Tool{}}
@@ -126,6 +113,13 @@ func New(conns []*Connector) (*Fleet, error) {
 		}
 		if t.listing, err = json.Marshal(mt); err != nil {
 			return nil, err
+		}
+		// The entry's input schema is held once: the SDK's registration
+		// reads it from inside the listing's bytes.
+		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
+			if i := bytes.Index(t.listing, raw); i >= 0 {
+				mt.InputSchema = json.RawMessage(t.listing[i : i+len(raw) : i+len(raw)])
+			}
 		}
 		t.mcpTool = mt
 	}
