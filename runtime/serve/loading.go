@@ -59,6 +59,9 @@ func (l *loading) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-l.ready:
 		if l.gw != nil {
+			// The loading server is stopping: the connection ends with
+			// this answer, and the client's next one reaches the gateway.
+			w.Header().Set("Connection", "close")
 			l.gw.ServeHTTP(w, r)
 			return
 		}

@@ -75,13 +75,13 @@ func TestLoadingThenServing(t *testing.T) {
 	gw := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "gateway "+r.URL.Path) })
 	answered := make(chan string, 1)
 	go func() {
-		_, body, _ := get(t, base+"/call/x__y", `{}`)
-		answered <- body
+		_, body, hdr := get(t, base+"/call/x__y", `{}`)
+		answered <- body + " " + hdr.Get("Connection")
 	}()
 	time.Sleep(50 * time.Millisecond)
 	l.serving(gw)
-	if body := <-answered; body != "gateway /call/x__y" {
-		t.Errorf("held call answered %q", body)
+	if body := <-answered; body != "gateway /call/x__y close" {
+		t.Errorf("held call answered %q (want the gateway's answer, closing the connection)", body)
 	}
 	stop()
 	srv := &http.Server{Handler: gw}
