@@ -196,7 +196,7 @@ func (in *interner) schema(s *air.Schema) *air.Schema {
 	shallow.OneOf = in.schemaList(s.OneOf)
 	shallow.AnyOf = in.schemaList(s.AnyOf)
 	shallow.AllOf = in.schemaList(s.AllOf)
-	key, err := json.Marshal(&shallow)
+	key, err := shallow.MarshalJSON() // not json.Marshal: its check of the output doubles the cost
 	if err != nil { // not expected of a decoded schema; keep it unshared
 		return s
 	}
