@@ -197,7 +197,7 @@ func (in *interner) schema(s *air.Schema) *air.Schema {
 	shallow.AnyOf = in.schemaList(s.AnyOf)
 	shallow.AllOf = in.schemaList(s.AllOf)
 	key, err := shallow.MarshalJSON() // not json.Marshal: its check of the output doubles the cost
-	if err != nil { // not expected of a decoded schema; keep it unshared
+	if err != nil {                   // not expected of a decoded schema; keep it unshared
 		return s
 	}
 	if c, ok := in.byKey[string(key)]; ok {
