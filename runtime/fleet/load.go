@@ -196,8 +196,10 @@ func (in *interner) schema(s *air.Schema) *air.Schema {
 	shallow.OneOf = in.schemaList(s.OneOf)
 	shallow.AnyOf = in.schemaList(s.AnyOf)
 	shallow.AllOf = in.schemaList(s.AllOf)
-	key, err := shallow.MarshalJSON() // not json.Marshal: its check of the output doubles the cost
-	if err != nil {                   // not expected of a decoded schema; keep it unshared
+	// Not json.Marshal: its check of the output doubles the cost. An
+	// error is not expected of a decoded schema; it stays unshared.
+	key, err := shallow.MarshalJSON()
+	if err != nil {
 		return s
 	}
 	if c, ok := in.byKey[string(key)]; ok {
