@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
+	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
 // airFiles lists the AIR documents committed in the repository's test
@@ -113,5 +115,29 @@ func TestDecodeDocumentRefusesWhatParseRefuses(t *testing.T) {
 	}
 	if _, err := loadDocument(dir); err == nil || !strings.Contains(err.Error(), "unsupported schema") {
 		t.Errorf("an old schema version: %v", err)
+	}
+}
+
+// TestNewCompilesNoValidator: building a fleet compiles no input schema, so
+// a schema that does not compile loads, and its tool refuses calls with
+// internal_error (handler.Prepare) instead of the fleet failing to load.
+func TestNewCompilesNoValidator(t *testing.T) {
+	bad := &air.Schema{Type: air.Types{"object"}, Properties: map[string]*air.Schema{"x": {Ref: "#/$defs/Missing"}}}
+	doc := &air.Document{Schema: air.SchemaVersion, Service: air.Service{ID: "svc"}, Operations: []air.Operation{
+		{ID: "svc.things.get", State: air.StateApproved, MCP: air.MCP{ToolName: "things_get"}, Input: air.Input{Schema: bad}},
+	}}
+	f, err := New([]*Connector{{ID: "svc", Dir: "svc", Doc: doc}})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	tool := f.Tool("svc__things_get")
+	if tool == nil {
+		t.Fatal("the tool is not served")
+	}
+	if !tool.schema.Pending() {
+		t.Error("New compiled the validator")
+	}
+	if e := handler.Prepare(tool.Handler); e == nil || e.Code != envelope.InternalError {
+		t.Errorf("Prepare = %v; want internal_error", e)
 	}
 }

@@ -21,6 +21,9 @@ type Validator struct {
 	once     sync.Once
 	compiled *jsonschema.Schema
 	err      error
+
+	mu   sync.Mutex
+	done bool // set once the compile has run (Pending)
 }
 
 // NewValidator is the validator of schema s, named name in the validator's
@@ -31,9 +34,17 @@ func NewValidator(name string, s *air.Schema) *Validator {
 
 // CompiledValidator wraps a schema compiled already.
 func CompiledValidator(s *jsonschema.Schema) *Validator {
-	v := &Validator{compiled: s}
+	v := &Validator{compiled: s, done: true}
 	v.once.Do(func() {})
 	return v
+}
+
+// Pending reports whether the schema has not been compiled yet (no call
+// has needed it).
+func (v *Validator) Pending() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return !v.done
 }
 
 // Compiled compiles the schema on the first call and returns it, or the
@@ -44,6 +55,9 @@ func (v *Validator) Compiled() (*jsonschema.Schema, error) {
 		if v.err == nil && v.compiled == nil {
 			v.err = errNoSchema
 		}
+		v.mu.Lock()
+		v.done = true
+		v.mu.Unlock()
 	})
 	return v.compiled, v.err
 }

@@ -17,7 +17,7 @@ func TestValidatorCompilesOnceOnFirstUse(t *testing.T) {
 	s := &air.Schema{Type: air.Types{"object"}, Required: []string{"n"},
 		Properties: map[string]*air.Schema{"n": {Type: air.Types{"integer"}}}}
 	v := NewValidator("svc__things_get", s)
-	if v.compiled != nil || v.err != nil {
+	if !v.Pending() {
 		t.Fatal("NewValidator compiled the schema")
 	}
 	got := make([]*jsonschema.Schema, 32)
@@ -34,6 +34,9 @@ func TestValidatorCompilesOnceOnFirstUse(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	if v.Pending() {
+		t.Error("Pending after the compile")
+	}
 	for i, sch := range got {
 		if sch == nil || sch != got[0] {
 			t.Fatalf("call %d got schema %p, want the one compiled schema %p", i, sch, got[0])
