@@ -92,11 +92,13 @@ bench:
 ## descriptions of SCALE_SIZES operations, each compiled by the binary serving
 ## it (anvil init, compile, approve --all) once into .cache/scale
 ## (internal/scalebench; minutes for 100,000). SCALE_BASE=<an older anvil>
-## measures it too in the same run, side by side (docs/scale.md)
+## measures it too in the same run, side by side; SCALE_COMPILE=<an anvil>
+## compiles the workspaces both serve (docs/scale.md)
 SCALE_SIZES ?= 20000,100000
 SCALE_BASE ?=
+SCALE_COMPILE ?=
 scale: build
-	$(GO) run ./internal/scalebench -anvil $(BIN)/anvil -sizes $(SCALE_SIZES) $(if $(SCALE_BASE),-base $(SCALE_BASE))
+	$(GO) run ./internal/scalebench -anvil $(BIN)/anvil -sizes $(SCALE_SIZES) $(if $(SCALE_BASE),-base $(SCALE_BASE)) $(if $(SCALE_COMPILE),-compile $(SCALE_COMPILE))
 
 ## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
 ## proxy and the mock upstream, all on loopback: req/s at 64 connections and
