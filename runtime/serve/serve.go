@@ -250,7 +250,6 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	defer ln.Close()
 	held := newLoading()
 	stopLoading := serveLoading(h, held)
-	logf("anvil: listening at %s, loading the workspace (health at /healthz; /readyz is 503 until it is served)", addr)
 	// The stamp is taken before the fleet is read, so a change made while
 	// it loads is reloaded.
 	stamp := ""
