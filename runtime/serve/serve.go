@@ -238,8 +238,8 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	hup, stopHUP := notifyHUP()
 	defer stopHUP()
 	// The listener opens before the workspace is read: /healthz answers at
-	// once and every other request is refused with gateway_loading until
-	// the gateway is built (loading.go), however large the fleet.
+	// once, however large the fleet, and every other request waits for the
+	// gateway (loadingHold at most, then 503 gateway_loading; loading.go).
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
 	rawLn, err := net.Listen("tcp", addr)
 	if err != nil {
