@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench load load-procs fuzz race clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench scale load load-procs fuzz race clean
 
 all: build
 
@@ -81,9 +81,24 @@ check-drift:
 		rm -rf golden gen; cp -a $$tmp/golden $$tmp/gen .; exit 1; \
 	fi; echo "no drift in golden/ or gen/"
 
-## bench: benchmarks (compile, gateway, load)
+## bench: benchmarks (compile, gateway, load); the gateway's start time and
+## size against the description's size are measured by make scale
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@echo "bench: gateway start and size against the spec's size: make scale (docs/scale.md)"
+
+## scale: the fleet gateway's start (to /healthz, to a first call), peak RSS,
+## bundle size and tools/list bytes for GitHub's full workspace and synthetic
+## descriptions of SCALE_SIZES operations, each compiled by the binary serving
+## it (anvil init, compile, approve --all) once into .cache/scale
+## (internal/scalebench; minutes for 100,000). SCALE_BASE=<an older anvil>
+## measures it too in the same run, side by side; SCALE_COMPILE=<an anvil>
+## compiles the workspaces both serve (docs/scale.md)
+SCALE_SIZES ?= 20000,100000
+SCALE_BASE ?=
+SCALE_COMPILE ?=
+scale: build
+	$(GO) run ./internal/scalebench -anvil $(BIN)/anvil -sizes $(SCALE_SIZES) $(if $(SCALE_BASE),-base $(SCALE_BASE)) $(if $(SCALE_COMPILE),-compile $(SCALE_COMPILE))
 
 ## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
 ## proxy and the mock upstream, all on loopback: req/s at 64 connections and

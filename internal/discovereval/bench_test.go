@@ -1,8 +1,11 @@
 package discovereval
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"sort"
 	"testing"
@@ -119,5 +122,45 @@ func TestSynthetic(t *testing.T) {
 	}
 	if len(a) != 2000 {
 		t.Fatalf("%d ops", len(a))
+	}
+}
+
+// TestSyntheticSpec: the description of Synthetic(n) is the same bytes
+// each time, has its n operations under their tool names, and every
+// reference names a schema it defines.
+func TestSyntheticSpec(t *testing.T) {
+	a, err := SyntheticSpec(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := SyntheticSpec(300)
+	if !bytes.Equal(a, b) {
+		t.Fatal("SyntheticSpec(300) differs between runs")
+	}
+	var doc struct {
+		Paths      map[string]map[string]struct{ OperationID string }
+		Components struct{ Schemas map[string]json.RawMessage }
+	}
+	if err := json.Unmarshal(a, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, item := range doc.Paths {
+		for _, op := range item {
+			ids[op.OperationID] = true
+		}
+	}
+	for _, op := range Synthetic(300) {
+		if !ids[op.CanonicalName] {
+			t.Errorf("operation %s missing", op.CanonicalName)
+		}
+	}
+	if len(ids) != 300 {
+		t.Errorf("%d operations, want 300", len(ids))
+	}
+	for _, m := range regexp.MustCompile(`"#/components/schemas/([^"]+)"`).FindAllSubmatch(a, -1) {
+		if _, ok := doc.Components.Schemas[string(m[1])]; !ok {
+			t.Fatalf("reference to undefined schema %s", m[1])
+		}
 	}
 }

@@ -28,6 +28,10 @@ const (
 	UnknownUpstreamError         = "unknown_upstream_error"
 	IdempotencyLedgerUnavailable = "idempotency_ledger_unavailable"
 	InternalError                = "internal_error"
+	// GatewayLoading refuses a request a gateway takes while it is still
+	// loading the fleet it serves (HTTP 503, retryable): its listener opens
+	// first so that /healthz answers at once (docs/scale.md).
+	GatewayLoading = "gateway_loading"
 )
 
 // Codes lists the error codes SDKs know (ERROR_CODES), in documented order.
@@ -99,7 +103,7 @@ func RESTStatus(code string) int {
 		return http.StatusPreconditionRequired
 	case RateLimited:
 		return http.StatusTooManyRequests
-	case IdempotencyLedgerUnavailable:
+	case IdempotencyLedgerUnavailable, GatewayLoading:
 		return http.StatusServiceUnavailable
 	case UpstreamTimeout:
 		return http.StatusGatewayTimeout

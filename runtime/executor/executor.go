@@ -356,6 +356,10 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 	}
 	// The staged call's own arguments meet its tool's schema first, as any
 	// call's do (nothing passes unchecked because it is staged).
+	if perr := handler.Prepare(tool.Handler); perr != nil {
+		st.input = in
+		return &Outcome{Err: perr}
+	}
 	in, problem, ok := tool.Handler.Check(in)
 	st.input = in
 	if !ok {
@@ -404,6 +408,9 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 	if in.DryRun() {
 		draftIn.SetDryRun()
 	}
+	if perr := handler.Prepare(draft.Handler); perr != nil {
+		return &Outcome{Err: perr}
+	}
 	if _, problem, ok := draft.Handler.Check(draftIn); !ok {
 		return &Outcome{Err: effect.DraftInputInvalid(draftID, problem)}
 	}
@@ -430,6 +437,10 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 	h := tool.Handler
 	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
 		return refusal
+	}
+	if perr := handler.Prepare(h); perr != nil {
+		st.input = in
+		return &Outcome{Err: perr}
 	}
 	in, problem, ok := h.Check(in)
 	st.input = in

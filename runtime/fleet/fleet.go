@@ -8,6 +8,7 @@
 package fleet
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -16,7 +17,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/discover"
@@ -48,7 +48,7 @@ type Tool struct {
 	Connector *Connector
 	Op        *air.Operation
 	GrantOp   grant.Op
-	schema    *jsonschema.Schema
+	schema    *handler.Validator // compiled on the tool's first call
 	// Handler serves the tool's calls: AIR-driven, or generated
 	// (FromWorkspace).
 	Handler handler.Handler
@@ -71,20 +71,6 @@ type Fleet struct {
 	// searchOnce builds search, the discovery index (SearchIndex).
 	searchOnce sync.Once
 	search     *discover.Index
-}
-
-// Load reads the bundles under root (air.LoadWorkspace) and builds their
-// fleet (New).
-func Load(root string) (*Fleet, error) {
-	bundles, err := air.LoadWorkspace(root)
-	if err != nil {
-		return nil, err
-	}
-	conns := make([]*Connector, len(bundles))
-	for i, b := range bundles {
-		conns[i] = &Connector{ID: b.ID, Dir: b.Dir, Doc: b.Doc, BundleHash: b.BundleHash}
-	}
-	return New(conns)
 }
 
 // New builds a fleet from connectors whose ID and Doc are set.
@@ -128,6 +114,13 @@ func New(conns []*Connector) (*Fleet, error) {
 		if t.listing, err = json.Marshal(mt); err != nil {
 			return nil, err
 		}
+		// The entry's input schema is held once: the SDK's registration
+		// reads it from inside the listing's bytes.
+		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
+			if i := bytes.Index(t.listing, raw); i >= 0 {
+				mt.InputSchema = json.RawMessage(t.listing[i : i+len(raw) : i+len(raw)])
+			}
+		}
 		t.mcpTool = mt
 	}
 	return f, nil
@@ -145,12 +138,8 @@ func newTool(c *Connector, op *air.Operation) (*Tool, error) {
 	if op.Input.Schema == nil {
 		return nil, fmt.Errorf("bundle %s: operation %s has no input schema", c.Dir, op.ID)
 	}
-	sch, err := handler.CompileSchema(t.Name, op.Input.Schema)
-	if err != nil {
-		return nil, fmt.Errorf("bundle %s: operation %s: input schema: %w", c.Dir, op.ID, err)
-	}
-	t.schema = sch
-	t.Handler = handler.ForAIR(op, sch, c)
+	t.schema = handler.NewValidator(t.Name, op.Input.Schema)
+	t.Handler = handler.ForAIR(op, t.schema, c)
 	return t, nil
 }
 

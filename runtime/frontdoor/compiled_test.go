@@ -249,7 +249,7 @@ func TestCompiledSinkHandlersMatchGenericCode(t *testing.T) {
 // airCheck is the oracle: the AIR-driven handler's check (the JSON Schema,
 // then exact integers in range).
 func airCheck(p pair, tools effect.Tools, args map[string]any) bool {
-	_, _, ok := handler.ForAIR(p.op, p.schema, tools).Check(handler.NewMapInput(args, p.op))
+	_, _, ok := handler.ForAIR(p.op, handler.CompiledValidator(p.schema), tools).Check(handler.NewMapInput(args, p.op))
 	return ok
 }
 

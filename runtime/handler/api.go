@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/effect"
 	"github.com/anvil-dev/anvil/runtime/envelope"
@@ -184,7 +182,7 @@ func ParseBase(raw string) *Base {
 // Generated is the Handler of a generated operation: op's functions for
 // the operation aop, with the shared validator schema for the parts they do
 // not specialise and for the wording of refusals.
-func Generated(op *Operation, aop *air.Operation, schema *jsonschema.Schema) Handler {
+func Generated(op *Operation, aop *air.Operation, schema *Validator) Handler {
 	return &generatedHandler{op: op, aop: aop, schema: schema}
 }
 
@@ -192,7 +190,17 @@ func Generated(op *Operation, aop *air.Operation, schema *jsonschema.Schema) Han
 type generatedHandler struct {
 	op     *Operation
 	aop    *air.Operation
-	schema *jsonschema.Schema // the shared validator: SchemaCheck and messages
+	schema *Validator // the shared validator: SchemaCheck and messages
+}
+
+// Prepare compiles the shared validator first only for an operation whose
+// every call needs it (SchemaCheck); the others compile it on their first
+// refusal, which it words.
+func (h *generatedHandler) Prepare() *envelope.Error {
+	if !h.op.SchemaCheck {
+		return nil
+	}
+	return prepare(h.schema, h.aop)
 }
 
 // Decode runs the generated decoder first, then (for anything it does not
@@ -223,8 +231,8 @@ func (h *generatedHandler) Check(in Input) (Input, string, bool) {
 			return in, "", true
 		}
 		a := in.Args()
-		if err := h.schema.Validate(a); err != nil {
-			return &MapInput{m: a, op: h.aop}, schemaMessage(err), false
+		if msg := h.schema.validate(a); msg != "" {
+			return &MapInput{m: a, op: h.aop}, msg, false
 		}
 		if msg := integerProblem(h.aop.Input.Schema, a); msg != "" {
 			return &MapInput{m: a, op: h.aop}, msg, false
@@ -235,8 +243,8 @@ func (h *generatedHandler) Check(in Input) (Input, string, bool) {
 	// the generated one is stricter, which the differential tests rule out
 	// (the generated refusal is then all there is to say).
 	args := argsOf(in)
-	if err := h.schema.Validate(args); err != nil {
-		return in, schemaMessage(err), false
+	if msg := h.schema.validate(args); msg != "" {
+		return in, msg, false
 	}
 	if msg := integerProblem(h.aop.Input.Schema, args); msg != "" {
 		return in, msg, false

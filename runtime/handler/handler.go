@@ -132,9 +132,10 @@ func argsOf(in Input) map[string]any {
 	return in.Args()
 }
 
-// ForAIR is the AIR-driven Handler of op: schema validates its arguments,
-// tools resolves the follow-ups and drafts of its effect reports.
-func ForAIR(op *air.Operation, schema *jsonschema.Schema, tools effect.Tools) Handler {
+// ForAIR is the AIR-driven Handler of op: schema validates its arguments
+// (compiled on first use), tools resolves the follow-ups and drafts of its
+// effect reports.
+func ForAIR(op *air.Operation, schema *Validator, tools effect.Tools) Handler {
 	return &airHandler{op: op, schema: schema, tools: tools}
 }
 
@@ -142,9 +143,11 @@ func ForAIR(op *air.Operation, schema *jsonschema.Schema, tools effect.Tools) Ha
 // generic request builder and effect.Build, all read from the operation.
 type airHandler struct {
 	op     *air.Operation
-	schema *jsonschema.Schema
+	schema *Validator
 	tools  effect.Tools
 }
+
+func (h *airHandler) Prepare() *envelope.Error { return prepare(h.schema, h.op) }
 
 func (h *airHandler) Decode(raw json.RawMessage) (Input, bool) {
 	args, err := DecodeArgs(raw)
@@ -156,8 +159,8 @@ func (h *airHandler) Decode(raw json.RawMessage) (Input, bool) {
 
 func (h *airHandler) Check(in Input) (Input, string, bool) {
 	args := argsOf(in)
-	if err := h.schema.Validate(args); err != nil {
-		return in, schemaMessage(err), false
+	if msg := h.schema.validate(args); msg != "" {
+		return in, msg, false
 	}
 	if msg := integerProblem(h.op.Input.Schema, args); msg != "" {
 		return in, msg, false

@@ -38,7 +38,7 @@ func TestGeneratedCheckWordsItsOwnRefusal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Generated(&Operation{ID: op.ID}, op, sch)
+	h := Generated(&Operation{ID: op.ID}, op, CompiledValidator(sch))
 	in := typedInput{MapInput: NewMapInput(map[string]any{"state": "x"}, op), err: Invalid("state", "enum")}
 	if _, problem, ok := h.Check(in); ok || problem != "at '/state': enum" {
 		t.Errorf("Check = %q, %v; want the generated refusal", problem, ok)

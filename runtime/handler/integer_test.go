@@ -37,7 +37,7 @@ func TestIntegersAreExactAndInRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := ForAIR(op, sch, nil)
+	h := ForAIR(op, CompiledValidator(sch), nil)
 	for _, c := range []struct{ args, want string }{
 		{`{"n": 1e400}`, "at '/n': must be an integer"},
 		{`{"n": 9223372036854775808}`, "at '/n': must be an integer"},

@@ -62,7 +62,9 @@ func workspaceStamp(dir string) string {
 // stays and the reason is logged. why names what asked for it.
 func (r *reloader) reload(why string) {
 	stamp := workspaceStamp(r.dir)
+	restoreGC := lowGCWhileLoading()
 	f, err := fleet.Load(r.dir)
+	restoreGC()
 	if err == nil {
 		err = r.g.Reload(f)
 	}
@@ -121,10 +123,10 @@ func (r *reloader) run(ctx context.Context, hup <-chan os.Signal, interval time.
 // watchReload starts reloading the gateway's workspace directory (dir ""
 // for a generated gateway, whose workspace is compiled in: SIGHUP is then
 // only logged); stamp is the workspace's when the served fleet was read.
-// It returns when the watch is set up; stop ends it.
-func watchReload(ctx context.Context, dir, stamp string, g *frontdoor.Gateway, logf func(string, ...any), interval time.Duration) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
+// hup is notified of SIGHUP (notifyHUP), from before the workspace was
+// read, so that a SIGHUP while it loads is not the process's end but a
+// reload once it serves. It returns when the watch is set up; stop ends it.
+func watchReload(ctx context.Context, hup chan os.Signal, dir, stamp string, g *frontdoor.Gateway, logf func(string, ...any), interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	if dir == "" {
@@ -148,8 +150,14 @@ func watchReload(ctx context.Context, dir, stamp string, g *frontdoor.Gateway, l
 		}()
 	}
 	return func() {
-		signal.Stop(hup)
 		cancel()
 		<-done
 	}
+}
+
+// notifyHUP starts catching SIGHUP on a channel; stop stops it.
+func notifyHUP() (hup chan os.Signal, stop func()) {
+	hup = make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	return hup, func() { signal.Stop(hup) }
 }

@@ -234,6 +234,24 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if ws == nil {
 		dir = f.positional[0]
 	}
+	if err := cfg.Check(); err != nil {
+		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+	}
+	hup, stopHUP := notifyHUP()
+	defer stopHUP()
+	// The listener opens before the workspace is read: /healthz answers at
+	// once, however large the fleet, and every other request waits for the
+	// gateway (loadingHold at most, then 503 gateway_loading; loading.go).
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
+	rawLn, err := net.Listen("tcp", addr)
+	if err != nil {
+		return mainFail(1, "cannot listen on %s: %v.", addr, err)
+	}
+	h := newHandoff(rawLn)
+	ln := h.phase(true)
+	defer ln.Close()
+	held := newLoading()
+	stopLoading := serveLoading(h, held)
 	// The stamp is taken before the fleet is read, so a change made while
 	// it loads is reloaded.
 	stamp := ""
@@ -242,13 +260,12 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	}
 	g, err := newGateway(cfg, ws, f.positional, &gopts)
 	if err != nil {
+		held.serving(nil)
+		stopLoading()
 		return err
 	}
-	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return mainFail(1, "cannot listen on %s: %v.", addr, err)
-	}
+	held.serving(g.Handler())
+	stopLoading()
 	mode := cfg.Auth.Mode
 	if mode == "" {
 		mode = "none"
@@ -256,7 +273,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	logf("anvil: serving fleet of %d bundle(s) over StreamableHTTP at %s (%s); inbound auth %s; REST at /call/<tool>; health at /healthz",
 		len(g.Fleet().Connectors), g.URL(), strings.Join(g.Fleet().IDs(), ", "), mode)
 	writeReport(o.Stderr, g)
-	stop := watchReload(ctx, dir, stamp, g, logf, o.ReloadPoll)
+	stop := watchReload(ctx, hup, dir, stamp, g, logf, o.ReloadPoll)
 	defer stop()
 	if err := g.Serve(ctx, ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		return mainFail(1, "%v", err)
@@ -300,6 +317,7 @@ func newGateway(cfg frontdoor.Config, ws *handler.Workspace, positional []string
 	if err := cfg.Check(); err != nil {
 		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
+	defer lowGCWhileLoading()()
 	var fl *fleet.Fleet
 	var err error
 	if ws != nil {

@@ -87,12 +87,13 @@ func TestGeneratedGatewayReadyzAndSIGHUP(t *testing.T) {
 		}
 	}()
 	r := &running{t: t, base: fmt.Sprintf("http://127.0.0.1:%d", port), stderr: stderr}
+	// /healthz answers while the workspace loads; /readyz once it serves.
 	r.waitFor("the gateway to serve", func() bool {
 		resp, err := http.Get(r.base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
 		}
-		return err == nil && resp.StatusCode == 200
+		return err == nil && resp.StatusCode == 200 && strings.Contains(stderr.String(), "anvil: startup report")
 	})
 	st, z := r.ready()
 	if st != 200 || len(z.Bundles) != 1 || z.Bundles[0].BundleHash != githubMiniHash {
