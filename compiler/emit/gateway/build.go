@@ -472,14 +472,12 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	b.add(jen.If(jen.Id("q").Op("!=").Lit("")).Block(
 		jen.Id("u").Dot("WriteByte").Call(jen.LitRune('?')),
 		jen.Id("u").Dot("WriteString").Call(jen.Id("q"))))
-	rd := jen.Code(jen.Nil())
+	body := jen.Code(jen.Nil())
 	if hasBody {
-		b.add(jen.Var().Id("rd").Qual("io", "Reader"),
-			jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("rd").Op("=").Qual("bytes", "NewReader").Call(jen.Id("body"))))
-		rd = jen.Id("rd")
+		body = jen.Id("body")
 	}
-	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHTTP, "NewRequestWithContext").Call(jen.Id("ctx"), jen.Lit(method), jen.Id("u").Dot("String").Call(), rd),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(b.buildError("The arguments do not make a valid upstream URL.", false)))
+	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHandler, "NewRequest").Call(jen.Id("ctx"), b.opID(), jen.Lit(method), jen.Id("u").Dot("String").Call(), body),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
 	for _, h := range headers {
 		b.add(jen.If(jen.Id(h.ok)).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit(h.name), jen.Id(h.v))))
 	}
@@ -490,14 +488,7 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	if hasBody {
 		b.add(jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Content-Type"), jen.Id("ctype"))))
 	}
-	accept := op.Output.Accept()
-	b.add(
-		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("Accept")).Op("==").Lit("")).Block(
-			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Accept"), jen.Lit(accept))),
-		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("User-Agent")).Op("==").Lit("")).Block(
-			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("User-Agent"), jen.Lit("anvil-gateway/").Op("+").Qual(pkgAir, "AnvilVersion"))),
-		jen.Return(jen.Id("req"), jen.Nil()),
-	)
+	b.add(jen.Return(jen.Qual(pkgHandler, "FinishRequest").Call(jen.Id("req"), jen.Lit(op.Output.Accept()))))
 }
 
 // bodyEncodingConst names enc by its air constant in generated code.

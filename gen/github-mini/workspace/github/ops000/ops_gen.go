@@ -5,7 +5,6 @@
 package ops000
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	air "github.com/anvil-dev/anvil/runtime/air"
@@ -13,7 +12,6 @@ import (
 	effect "github.com/anvil-dev/anvil/runtime/effect"
 	handler "github.com/anvil-dev/anvil/runtime/handler"
 	upstream "github.com/anvil-dev/anvil/runtime/upstream"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -260,17 +258,11 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubIssuesList reports what a call of github.issues.list did and how to undo it.
@@ -606,24 +598,14 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 var githubIssuesCreateInputPath0 = air.Path{
@@ -984,17 +966,11 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubIssuesGet reports what a call of github.issues.get did and how to undo it.
@@ -1393,24 +1369,14 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "PATCH", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "PATCH", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubIssuesUpdate reports what a call of github.issues.update did and how to undo it.
@@ -1684,17 +1650,11 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubCommentsList reports what a call of github.comments.list did and how to undo it.
@@ -2044,13 +2004,9 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if h0Set {
 		req.Header.Set("Idempotency-Key", h0)
@@ -2058,13 +2014,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 var githubCommentsCreateInputPath0 = air.Path{
@@ -2451,17 +2401,11 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "DELETE", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "DELETE", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubCommentsDelete reports what a call of github.comments.delete did and how to undo it.
@@ -2861,24 +2805,14 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 var githubReleasesCreateInputPath0 = air.Path{
@@ -3499,17 +3433,11 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "DELETE", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "DELETE", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubReleasesDelete reports what a call of github.releases.delete did and how to undo it.
@@ -3907,24 +3835,14 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "PATCH", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "PATCH", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubReleasesUpdate reports what a call of github.releases.update did and how to undo it.
@@ -4195,17 +4113,11 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubTagsGet reports what a call of github.tags.get did and how to undo it.
@@ -4439,17 +4351,11 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectGithubPullsList reports what a call of github.pulls.list did and how to undo it.

@@ -5,7 +5,6 @@
 package ops000
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	air "github.com/anvil-dev/anvil/runtime/air"
@@ -13,7 +12,6 @@ import (
 	effect "github.com/anvil-dev/anvil/runtime/effect"
 	handler "github.com/anvil-dev/anvil/runtime/handler"
 	upstream "github.com/anvil-dev/anvil/runtime/upstream"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -710,9 +708,9 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if h0Set {
 		req.Header.Set("X-Trace", h0)
@@ -726,13 +724,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	if len(cookies) > 0 {
 		req.Header.Set("Cookie", strings.Join(cookies, "; "))
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkItemsSearch reports what a call of sink.items.search did and how to undo it.
@@ -994,17 +986,11 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkLabelsGet reports what a call of sink.labels.get did and how to undo it.
@@ -1328,24 +1314,14 @@ func buildSinkFormsSubmit(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkFormsSubmit reports what a call of sink.forms.submit did and how to undo it.
@@ -1622,24 +1598,14 @@ func buildSinkDocsPut(ctx context.Context, base *handler.Base, in0 handler.Input
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "PUT", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "PUT", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkDocsPut reports what a call of sink.docs.put did and how to undo it.
@@ -1839,24 +1805,14 @@ func buildSinkNotesCreate(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkNotesCreate reports what a call of sink.notes.create did and how to undo it.
@@ -2060,24 +2016,14 @@ func buildSinkBlobsUpload(ctx context.Context, base *handler.Base, in0 handler.I
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkBlobsUpload reports what a call of sink.blobs.upload did and how to undo it.
@@ -2530,13 +2476,9 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), rd)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
 	if h0Set {
 		req.Header.Set("Idempotency-Key", h0)
@@ -2544,13 +2486,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkEventsCreate reports what a call of sink.events.create did and how to undo it.
@@ -2789,17 +2725,11 @@ func buildSinkJobsRun(ctx context.Context, base *handler.Base, in0 handler.Input
 		u.WriteByte('?')
 		u.WriteString(q)
 	}
-	req, err := http.NewRequestWithContext(ctx, "POST", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), nil)
 	if err != nil {
-		return nil, handler.BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+		return nil, err
 	}
-	if req.Header.Get("Accept") == "" {
-		req.Header.Set("Accept", "application/json")
-	}
-	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", "anvil-gateway/"+air.AnvilVersion)
-	}
-	return req, nil
+	return handler.FinishRequest(req, "application/json")
 }
 
 // effectSinkJobsRun reports what a call of sink.jobs.run did and how to undo it.

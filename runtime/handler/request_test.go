@@ -1,0 +1,37 @@
+package handler
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/anvil-dev/anvil/runtime/envelope"
+)
+
+func TestNewRequestAndFinish(t *testing.T) {
+	ctx := context.Background()
+	if _, err := NewRequest(ctx, "svc.x.get", "GET", "http://a b/\x7f", nil); err == nil {
+		t.Fatal("a URL that does not parse made a request")
+	} else if e := (*envelope.Error)(nil); !errors.As(err, &e) || e.Code != envelope.ValidationError || e.Operation != "svc.x.get" {
+		t.Errorf("error %#v, want the builder's validation_error", err)
+	}
+	req, err := NewRequest(ctx, "svc.x.create", "POST", "http://h/x", []byte(`{"a":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := io.ReadAll(req.Body); string(b) != `{"a":1}` {
+		t.Errorf("body %q", b)
+	}
+	req.Header.Set("Accept", "text/plain")
+	if req, _ = FinishRequest(req, "application/json"); req.Header.Get("Accept") != "text/plain" || req.Header.Get("User-Agent") != userAgent {
+		t.Errorf("headers %v: an input's Accept must win, the User-Agent must be set", req.Header)
+	}
+	req, _ = NewRequest(ctx, "svc.x.get", "GET", "http://h/x", nil)
+	if req.Body != nil {
+		t.Error("a nil body made a request body")
+	}
+	if req, _ = FinishRequest(req, "application/json"); req.Header.Get("Accept") != "application/json" {
+		t.Errorf("Accept %q", req.Header.Get("Accept"))
+	}
+}
