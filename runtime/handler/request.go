@@ -5,20 +5,27 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// NewRequest is the upstream request of a generated builder: method on url
-// with body (none when body is nil), or the BuildError upstream.BuildRequest
+// NewRequest is the upstream request of a generated builder: method on the
+// URL u holds (scheme, host and path) with the query q ("" for none) and
+// body (none when body is nil), or the BuildError upstream.BuildRequest
 // returns for a URL that does not parse. One shared function instead of
-// the same lines in every builder keeps large generated trees small.
-func NewRequest(ctx context.Context, opID, method, url string, body []byte) (*http.Request, error) {
+// the same lines in every builder keeps large generated trees small; u is
+// only written to here, not kept, so it stays on the builder's stack.
+func NewRequest(ctx context.Context, opID, method string, u *strings.Builder, q string, body []byte) (*http.Request, error) {
+	if q != "" {
+		u.WriteByte('?')
+		u.WriteString(q)
+	}
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, BuildError(opID, "The arguments do not make a valid upstream URL.", false)
 	}

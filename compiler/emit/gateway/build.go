@@ -469,14 +469,11 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 		return
 	}
 	method := op.SourceRef.HTTPMethod()
-	b.add(jen.If(jen.Id("q").Op("!=").Lit("")).Block(
-		jen.Id("u").Dot("WriteByte").Call(jen.LitRune('?')),
-		jen.Id("u").Dot("WriteString").Call(jen.Id("q"))))
 	body := jen.Code(jen.Nil())
 	if hasBody {
 		body = jen.Id("body")
 	}
-	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHandler, "NewRequest").Call(jen.Id("ctx"), b.opID(), jen.Lit(method), jen.Id("u").Dot("String").Call(), body),
+	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHandler, "NewRequest").Call(jen.Id("ctx"), b.opID(), jen.Lit(method), jen.Op("&").Id("u"), jen.Id("q"), body),
 		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
 	for _, h := range headers {
 		b.add(jen.If(jen.Id(h.ok)).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit(h.name), jen.Id(h.v))))

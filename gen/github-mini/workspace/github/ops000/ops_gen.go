@@ -254,11 +254,7 @@ func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.
 	if in.hasState {
 		q = upstream.AppendQuery(q, "state", in.State)
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -594,11 +590,7 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 		}
 		body = append(w, '}')
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -962,11 +954,7 @@ func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.I
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1365,11 +1353,7 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 		}
 		body = append(w, '}')
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "PATCH", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "PATCH", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1646,11 +1630,7 @@ func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handle
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
 	u.WriteString("/comments")
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -2000,11 +1980,7 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 		}
 		body = append(w, '}')
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2397,11 +2373,7 @@ func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.CommentId)))
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "DELETE", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "DELETE", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -2801,11 +2773,7 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 		}
 		body = append(w, '}')
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3429,11 +3397,7 @@ func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 hand
 	}
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "DELETE", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "DELETE", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -3831,11 +3795,7 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 		}
 		body = append(w, '}')
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "PATCH", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "PATCH", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4109,11 +4069,7 @@ func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	}
 	u.WriteString(upstream.PathSegment(in.Tag))
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -4347,11 +4303,7 @@ func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.I
 	u.WriteString(upstream.PathSegment(in.Repo))
 	u.WriteString("/pulls")
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}

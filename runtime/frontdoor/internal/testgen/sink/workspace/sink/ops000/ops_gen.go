@@ -704,11 +704,7 @@ func buildSinkItemsSearch(ctx context.Context, base *handler.Base, in0 handler.I
 	if in.hasPref && !in.nullPref {
 		cookies = append(cookies, "pref="+upstream.CookieValue(upstream.NumberString(in.Pref)))
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -982,11 +978,7 @@ func buildSinkLabelsGet(ctx context.Context, base *handler.Base, in0 handler.Inp
 	u.WriteString(upstream.PathSegment(upstream.NumberString(in.N)))
 	u.WriteString(".json")
 	q := base.Query
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -1310,11 +1302,7 @@ func buildSinkFormsSubmit(ctx context.Context, base *handler.Base, in0 handler.I
 			body = []byte(form)
 		}
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1594,11 +1582,7 @@ func buildSinkDocsPut(ctx context.Context, base *handler.Base, in0 handler.Input
 	} else {
 		return nil, handler.MissingInput(opID, "body")
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "PUT", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "PUT", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1801,11 +1785,7 @@ func buildSinkNotesCreate(ctx context.Context, base *handler.Base, in0 handler.I
 			return nil, err
 		}
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2012,11 +1992,7 @@ func buildSinkBlobsUpload(ctx context.Context, base *handler.Base, in0 handler.I
 	} else {
 		return nil, handler.MissingInput(opID, "body")
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2472,11 +2448,7 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 			return nil, handler.BuildError(opID, "The idempotency key must not contain line breaks.", false)
 		}
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), body)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2721,11 +2693,7 @@ func buildSinkJobsRun(ctx context.Context, base *handler.Base, in0 handler.Input
 	if in.hasIdempotencyKeyArg {
 		q = upstream.AppendQuery(q, "idem", in.IdempotencyKeyArg)
 	}
-	if q != "" {
-		u.WriteByte('?')
-		u.WriteString(q)
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", u.String(), nil)
+	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, nil)
 	if err != nil {
 		return nil, err
 	}
