@@ -47,3 +47,13 @@ func FinishRequest(req *http.Request, accept string) (*http.Request, error) {
 
 // userAgent is the User-Agent of upstream requests.
 const userAgent = "anvil-gateway/" + air.AnvilVersion
+
+// AppendJSONKey appends key (a JSON string and its colon) to the JSON
+// object w is writing, which holds '{' and the members written so far: a
+// comma first when a member precedes it.
+func AppendJSONKey(w []byte, key string) []byte {
+	if len(w) > 1 {
+		w = append(w, ',')
+	}
+	return append(w, key...)
+}

@@ -45,3 +45,13 @@ func urlOf(s string) *strings.Builder {
 	u.WriteString(s)
 	return &u
 }
+
+func TestAppendJSONKey(t *testing.T) {
+	w := []byte{'{'}
+	w = AppendJSONKey(w, `"a":`)
+	w = append(w, '1')
+	w = AppendJSONKey(w, `"b":`)
+	if w = append(w, "null}"...); string(w) != `{"a":1,"b":null}` {
+		t.Errorf("%s", w)
+	}
+}

@@ -388,11 +388,15 @@ func (b *builder) body() bool {
 		b.add(jen.Id("ctype").Op("=").Lit("application/json"))
 	}
 	stmts = append(stmts, jen.Id("w").Op(":=").Make(jen.Index().Byte(), jen.Lit(1), jen.Lit(128)), jen.Id("w").Index(jen.Lit(0)).Op("=").LitRune('{'))
-	sep := jen.If(jen.Id("nf").Op(">").Lit(0)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.LitRune(',')))
+	// w holds '{' and the fields written so far: a field follows another
+	// one exactly when len(w) > 1 (handler.AppendJSONKey writes the comma).
+	keyOf := func(name string) jen.Code {
+		return jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONKey").Call(jen.Id("w"), jen.Lit(jsonString(name)+":"))
+	}
 	needErr := false
 	for _, bf := range fields {
 		fl := bf.fl
-		key := jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(bf.name)+":").Op("..."))
+		key := keyOf(bf.name)
 		var val jen.Code
 		switch fl.kind {
 		case kString:
@@ -409,30 +413,26 @@ func (b *builder) body() bool {
 		if fl.nullable && fl.kind != kAny {
 			val = jen.If(isNull(fl)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit("null").Op("..."))).Else().Block(val)
 		}
-		stmts = append(stmts, jen.If(has(fl)).Block(sep.Clone(), jen.Id("nf").Op("++"), key, val))
+		stmts = append(stmts, jen.If(has(fl)).Block(key, val))
 	}
 	if inBody && !carrierNamed {
 		needErr = true
-		stmts = append(stmts, jen.If(value(carrier)).Block(sep.Clone(), jen.Id("nf").Op("++"),
-			jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(b.op.Idempotency.Key)+":").Op("...")),
+		stmts = append(stmts, jen.If(value(carrier)).Block(keyOf(b.op.Idempotency.Key),
 			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
 				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
 	}
+	var decls []jen.Code
 	if needErr {
-		count = append(count, jen.Var().Id("err").Error())
+		decls = append(decls, jen.Var().Id("err").Error())
 	}
 	tail := append([]jen.Code{}, required...)
 	tail = append(tail, jen.Id("body").Op("=").Append(jen.Id("w"), jen.LitRune('}')))
-	cond := jen.Id("nf").Op(">").Lit(0)
-	if bd.Required {
-		cond = jen.True()
-	}
 	if bd.Required {
 		stmts = append(stmts, tail...)
 	} else {
-		stmts = append(stmts, jen.If(cond).Block(tail...))
+		stmts = append(stmts, jen.If(jen.Len(jen.Id("w")).Op(">").Lit(1)).Block(tail...))
 	}
-	b.add(jen.Block(append(count, stmts...)...))
+	b.add(jen.Block(append(decls, stmts...)...))
 	return true
 }
 

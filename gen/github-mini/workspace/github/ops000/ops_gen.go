@@ -566,23 +566,14 @@ func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handle
 	var body []byte
 	ctype := "application/json"
 	{
-		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
 		if in.hasBody {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"body\":"...)
+			w = handler.AppendJSONKey(w, "\"body\":")
 			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.hasTitle {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"title\":"...)
+			w = handler.AppendJSONKey(w, "\"title\":")
 			w = handler.AppendJSONString(w, in.Title)
 		}
 		if !in.hasTitle {
@@ -1324,31 +1315,18 @@ func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handle
 	var body []byte
 	ctype := "application/json"
 	{
-		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
 		if in.hasBody {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"body\":"...)
+			w = handler.AppendJSONKey(w, "\"body\":")
 			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.hasState {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"state\":"...)
+			w = handler.AppendJSONKey(w, "\"state\":")
 			w = handler.AppendJSONString(w, in.State)
 		}
 		if in.hasTitle {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"title\":"...)
+			w = handler.AppendJSONKey(w, "\"title\":")
 			w = handler.AppendJSONString(w, in.Title)
 		}
 		body = append(w, '}')
@@ -1964,15 +1942,10 @@ func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 hand
 	var body []byte
 	ctype := "application/json"
 	{
-		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
 		if in.hasBody {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"body\":"...)
+			w = handler.AppendJSONKey(w, "\"body\":")
 			w = handler.AppendJSONString(w, in.Body)
 		}
 		if !in.hasBody {
@@ -2733,39 +2706,22 @@ func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 hand
 	var body []byte
 	ctype := "application/json"
 	{
-		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
 		if in.hasBody {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"body\":"...)
+			w = handler.AppendJSONKey(w, "\"body\":")
 			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.hasDraft {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"draft\":"...)
+			w = handler.AppendJSONKey(w, "\"draft\":")
 			w = strconv.AppendBool(w, in.Draft)
 		}
 		if in.hasName {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"name\":"...)
+			w = handler.AppendJSONKey(w, "\"name\":")
 			w = handler.AppendJSONString(w, in.Name)
 		}
 		if in.hasTagName {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"tag_name\":"...)
+			w = handler.AppendJSONKey(w, "\"tag_name\":")
 			w = handler.AppendJSONString(w, in.TagName)
 		}
 		if !in.hasTagName {
@@ -3766,31 +3722,18 @@ func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 hand
 	var body []byte
 	ctype := "application/json"
 	{
-		nf := 0
 		w := make([]byte, 1, 128)
 		w[0] = '{'
 		if in.hasBody {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"body\":"...)
+			w = handler.AppendJSONKey(w, "\"body\":")
 			w = handler.AppendJSONString(w, in.Body)
 		}
 		if in.hasDraft {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"draft\":"...)
+			w = handler.AppendJSONKey(w, "\"draft\":")
 			w = strconv.AppendBool(w, in.Draft)
 		}
 		if in.hasName {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"name\":"...)
+			w = handler.AppendJSONKey(w, "\"name\":")
 			w = handler.AppendJSONString(w, in.Name)
 		}
 		body = append(w, '}')

@@ -2379,24 +2379,15 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 	var body []byte
 	ctype := "application/json"
 	{
-		nf := 0
 		var err error
 		w := make([]byte, 1, 128)
 		w[0] = '{'
 		if in.hasTitle {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"title\":"...)
+			w = handler.AppendJSONKey(w, "\"title\":")
 			w = handler.AppendJSONString(w, in.Title)
 		}
 		if in.hasWhen {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"when\":"...)
+			w = handler.AppendJSONKey(w, "\"when\":")
 			if in.nullWhen {
 				w = append(w, "null"...)
 			} else {
@@ -2404,36 +2395,24 @@ func buildSinkEventsCreate(ctx context.Context, base *handler.Base, in0 handler.
 			}
 		}
 		if in.hasScore {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"score\":"...)
+			w = handler.AppendJSONKey(w, "\"score\":")
 			w = handler.AppendJSONNumber(w, in.Score)
 		}
 		if in.hasMeta {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"meta\":"...)
+			w = handler.AppendJSONKey(w, "\"meta\":")
 			if w, err = upstream.AppendJSON(w, in.Meta); err != nil {
 				return nil, handler.BodyValueError(opID, "meta")
 			}
 		}
 		if in.hasDraft {
-			if nf > 0 {
-				w = append(w, ',')
-			}
-			nf++
-			w = append(w, "\"draft\":"...)
+			w = handler.AppendJSONKey(w, "\"draft\":")
 			if in.nullDraft {
 				w = append(w, "null"...)
 			} else {
 				w = strconv.AppendBool(w, in.Draft)
 			}
 		}
-		if nf > 0 {
+		if len(w) > 1 {
 			if !in.hasTitle {
 				return nil, handler.MissingInput(opID, "title")
 			}
