@@ -115,24 +115,18 @@ func (in *githubIssuesListInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesListInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *githubIssuesListInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesListInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -403,9 +397,7 @@ func (in *githubIssuesCreateInput) SetIdempotencyKey(key string) {}
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesCreateInput) Confirm() (bool, bool) {
 	if !in.hasConfirmArg {
-		x, ok := in.extra["confirm"]
-		b, _ := x.(bool)
-		return b, ok
+		return handler.ExtraBool(in.extra, "confirm")
 	}
 	return in.ConfirmArg, true
 }
@@ -419,8 +411,7 @@ func (in *githubIssuesCreateInput) SetConfirm(v bool) {
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesCreateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -805,24 +796,18 @@ func (in *githubIssuesGetInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesGetInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *githubIssuesGetInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesGetInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1124,9 +1109,7 @@ func (in *githubIssuesUpdateInput) SetIdempotencyKey(key string) {}
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubIssuesUpdateInput) Confirm() (bool, bool) {
 	if !in.hasConfirmArg {
-		x, ok := in.extra["confirm"]
-		b, _ := x.(bool)
-		return b, ok
+		return handler.ExtraBool(in.extra, "confirm")
 	}
 	return in.ConfirmArg, true
 }
@@ -1140,8 +1123,7 @@ func (in *githubIssuesUpdateInput) SetConfirm(v bool) {
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubIssuesUpdateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1467,24 +1449,18 @@ func (in *githubCommentsListInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubCommentsListInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *githubCommentsListInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsListInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1751,11 +1727,7 @@ func (in *githubCommentsCreateInput) IdempotencyKey() (s string, isString, prese
 	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
-	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
-		s, isString := v.(string)
-		return s, isString, true
-	}
-	return "", false, false
+	return handler.ExtraString(in.extra, "idempotency_key")
 }
 
 // SetIdempotencyKey sets the idempotency carrier input.
@@ -1766,24 +1738,18 @@ func (in *githubCommentsCreateInput) SetIdempotencyKey(key string) {
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubCommentsCreateInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *githubCommentsCreateInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsCreateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -2194,9 +2160,7 @@ func (in *githubCommentsDeleteInput) SetIdempotencyKey(key string) {}
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubCommentsDeleteInput) Confirm() (bool, bool) {
 	if !in.hasConfirmArg {
-		x, ok := in.extra["confirm"]
-		b, _ := x.(bool)
-		return b, ok
+		return handler.ExtraBool(in.extra, "confirm")
 	}
 	return in.ConfirmArg, true
 }
@@ -2210,8 +2174,7 @@ func (in *githubCommentsDeleteInput) SetConfirm(v bool) {
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubCommentsDeleteInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -2519,9 +2482,7 @@ func (in *githubReleasesCreateInput) SetIdempotencyKey(key string) {}
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesCreateInput) Confirm() (bool, bool) {
 	if !in.hasConfirmArg {
-		x, ok := in.extra["confirm"]
-		b, _ := x.(bool)
-		return b, ok
+		return handler.ExtraBool(in.extra, "confirm")
 	}
 	return in.ConfirmArg, true
 }
@@ -2535,8 +2496,7 @@ func (in *githubReleasesCreateInput) SetConfirm(v bool) {
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesCreateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -3201,9 +3161,7 @@ func (in *githubReleasesDeleteInput) SetIdempotencyKey(key string) {}
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesDeleteInput) Confirm() (bool, bool) {
 	if !in.hasConfirmArg {
-		x, ok := in.extra["confirm"]
-		b, _ := x.(bool)
-		return b, ok
+		return handler.ExtraBool(in.extra, "confirm")
 	}
 	return in.ConfirmArg, true
 }
@@ -3217,8 +3175,7 @@ func (in *githubReleasesDeleteInput) SetConfirm(v bool) {
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesDeleteInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -3531,9 +3488,7 @@ func (in *githubReleasesUpdateInput) SetIdempotencyKey(key string) {}
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubReleasesUpdateInput) Confirm() (bool, bool) {
 	if !in.hasConfirmArg {
-		x, ok := in.extra["confirm"]
-		b, _ := x.(bool)
-		return b, ok
+		return handler.ExtraBool(in.extra, "confirm")
 	}
 	return in.ConfirmArg, true
 }
@@ -3547,8 +3502,7 @@ func (in *githubReleasesUpdateInput) SetConfirm(v bool) {
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubReleasesUpdateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -3869,24 +3823,18 @@ func (in *githubTagsGetInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubTagsGetInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *githubTagsGetInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubTagsGetInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -4122,24 +4070,18 @@ func (in *githubPullsListInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *githubPullsListInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *githubPullsListInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *githubPullsListInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun

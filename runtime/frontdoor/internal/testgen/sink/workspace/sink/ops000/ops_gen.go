@@ -315,24 +315,18 @@ func (in *sinkItemsSearchInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkItemsSearchInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkItemsSearchInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkItemsSearchInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -836,24 +830,18 @@ func (in *sinkLabelsGetInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkLabelsGetInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkLabelsGetInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkLabelsGetInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1121,24 +1109,18 @@ func (in *sinkFormsSubmitInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkFormsSubmitInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkFormsSubmitInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkFormsSubmitInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1428,11 +1410,7 @@ func (in *sinkDocsPutInput) IdempotencyKey() (s string, isString, present bool) 
 	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
-	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
-		s, isString := v.(string)
-		return s, isString, true
-	}
-	return "", false, false
+	return handler.ExtraString(in.extra, "idempotency_key")
 }
 
 // SetIdempotencyKey sets the idempotency carrier input.
@@ -1443,24 +1421,18 @@ func (in *sinkDocsPutInput) SetIdempotencyKey(key string) {
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkDocsPutInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkDocsPutInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkDocsPutInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1684,24 +1656,18 @@ func (in *sinkNotesCreateInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkNotesCreateInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkNotesCreateInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkNotesCreateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -1889,24 +1855,18 @@ func (in *sinkBlobsUploadInput) SetIdempotencyKey(key string) {}
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkBlobsUploadInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkBlobsUploadInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkBlobsUploadInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -2169,11 +2129,7 @@ func (in *sinkEventsCreateInput) IdempotencyKey() (s string, isString, present b
 	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
-	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
-		s, isString := v.(string)
-		return s, isString, true
-	}
-	return "", false, false
+	return handler.ExtraString(in.extra, "idempotency_key")
 }
 
 // SetIdempotencyKey sets the idempotency carrier input.
@@ -2184,24 +2140,18 @@ func (in *sinkEventsCreateInput) SetIdempotencyKey(key string) {
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkEventsCreateInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkEventsCreateInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkEventsCreateInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
@@ -2541,11 +2491,7 @@ func (in *sinkJobsRunInput) IdempotencyKey() (s string, isString, present bool) 
 	if in.hasIdempotencyKeyArg {
 		return in.IdempotencyKeyArg, true, true
 	}
-	if v, ok := in.extra["idempotency_key"]; ok && v != nil {
-		s, isString := v.(string)
-		return s, isString, true
-	}
-	return "", false, false
+	return handler.ExtraString(in.extra, "idempotency_key")
 }
 
 // SetIdempotencyKey sets the idempotency carrier input.
@@ -2556,24 +2502,18 @@ func (in *sinkJobsRunInput) SetIdempotencyKey(key string) {
 
 // Confirm reads the confirm input: its value and whether it is present.
 func (in *sinkJobsRunInput) Confirm() (bool, bool) {
-	x, ok := in.extra["confirm"]
-	b, _ := x.(bool)
-	return b, ok
+	return handler.ExtraBool(in.extra, "confirm")
 }
 
 // SetConfirm sets the confirm input.
 func (in *sinkJobsRunInput) SetConfirm(v bool) {
-	if in.extra == nil {
-		in.extra = map[string]any{}
-	}
-	in.extra["confirm"] = v
+	in.extra = handler.SetExtra(in.extra, "confirm", v)
 }
 
 // DryRun reports whether anvil_dry_run is true.
 func (in *sinkJobsRunInput) DryRun() bool {
 	if !in.hasAnvilDryRun {
-		x, ok := in.extra["anvil_dry_run"]
-		b, _ := x.(bool)
+		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
 		return ok && b
 	}
 	return in.AnvilDryRun
