@@ -31,3 +31,13 @@ func SetExtra(extra map[string]any, key string, v any) map[string]any {
 	extra[key] = v
 	return extra
 }
+
+// As stores v in *dst when it holds a T and reports whether it did: the
+// type check of a generated FromArgs conversion, one line per field.
+func As[T any](v any, dst *T) bool {
+	x, ok := v.(T)
+	if ok {
+		*dst = x
+	}
+	return ok
+}

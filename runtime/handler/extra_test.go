@@ -1,6 +1,9 @@
 package handler
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestExtraHelpers(t *testing.T) {
 	var m map[string]any
@@ -29,5 +32,23 @@ func TestExtraHelpers(t *testing.T) {
 	m = SetExtra(m, "k", "abc")
 	if s, isString, ok := ExtraString(m, "k"); s != "abc" || !isString || !ok {
 		t.Errorf("a string carrier: %q %v %v", s, isString, ok)
+	}
+}
+
+func TestAs(t *testing.T) {
+	var n json.Number
+	if As[json.Number]("12", &n) || n != "" {
+		t.Error("a string passed as a json.Number")
+	}
+	if !As(any(json.Number("12")), &n) || n != "12" {
+		t.Errorf("json.Number not taken: %q", n)
+	}
+	var s string
+	if As(any(json.Number("12")), &s) || s != "" {
+		t.Error("a json.Number passed as a string")
+	}
+	var b bool
+	if !As(any(true), &b) || !b {
+		t.Error("bool not taken")
 	}
 }

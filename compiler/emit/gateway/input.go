@@ -512,19 +512,15 @@ func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
 		if fl.nullable {
 			stmts = append(stmts, jen.If(jen.Id("v").Op("==").Nil()).Block(markNull(fl), jen.Continue()))
 		}
-		typ := goType(fl) // fl.kind is not kAny here
-		stmts = append(stmts,
-			jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("v").Assert(typ),
-			jen.If(jen.Op("!").Id("ok")).Block(fail),
-			jen.Id("in."+fl.goName).Op("=").Id("x"))
+		// fl.kind is not kAny here: handler.As checks the field's Go type.
+		stmts = append(stmts, jen.If(jen.Op("!").Qual(pkgHandler, "As").Call(jen.Id("v"), jen.Op("&").Id("in."+fl.goName))).Block(fail))
 		cases = append(cases, jen.Case(jen.Lit(fl.prop)).Block(stmts...))
 	}
 	if in.closed {
 		cases = append(cases, jen.Default().Block(fail))
 	} else {
 		cases = append(cases, jen.Default().Block(
-			jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
-			jen.Id("in.extra").Index(jen.Id("k")).Op("=").Id("v")))
+			jen.Id("in.extra").Op("=").Qual(pkgHandler, "SetExtra").Call(jen.Id("in.extra"), jen.Id("k"), jen.Id("v"))))
 	}
 	kv := jen.List(jen.Id("k"), jen.Id("v"))
 	if len(in.fields) == 0 && in.closed {

@@ -182,32 +182,24 @@ func fromArgsGithubIssuesList(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		case "state":
 			in.hasState = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.State) {
 				return nil, false
 			}
-			in.State = x
 		default:
 			return nil, false
 		}
@@ -477,46 +469,34 @@ func fromArgsGithubIssuesCreate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Body) {
 				return nil, false
 			}
-			in.Body = x
 		case "confirm":
 			in.hasConfirmArg = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.ConfirmArg) {
 				return nil, false
 			}
-			in.ConfirmArg = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		case "title":
 			in.hasTitle = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Title) {
 				return nil, false
 			}
-			in.Title = x
 		default:
 			return nil, false
 		}
@@ -863,32 +843,24 @@ func fromArgsGithubIssuesGet(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "issue_number":
 			in.hasIssueNumber = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.IssueNumber) {
 				return nil, false
 			}
-			in.IssueNumber = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}
@@ -1199,60 +1171,44 @@ func fromArgsGithubIssuesUpdate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Body) {
 				return nil, false
 			}
-			in.Body = x
 		case "confirm":
 			in.hasConfirmArg = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.ConfirmArg) {
 				return nil, false
 			}
-			in.ConfirmArg = x
 		case "issue_number":
 			in.hasIssueNumber = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.IssueNumber) {
 				return nil, false
 			}
-			in.IssueNumber = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		case "state":
 			in.hasState = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.State) {
 				return nil, false
 			}
-			in.State = x
 		case "title":
 			in.hasTitle = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Title) {
 				return nil, false
 			}
-			in.Title = x
 		default:
 			return nil, false
 		}
@@ -1516,32 +1472,24 @@ func fromArgsGithubCommentsList(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "issue_number":
 			in.hasIssueNumber = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.IssueNumber) {
 				return nil, false
 			}
-			in.IssueNumber = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}
@@ -1815,46 +1763,34 @@ func fromArgsGithubCommentsCreate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Body) {
 				return nil, false
 			}
-			in.Body = x
 		case "idempotency_key":
 			in.hasIdempotencyKeyArg = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.IdempotencyKeyArg) {
 				return nil, false
 			}
-			in.IdempotencyKeyArg = x
 		case "issue_number":
 			in.hasIssueNumber = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.IssueNumber) {
 				return nil, false
 			}
-			in.IssueNumber = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}
@@ -2235,39 +2171,29 @@ func fromArgsGithubCommentsDelete(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "comment_id":
 			in.hasCommentId = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.CommentId) {
 				return nil, false
 			}
-			in.CommentId = x
 		case "confirm":
 			in.hasConfirmArg = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.ConfirmArg) {
 				return nil, false
 			}
-			in.ConfirmArg = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}
@@ -2572,60 +2498,44 @@ func fromArgsGithubReleasesCreate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Body) {
 				return nil, false
 			}
-			in.Body = x
 		case "confirm":
 			in.hasConfirmArg = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.ConfirmArg) {
 				return nil, false
 			}
-			in.ConfirmArg = x
 		case "draft":
 			in.hasDraft = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.Draft) {
 				return nil, false
 			}
-			in.Draft = x
 		case "name":
 			in.hasName = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Name) {
 				return nil, false
 			}
-			in.Name = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		case "tag_name":
 			in.hasTagName = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.TagName) {
 				return nil, false
 			}
-			in.TagName = x
 		default:
 			return nil, false
 		}
@@ -3236,39 +3146,29 @@ func fromArgsGithubReleasesDelete(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "confirm":
 			in.hasConfirmArg = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.ConfirmArg) {
 				return nil, false
 			}
-			in.ConfirmArg = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "release_id":
 			in.hasReleaseId = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.ReleaseId) {
 				return nil, false
 			}
-			in.ReleaseId = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}
@@ -3578,60 +3478,44 @@ func fromArgsGithubReleasesUpdate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Body) {
 				return nil, false
 			}
-			in.Body = x
 		case "confirm":
 			in.hasConfirmArg = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.ConfirmArg) {
 				return nil, false
 			}
-			in.ConfirmArg = x
 		case "draft":
 			in.hasDraft = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.Draft) {
 				return nil, false
 			}
-			in.Draft = x
 		case "name":
 			in.hasName = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Name) {
 				return nil, false
 			}
-			in.Name = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "release_id":
 			in.hasReleaseId = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.ReleaseId) {
 				return nil, false
 			}
-			in.ReleaseId = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}
@@ -3890,32 +3774,24 @@ func fromArgsGithubTagsGet(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		case "tag":
 			in.hasTag = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Tag) {
 				return nil, false
 			}
-			in.Tag = x
 		default:
 			return nil, false
 		}
@@ -4132,25 +4008,19 @@ func fromArgsGithubPullsList(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "owner":
 			in.hasOwner = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Owner) {
 				return nil, false
 			}
-			in.Owner = x
 		case "repo":
 			in.hasRepo = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Repo) {
 				return nil, false
 			}
-			in.Repo = x
 		default:
 			return nil, false
 		}

@@ -476,66 +476,52 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "accept":
 			in.hasAccept = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Accept) {
 				return nil, false
 			}
-			in.Accept = x
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "filter":
 			in.hasFilter = true
 			in.Filter = v
 		case "flag":
 			in.hasFlag = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.Flag) {
 				return nil, false
 			}
-			in.Flag = x
 		case "ids":
 			in.hasIds = true
 			in.Ids = v
 		case "kind":
 			in.hasKind = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Kind) {
 				return nil, false
 			}
-			in.Kind = x
 		case "labels":
 			in.hasLabels = true
 			in.Labels = v
 		case "limit":
 			in.hasLimit = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.Limit) {
 				return nil, false
 			}
-			in.Limit = x
 		case "maybe":
 			in.hasMaybe = true
 			if v == nil {
 				in.nullMaybe = true
 				continue
 			}
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Maybe) {
 				return nil, false
 			}
-			in.Maybe = x
 		case "need":
 			in.hasNeed = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.Need) {
 				return nil, false
 			}
-			in.Need = x
 		case "opts":
 			in.hasOpts = true
 			in.Opts = v
@@ -548,32 +534,24 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 				in.nullPref = true
 				continue
 			}
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.Pref) {
 				return nil, false
 			}
-			in.Pref = x
 		case "q":
 			in.hasQ = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Q) {
 				return nil, false
 			}
-			in.Q = x
 		case "ratio":
 			in.hasRatio = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.Ratio) {
 				return nil, false
 			}
-			in.Ratio = x
 		case "session":
 			in.hasSession = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Session) {
 				return nil, false
 			}
-			in.Session = x
 		case "space":
 			in.hasSpace = true
 			in.Space = v
@@ -582,11 +560,9 @@ func fromArgsSinkItemsSearch(args map[string]any) (handler.Input, bool) {
 			in.Tags = v
 		case "trace":
 			in.hasTrace = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Trace) {
 				return nil, false
 			}
-			in.Trace = x
 		case "xlist":
 			in.hasXlist = true
 			in.Xlist = v
@@ -897,28 +873,22 @@ func fromArgsSinkLabelsGet(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "m":
 			in.hasM = true
 			in.M = v
 		case "n":
 			in.hasN = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.N) {
 				return nil, false
 			}
-			in.N = x
 		case "name":
 			in.hasName = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Name) {
 				return nil, false
 			}
-			in.Name = x
 		default:
 			return nil, false
 		}
@@ -1193,18 +1163,14 @@ func fromArgsSinkFormsSubmit(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "a":
 			in.hasA = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.A) {
 				return nil, false
 			}
-			in.A = x
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "list":
 			in.hasList = true
 			in.List = v
@@ -1214,21 +1180,17 @@ func fromArgsSinkFormsSubmit(args map[string]any) (handler.Input, bool) {
 				in.nullN = true
 				continue
 			}
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.N) {
 				return nil, false
 			}
-			in.N = x
 		case "obj":
 			in.hasObj = true
 			in.Obj = v
 		case "z":
 			in.hasZ = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.Z) {
 				return nil, false
 			}
-			in.Z = x
 		default:
 			return nil, false
 		}
@@ -1488,28 +1450,22 @@ func fromArgsSinkDocsPut(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
 			in.Body = v
 		case "id":
 			in.hasId = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Id) {
 				return nil, false
 			}
-			in.Id = x
 		case "idempotency_key":
 			in.hasIdempotencyKeyArg = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.IdempotencyKeyArg) {
 				return nil, false
 			}
-			in.IdempotencyKeyArg = x
 		default:
 			return nil, false
 		}
@@ -1713,11 +1669,9 @@ func fromArgsSinkNotesCreate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "text":
 			in.hasText = true
 			in.Text = v
@@ -1912,11 +1866,9 @@ func fromArgsSinkBlobsUpload(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "body":
 			in.hasBody = true
 			in.Body = v
@@ -2241,69 +2193,52 @@ func fromArgsSinkEventsCreate(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "draft":
 			in.hasDraft = true
 			if v == nil {
 				in.nullDraft = true
 				continue
 			}
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.Draft) {
 				return nil, false
 			}
-			in.Draft = x
 		case "idempotency_key":
 			in.hasIdempotencyKeyArg = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.IdempotencyKeyArg) {
 				return nil, false
 			}
-			in.IdempotencyKeyArg = x
 		case "meta":
 			in.hasMeta = true
 			in.Meta = v
 		case "score":
 			in.hasScore = true
-			x, ok := v.(json.Number)
-			if !ok {
+			if !handler.As(v, &in.Score) {
 				return nil, false
 			}
-			in.Score = x
 		case "tenant":
 			in.hasTenant = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Tenant) {
 				return nil, false
 			}
-			in.Tenant = x
 		case "title":
 			in.hasTitle = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Title) {
 				return nil, false
 			}
-			in.Title = x
 		case "when":
 			in.hasWhen = true
 			if v == nil {
 				in.nullWhen = true
 				continue
 			}
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.When) {
 				return nil, false
 			}
-			in.When = x
 		default:
-			if in.extra == nil {
-				in.extra = map[string]any{}
-			}
-			in.extra[k] = v
+			in.extra = handler.SetExtra(in.extra, k, v)
 		}
 	}
 	if in.Validate() != nil {
@@ -2564,25 +2499,19 @@ func fromArgsSinkJobsRun(args map[string]any) (handler.Input, bool) {
 		switch k {
 		case "anvil_dry_run":
 			in.hasAnvilDryRun = true
-			x, ok := v.(bool)
-			if !ok {
+			if !handler.As(v, &in.AnvilDryRun) {
 				return nil, false
 			}
-			in.AnvilDryRun = x
 		case "idempotency_key":
 			in.hasIdempotencyKeyArg = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.IdempotencyKeyArg) {
 				return nil, false
 			}
-			in.IdempotencyKeyArg = x
 		case "job":
 			in.hasJob = true
-			x, ok := v.(string)
-			if !ok {
+			if !handler.As(v, &in.Job) {
 				return nil, false
 			}
-			in.Job = x
 		default:
 			return nil, false
 		}
