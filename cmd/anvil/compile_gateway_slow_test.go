@@ -123,7 +123,8 @@ func TestGitHubGeneratedGateway(t *testing.T) {
 	}
 
 	// Both doors serve the workspace with inbound auth off (loopback): every
-	// tool is listed, and dry runs never reach the upstream.
+	// tool is listed (the full tool surface, not discovery), and dry runs
+	// never reach the upstream.
 	generic := serveGeneric(t, ws)
 	compiled := serveBinary(t, bin)
 	if a, b := toolsList(t, generic), toolsList(t, compiled); a != b {
@@ -169,7 +170,7 @@ func serveGeneric(t *testing.T, ws string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}, f, nil)
+	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, ToolSurface: "full"}, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func serveBinary(t *testing.T, bin string) string {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command(bin, "serve", "mcp", "unused", "--fleet", "--http", strconv.Itoa(port))
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "ANVIL_TOOL_SURFACE=full"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

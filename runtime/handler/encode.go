@@ -17,11 +17,15 @@ import (
 // The helpers below are what generated request builders and hashers call.
 // Each writes exactly what the generic path (upstream.BuildRequest,
 // audit.InputSHA256) writes for the same decoded value; compiled_test.go
-// checks them against it.
+// checks them against it. The error constructors are marked noinline: they
+// are cold paths of every generated builder, and inlining them copies their
+// body into each one (a large workspace's compile time and binary size).
 
 // BuildError is the error of a request that cannot be built, as
 // upstream.BuildRequest words it (validation_error; internal_error when
 // internal is set).
+//
+//go:noinline
 func BuildError(opID, message string, internal bool) error {
 	code := envelope.ValidationError
 	if internal {
@@ -31,11 +35,15 @@ func BuildError(opID, message string, internal bool) error {
 }
 
 // MissingInput is BuildError "Missing required input <key>.".
+//
+//go:noinline
 func MissingInput(opID, key string) error {
 	return BuildError(opID, "Missing required input "+key+".", false)
 }
 
 // BadBase is BuildError for a server URL that is not an http(s) URL.
+//
+//go:noinline
 func BadBase(opID string) error {
 	return BuildError(opID, "The operation's server URL is not an http(s) URL.", true)
 }
@@ -69,6 +77,8 @@ func WholeBody(opID, key string, enc air.BodyEncoding, contentType string, v any
 }
 
 // BodyValueError is the error of a body field that cannot be encoded.
+//
+//go:noinline
 func BodyValueError(opID, name string) error {
 	return BuildError(opID, "Body input "+name+" cannot be encoded as JSON.", false)
 }

@@ -388,11 +388,15 @@ func (b *builder) body() bool {
 		b.add(jen.Id("ctype").Op("=").Lit("application/json"))
 	}
 	stmts = append(stmts, jen.Id("w").Op(":=").Make(jen.Index().Byte(), jen.Lit(1), jen.Lit(128)), jen.Id("w").Index(jen.Lit(0)).Op("=").LitRune('{'))
-	sep := jen.If(jen.Id("nf").Op(">").Lit(0)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.LitRune(',')))
+	// w holds '{' and the fields written so far: a field follows another
+	// one exactly when len(w) > 1 (handler.AppendJSONKey writes the comma).
+	keyOf := func(name string) jen.Code {
+		return jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONKey").Call(jen.Id("w"), jen.Lit(jsonString(name)+":"))
+	}
 	needErr := false
 	for _, bf := range fields {
 		fl := bf.fl
-		key := jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(bf.name)+":").Op("..."))
+		key := keyOf(bf.name)
 		var val jen.Code
 		switch fl.kind {
 		case kString:
@@ -409,30 +413,26 @@ func (b *builder) body() bool {
 		if fl.nullable && fl.kind != kAny {
 			val = jen.If(isNull(fl)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit("null").Op("..."))).Else().Block(val)
 		}
-		stmts = append(stmts, jen.If(has(fl)).Block(sep.Clone(), jen.Id("nf").Op("++"), key, val))
+		stmts = append(stmts, jen.If(has(fl)).Block(key, val))
 	}
 	if inBody && !carrierNamed {
 		needErr = true
-		stmts = append(stmts, jen.If(value(carrier)).Block(sep.Clone(), jen.Id("nf").Op("++"),
-			jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit(jsonString(b.op.Idempotency.Key)+":").Op("...")),
+		stmts = append(stmts, jen.If(value(carrier)).Block(keyOf(b.op.Idempotency.Key),
 			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
 				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
 	}
+	var decls []jen.Code
 	if needErr {
-		count = append(count, jen.Var().Id("err").Error())
+		decls = append(decls, jen.Var().Id("err").Error())
 	}
 	tail := append([]jen.Code{}, required...)
 	tail = append(tail, jen.Id("body").Op("=").Append(jen.Id("w"), jen.LitRune('}')))
-	cond := jen.Id("nf").Op(">").Lit(0)
-	if bd.Required {
-		cond = jen.True()
-	}
 	if bd.Required {
 		stmts = append(stmts, tail...)
 	} else {
-		stmts = append(stmts, jen.If(cond).Block(tail...))
+		stmts = append(stmts, jen.If(jen.Len(jen.Id("w")).Op(">").Lit(1)).Block(tail...))
 	}
-	b.add(jen.Block(append(count, stmts...)...))
+	b.add(jen.Block(append(decls, stmts...)...))
 	return true
 }
 
@@ -469,17 +469,12 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 		return
 	}
 	method := op.SourceRef.HTTPMethod()
-	b.add(jen.If(jen.Id("q").Op("!=").Lit("")).Block(
-		jen.Id("u").Dot("WriteByte").Call(jen.LitRune('?')),
-		jen.Id("u").Dot("WriteString").Call(jen.Id("q"))))
-	rd := jen.Code(jen.Nil())
+	body := jen.Code(jen.Nil())
 	if hasBody {
-		b.add(jen.Var().Id("rd").Qual("io", "Reader"),
-			jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("rd").Op("=").Qual("bytes", "NewReader").Call(jen.Id("body"))))
-		rd = jen.Id("rd")
+		body = jen.Id("body")
 	}
-	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHTTP, "NewRequestWithContext").Call(jen.Id("ctx"), jen.Lit(method), jen.Id("u").Dot("String").Call(), rd),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(b.buildError("The arguments do not make a valid upstream URL.", false)))
+	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHandler, "NewRequest").Call(jen.Id("ctx"), b.opID(), jen.Lit(method), jen.Op("&").Id("u"), jen.Id("q"), body),
+		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
 	for _, h := range headers {
 		b.add(jen.If(jen.Id(h.ok)).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit(h.name), jen.Id(h.v))))
 	}
@@ -490,14 +485,7 @@ func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, c
 	if hasBody {
 		b.add(jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Content-Type"), jen.Id("ctype"))))
 	}
-	accept := op.Output.Accept()
-	b.add(
-		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("Accept")).Op("==").Lit("")).Block(
-			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Accept"), jen.Lit(accept))),
-		jen.If(jen.Id("req").Dot("Header").Dot("Get").Call(jen.Lit("User-Agent")).Op("==").Lit("")).Block(
-			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("User-Agent"), jen.Lit("anvil-gateway/").Op("+").Qual(pkgAir, "AnvilVersion"))),
-		jen.Return(jen.Id("req"), jen.Nil()),
-	)
+	b.add(jen.Return(jen.Qual(pkgHandler, "FinishRequest").Call(jen.Id("req"), jen.Lit(op.Output.Accept()))))
 }
 
 // bodyEncodingConst names enc by its air constant in generated code.

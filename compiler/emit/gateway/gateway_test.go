@@ -71,7 +71,7 @@ func TestGenerateRefusals(t *testing.T) {
 }
 
 func TestGenerateTree(t *testing.T) {
-	ws := tinyWorkspace(t, 2*opsPerFile+3)
+	ws := tinyWorkspace(t, 2*opsPerPackage+3)
 	out, stats, err := Generate(ws)
 	if err != nil {
 		t.Fatal(err)
@@ -81,16 +81,20 @@ func TestGenerateTree(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	want := []string{"main_gen.go", "workspace/team_svc_gen.go", "workspace/team_svc_ops_000_gen.go",
-		"workspace/team_svc_ops_001_gen.go", "workspace/team_svc_ops_002_gen.go", "workspace/workspace_gen.go"}
+	want := []string{"main_gen.go", "workspace/team_svc.air.json", "workspace/team_svc/ops000/ops_gen.go",
+		"workspace/team_svc/ops001/ops_gen.go", "workspace/team_svc/ops002/ops_gen.go", "workspace/team_svc_gen.go",
+		"workspace/workspace_gen.go"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("files %v, want %v", names, want)
 	}
-	if stats.Operations != 2*opsPerFile+3 || stats.Specialised != 0 || stats.Files != len(want) {
+	if stats.Operations != 2*opsPerPackage+3 || stats.Specialised != 0 || stats.Files != len(want) {
 		t.Errorf("stats %+v", stats) // the array input asks for the shared validator
 	}
 	fset := token.NewFileSet()
 	for n, b := range out {
+		if !strings.HasSuffix(n, ".go") {
+			continue
+		}
 		if !bytes.HasPrefix(b, []byte("// "+Header+"\n")) {
 			t.Errorf("%s: no header", n)
 		}
@@ -101,14 +105,20 @@ func TestGenerateTree(t *testing.T) {
 			t.Errorf("%s: %v", n, err)
 		}
 	}
-	ops := strings.Join(strings.Fields(string(out["workspace/team_svc_ops_000_gen.go"])), " ")
+	ops := strings.Join(strings.Fields(string(out["workspace/team_svc/ops000/ops_gen.go"])), " ")
 	for _, want := range []string{"AB string", "ValidateArg bool", "ValidateArg2 json.Number", "X any",
 		"func (in *svcThings0ListInput) Validate() error", `"example.com/m/gen/tiny/workspace"`} {
 		if !strings.Contains(ops+string(out["main_gen.go"]), want) {
 			t.Errorf("the generated code lacks %q", want)
 		}
 	}
-	again, _, err := Generate(tinyWorkspace(t, 2*opsPerFile+3))
+	if !strings.Contains(string(out["workspace/team_svc_gen.go"]), "//go:embed team_svc.air.json") {
+		t.Error("the connector does not embed its AIR")
+	}
+	if !json.Valid(out["workspace/team_svc.air.json"]) {
+		t.Error("the embedded AIR is not JSON")
+	}
+	again, _, err := Generate(tinyWorkspace(t, 2*opsPerPackage+3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,5 +154,45 @@ func TestAnalyseField(t *testing.T) {
 		if f.kind != c.kind || f.nullable != c.nullable || (c.check != nil && !c.check(f)) {
 			t.Errorf("%s: kind %d nullable %v %+v", c.schema, f.kind, f.nullable, f)
 		}
+	}
+}
+
+// TestChunksKeepDraftsTogether: an operation's draft mapping builds the
+// draft operation's typed input, so both must land in one package however
+// far apart they are in AIR order.
+func TestChunksKeepDraftsTogether(t *testing.T) {
+	ws := tinyWorkspace(t, 2*opsPerPackage+3)
+	c := &ws.Connectors[0]
+	last := c.Tools[len(c.Tools)-1].Op
+	first := c.Tools[0].Op
+	first.Effect.Draft = &air.Draft{Operation: last.ID}
+	g := newGenerator(ws)
+	if _, err := g.run(); err != nil {
+		t.Fatal(err)
+	}
+	chunks := g.chunks(c)
+	total := 0
+	for _, ch := range chunks {
+		total += len(ch)
+		if len(ch) > opsPerPackage+1 {
+			t.Errorf("a package of %d operations", len(ch))
+		}
+	}
+	if total != len(c.Tools) {
+		t.Fatalf("%d operations in packages, want %d", total, len(c.Tools))
+	}
+	var ids []string
+	for _, o := range chunks[0] {
+		ids = append(ids, o.tool.Op.ID)
+	}
+	if ids[0] != first.ID || !strings.Contains(strings.Join(ids, " "), last.ID) {
+		t.Errorf("the first package %v does not hold %s with its draft %s", ids, first.ID, last.ID)
+	}
+	out, _, err := Generate(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := out["workspace/team_svc/ops000/ops_gen.go"]; !bytes.Contains(b, []byte("d := &"+lowerName(last.ID)+"Input{}")) {
+		t.Errorf("the draft mapping does not build its draft's input in the same package")
 	}
 }

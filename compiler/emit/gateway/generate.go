@@ -4,18 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"path"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// opsPerFile bounds the operations printed into one file, so that a large
-// workspace (GitHub's 1,000-odd operations) splits into files of a size
-// editors and gofmt handle well.
-const opsPerFile = 40
+// opsPerPackage bounds the operations printed into one package, so that a
+// large workspace (GitHub's 1,000-odd operations) splits into packages go
+// build compiles in parallel, in bounded memory, and caches one by one.
+const opsPerPackage = 40
 
 // opInfo is one served operation with its Go names and analysed input.
 type opInfo struct {
@@ -173,24 +171,120 @@ func fileStem(id string) string {
 	return string(b)
 }
 
-// connector prints one connector's table and operation files.
+// chunkDir is the directory, relative to the workspace package, of one
+// connector's operation package number i; chunkPkg is its package name.
+func chunkDir(stem string, i int) string { return fmt.Sprintf("%s/%s", stem, chunkPkg(i)) }
+
+func chunkPkg(i int) string { return fmt.Sprintf("ops%03d", i) }
+
+// chunks splits a connector's operations into the groups printed as one
+// package each. Every operation whose draft mapping names another served
+// operation shares that operation's package (the mapping builds the draft's
+// typed input, whose fields are unexported); otherwise groups hold
+// opsPerPackage operations in AIR order. Small packages keep the compiler's
+// peak memory per package low and let go build compile them in parallel and
+// cache them one by one.
+func (g *generator) chunks(c *Connector) [][]*opInfo {
+	ops := g.ops[c.ID]
+	byID := map[string]int{}
+	for i, o := range ops {
+		byID[o.tool.Op.ID] = i
+	}
+	// Union-find over draft edges.
+	parent := make([]int, len(ops))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	for i, o := range ops {
+		if d := o.tool.Op.Effect.Draft; d != nil {
+			if j, ok := byID[d.Operation]; ok {
+				a, b := find(i), find(j)
+				if a > b {
+					a, b = b, a
+				}
+				parent[b] = a
+			}
+		}
+	}
+	// Components in order of their first operation, packed greedily.
+	members := map[int][]*opInfo{}
+	var roots []int
+	for i, o := range ops {
+		r := find(i)
+		if members[r] == nil {
+			roots = append(roots, r)
+		}
+		members[r] = append(members[r], o)
+	}
+	var out [][]*opInfo
+	var cur []*opInfo
+	for _, r := range roots {
+		m := members[r]
+		if len(cur) > 0 && len(cur)+len(m) > opsPerPackage {
+			out = append(out, cur)
+			cur = nil
+		}
+		cur = append(cur, m...)
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// connector prints one connector's table (workspace/<stem>_gen.go, with its
+// AIR embedded from workspace/<stem>.air.json) and its operation packages
+// (workspace/<stem>/opsNNN/ops_gen.go).
 func (g *generator) connector(out map[string][]byte, c *Connector) error {
 	stem := fileStem(c.ID)
-	ops := g.ops[c.ID]
-	f := g.newFile()
 	doc := c.Doc
 	aj, err := servedAIR(doc)
 	if err != nil {
 		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
 	}
+	chunks := g.chunks(c)
 	var opCalls []jen.Code
-	for _, o := range ops {
-		opCalls = append(opCalls, jen.Id(o.base+"Op").Call())
+	for i, ch := range chunks {
+		dir := chunkDir(stem, i)
+		imp := path.Join(g.workspaceImport(), dir)
+		opCalls = append(opCalls, jen.Qual(imp, "Ops").Call())
+		f := jen.NewFilePathName(imp, chunkPkg(i))
+		f.HeaderComment(Header)
+		f.PackageComment(fmt.Sprintf("Package %s holds the generated handlers of %d operations of connector %s", chunkPkg(i), len(ch), c.ID))
+		f.PackageComment(fmt.Sprintf("(%s to %s).", ch[0].tool.Op.ID, ch[len(ch)-1].tool.Op.ID))
+		var regs []jen.Code
+		for _, o := range ch {
+			g.operation(f, c, o)
+			regs = append(regs, jen.Id(o.base+"Op").Call())
+		}
+		f.Comment("Ops returns this package's operations.")
+		f.Func().Id("Ops").Params().Index().Op("*").Qual(pkgHandler, "Operation").Block(
+			jen.Return(jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(regs...)))
+		b, err := render(f)
+		if err != nil {
+			return fmt.Errorf("%w: connector %s operations: %w", ErrInvalid, c.ID, err)
+		}
+		out[pkgName+"/"+dir+"/ops_gen.go"] = b
 	}
+
+	f := g.newFile()
+	f.Anon("embed")
 	airName := g.conns[c.ID] + "AIR"
+	airFile := stem + ".air.json"
 	f.Commentf("%s is the AIR of connector %s (service %s), its approved operations only:", airName, c.ID, doc.Service.ID)
 	f.Comment("the runtime reads every operation's policies, schema and listing from it.")
-	f.Const().Id(airName).Op("=").Add(stringLit(string(aj)))
+	f.Comment("It is data, not code: the compiler only copies it into the binary.")
+	f.Comment("")
+	f.Comment("//go:embed " + airFile)
+	f.Var().Id(airName).String()
 	f.Line()
 	f.Commentf("%s is connector %s with its generated handlers.", g.conns[c.ID], c.ID)
 	f.Func().Id(g.conns[c.ID]).Params().Op("*").Qual(pkgHandler, "Connector").Block(
@@ -198,30 +292,14 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 			jen.Id("ID"):         jen.Lit(c.ID),
 			jen.Id("AIR"):        jen.Id(airName),
 			jen.Id("BundleHash"): jen.Lit(c.BundleHash),
-			jen.Id("Ops"):        jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(opCalls...),
+			jen.Id("Ops"):        jen.Qual("slices", "Concat").Call(opCalls...),
 		})))
 	b, err := render(f)
 	if err != nil {
 		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
 	}
 	out[pkgName+"/"+stem+"_gen.go"] = b
-
-	for start := 0; start < len(ops); start += opsPerFile {
-		end := min(start+opsPerFile, len(ops))
-		name := fmt.Sprintf("%s/%s_ops_gen.go", pkgName, stem)
-		if len(ops) > opsPerFile {
-			name = fmt.Sprintf("%s/%s_ops_%03d_gen.go", pkgName, stem, start/opsPerFile)
-		}
-		f := g.newFile()
-		for _, o := range ops[start:end] {
-			g.operation(f, c, o)
-		}
-		b, err := render(f)
-		if err != nil {
-			return fmt.Errorf("%w: connector %s operations: %w", ErrInvalid, c.ID, err)
-		}
-		out[name] = b
-	}
+	out[pkgName+"/"+airFile] = aj
 	return nil
 }
 
@@ -266,13 +344,4 @@ func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) {
 	f.Func().Id(o.base+"Op").Params().Op("*").Qual(pkgHandler, "Operation").Block(
 		jen.Return(jen.Op("&").Qual(pkgHandler, "Operation").Values(dict)))
 	f.Line()
-}
-
-// stringLit is a string literal: raw (backquoted) when s allows it, which
-// keeps embedded JSON (the connector's AIR) readable.
-func stringLit(s string) jen.Code {
-	if utf8.ValidString(s) && !strings.ContainsAny(s, "`\r\x00\ufeff") {
-		return jen.Op("`" + s + "`")
-	}
-	return jen.Lit(s)
 }

@@ -346,30 +346,25 @@ func (g *generator) emitControls(f *jen.File, op *air.Operation, n opNames, in *
 	// The idempotency carrier.
 	k := op.Input.Safety.IdempotencyKey
 	var get, set []jen.Code
-	extraGet := jen.If(jen.List(jen.Id("v"), jen.Id("ok")).Op(":=").Id("in.extra").Index(jen.Lit(k)), jen.Id("ok && v != nil")).Block(
-		jen.List(jen.Id("s"), jen.Id("isString")).Op(":=").Id("v").Assert(jen.String()),
-		jen.Return(jen.Id("s"), jen.Id("isString"), jen.True()))
+	extraGet := jen.Return(jen.Qual(pkgHandler, "ExtraString").Call(jen.Id("in.extra"), jen.Lit(k)))
 	extraSet := func(v jen.Code) []jen.Code {
-		return []jen.Code{
-			jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
-			jen.Id("in.extra").Index(jen.Lit(k)).Op("=").Add(v),
-		}
+		return []jen.Code{jen.Id("in.extra").Op("=").Qual(pkgHandler, "SetExtra").Call(jen.Id("in.extra"), jen.Lit(k), v)}
 	}
 	switch fl := in.byProp[k]; {
 	case k == "":
 		get = []jen.Code{jen.Return(jen.Lit(""), jen.False(), jen.False())}
 	case fl == nil:
-		get = []jen.Code{extraGet, jen.Return(jen.Lit(""), jen.False(), jen.False())}
+		get = []jen.Code{extraGet}
 		set = extraSet(jen.Id("key"))
 	case fl.kind == kString:
 		get = []jen.Code{jen.If(value(fl)).Block(jen.Return(jen.Id("in."+fl.goName), jen.True(), jen.True())),
-			extraGet, jen.Return(jen.Lit(""), jen.False(), jen.False())}
+			extraGet}
 		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Id("key"), markSet(fl), clearNull(fl)}
 	default: // kAny
 		get = []jen.Code{jen.If(value(fl)).Block(
 			jen.List(jen.Id("s"), jen.Id("isString")).Op(":=").Id("in."+fl.goName).Assert(jen.String()),
 			jen.Return(jen.Id("s"), jen.Id("isString"), jen.True())),
-			extraGet, jen.Return(jen.Lit(""), jen.False(), jen.False())}
+			extraGet}
 		set = []jen.Code{jen.Id("in." + fl.goName).Op("=").Id("key"), markSet(fl)}
 	}
 	f.Comment("IdempotencyKey reads the idempotency carrier input.")
@@ -404,18 +399,17 @@ func (g *generator) emitBoolControl(f *jen.File, n opNames, in *input, getName, 
 	}
 	fl := in.byProp[key]
 	extra := []jen.Code{
-		jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("in.extra").Index(jen.Lit(key)),
-		jen.List(jen.Id("b"), jen.Id("_")).Op(":=").Id("x").Assert(jen.Bool()),
+		jen.List(jen.Id("b"), jen.Id("ok")).Op(":=").Qual(pkgHandler, "ExtraBool").Call(jen.Id("in.extra"), jen.Lit(key)),
 		ret(jen.Id("b"), jen.Id("ok")),
+	}
+	if confirm {
+		extra = []jen.Code{jen.Return(jen.Qual(pkgHandler, "ExtraBool").Call(jen.Id("in.extra"), jen.Lit(key)))}
 	}
 	val := jen.Lit(true)
 	if confirm {
 		val = jen.Id("v")
 	}
-	extraSet := []jen.Code{
-		jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
-		jen.Id("in.extra").Index(jen.Lit(key)).Op("=").Add(val),
-	}
+	extraSet := []jen.Code{jen.Id("in.extra").Op("=").Qual(pkgHandler, "SetExtra").Call(jen.Id("in.extra"), jen.Lit(key), val)}
 	var get, set []jen.Code
 	switch {
 	case fl == nil:
@@ -518,19 +512,15 @@ func (g *generator) emitFromArgs(f *jen.File, n opNames, in *input) {
 		if fl.nullable {
 			stmts = append(stmts, jen.If(jen.Id("v").Op("==").Nil()).Block(markNull(fl), jen.Continue()))
 		}
-		typ := goType(fl) // fl.kind is not kAny here
-		stmts = append(stmts,
-			jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Id("v").Assert(typ),
-			jen.If(jen.Op("!").Id("ok")).Block(fail),
-			jen.Id("in."+fl.goName).Op("=").Id("x"))
+		// fl.kind is not kAny here: handler.As checks the field's Go type.
+		stmts = append(stmts, jen.If(jen.Op("!").Qual(pkgHandler, "As").Call(jen.Id("v"), jen.Op("&").Id("in."+fl.goName))).Block(fail))
 		cases = append(cases, jen.Case(jen.Lit(fl.prop)).Block(stmts...))
 	}
 	if in.closed {
 		cases = append(cases, jen.Default().Block(fail))
 	} else {
 		cases = append(cases, jen.Default().Block(
-			jen.If(jen.Id("in.extra").Op("==").Nil()).Block(jen.Id("in.extra").Op("=").Map(jen.String()).Any().Values()),
-			jen.Id("in.extra").Index(jen.Id("k")).Op("=").Id("v")))
+			jen.Id("in.extra").Op("=").Qual(pkgHandler, "SetExtra").Call(jen.Id("in.extra"), jen.Id("k"), jen.Id("v"))))
 	}
 	kv := jen.List(jen.Id("k"), jen.Id("v"))
 	if len(in.fields) == 0 && in.closed {

@@ -80,7 +80,10 @@ type Stats struct {
 }
 
 // Generate prints the tree for ws. Names are slash paths relative to the
-// tree's root (gen/<yard>/): main_gen.go and workspace/*_gen.go. The output
+// tree's root (gen/<yard>/): main_gen.go, workspace/workspace_gen.go, per
+// connector workspace/<stem>_gen.go with its AIR as data
+// (workspace/<stem>.air.json, embedded), and its operations in packages of
+// at most opsPerPackage operations (workspace/<stem>/opsNNN/ops_gen.go). The output
 // depends only on ws: no versions, times or absolute paths.
 func Generate(ws *Workspace) (map[string][]byte, *Stats, error) {
 	if ws == nil || !validYard.MatchString(ws.Yard) || strings.Contains(ws.Yard, "..") {
