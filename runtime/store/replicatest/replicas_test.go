@@ -445,12 +445,15 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-// waitHealthy polls base's /healthz until it answers 200 (10 s at most).
+// waitHealthy polls base's /readyz until it answers 200 (10 s at most):
+// the replica has loaded its workspace and reaches the store, as a load
+// balancer in front of replicas would check (/healthz answers while the
+// workspace still loads; docs/scale.md).
 func waitHealthy(t *testing.T, base string) {
 	t.Helper()
 	end := time.Now().Add(10 * time.Second)
 	for time.Now().Before(end) {
-		if resp, err := http.Get(base + "/healthz"); err == nil {
+		if resp, err := http.Get(base + "/readyz"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				return
