@@ -9,7 +9,11 @@
 // Tree.WriteTo, or files into an existing directory with Tree.WriteFiles).
 package emit
 
-import "github.com/anvil-dev/anvil/runtime/air"
+import (
+	"fmt"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
 
 // Connector is one compiled bundle as the gateway serves it.
 type Connector struct {
@@ -23,4 +27,17 @@ type Connector struct {
 	// Dir is the bundle directory the document was loaded from, or "" when
 	// it was not loaded from disk.
 	Dir string
+}
+
+// NamedResources bounds the resources a connector's one-line description
+// names (SKILL.md's and INDEX.md's alike); the rest are counted.
+const NamedResources = 8
+
+// ShortList is at most NamedResources items of l, then "N more" when some
+// were left out.
+func ShortList(l []string) []string {
+	if len(l) <= NamedResources {
+		return l
+	}
+	return append(append([]string(nil), l[:NamedResources]...), fmt.Sprintf("%d more", len(l)-NamedResources))
 }

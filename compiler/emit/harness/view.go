@@ -3,6 +3,7 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/naming"
 	"regexp"
 	"sort"
@@ -500,7 +501,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		v.SkillSearch = true
 		v.SearchExample = searchExample(v)
 		v.SkillDesc = fmt.Sprintf("Use when a task needs %s — %d read and %d write operation(s) over %s. Find the one a task needs with `bin/%s %s`. Calls go through the Anvil gateway under this branch's grant; never look for or use upstream credentials.",
-			title, v.Reads, v.Writes, resourceList(shortList(resources, skillDescResources)), connector, v.SearchCommand)
+			title, v.Reads, v.Writes, resourceList(emit.ShortList(resources)), connector, v.SearchCommand)
 	}
 
 	for _, name := range drainNamed(ts) {
@@ -589,18 +590,6 @@ func pyParts(v *pkgView) []pyPart {
 		parts = append(parts, p)
 	}
 	return parts
-}
-
-// skillDescResources bounds the resources a large connector's SKILL.md
-// description names (the rest are counted).
-const skillDescResources = 8
-
-// shortList is at most n items of l, then "N more" when some were left out.
-func shortList(l []string, n int) []string {
-	if len(l) <= n {
-		return l
-	}
-	return append(append([]string(nil), l[:n]...), fmt.Sprintf("%d more", len(l)-n))
 }
 
 // searchExample is the query SKILL.md shows for search: the first read's

@@ -216,9 +216,6 @@ func joinAnd(l []string) string {
 	return strings.Join(l[:len(l)-1], ", ") + " and " + l[len(l)-1]
 }
 
-// maxNamedResources bounds the resources INDEX.md names for one connector.
-const maxNamedResources = 8
-
 // Describe is what INDEX.md says about a connector (Title, For, UseWhen),
 // from its AIR document, counting only served operations.
 func Describe(doc *air.Document) Description {
@@ -242,12 +239,9 @@ func Describe(doc *air.Document) Description {
 			resources = append(resources, f[1])
 		}
 	}
-	if len(resources) > maxNamedResources {
-		// A large API's line stays one readable line: the first resources,
-		// then a count (SKILL.md does the same).
-		resources = append(resources[:maxNamedResources:maxNamedResources], fmt.Sprintf("%d more", len(resources)-maxNamedResources))
-	}
-	over := joinAnd(resources)
+	// A large API's line stays one readable line: the first resources,
+	// then a count, as in SKILL.md.
+	over := joinAnd(emit.ShortList(resources))
 	if over == "" {
 		over = "its API"
 	}
