@@ -29,6 +29,13 @@ type WorkspaceBundle struct {
 // cannot be read, holds no bundle, or holds a bundle whose AIR does not load;
 // it does not check the ids (the fleet does, with the tool names).
 func LoadWorkspace(root string) ([]WorkspaceBundle, error) {
+	return LoadWorkspaceWith(root, Load)
+}
+
+// LoadWorkspaceWith is LoadWorkspace reading each bundle's AIR with load
+// (given the bundle directory) instead of Load: the fleet gateway streams
+// it, and still sees the same bundles under the same ids.
+func LoadWorkspaceWith(root string, load func(dir string) (*Document, error)) ([]WorkspaceBundle, error) {
 	dirs, err := Discover(root)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspace %s: %w", root, err)
@@ -42,7 +49,7 @@ func LoadWorkspace(root string) ([]WorkspaceBundle, error) {
 		if err != nil {
 			return nil, err
 		}
-		doc, err := Load(dir)
+		doc, err := load(dir)
 		if err != nil {
 			return nil, fmt.Errorf("loading bundle %s: %w", dir, err)
 		}

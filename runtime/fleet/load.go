@@ -22,28 +22,13 @@ import (
 // every input schema repeats the named schemas it reaches — and never
 // holds the file's bytes whole (docs/scale.md).
 func Load(root string) (*Fleet, error) {
-	dirs, err := air.Discover(root)
+	bs, err := air.LoadWorkspaceWith(root, loadDocument)
 	if err != nil {
-		return nil, fmt.Errorf("reading the workspace %s: %w", root, err)
+		return nil, err
 	}
-	if len(dirs) == 0 {
-		return nil, fmt.Errorf("%w in %s", ErrNoBundles, root)
-	}
-	conns := make([]*Connector, 0, len(dirs))
-	for _, dir := range dirs {
-		rel, err := filepath.Rel(root, dir)
-		if err != nil {
-			return nil, err
-		}
-		doc, err := loadDocument(dir)
-		if err != nil {
-			return nil, fmt.Errorf("loading bundle %s: %w", dir, err)
-		}
-		c := &Connector{ID: air.FoldConnectorID(rel), Dir: dir, Doc: doc}
-		if g, err := air.LoadGeneration(dir); err == nil {
-			c.BundleHash = g.BundleHash
-		}
-		conns = append(conns, c)
+	conns := make([]*Connector, len(bs))
+	for i, b := range bs {
+		conns[i] = &Connector{ID: b.ID, Dir: b.Dir, Doc: b.Doc, BundleHash: b.BundleHash}
 	}
 	return New(conns)
 }
