@@ -262,6 +262,7 @@ func (l *lowerer) boundInputSchema(st *opState) {
 		out.Defs[n] = l.standIn(n)
 	}
 	st.op.Input.Schema = &out
+	st.op.Input.StandIns = slices.Sorted(maps.Keys(stand))
 
 	msg := st.spec.Method + " " + st.spec.Path + ": the input schema and the " + strconv.Itoa(len(names)) +
 		" named schemas it reaches take " + kibText(full) + ", over the " + budgetText(budget) + " budget; " +

@@ -404,3 +404,38 @@ func TestDefsTally(t *testing.T) {
 		}
 	}
 }
+
+// TestStoredBundleRoundTrips: a bundle stores each named schema and each
+// stand-in once, and loading it gives every operation the input schema
+// lowering published, byte for byte, bounded or not.
+func TestStoredBundleRoundTrips(t *testing.T) {
+	spec := budgetSpec()
+	for _, budget := range []int{math.MaxInt, 6 << 10, 12 << 10} {
+		doc, _ := lowerBudgetSpec(t, spec, budget)
+		if budget != math.MaxInt && len(doc.SchemaStandIns) == 0 {
+			t.Fatalf("budget %d: no stand-ins recorded", budget)
+		}
+		assertRoundTrip(t, doc)
+	}
+}
+
+// assertRoundTrip checks that air.Files then air.Parse gives back every
+// operation's input schema as doc holds it.
+func assertRoundTrip(t *testing.T, doc *air.Document) {
+	t.Helper()
+	files, err := air.Files(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := air.Parse(files[air.DocumentFile])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range doc.Operations {
+		want, _ := air.Marshal(doc.Operations[i].Input.Schema)
+		have, _ := air.Marshal(got.Operations[i].Input.Schema)
+		if !bytes.Equal(want, have) {
+			t.Fatalf("%s: the loaded input schema differs from the lowered one (%d vs %d bytes)", doc.Operations[i].ID, len(have), len(want))
+		}
+	}
+}

@@ -230,6 +230,15 @@ func (l *lowerer) run() *air.Document {
 			doc.Schemas[name] = s
 		}
 	}
+	for i := range doc.Operations {
+		in := &doc.Operations[i].Input
+		for _, name := range in.StandIns {
+			if doc.SchemaStandIns == nil {
+				doc.SchemaStandIns = map[string]*air.Schema{}
+			}
+			doc.SchemaStandIns[name] = in.Schema.Defs[name]
+		}
+	}
 	return doc
 }
 

@@ -122,6 +122,7 @@ func TestInputSchemasCompile(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(s, "github.json")); err == nil && !testing.Short() {
 			gh, _ := Lower(loadRealSpec(t, "github.json"), nil, nil)
 			compileInputSchemas(t, gh, 150) // a sample: compiling all 1,000+ is slow
+			assertRoundTrip(t, gh)
 		}
 	}
 }

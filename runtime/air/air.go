@@ -11,21 +11,31 @@ package air
 import "encoding/json"
 
 // SchemaVersion is the versioned schema string every AIR document carries.
-const SchemaVersion = "anvil.air/v1"
+// v2 stores each named schema once per document (Document.Schemas) and
+// operations refer to it, where v1 repeated in every operation's input
+// schema the named schemas it reaches (docs/ARCHITECTURE.md, "AIR").
+const SchemaVersion = "anvil.air/v2"
 
 // AnvilVersion is the toolchain version recorded in AIR documents.
 const AnvilVersion = "0.1.0"
 
 // Document is one compiled service.
 type Document struct {
-	Schema       string             `json:"schema"`
-	AnvilVersion string             `json:"anvilVersion"`
-	Service      Service            `json:"service"`
-	Operations   []Operation        `json:"operations"`
-	Capabilities []Capability       `json:"capabilities"`
-	Workflows    []Workflow         `json:"workflows"`
-	Schemas      map[string]*Schema `json:"schemas"`
-	Diagnostics  []Diagnostic       `json:"diagnostics"`
+	Schema       string       `json:"schema"`
+	AnvilVersion string       `json:"anvilVersion"`
+	Service      Service      `json:"service"`
+	Operations   []Operation  `json:"operations"`
+	Capabilities []Capability `json:"capabilities"`
+	Workflows    []Workflow   `json:"workflows"`
+	// Schemas holds every named schema reachable from any operation's
+	// input, body or output, once: operations refer to them as
+	// "#/$defs/<name>".
+	Schemas map[string]*Schema `json:"schemas"`
+	// SchemaStandIns holds, once, the permissive stand-in of each named
+	// schema that some operation's input schema replaces to stay within
+	// the input schema budget (Input.StandIns).
+	SchemaStandIns map[string]*Schema `json:"schemaStandIns,omitempty"`
+	Diagnostics    []Diagnostic       `json:"diagnostics"`
 }
 
 // Service describes the upstream API a document compiles.
@@ -214,7 +224,15 @@ type Call struct {
 type Input struct {
 	Params []Param `json:"params"`
 	Body   *Body   `json:"body,omitempty"`
-	Schema *Schema `json:"schema"` // the combined tool input schema (params + body fields)
+	// Schema is the combined tool input schema (params + body fields). In
+	// a loaded document its $defs hold every named schema it reaches,
+	// shared with Document.Schemas (LinkDefs), so it is self-contained; the
+	// bundle's air.json stores it without them (Stored).
+	Schema *Schema `json:"schema"`
+	// StandIns lists, sorted, the named schemas Schema's $defs replace by
+	// their stand-in (Document.SchemaStandIns) to keep the published
+	// schema within its budget; a stand-in's references are not followed.
+	StandIns []string `json:"standIns,omitempty"`
 	// Safety names the tool's control inputs (confirm, idempotency key, dry
 	// run) as published in Schema.
 	Safety Safety `json:"safety"`

@@ -20,7 +20,6 @@ import (
 const (
 	DocumentFile   = "air.json"
 	GenerationFile = "generation.json"
-	SchemasDir     = "schemas"
 	// BundleSchema is the schema string of generation.json.
 	BundleSchema = "anvil.bundle/v1"
 )
@@ -145,31 +144,17 @@ func MarshalCompact(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// Files renders the whole bundle for doc: air.json, one input schema per
-// operation and generation.json with the bundle hash. Keys are slash paths
-// relative to the bundle directory.
+// Files renders the whole bundle for doc: air.json (doc as Stored, each
+// named schema once) and generation.json with the bundle hash. Keys are
+// slash paths relative to the bundle directory.
 func Files(doc *Document) (map[string][]byte, error) {
-	files := map[string][]byte{}
-	b, err := Marshal(doc)
+	b, err := Marshal(Stored(doc))
 	if err != nil {
 		return nil, err
 	}
-	files[DocumentFile] = b
-	for i := range doc.Operations {
-		op := &doc.Operations[i]
-		s, err := Marshal(op.Input.Schema)
-		if err != nil {
-			return nil, err
-		}
-		files[SchemasDir+"/"+op.ID+".schema.json"] = s
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	files := map[string][]byte{DocumentFile: b}
 	gen := Generation{Schema: BundleSchema, AnvilVersion: doc.AnvilVersion, ServiceID: doc.Service.ID,
-		BundleHash: HashFiles(files), Files: names}
+		BundleHash: HashFiles(files), Files: []string{DocumentFile}}
 	g, err := Marshal(gen)
 	if err != nil {
 		return nil, err
@@ -213,15 +198,23 @@ func Load(dir string) (*Document, error) {
 	return Parse(b)
 }
 
-// Parse decodes an AIR document and checks its schema string.
+// Parse decodes an AIR document, checks its schema string (before decoding
+// the rest when it leads, as Marshal writes it) and links its input
+// schemas' $defs (LinkDefs).
 func Parse(b []byte) (*Document, error) {
+	if s, ok := leadingSchema(b); ok {
+		if err := CheckSchemaVersion(s); err != nil {
+			return nil, err
+		}
+	}
 	var doc Document
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("air: %w", err)
 	}
-	if doc.Schema != SchemaVersion {
-		return nil, fmt.Errorf("air: unsupported schema %q (want %q)", doc.Schema, SchemaVersion)
+	if err := CheckSchemaVersion(doc.Schema); err != nil {
+		return nil, err
 	}
+	doc.LinkDefs()
 	return &doc, nil
 }
 

@@ -18,9 +18,10 @@ import (
 // bundles, ids, documents and bundle hashes as air.LoadWorkspace, but each
 // air.json is decoded as a stream, one operation at a time, and every
 // schema in it is interned as it is read (internSchemas), so a gateway
-// holds each distinct schema once however many operations repeat it — as
-// every input schema repeats the named schemas it reaches — and never
-// holds the file's bytes whole (docs/scale.md).
+// holds each distinct schema once however many operations repeat it (the
+// same parameter, body or inline object in many operations) and never
+// holds the file's bytes whole; the input schemas' $defs are then linked
+// to the document's named schemas (air.Document.LinkDefs) (docs/scale.md).
 func Load(root string) (*Fleet, error) {
 	bs, err := air.LoadWorkspaceWith(root, loadDocument)
 	if err != nil {
@@ -46,13 +47,23 @@ func loadDocument(dir string) (*air.Document, error) {
 	defer f.Close()
 	doc, err := decodeDocument(bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
+		var old versionError
+		if errors.As(err, &old) {
+			return nil, old.err
+		}
 		return nil, fmt.Errorf("air: %w", err)
 	}
-	if doc.Schema != air.SchemaVersion {
-		return nil, fmt.Errorf("air: unsupported schema %q (want %q)", doc.Schema, air.SchemaVersion)
+	if err := air.CheckSchemaVersion(doc.Schema); err != nil {
+		return nil, err
 	}
+	doc.LinkDefs()
 	return doc, nil
 }
+
+// versionError is decodeDocument's refusal of a document's AIR version.
+type versionError struct{ err error }
+
+func (e versionError) Error() string { return e.err.Error() }
 
 // decodeDocument decodes one AIR document from r: the operations one by
 // one, each interned as soon as it is read, and every other member as
@@ -81,6 +92,16 @@ func decodeDocument(r io.Reader) (*air.Document, error) {
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
 				return nil, err
+			}
+			if key == "schema" {
+				// A version this Anvil does not read is refused before
+				// the operations are decoded.
+				var v string
+				if json.Unmarshal(raw, &v) == nil {
+					if err := air.CheckSchemaVersion(v); err != nil {
+						return nil, versionError{err}
+					}
+				}
 			}
 			if rest.Len() > 1 {
 				rest.WriteByte(',')

@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "b83f2a96d026a1896852584c0ff2ff0ee8ef66a037cc344dab95095ba042d5b6"
+const githubMiniHash = "5c28e9c541efe8521d3cf348dcc44b3b61360be84e64b6803e2d9139766aaec6"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

@@ -20,7 +20,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "b83f2a96d026a1896852584c0ff2ff0ee8ef66a037cc344dab95095ba042d5b6",
+		BundleHash: "5c28e9c541efe8521d3cf348dcc44b3b61360be84e64b6803e2d9139766aaec6",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}

@@ -20,7 +20,7 @@ var sinkConnectorAIR string
 func sinkConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        sinkConnectorAIR,
-		BundleHash: "524d756c5095bfe997e15964ba7bca9ae54732678ec20ec9907c9302dd6c2aeb",
+		BundleHash: "743909e485d955c32f10d0a65b0590ebd110c0d62c0ff1ab27b5fb07ce7c5a54",
 		ID:         "sink",
 		Ops:        slices.Concat(ops000.Ops()),
 	}

@@ -1,0 +1,106 @@
+package air
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// linkedDoc is a document as lowering leaves it: input schemas carry their
+// $defs, sharing the document's named schemas; the second operation's
+// schema replaces Team by its stand-in.
+func linkedDoc() *Document {
+	team := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"lead": {Ref: "#/$defs/User"}}}
+	user := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"team": {Ref: "#/$defs/Team"}, "name": {Type: Types{"string"}}}}
+	label := &Schema{Type: Types{"string"}, Enum: nil, Description: "a/b"}
+	stand := &Schema{Description: "Schema omitted.", Type: Types{"object"}}
+	in := func(prop string, defs map[string]*Schema) *Schema {
+		return &Schema{Type: Types{"object"}, Properties: map[string]*Schema{prop: {Ref: "#/$defs/" + prop}}, Defs: defs}
+	}
+	return &Document{Schema: SchemaVersion, AnvilVersion: AnvilVersion, Service: Service{ID: "x"},
+		Schemas:        map[string]*Schema{"User": user, "Team": team, "a/b": label},
+		SchemaStandIns: map[string]*Schema{"Team": stand},
+		Operations: []Operation{
+			{ID: "x.users.get", Input: Input{Schema: in("User", map[string]*Schema{"User": user, "Team": team})}},
+			{ID: "x.users.put", Input: Input{Schema: in("User", map[string]*Schema{"User": user, "Team": stand}), StandIns: []string{"Team"}}},
+			{ID: "x.users.list", Input: Input{Schema: in("User", map[string]*Schema{"User": user, "Team": team})}},
+			{ID: "x.labels.get", Input: Input{Schema: &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"l": {Ref: "#/$defs/a~1b"}}, Defs: map[string]*Schema{"a/b": label}}}},
+			{ID: "x.plain.get", Input: Input{Schema: &Schema{Type: Types{"object"}}}},
+		}}
+}
+
+// TestBundleStoresNamedSchemasOnce: air.json holds each named schema once
+// (no operation carries $defs), and loading it gives every operation the
+// self-contained input schema it had, byte for byte, with the stand-in
+// where the operation had one.
+func TestBundleStoresNamedSchemasOnce(t *testing.T) {
+	doc := linkedDoc()
+	files, err := Files(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := files[DocumentFile]
+	if n := bytes.Count(stored, []byte(`"$defs"`)); n != 0 {
+		t.Errorf("air.json carries %d $defs: %s", n, stored)
+	}
+	if n := bytes.Count(stored, []byte(`"lead"`)); n != 1 {
+		t.Errorf("Team is written %d times, want once", n)
+	}
+	got, err := Parse(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range doc.Operations {
+		want, _ := Marshal(doc.Operations[i].Input.Schema)
+		have, _ := Marshal(got.Operations[i].Input.Schema)
+		if !bytes.Equal(want, have) {
+			t.Errorf("%s: loaded input schema\n%s\nwant\n%s", doc.Operations[i].ID, have, want)
+		}
+	}
+	if again, _ := Files(got); !bytes.Equal(again[DocumentFile], stored) {
+		t.Error("writing a loaded document again changes air.json")
+	}
+}
+
+// TestLinkDefsShares: operations reaching the same names share one $defs
+// map and the document's schemas, so memory holds each once.
+func TestLinkDefsShares(t *testing.T) {
+	files, _ := Files(linkedDoc())
+	doc, err := Parse(files[DocumentFile])
+	if err != nil {
+		t.Fatal(err)
+	}
+	get, list, put := doc.Operations[0].Input.Schema, doc.Operations[2].Input.Schema, doc.Operations[1].Input.Schema
+	if get.Defs["User"] != doc.Schemas["User"] {
+		t.Error("a $defs entry is a copy of the document's named schema")
+	}
+	if len(get.Defs) != 2 {
+		t.Fatalf("defs %v", get.Defs)
+	}
+	get.Defs["probe"] = nil
+	_, shared := list.Defs["probe"]
+	delete(get.Defs, "probe")
+	if !shared {
+		t.Error("two operations reaching the same names hold two $defs maps")
+	}
+	if put.Defs["Team"] != doc.SchemaStandIns["Team"] {
+		t.Error("the stand-in is not the document's")
+	}
+	if doc.Operations[4].Input.Schema.Defs != nil {
+		t.Error("a schema without references got $defs")
+	}
+}
+
+// TestOlderAIRRefused: a v1 document is refused with a message that says
+// to recompile, before the rest of it is decoded.
+func TestOlderAIRRefused(t *testing.T) {
+	for _, b := range []string{`{"schema":"anvil.air/v1","operations":[{"id":`, `{"anvilVersion":"0.1.0","schema":"anvil.air/v1"}`} {
+		_, err := Parse([]byte(b))
+		if err == nil || !strings.Contains(err.Error(), "anvil.air/v1") || !strings.Contains(err.Error(), "recompile it with `anvil compile`") {
+			t.Errorf("%s: %v", b, err)
+		}
+	}
+	if _, err := Parse([]byte(`{"schema":"anvil.air/v9"}`)); err == nil || !strings.Contains(err.Error(), "unsupported schema") {
+		t.Errorf("unknown version: %v", err)
+	}
+}
