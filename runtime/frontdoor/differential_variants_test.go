@@ -1,8 +1,10 @@
 package frontdoor_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -242,10 +244,13 @@ func startProcess(t testing.TB, d *door, bin string, env map[string]string, ln n
 	})
 	deadline := time.Now().Add(15 * time.Second)
 	for {
+		// /healthz answers while the workspace loads; the gateway serves
+		// once it no longer says "loading".
 		resp, err := d.client.Get(d.base + "/healthz")
 		if err == nil {
+			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if resp.StatusCode == 200 && !bytes.Contains(body, []byte(`"loading":true`)) {
 				return
 			}
 		}
