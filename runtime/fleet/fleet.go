@@ -55,9 +55,15 @@ type Tool struct {
 	// ReadsResponse says the effect report reads the upstream's answer,
 	// which is then decoded for it (air.Effect.ReadsResponse).
 	ReadsResponse bool
-	listing       json.RawMessage // the tools/list entry
-	mcpTool       *mcp.Tool       // the same, as the MCP SDK registers it
-	index         int             // in the fleet's grant table, when it has one
+	index         int // in the fleet's grant table, when it has one
+
+	// The tools/list entry is built on first use (entry): a gateway
+	// serving tens of thousands of operations starts without encoding a
+	// schema, and holds the entries only of the tools it has listed.
+	entryOnce sync.Once
+	listing   json.RawMessage // the entry's JSON
+	mcpTool   *mcp.Tool       // the same entry
+	listed    *mcp.Tool       // the same, its description trimmed for tools/list
 }
 
 // Fleet is the set of connectors and tools a gateway serves.
@@ -106,23 +112,6 @@ func New(conns []*Connector) (*Fleet, error) {
 		f.Connectors = append(f.Connectors, c)
 	}
 	sort.Slice(f.Tools, func(i, j int) bool { return f.Tools[i].Name < f.Tools[j].Name })
-	for _, t := range f.Tools {
-		mt, err := mcpTool(t)
-		if err != nil {
-			return nil, err
-		}
-		if t.listing, err = json.Marshal(mt); err != nil {
-			return nil, err
-		}
-		// The entry's input schema is held once: the SDK's registration
-		// reads it from inside the listing's bytes.
-		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
-			if i := bytes.Index(t.listing, raw); i >= 0 {
-				mt.InputSchema = json.RawMessage(t.listing[i : i+len(raw) : i+len(raw)])
-			}
-		}
-		t.mcpTool = mt
-	}
 	return f, nil
 }
 
@@ -224,14 +213,54 @@ func (c *Connector) UpstreamBase() (*handler.Base, string, *envelope.Error) {
 	return c.base, c.host, c.baseErr
 }
 
-// Listing is the tool's tools/list entry as the gateway serves it.
-func (t *Tool) Listing() json.RawMessage { return t.listing }
+// Listing is the tool's full tools/list entry (anvil_describe's answer).
+func (t *Tool) Listing() json.RawMessage {
+	t.entry()
+	return t.listing
+}
+
+// ListEntry is the tool's tools/list entry with its description trimmed
+// to discover.ListingDescriptionMax (Listing has the full text).
+func (t *Tool) ListEntry() *mcp.Tool {
+	t.entry()
+	return t.listed
+}
+
+// entry builds the tool's tools/list entry once. Its input schema is held
+// once: the entry's InputSchema is a slice of the listing's bytes.
+func (t *Tool) entry() {
+	t.entryOnce.Do(func() {
+		mt := mcpTool(t)
+		listing, err := json.Marshal(mt)
+		if err != nil {
+			// A loaded schema always encodes; should one not, the tool
+			// is listed with the schema of any object rather than not
+			// at all, and its calls are still checked against its own.
+			mt.InputSchema = json.RawMessage(`{"type":"object"}`)
+			listing, _ = json.Marshal(mt)
+		}
+		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
+			if i := bytes.Index(listing, raw); i >= 0 {
+				mt.InputSchema = json.RawMessage(listing[i : i+len(raw) : i+len(raw)])
+			}
+		}
+		t.listing, t.mcpTool, t.listed = listing, mt, mt
+		if d := discover.TrimDescription(mt.Description, discover.ListingDescriptionMax); d != mt.Description {
+			cp := *mt
+			cp.Description = d
+			t.listed = &cp
+		}
+	})
+}
 
 // unprefixed returns the bundle-level tool name.
 func (t *Tool) unprefixed() string { return strings.TrimPrefix(t.Name, t.Connector.ID+"__") }
 
-// MCPTool is the tool's tools/list entry as the MCP SDK registers it.
-func (t *Tool) MCPTool() *mcp.Tool { return t.mcpTool }
+// MCPTool is the tool's full tools/list entry.
+func (t *Tool) MCPTool() *mcp.Tool {
+	t.entry()
+	return t.mcpTool
+}
 
 func serverURL(doc *air.Document) (string, *envelope.Error) {
 	if len(doc.Service.Servers) == 0 || doc.Service.Servers[0].URL == "" {

@@ -11,11 +11,11 @@ import (
 
 // mcpTool builds the tools/list entry of a tool: name, title, description,
 // the served input schema, annotations and the anvil/* _meta keys.
-func mcpTool(t *Tool) (*mcp.Tool, error) {
+func mcpTool(t *Tool) *mcp.Tool {
 	op := t.Op
 	schema, err := json.Marshal(op.Input.Schema)
 	if err != nil {
-		return nil, err
+		schema = []byte(`{"type":"object"}`)
 	}
 	readOnly := op.Effect.Kind == air.KindRead
 	destructive := op.Effect.Kind == air.KindMutation && !op.Effect.Reversible
@@ -54,7 +54,7 @@ func mcpTool(t *Tool) (*mcp.Tool, error) {
 			OpenWorldHint:   &openWorld,
 		},
 		Meta: meta,
-	}, nil
+	}
 }
 
 func principalOf(t *Tool) string {

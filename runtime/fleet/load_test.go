@@ -120,7 +120,9 @@ func TestDecodeDocumentRefusesWhatParseRefuses(t *testing.T) {
 
 // TestNewCompilesNoValidator: building a fleet compiles no input schema, so
 // a schema that does not compile loads, and its tool refuses calls with
-// internal_error (handler.Prepare) instead of the fleet failing to load.
+// internal_error (handler.Prepare) instead of the fleet failing to load;
+// nor does it encode a tools/list entry (a gateway of tens of thousands of
+// tools starts without doing either): both happen on first use.
 func TestNewCompilesNoValidator(t *testing.T) {
 	bad := &air.Schema{Type: air.Types{"object"}, Properties: map[string]*air.Schema{"x": {Ref: "#/$defs/Missing"}}}
 	doc := &air.Document{Schema: air.SchemaVersion, Service: air.Service{ID: "svc"}, Operations: []air.Operation{
@@ -136,6 +138,12 @@ func TestNewCompilesNoValidator(t *testing.T) {
 	}
 	if !tool.schema.Pending() {
 		t.Error("New compiled the validator")
+	}
+	if tool.listing != nil || tool.mcpTool != nil {
+		t.Error("New encoded the tool's tools/list entry")
+	}
+	if e := tool.ListEntry(); e == nil || e.Name != "svc__things_get" || !bytes.Contains(tool.Listing(), []byte(`"#/$defs/Missing"`)) {
+		t.Errorf("the entry built on first use: %+v %s", e, tool.Listing())
 	}
 	if e := handler.Prepare(tool.Handler); e == nil || e.Code != envelope.InternalError {
 		t.Errorf("Prepare = %v; want internal_error", e)

@@ -163,7 +163,7 @@ func (m *mcpServer) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Head
 			return nil, false
 		}
 	}
-	if !m.view.Load().registered[c.name] {
+	if !m.view.Load().serves(c.name) {
 		return nil, false // the SDK answers an unknown tool
 	}
 	return c, true

@@ -20,8 +20,8 @@ type Build struct {
 
 // Reload serves f from now on: calls that start after Reload returns run on
 // f, calls in flight finish on the fleet they started with, and the MCP
-// tools (the SDK's registrations and the fast path's set) become f's, which
-// the SDK announces to open sessions with notifications/tools/list_changed.
+// tools become f's, which the SDK announces to open sessions with
+// notifications/tools/list_changed.
 // The ANVIL_UPSTREAM_<C>_URL overrides are applied to f first; when they
 // fail, the served fleet is kept.
 func (g *Gateway) Reload(f *fleet.Fleet) error {
@@ -33,31 +33,19 @@ func (g *Gateway) Reload(f *fleet.Fleet) error {
 	}
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
-	old := g.served.Swap(f)
-	g.mcp.reload(old, f)
+	g.served.Store(f)
+	g.mcp.reload(f)
 	return nil
 }
 
-// reload re-registers the SDK server's tools for f: the tools old served
-// and f does not are removed, f's are added (replacing same-named ones).
-func (m *mcpServer) reload(old, f *fleet.Fleet) {
-	v := newToolView(f)
-	var gone []string
-	if old != nil {
-		for _, t := range old.Tools {
-			if !v.registered[t.Name] {
-				gone = append(gone, t.Name)
-			}
-		}
-	}
-	for _, t := range f.Tools {
-		m.server.AddTool(t.MCPTool(), m.callTool)
-	}
-	// The fast path stops answering removed tools before the SDK forgets
-	// them, so both refuse them alike (not_found from the executor).
-	m.view.Store(v)
-	if len(gone) > 0 {
-		m.server.RemoveTools(gone...)
+// reload serves f's tools from now on (the tools/list, the SDK path's
+// calls and the fast path all read the view) and announces the change to
+// open sessions: registering the discovery tools again is what makes the
+// SDK send notifications/tools/list_changed.
+func (m *mcpServer) reload(f *fleet.Fleet) {
+	m.view.Store(newToolView(f))
+	for _, t := range m.metaTools {
+		m.server.AddTool(t, m.metaHandler(t.Name))
 	}
 }
 

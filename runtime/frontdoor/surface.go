@@ -101,39 +101,18 @@ func (m *mcpServer) discoverFor(p *executor.Principal) bool {
 	return false
 }
 
-// toolView is what the MCP server serves of one fleet: the tools the SDK
-// server has registered (the fast path answers only those) and their
-// tools/list entries, parallel to fleet.Tools.
+// toolView is the fleet the MCP server serves. The fleet's tools are not
+// registered with the SDK server one by one (that would encode every tool's
+// schema at start): answerTools lists them and routes their calls, and the
+// fast path answers the same names.
 type toolView struct {
-	fleet      *fleet.Fleet
-	registered map[string]bool
-	listed     []*mcp.Tool
+	fleet *fleet.Fleet
 }
 
-func newToolView(f *fleet.Fleet) *toolView {
-	v := &toolView{fleet: f, registered: make(map[string]bool, len(f.Tools)), listed: listedTools(f)}
-	for _, t := range f.Tools {
-		v.registered[t.Name] = true
-	}
-	return v
-}
+func newToolView(f *fleet.Fleet) *toolView { return &toolView{fleet: f} }
 
-// listedTools are the fleet's tools/list entries with descriptions trimmed
-// to discover.ListingDescriptionMax (anvil_describe gives the full text), in
-// the fleet's name order.
-func listedTools(f *fleet.Fleet) []*mcp.Tool {
-	out := make([]*mcp.Tool, len(f.Tools))
-	for i, t := range f.Tools {
-		mt := t.MCPTool()
-		if d := discover.TrimDescription(mt.Description, discover.ListingDescriptionMax); d != mt.Description {
-			cp := *mt
-			cp.Description = d
-			mt = &cp
-		}
-		out[i] = mt
-	}
-	return out
-}
+// serves reports whether name is one of the fleet's tools.
+func (v *toolView) serves(name string) bool { return v.fleet.Tool(name) != nil }
 
 // cursorPrefix versions the tools/list cursor: base64url of prefix + the
 // last name of the previous page.
@@ -181,17 +160,19 @@ func (m *mcpServer) listTools(p *executor.Principal, cursor string) (*mcp.ListTo
 			res.NextCursor = encodeCursor(res.Tools[len(res.Tools)-1].Name)
 			break
 		}
-		res.Tools = append(res.Tools, v.listed[i])
+		res.Tools = append(res.Tools, tools[i].ListEntry())
 	}
 	return res, nil
 }
 
-// answerToolsList replaces the SDK's tools/list with listTools, and
-// answers a tools/call of a name no tool has with the JSON-RPC error the SDK
-// would give (-32602), naming the served tools the caller most likely meant;
-// fallback is the caller when the request carries none (stdio's local
-// caller), else nil.
-func (m *mcpServer) answerToolsList(fallback *sessionCaller) mcp.Middleware {
+// answerTools replaces the SDK's tools/list with listTools and serves a
+// tools/call of a fleet tool with call (the SDK knows only the discovery
+// tools), as the SDK serves a registered tool: the handler's result, its
+// content never null. A tools/call of a name no tool has gets the
+// JSON-RPC error the SDK would give (-32602), naming the served tools the
+// caller most likely meant. fallback is the caller when the request
+// carries none (stdio's local caller), else nil.
+func (m *mcpServer) answerTools(call mcp.ToolHandler, fallback *sessionCaller) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "tools/list" && method != "tools/call" {
@@ -207,7 +188,19 @@ func (m *mcpServer) answerToolsList(fallback *sessionCaller) mcp.Middleware {
 			}
 			if method == "tools/call" {
 				cp, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-				if !ok || cp == nil || p == nil || m.meta[cp.Name] || m.view.Load().registered[cp.Name] {
+				if !ok || cp == nil || m.meta[cp.Name] {
+					return next(ctx, method, req)
+				}
+				if ctr, ok := req.(*mcp.CallToolRequest); ok && m.view.Load().serves(cp.Name) {
+					res, err := call(ctx, ctr)
+					if err == nil && res != nil && res.Content == nil {
+						cp := *res
+						cp.Content = []mcp.Content{}
+						res = &cp
+					}
+					return res, err
+				}
+				if p == nil {
 					return next(ctx, method, req)
 				}
 				e := unknownToolError(m.exec.CurrentFleet(), p, cp.Name, &envelope.Error{Code: envelope.NotFound}, "tools/list (or anvil_search) finds the served tools.")
@@ -418,15 +411,12 @@ func (m *mcpServer) callAnvilCall(ctx context.Context, req *mcp.CallToolRequest)
 	return m.callTool(ctx, &mcp.CallToolRequest{Session: req.Session, Params: &direct, Extra: req.Extra})
 }
 
-// addTools registers the fleet's tools and the discovery tools on srv, each
-// handler wrapped by wrap (stdio injects its caller), and answers tools/list
-// with listTools (fallback: the caller when a request carries none).
+// addTools registers the discovery tools on srv and serves the fleet's
+// tools through answerTools, each handler wrapped by wrap (stdio injects
+// its caller; fallback is the caller when a request carries none).
 func (m *mcpServer) addTools(srv *mcp.Server, wrap func(mcp.ToolHandler) mcp.ToolHandler, fallback *sessionCaller) {
-	for _, t := range m.view.Load().fleet.Tools {
-		srv.AddTool(t.MCPTool(), wrap(m.callTool))
-	}
 	for _, t := range m.metaTools {
 		srv.AddTool(t, wrap(m.metaHandler(t.Name)))
 	}
-	srv.AddReceivingMiddleware(m.answerToolsList(fallback))
+	srv.AddReceivingMiddleware(m.answerTools(wrap(m.callTool), fallback))
 }

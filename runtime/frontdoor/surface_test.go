@@ -209,17 +209,16 @@ func TestListingTrimsDescriptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	listed := listedTools(fl)
 	n := 0
-	for i, tl := range fl.Tools {
+	for _, tl := range fl.Tools {
 		if tl.Op.Description != long {
-			if listed[i] != tl.MCPTool() {
+			if tl.ListEntry() != tl.MCPTool() {
 				t.Errorf("%s: short description copied", tl.Name)
 			}
 			continue
 		}
 		n++
-		d := listed[i].Description
+		d := tl.ListEntry().Description
 		if utf8.RuneCountInString(d) > discover.ListingDescriptionMax || !strings.HasSuffix(d, "…") {
 			t.Errorf("listed description of %d characters: %q", utf8.RuneCountInString(d), d)
 		}
