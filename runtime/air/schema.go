@@ -97,9 +97,15 @@ func (s *Schema) MarshalJSON() ([]byte, error) {
 	return appendSchemaJSON(nil, s)
 }
 
-// UnmarshalJSON reads boolean schemas and objects.
+// UnmarshalJSON reads boolean schemas and objects: in one pass
+// (decodeSchema) when b is in the form Marshal writes, else through
+// encoding/json.
 func (s *Schema) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
+	if fast, ok := decodeSchema(b); ok {
+		*s = *fast
+		return nil
+	}
 	if bytes.Equal(b, []byte("true")) || bytes.Equal(b, []byte("false")) {
 		v := b[0] == 't'
 		*s = Schema{Bool: &v}
