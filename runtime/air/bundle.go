@@ -53,19 +53,42 @@ func Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := appendIndented(nil, compact)
+	out := appendIndented(nil, compact, unlimitedDepth)
+	return append(out, '\n'), nil
+}
+
+// documentDepth is how deep air.json is broken into lines: the document's
+// members, and each operation, named schema and diagnostic on a line of
+// its own, written compactly. A change to one operation is a one-line diff,
+// and the file is a fraction of its fully indented size (a large API's
+// schemas nest deeply).
+const documentDepth = 2
+
+// unlimitedDepth indents every level.
+const unlimitedDepth = int(^uint(0) >> 1)
+
+// EncodeDocument returns the bytes of air.json for doc: doc as Stored
+// (each named schema once), broken into lines to documentDepth, with a
+// trailing newline. Every writer of an AIR document uses it.
+func EncodeDocument(doc *Document) ([]byte, error) {
+	compact, err := MarshalCompact(Stored(doc))
+	if err != nil {
+		return nil, err
+	}
+	out := appendIndented(nil, compact, documentDepth)
 	return append(out, '\n'), nil
 }
 
 // appendIndented appends the compact, valid JSON src indented as json.Indent
 // does with no prefix and two spaces: a member or element per line, "key":
-// value with one space, and empty objects and arrays kept as {} and []. It
+// value with one space, and empty objects and arrays kept as {} and [];
+// values nested deeper than maxDepth stay compact on their line. It
 // measures the result first, so the output is allocated once.
-func appendIndented(dst, src []byte) []byte {
-	n := indentJSON(nil, src)
+func appendIndented(dst, src []byte, maxDepth int) []byte {
+	n := indentJSON(nil, src, maxDepth)
 	dst = slices.Grow(dst, n)
 	out := dst[len(dst) : len(dst)+n]
-	indentJSON(out, src)
+	indentJSON(out, src, maxDepth)
 	return dst[:len(dst)+n]
 }
 
@@ -73,8 +96,10 @@ func appendIndented(dst, src []byte) []byte {
 var indentSpaces = bytes.Repeat([]byte{' '}, 256)
 
 // indentJSON writes the indented form of src into out, or only measures it
-// when out is nil, and returns its length.
-func indentJSON(out, src []byte) int {
+// when out is nil, and returns its length. depth counts the containers
+// the scan is inside; the members of those at most maxDepth deep go on
+// lines of their own.
+func indentJSON(out, src []byte, maxDepth int) int {
 	w, depth := 0, 0
 	open := false // just after { or [: the line break waits for a first member
 	put := func(b ...byte) {
@@ -96,7 +121,9 @@ func indentJSON(out, src []byte) int {
 		if open && c != '}' && c != ']' {
 			open = false
 			depth++
-			newline()
+			if depth <= maxDepth {
+				newline()
+			}
 		}
 		switch c {
 		case '"':
@@ -115,15 +142,23 @@ func indentJSON(out, src []byte) int {
 			put(c)
 		case ',':
 			put(c)
-			newline()
+			if depth <= maxDepth {
+				newline()
+			}
 		case ':':
-			put(':', ' ')
+			if depth <= maxDepth {
+				put(':', ' ')
+			} else {
+				put(':')
+			}
 		case '}', ']':
 			if open {
 				open = false
 			} else {
 				depth--
-				newline()
+				if depth < maxDepth {
+					newline()
+				}
 			}
 			put(c)
 		default:
@@ -144,11 +179,11 @@ func MarshalCompact(v any) ([]byte, error) {
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
-// Files renders the whole bundle for doc: air.json (doc as Stored, each
-// named schema once) and generation.json with the bundle hash. Keys are
+// Files renders the whole bundle for doc: air.json (EncodeDocument) and
+// generation.json with the bundle hash. Keys are
 // slash paths relative to the bundle directory.
 func Files(doc *Document) (map[string][]byte, error) {
-	b, err := Marshal(Stored(doc))
+	b, err := EncodeDocument(doc)
 	if err != nil {
 		return nil, err
 	}

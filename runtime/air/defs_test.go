@@ -2,6 +2,7 @@ package air
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -45,6 +46,20 @@ func TestBundleStoresNamedSchemasOnce(t *testing.T) {
 	}
 	if n := bytes.Count(stored, []byte(`"lead"`)); n != 1 {
 		t.Errorf("Team is written %d times, want once", n)
+	}
+	// One line per operation, each written compactly.
+	lines := bytes.Split(stored, []byte("\n"))
+	n := 0
+	for _, l := range lines {
+		if bytes.HasPrefix(l, []byte(`    {"id":"x.`)) {
+			n++
+			if !json.Valid(bytes.TrimSuffix(l, []byte(","))) {
+				t.Errorf("an operation's line is not one JSON value: %s", l)
+			}
+		}
+	}
+	if n != len(doc.Operations) {
+		t.Errorf("%d operation lines, want %d:\n%s", n, len(doc.Operations), stored)
 	}
 	got, err := Parse(stored)
 	if err != nil {

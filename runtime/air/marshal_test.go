@@ -76,8 +76,16 @@ func FuzzAppendIndented(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndented(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+		if got := appendIndented(nil, compact.Bytes(), unlimitedDepth); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("%q:\n got %s\nwant %s", compact.Bytes(), got, want.Bytes())
+		}
+		// Indenting to a depth only adds white space outside strings.
+		for depth := range 4 {
+			var back bytes.Buffer
+			got := appendIndented(nil, compact.Bytes(), depth)
+			if err := json.Compact(&back, got); err != nil || !bytes.Equal(back.Bytes(), compact.Bytes()) {
+				t.Fatalf("%q to depth %d: %s (%v)", compact.Bytes(), depth, got, err)
+			}
 		}
 	})
 }

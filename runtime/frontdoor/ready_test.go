@@ -68,7 +68,7 @@ func TestReadyzNotReadyWithoutTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := serveOnce(t, g, "/readyz")
-	want := `{"ready":false,"bundles":[{"id":"github","serviceId":"github","toolCount":0,"bundleHash":"5c28e9c541efe8521d3cf348dcc44b3b61360be84e64b6803e2d9139766aaec6","ready":true}],` +
+	want := `{"ready":false,"bundles":[{"id":"github","serviceId":"github","toolCount":0,"bundleHash":"0e5b85554d1f5b9857f01b0c87eb2dc7a672d386dad2eadde27a6fe574b6fd0b","ready":true}],` +
 		`"vault":"none","store":"none","jwks":"none","reload":"ok","build":{"module":"v9.9.9","revision":"abc"}}`
 	if a.status != 503 || a.body != want {
 		t.Errorf("readyz: %d %s\nwant %s", a.status, a.body, want)
@@ -92,7 +92,7 @@ func TestStartupReport(t *testing.T) {
 	}
 	got := strings.Join(g.StartupReport(), "\n")
 	want := `inbound auth: none (loopback callers only, every tool unrestricted)
-connector github: 12 tool(s), bundleHash 5c28e9c541efe8521d3cf348dcc44b3b61360be84e64b6803e2d9139766aaec6
+connector github: 12 tool(s), bundleHash 0e5b85554d1f5b9857f01b0c87eb2dc7a672d386dad2eadde27a6fe574b6fd0b
 vault: no key file (ANVIL_VAULT_KEY_FILE unset): connections cannot be stored
 egress allowlist: empty, every upstream host is blocked (set ANVIL_ALLOWED_HOSTS, or ANVIL_ENV=dev for development)
 warning: no vault: calls to connectors that need a credential will answer auth_required

@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "5c28e9c541efe8521d3cf348dcc44b3b61360be84e64b6803e2d9139766aaec6"
+const githubMiniHash = "0e5b85554d1f5b9857f01b0c87eb2dc7a672d386dad2eadde27a6fe574b6fd0b"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

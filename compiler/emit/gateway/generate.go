@@ -316,7 +316,7 @@ func servedAIR(doc *air.Document) ([]byte, error) {
 			d.Operations = append(d.Operations, op)
 		}
 	}
-	return air.Marshal(&d)
+	return air.EncodeDocument(&d)
 }
 
 // operation prints everything of one operation.

@@ -20,7 +20,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "5c28e9c541efe8521d3cf348dcc44b3b61360be84e64b6803e2d9139766aaec6",
+		BundleHash: "0e5b85554d1f5b9857f01b0c87eb2dc7a672d386dad2eadde27a6fe574b6fd0b",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}

@@ -20,7 +20,7 @@ var sinkConnectorAIR string
 func sinkConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        sinkConnectorAIR,
-		BundleHash: "743909e485d955c32f10d0a65b0590ebd110c0d62c0ff1ab27b5fb07ce7c5a54",
+		BundleHash: "c41ed106cea9aa501ec89d7ba33130894ccadadbd296d24a3589cbf6e7440535",
 		ID:         "sink",
 		Ops:        slices.Concat(ops000.Ops()),
 	}
