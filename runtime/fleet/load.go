@@ -1,17 +1,18 @@
 package fleet
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
 )
 
 // Load reads the bundles under root and builds their fleet (New): the same
@@ -34,18 +35,17 @@ func Load(root string) (*Fleet, error) {
 	return New(conns)
 }
 
-// loadDocument reads dir's air.json as air.Load does, streaming it
-// (decodeDocument).
+// loadDocument reads dir's air.json as air.Load does, decoding it with
+// decodeDocument.
 func loadDocument(dir string) (*air.Document, error) {
-	f, err := os.Open(filepath.Join(dir, air.DocumentFile))
+	b, err := os.ReadFile(filepath.Join(dir, air.DocumentFile))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w", dir, air.ErrNotBundle)
 		}
 		return nil, err
 	}
-	defer f.Close()
-	doc, err := decodeDocument(bufio.NewReaderSize(f, 1<<20))
+	doc, err := decodeDocument(b)
 	if err != nil {
 		var old versionError
 		if errors.As(err, &old) {
@@ -65,83 +65,76 @@ type versionError struct{ err error }
 
 func (e versionError) Error() string { return e.err.Error() }
 
-// decodeDocument decodes one AIR document from r: the operations one by
-// one, each interned as soon as it is read, and every other member as
-// encoding/json would (member names matched as json.Unmarshal matches
-// them, case-insensitively). Anything after the document is refused, as
-// json.Unmarshal refuses it.
-func decodeDocument(r io.Reader) (*air.Document, error) {
-	dec := json.NewDecoder(r)
-	in := newInterner()
-	if t, err := dec.Token(); err != nil {
-		return nil, err
-	} else if t != json.Delim('{') {
+// decodeDocument decodes the AIR document b as json.Unmarshal would
+// (member names matched case-insensitively, anything after the document
+// refused), with every schema interned, except the diagnostics: they are
+// the compiler's report, which a gateway does not read, so they are only
+// checked to be JSON. The document's members and the operations are cut
+// from b by their structure (jsonscan.SkipValue), and the operations are
+// decoded by workers on every core (decodeOperations); encoding/json
+// checks each piece it decodes, and json.Valid the diagnostics.
+func decodeDocument(b []byte) (*air.Document, error) {
+	c := cutter{b: b}
+	if !c.expect('{') {
 		return nil, errors.New("an AIR document is a JSON object")
 	}
+	in := newInterner()
 	var rest bytes.Buffer // the members other than operations, as one object
 	rest.WriteByte('{')
 	var ops []air.Operation
 	sawOps := false
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, err
+	for first := true; !c.expect('}'); first = false {
+		if !first && !c.expect(',') {
+			return nil, c.syntax()
 		}
-		key, _ := t.(string)
-		if !strings.EqualFold(key, "operations") {
-			var raw json.RawMessage
-			if err := dec.Decode(&raw); err != nil {
+		key, ok := c.key()
+		if !ok {
+			return nil, c.syntax()
+		}
+		if strings.EqualFold(key, "operations") {
+			if sawOps {
+				return nil, errors.New("the document has two operations members")
+			}
+			sawOps = true
+			list, ok := c.value()
+			if !ok {
+				return nil, c.syntax()
+			}
+			var err error
+			if ops, err = decodeOperations(list, in); err != nil {
 				return nil, err
 			}
-			if key == "schema" {
-				// A version this Anvil does not read is refused before
-				// the operations are decoded.
-				var v string
-				if json.Unmarshal(raw, &v) == nil {
-					if err := air.CheckSchemaVersion(v); err != nil {
-						return nil, versionError{err}
-					}
+			continue
+		}
+		raw, ok := c.value()
+		if !ok {
+			return nil, c.syntax()
+		}
+		if key == "schema" {
+			// A version this Anvil does not read is refused before the
+			// operations are decoded.
+			var v string
+			if json.Unmarshal(raw, &v) == nil {
+				if err := air.CheckSchemaVersion(v); err != nil {
+					return nil, versionError{err}
 				}
 			}
-			if rest.Len() > 1 {
-				rest.WriteByte(',')
+		}
+		if strings.EqualFold(key, "diagnostics") {
+			if !json.Valid(raw) {
+				return nil, errors.New("the diagnostics are not JSON")
 			}
-			k, _ := json.Marshal(key)
-			rest.Write(k)
-			rest.WriteByte(':')
-			rest.Write(raw)
 			continue
 		}
-		if sawOps {
-			return nil, errors.New("the document has two operations members")
+		if rest.Len() > 1 {
+			rest.WriteByte(',')
 		}
-		sawOps = true
-		t, err = dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		if t == nil { // "operations": null
-			continue
-		}
-		if t != json.Delim('[') {
-			return nil, errors.New("operations is not a list")
-		}
-		for dec.More() {
-			ops = append(ops, air.Operation{})
-			op := &ops[len(ops)-1]
-			if err := dec.Decode(op); err != nil {
-				return nil, err
-			}
-			in.operation(op)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, err
-		}
+		k, _ := json.Marshal(key)
+		rest.Write(k)
+		rest.WriteByte(':')
+		rest.Write(raw)
 	}
-	if _, err := dec.Token(); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	if c.space(); c.i != len(b) {
 		return nil, errors.New("invalid character after the top-level value")
 	}
 	rest.WriteByte('}')
@@ -154,6 +147,126 @@ func decodeDocument(r io.Reader) (*air.Document, error) {
 		doc.Schemas[name] = in.schema(s)
 	}
 	return &doc, nil
+}
+
+// cutter walks a JSON document's structure without decoding its values.
+type cutter struct {
+	b []byte
+	i int
+}
+
+func (c *cutter) space() {
+	for c.i < len(c.b) && (c.b[c.i] == ' ' || c.b[c.i] == '\t' || c.b[c.i] == '\n' || c.b[c.i] == '\r') {
+		c.i++
+	}
+}
+
+// expect consumes ch after white space.
+func (c *cutter) expect(ch byte) bool {
+	c.space()
+	if c.i < len(c.b) && c.b[c.i] == ch {
+		c.i++
+		return true
+	}
+	return false
+}
+
+// value returns the next value's bytes.
+func (c *cutter) value() ([]byte, bool) {
+	c.space()
+	end, ok := jsonscan.SkipValue(c.b, c.i)
+	if !ok {
+		return nil, false
+	}
+	v := c.b[c.i:end]
+	c.i = end
+	return v, true
+}
+
+// key reads a member's name and its colon.
+func (c *cutter) key() (string, bool) {
+	c.space()
+	if c.i >= len(c.b) || c.b[c.i] != '"' {
+		return "", false
+	}
+	raw, ok := c.value()
+	if !ok {
+		return "", false
+	}
+	k, ok := jsonscan.String(raw)
+	return k, ok && c.expect(':')
+}
+
+func (c *cutter) syntax() error {
+	return fmt.Errorf("invalid JSON at byte %d", c.i)
+}
+
+// decodeOperations decodes the operations list (its JSON bytes, null
+// included), in order: this goroutine cuts each element and GOMAXPROCS
+// workers decode and intern them (the interner under a lock), at most a
+// few hundred elements ahead. The first error in list order is returned,
+// as a sequential decoding would.
+func decodeOperations(list []byte, in *interner) ([]air.Operation, error) {
+	if bytes.Equal(list, []byte("null")) {
+		return nil, nil
+	}
+	c := cutter{b: list}
+	if !c.expect('[') {
+		return nil, errors.New("operations is not a list")
+	}
+	type job struct {
+		raw []byte
+		op  *air.Operation
+		err *error
+	}
+	jobs := make(chan job, 256)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range max(1, runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for j := range jobs {
+				if err := json.Unmarshal(j.raw, j.op); err != nil {
+					*j.err = err
+					continue
+				}
+				mu.Lock()
+				in.operation(j.op)
+				mu.Unlock()
+			}
+		})
+	}
+	var ops []*air.Operation // each its own, so the workers' targets never move
+	var errs []*error
+	var cut error
+	for first := true; !c.expect(']'); first = false {
+		if !first && !c.expect(',') {
+			cut = c.syntax()
+			break
+		}
+		raw, ok := c.value()
+		if !ok {
+			cut = c.syntax()
+			break
+		}
+		ops = append(ops, &air.Operation{})
+		errs = append(errs, new(error))
+		jobs <- job{raw: raw, op: ops[len(ops)-1], err: errs[len(errs)-1]}
+	}
+	close(jobs)
+	wg.Wait()
+	for _, err := range errs {
+		if *err != nil {
+			return nil, *err
+		}
+	}
+	if cut != nil {
+		return nil, cut
+	}
+	out := make([]air.Operation, len(ops))
+	for i, op := range ops {
+		out[i] = *op
+	}
+	return out, nil
 }
 
 // interner keeps one copy of each distinct schema: schemas are read-only

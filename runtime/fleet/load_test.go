@@ -49,6 +49,7 @@ func TestDecodeDocumentMatchesParse(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
+		want.Diagnostics = nil // the compiler's report: a gateway does not read it
 		wb, _ := air.Marshal(want)
 		gb, err := air.Marshal(got)
 		if err != nil || !bytes.Equal(wb, gb) {
@@ -67,7 +68,7 @@ func TestDecodeDocumentSharesSchemas(t *testing.T) {
 		return `{"id":"` + id + `","input":{"params":[],"schema":{"$defs":{"Address":` + d + `},"type":"object","properties":{"a":{"$ref":"#/$defs/Address"},"id":{"type":"string"}}}}}`
 	}
 	doc := `{"schema":"` + air.SchemaVersion + `","service":{"id":"s"},"operations":[` + op("a", def) + `,` + op("b", def) + `,` + op("c", other) + `]}`
-	d, err := decodeDocument(strings.NewReader(doc))
+	d, err := decodeDocument([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,14 +100,14 @@ func TestDecodeDocumentRefusesWhatParseRefuses(t *testing.T) {
 		`{` + v + `,"service":{"id":2}}`,
 		`{` + v + `,"operations":[`,
 	} {
-		if _, err := decodeDocument(strings.NewReader(doc)); err == nil {
+		if _, err := decodeDocument([]byte(doc)); err == nil {
 			t.Errorf("%s: decoded", doc)
 		}
 		if _, err := air.Parse([]byte(doc)); err == nil {
 			t.Errorf("%s: air.Parse takes it", doc)
 		}
 	}
-	if _, err := decodeDocument(strings.NewReader(`{` + v + `,"operations":[],"operations":[]}`)); err == nil {
+	if _, err := decodeDocument([]byte(`{` + v + `,"operations":[],"operations":[]}`)); err == nil {
 		t.Error("two operations members decoded")
 	}
 	dir := t.TempDir()
