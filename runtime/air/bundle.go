@@ -234,8 +234,8 @@ func Load(dir string) (*Document, error) {
 }
 
 // Parse decodes an AIR document, checks its schema string (before decoding
-// the rest when it leads, as Marshal writes it) and links its input
-// schemas' $defs (LinkDefs).
+// the rest when it leads, as Marshal writes it) and makes its input
+// schemas whole (Link).
 func Parse(b []byte) (*Document, error) {
 	if s, ok := leadingSchema(b); ok {
 		if err := CheckSchemaVersion(s); err != nil {
@@ -249,7 +249,7 @@ func Parse(b []byte) (*Document, error) {
 	if err := CheckSchemaVersion(doc.Schema); err != nil {
 		return nil, err
 	}
-	doc.LinkDefs()
+	doc.Link()
 	return &doc, nil
 }
 

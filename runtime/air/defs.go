@@ -185,36 +185,182 @@ func (l *linker) direct(s *Schema, cache bool) []string {
 	return names
 }
 
-// Stored returns d as a bundle stores it: every operation's input schema
-// without the $defs entries LinkDefs gives back (the document's own named
-// schema, or the stand-in of a name in Input.StandIns); any other entry
-// stays. d is not changed; unchanged parts are shared with it.
+// Stored returns d as a bundle stores it, without what Link gives back:
+// every operation's input schema without the $defs entries that are the
+// document's own named schema (or the stand-in of a name in
+// Input.StandIns), and without the properties that project a parameter
+// (its schema, given the parameter's description when it has none) or a
+// body field (the body object's own property); any other entry or
+// property stays. d is not changed; unchanged parts are shared with it.
 func Stored(d *Document) *Document {
 	out := *d
 	out.Operations = slices.Clone(d.Operations)
 	for i := range out.Operations {
 		in := &out.Operations[i].Input
-		if in.Schema == nil || len(in.Schema.Defs) == 0 {
-			continue
-		}
-		kept := map[string]*Schema{}
-		for name, s := range in.Schema.Defs {
-			if s == d.Schemas[name] || (slices.Contains(in.StandIns, name) && s == d.SchemaStandIns[name]) {
-				continue
-			}
-			kept[name] = s
-		}
-		if len(kept) == len(in.Schema.Defs) {
+		if in.Schema == nil || in.Schema.Bool != nil {
 			continue
 		}
 		stored := *in.Schema
-		stored.Defs = kept
-		if len(kept) == 0 {
-			stored.Defs = nil
+		changed := false
+		if len(stored.Defs) > 0 {
+			kept := map[string]*Schema{}
+			for name, s := range stored.Defs {
+				if s == d.Schemas[name] || (slices.Contains(in.StandIns, name) && s == d.SchemaStandIns[name]) {
+					continue
+				}
+				kept[name] = s
+			}
+			if len(kept) != len(stored.Defs) {
+				changed = true
+				stored.Defs = kept
+				if len(kept) == 0 {
+					stored.Defs = nil
+				}
+			}
 		}
-		in.Schema = &stored
+		if props := d.unprojected(in, stored.Properties); len(props) != len(stored.Properties) {
+			changed = true
+			stored.Properties = props
+		}
+		if changed {
+			in.Schema = &stored
+		}
 	}
 	return &out
+}
+
+// unprojected returns props without the properties Link restores (the
+// parameters' and the body fields'), or props itself when there are none.
+func (d *Document) unprojected(in *Input, props map[string]*Schema) map[string]*Schema {
+	drop := map[string]bool{}
+	for i := range in.Params {
+		p := &in.Params[i]
+		if s, ok := props[p.Key]; ok && s != nil && p.Schema != nil && (s == p.Schema || sameSchema(s, projectParam(p))) {
+			drop[p.Key] = true
+		}
+	}
+	fields := d.bodyFields(in)
+	for key, f := range fields {
+		if s, ok := props[key]; ok && s != nil && s == f {
+			drop[key] = true
+		}
+	}
+	if len(drop) == 0 {
+		return props
+	}
+	out := make(map[string]*Schema, len(props)-len(drop))
+	for k, s := range props {
+		if !drop[k] {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// Link makes a loaded document's input schemas whole again, as Stored
+// found them: each gets back the properties projecting its parameters
+// and body fields (LinkParams, linkBodyFields), and then its $defs
+// (LinkDefs). Loaders call it.
+func (d *Document) Link() {
+	for i := range d.Operations {
+		LinkParams(&d.Operations[i])
+		d.linkBodyFields(&d.Operations[i])
+	}
+	d.LinkDefs()
+}
+
+// LinkParams gives op's input schema back the property of each parameter
+// it lacks: the parameter's schema, with the parameter's description when
+// the schema has none (as lowering publishes it). It needs nothing of the
+// document, so a loader may call it as each operation is decoded.
+func LinkParams(op *Operation) {
+	in := &op.Input
+	if in.Schema == nil || in.Schema.Bool != nil {
+		return
+	}
+	for i := range in.Params {
+		p := &in.Params[i]
+		if _, ok := in.Schema.Properties[p.Key]; ok || p.Schema == nil {
+			continue
+		}
+		setProperty(in, p.Key, projectParam(p))
+	}
+}
+
+// linkBodyFields gives op's input schema back the property of each body
+// field it lacks: the body object's property of that name.
+func (d *Document) linkBodyFields(op *Operation) {
+	in := &op.Input
+	if in.Schema == nil || in.Schema.Bool != nil {
+		return
+	}
+	for key, s := range d.bodyFields(in) {
+		if _, ok := in.Schema.Properties[key]; !ok {
+			setProperty(in, key, s)
+		}
+	}
+}
+
+// setProperty sets a property of in's schema on a copy of the schema and
+// its properties, so a schema or map shared with other operations (a
+// gateway interns them) is never changed.
+func setProperty(in *Input, key string, s *Schema) {
+	c := *in.Schema
+	c.Properties = make(map[string]*Schema, len(in.Schema.Properties)+1)
+	for k, v := range in.Schema.Properties {
+		c.Properties[k] = v
+	}
+	c.Properties[key] = s
+	in.Schema = &c
+}
+
+// projectParam is a parameter's property in the published input schema.
+func projectParam(p *Param) *Schema {
+	if p.Description == "" || p.Schema.Description != "" || p.Schema.Bool != nil {
+		return p.Schema
+	}
+	c := *p.Schema
+	c.Description = p.Description
+	return &c
+}
+
+// bodyFields maps the input key of each of in's body fields to the body
+// object's property of that name (following the body schema's references
+// through the document's named schemas), for the fields it has.
+func (d *Document) bodyFields(in *Input) map[string]*Schema {
+	b := in.Body
+	if b == nil || b.Projection != ProjectionFields || len(b.Fields) == 0 {
+		return nil
+	}
+	obj := b.Schema
+	for hops := 0; obj != nil && obj.Ref != "" && hops < 32; hops++ {
+		name, ok := RefName(obj.Ref)
+		if !ok {
+			return nil
+		}
+		next, ok := d.Schemas[name]
+		if !ok {
+			next = d.Schemas[unescapePointer(name)]
+		}
+		obj = next
+	}
+	if obj == nil {
+		return nil
+	}
+	out := map[string]*Schema{}
+	for _, f := range b.Fields {
+		if s := obj.Properties[f.Name]; s != nil {
+			out[f.Key] = s
+		}
+	}
+	return out
+}
+
+// sameSchema reports whether a and b encode alike.
+func sameSchema(a, b *Schema) bool {
+	x, err1 := a.MarshalJSON()
+	y, err2 := b.MarshalJSON()
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
 
 // sortedKeys returns m's keys in order.

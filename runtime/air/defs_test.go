@@ -27,7 +27,29 @@ func linkedDoc() *Document {
 			{ID: "x.users.list", Input: Input{Schema: in("User", map[string]*Schema{"User": user, "Team": team})}},
 			{ID: "x.labels.get", Input: Input{Schema: &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"l": {Ref: "#/$defs/a~1b"}}, Defs: map[string]*Schema{"a/b": label}}}},
 			{ID: "x.plain.get", Input: Input{Schema: &Schema{Type: Types{"object"}}}},
+			projected(user, team),
 		}}
+}
+
+// projected is an operation whose input schema projects a described
+// parameter (copied with the description, as lowering does), an
+// undescribed one (the parameter's own schema) and the fields of a body
+// that refers to a named schema.
+func projected(user, team *Schema) Operation {
+	id := &Schema{Type: Types{"string"}}
+	page := &Schema{Type: Types{"integer"}}
+	idProp := *id
+	idProp.Description = "The user's id."
+	return Operation{ID: "x.users.update", Input: Input{
+		Params: []Param{{Name: "id", Key: "id", In: "path", Required: true, Schema: id, Description: "The user's id."},
+			{Name: "page", Key: "page", In: "query", Schema: page}},
+		Body: &Body{Projection: ProjectionFields, Schema: &Schema{Ref: "#/$defs/User"},
+			Fields: []BodyField{{Name: "name", Key: "name"}, {Name: "team", Key: "team"}}},
+		Schema: &Schema{Type: Types{"object"}, Required: []string{"id"}, Properties: map[string]*Schema{
+			"id": &idProp, "page": page, "name": user.Properties["name"], "team": user.Properties["team"],
+			"anvil_dry_run": {Type: Types{"boolean"}}},
+			Defs: map[string]*Schema{"Team": team, "User": user}},
+	}}
 }
 
 // TestBundleStoresNamedSchemasOnce: air.json holds each named schema once
@@ -43,6 +65,14 @@ func TestBundleStoresNamedSchemasOnce(t *testing.T) {
 	stored := files[DocumentFile]
 	if n := bytes.Count(stored, []byte(`"$defs"`)); n != 0 {
 		t.Errorf("air.json carries %d $defs: %s", n, stored)
+	}
+	if bytes.Contains(stored, []byte(`"The user's id."`)) && bytes.Count(stored, []byte(`"The user's id."`)) != 1 {
+		t.Error("a parameter's description is stored twice")
+	}
+	for _, l := range bytes.Split(stored, []byte("\n")) {
+		if bytes.Contains(l, []byte(`"x.users.update"`)) && (bytes.Contains(l, []byte(`"page":{`)) || bytes.Contains(l, []byte(`"name":{`))) {
+			t.Errorf("projected properties are stored: %s", l)
+		}
 	}
 	if n := bytes.Count(stored, []byte(`"lead"`)); n != 1 {
 		t.Errorf("Team is written %d times, want once", n)

@@ -17,12 +17,12 @@ import (
 
 // Load reads the bundles under root and builds their fleet (New): the same
 // bundles, ids, documents and bundle hashes as air.LoadWorkspace, but each
-// air.json is decoded as a stream, one operation at a time, and every
-// schema in it is interned as it is read (internSchemas), so a gateway
-// holds each distinct schema once however many operations repeat it (the
-// same parameter, body or inline object in many operations) and never
-// holds the file's bytes whole; the input schemas' $defs are then linked
-// to the document's named schemas (air.Document.LinkDefs) (docs/scale.md).
+// air.json's operations are decoded on every core (decodeDocument) and
+// every schema in it is interned as it is read, so a gateway holds each
+// distinct schema once however many operations repeat it (the same
+// parameter, body or inline object in many operations); the input schemas
+// are then made whole with the document's named schemas shared
+// (air.Document.Link) (docs/scale.md).
 func Load(root string) (*Fleet, error) {
 	bs, err := air.LoadWorkspaceWith(root, loadDocument)
 	if err != nil {
@@ -56,7 +56,7 @@ func loadDocument(dir string) (*air.Document, error) {
 	if err := air.CheckSchemaVersion(doc.Schema); err != nil {
 		return nil, err
 	}
-	doc.LinkDefs()
+	doc.Link()
 	return doc, nil
 }
 
@@ -229,6 +229,7 @@ func decodeOperations(list []byte, in *interner) ([]air.Operation, error) {
 					*j.err = err
 					continue
 				}
+				air.LinkParams(j.op) // so the parameters' properties are interned too
 				mu.Lock()
 				in.operation(j.op)
 				mu.Unlock()

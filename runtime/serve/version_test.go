@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "0e5b85554d1f5b9857f01b0c87eb2dc7a672d386dad2eadde27a6fe574b6fd0b"
+const githubMiniHash = "cd41fa9cf7200c3b2e8b99c3de66527d040cf9c79724453ee77accdecb177e36"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

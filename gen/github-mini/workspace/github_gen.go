@@ -20,7 +20,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "0e5b85554d1f5b9857f01b0c87eb2dc7a672d386dad2eadde27a6fe574b6fd0b",
+		BundleHash: "cd41fa9cf7200c3b2e8b99c3de66527d040cf9c79724453ee77accdecb177e36",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}
