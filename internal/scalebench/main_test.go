@@ -14,8 +14,9 @@ import (
 // binary as before and after, on a synthetic description of 60 operations
 // and on a 20-operation one served as a named real description
 // ($ANVIL_SPECS_DIR/tiny-api.json; github and msgraph-beta are absent and
-// skipped): compile, approve, start the gateway in both surfaces, first
-// call, peak RSS. Any failed measurement fails the run.
+// skipped): init, approve in the manifest, compile, start the gateway in
+// both surfaces, first call, peak RSS. Any failed measurement fails the
+// run.
 func TestRunSmall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds anvil and starts gateways")
