@@ -109,8 +109,10 @@ func splitGroup(service string, ops []*routing, g []int, label string, get func(
 	shared := get(ops[g[0]])
 	suffix := make([]string, len(g))
 	if !numericOnly {
+		counts := tokenCounts(ops, g)
+		skip := nameWords(shared)
 		for i, oi := range g {
-			suffix[i] = distinguishingToken(ops, g, oi, nameWords(shared))
+			suffix[i] = distinguishingToken(ops[oi], len(g), counts, skip)
 		}
 	}
 	first := true
@@ -141,30 +143,26 @@ func splitGroup(service string, ops []*routing, g []int, label string, get func(
 	return notes
 }
 
-// distinguishingToken returns the shortest token of ops[oi] that no other
-// member of the group has; failing that, the shortest that at least one
-// other member lacks (it splits the group, and the next round tells the rest
-// apart); ties go to the earlier token. Tokens already appended, and words
-// of the shared name itself, are skipped. It returns "" when every token of
-// ops[oi] is shared by the whole group.
-func distinguishingToken(ops []*routing, g []int, oi int, skip map[string]bool) string {
+// distinguishingToken returns the shortest token of r, a member of a
+// group of n, that no other member has; failing that, the shortest that
+// at least one other member lacks (it splits the group, and the next round
+// tells the rest apart); ties go to the earlier token. counts holds, for
+// each token, how many members have it (tokenCounts). Tokens already
+// appended, and words of the shared name itself, are skipped. It returns
+// "" when every token of r is shared by the whole group.
+func distinguishingToken(r *routing, n int, counts map[string]int, skip map[string]bool) string {
 	best, partial := "", ""
-	for _, t := range ops[oi].tokens {
-		if ops[oi].used[t] || skip[t] {
+	for _, t := range r.tokens {
+		if r.used[t] || skip[t] {
 			continue
 		}
-		others := 0
-		for _, oj := range g {
-			if oj != oi && hasToken(ops[oj], t) {
-				others++
-			}
-		}
+		others := counts[t] - 1 // r has t
 		switch {
 		case others == 0:
 			if best == "" || len(t) < len(best) {
 				best = t
 			}
-		case others < len(g)-1:
+		case others < n-1:
 			if partial == "" || len(t) < len(partial) {
 				partial = t
 			}
@@ -176,6 +174,22 @@ func distinguishingToken(ops []*routing, g []int, oi int, skip map[string]bool) 
 	return partial
 }
 
+// tokenCounts counts, for each token, the members of group g that have it
+// (once per member, however often its tokens repeat it).
+func tokenCounts(ops []*routing, g []int) map[string]int {
+	counts := map[string]int{}
+	for _, oi := range g {
+		seen := make(map[string]bool, len(ops[oi].tokens))
+		for _, t := range ops[oi].tokens {
+			if !seen[t] {
+				seen[t] = true
+				counts[t]++
+			}
+		}
+	}
+	return counts
+}
+
 // nameWords splits a name at spaces, dots and underscores.
 func nameWords(name string) map[string]bool {
 	w := map[string]bool{}
@@ -185,11 +199,3 @@ func nameWords(name string) map[string]bool {
 	return w
 }
 
-func hasToken(r *routing, t string) bool {
-	for _, u := range r.tokens {
-		if u == t {
-			return true
-		}
-	}
-	return false
-}

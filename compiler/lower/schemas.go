@@ -43,18 +43,21 @@ func (l *lowerer) deref(s *air.Schema) *air.Schema {
 	return s
 }
 
-// collectRefs adds every named schema reachable from s to seen.
+// collectRefs adds every named schema reachable from s to seen: the names
+// s refers to, then breadth-first the names each of those refers to
+// (defRefs, memoised per named schema, so a description whose operations
+// reach hundreds of entities each walks every entity's schema once).
 func (l *lowerer) collectRefs(s *air.Schema, seen map[string]bool) {
-	if s == nil || s.Bool != nil {
-		return
-	}
-	if s.Ref != "" {
-		if name, ok := l.refName(s.Ref); ok && !seen[name] {
-			seen[name] = true
-			l.collectRefs(l.spec.Schemas[name], seen)
+	queue := l.namedRefs(s)
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		if seen[name] {
+			continue
 		}
+		seen[name] = true
+		queue = append(queue, l.defRefs(name)...)
 	}
-	s.EachChild(func(x *air.Schema) { l.collectRefs(x, seen) })
 }
 
 // reachable lists, sorted, the named schemas reachable from s.
