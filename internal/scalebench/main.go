@@ -123,8 +123,9 @@ func run(anvil, base, compile, specs, sizes, cache string, timeout time.Duration
 	results := make([][]result, len(loads))
 	for i, w := range loads {
 		results[i] = make([]result, len(bins))
-		var call [2]string // the first call, chosen in the first binary's workspace
-		for j, bin := range bins {
+		var call [2]string                    // the first call, chosen in the newest binary's workspace
+		for j := len(bins) - 1; j >= 0; j-- { // the newest first: it reads its own AIR
+			bin := bins[j]
 			fmt.Fprintf(os.Stderr, "scalebench: %s with %s\n", w.name, bin)
 			compiler := bin
 			if compile != "" {
