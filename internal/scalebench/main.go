@@ -85,6 +85,16 @@ func main() {
 }
 
 func run(anvil, base, compile, specs, sizes, cache string, timeout time.Duration) error {
+	// The binaries run in the workspaces' directories: name them absolutely.
+	for _, p := range []*string{&anvil, &base, &compile} {
+		if *p != "" && strings.ContainsRune(*p, filepath.Separator) {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return err
+			}
+			*p = abs
+		}
+	}
 	var loads []workload
 	named, missing := realspec.Resolve(realspec.Dir(), specs)
 	for _, m := range missing {
