@@ -190,8 +190,8 @@ func (l *linker) direct(s *Schema, cache bool) []string {
 // document's own named schema (or the stand-in of a name in
 // Input.StandIns), and without the properties that project a parameter
 // (its schema, given the parameter's description when it has none) or a
-// body field (the body object's own property); any other entry or
-// property stays. d is not changed; unchanged parts are shared with it.
+// body field (the body object's own property, or the body's schema when
+// it is projected whole); any other entry or property stays. d is not changed; unchanged parts are shared with it.
 func Stored(d *Document) *Document {
 	out := *d
 	out.Operations = slices.Clone(d.Operations)
@@ -326,9 +326,13 @@ func projectParam(p *Param) *Schema {
 
 // bodyFields maps the input key of each of in's body fields to the body
 // object's property of that name (following the body schema's references
-// through the document's named schemas), for the fields it has.
+// through the document's named schemas), for the fields it has; a body
+// projected whole is the input WholeBodyKey, its schema the body's.
 func (d *Document) bodyFields(in *Input) map[string]*Schema {
 	b := in.Body
+	if b != nil && b.Projection == ProjectionWhole && b.Schema != nil {
+		return map[string]*Schema{WholeBodyKey: b.Schema}
+	}
 	if b == nil || b.Projection != ProjectionFields || len(b.Fields) == 0 {
 		return nil
 	}

@@ -28,6 +28,9 @@ func linkedDoc() *Document {
 			{ID: "x.labels.get", Input: Input{Schema: &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"l": {Ref: "#/$defs/a~1b"}}, Defs: map[string]*Schema{"a/b": label}}}},
 			{ID: "x.plain.get", Input: Input{Schema: &Schema{Type: Types{"object"}}}},
 			projected(user, team),
+			{ID: "x.blobs.put", Input: Input{
+				Body: &Body{Projection: ProjectionWhole, Schema: label},
+				Schema: &Schema{Type: Types{"object"}, Properties: map[string]*Schema{WholeBodyKey: label}, Defs: nil}}},
 		}}
 }
 
@@ -70,7 +73,8 @@ func TestBundleStoresNamedSchemasOnce(t *testing.T) {
 		t.Error("a parameter's description is stored twice")
 	}
 	for _, l := range bytes.Split(stored, []byte("\n")) {
-		if bytes.Contains(l, []byte(`"x.users.update"`)) && (bytes.Contains(l, []byte(`"page":{`)) || bytes.Contains(l, []byte(`"name":{`))) {
+		if bytes.Contains(l, []byte(`"x.users.update"`)) && (bytes.Contains(l, []byte(`"page":{`)) || bytes.Contains(l, []byte(`"name":{`))) ||
+			bytes.Contains(l, []byte(`"x.blobs.put"`)) && bytes.Count(l, []byte(`"description":"a/b"`)) != 1 {
 			t.Errorf("projected properties are stored: %s", l)
 		}
 	}
