@@ -58,6 +58,9 @@ func checkEncoder(t *testing.T, doc *air.Document) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if again, _ := l.Marshal(); !bytes.Equal(again, got) {
+		t.Fatal("a second Marshal (contracts encoded again) differs from the first")
+	}
 	if want := reference(t, doc, ids); !bytes.Equal(got, want) {
 		i := 0
 		for i < len(got) && i < len(want) && got[i] == want[i] {

@@ -66,6 +66,7 @@ type Entry struct {
 
 	enc *encoder
 	op  *air.Operation
+	c   []piece // the contract's pieces until the lock is first written
 }
 
 // contract is the entry's contract, built from the document for an entry
@@ -160,7 +161,7 @@ func (l *Lock) Record(ctx context.Context, doc *air.Document, ids []string) erro
 		if err != nil {
 			return err
 		}
-		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fingerprintOf(c), enc: enc, op: op}
+		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fingerprintOf(c), enc: enc, op: op, c: c}
 		if i, ok := at[id]; ok {
 			l.Approvals[i] = e
 		} else {

@@ -40,6 +40,7 @@ func (l *Lock) write(ctx context.Context, w io.Writer) error {
 		if err != nil {
 			return err
 		}
+		l.Approvals[i].c = nil // written: held no longer
 		for _, p := range pieces {
 			ind.piece(p)
 		}
@@ -59,9 +60,12 @@ func (e Entry) pieces() ([]piece, error) {
 		b, err := air.MarshalCompact(e)
 		return []piece{{b: b}}, err
 	}
-	c, err := e.enc.contract(e.op)
-	if err != nil {
-		return nil, err
+	c := e.c
+	if c == nil {
+		var err error
+		if c, err = e.enc.contract(e.op); err != nil {
+			return nil, err
+		}
 	}
 	return entry(e.Operation, e.op, e.Fingerprint, c)
 }
