@@ -152,3 +152,22 @@ func TestWriteFileIsAtomic(t *testing.T) {
 		t.Errorf("left behind: %v", ents)
 	}
 }
+
+// TestApplyRecordedLock: a lock Record has just filled (its contracts not
+// built) names what changed as a loaded one does.
+func TestApplyRecordedLock(t *testing.T) {
+	doc := compile(t, spec)
+	l := &Lock{}
+	if err := l.Record(context.Background(), doc, []string{doc.Operations[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	changed := compile(t, strings.Replace(spec, "maximum: 10", "maximum: 5", 1))
+	ds := l.Apply(changed, FileName)
+	if len(ds) != 1 || !strings.Contains(ds[0].Message, "input_constraint_tightened: input `limit`: maximum 10 → 5") {
+		t.Errorf("a tightened input: %v", ds)
+	}
+	same := compile(t, spec)
+	if ds := l.Apply(same, FileName); len(ds) != 0 || same.Operations[0].State != air.StateApproved {
+		t.Errorf("an unchanged operation: %v, %s", ds, same.Operations[0].State)
+	}
+}
