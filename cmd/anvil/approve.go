@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,6 +40,7 @@ func runApprove(e *env, c *cli.Context) error {
 	if c.NArg() < 1 || (c.NArg() < 2 && !c.Bool("all") && !c.Bool("all-reads")) {
 		return fail(1, "approve takes a bundle and at least one operation name, --all-reads or --all (usage: anvil approve <bundle> <name...>)")
 	}
+	ctx := c.Context
 	dir := c.Args().First()
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		dir = filepath.Dir(dir)
@@ -46,6 +48,9 @@ func runApprove(e *env, c *cli.Context) error {
 	doc, err := loadCompleteBundle(dir)
 	if err != nil {
 		return fail(1, "%v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return interrupted(dir)
 	}
 	names := c.Args().Slice()[1:]
 	sel := resolveApproval(doc, names, c.Bool("all-reads"), c.Bool("all"))
@@ -60,12 +65,12 @@ func runApprove(e *env, c *cli.Context) error {
 		return fail(1, "Approval refused: %v remain blocked; change their state in the manifest and compile again", sel.Blocked)
 	}
 	who, why := strings.TrimSpace(c.String("reviewed-by")), strings.TrimSpace(c.String("review-reason"))
-	if need := needReview(doc, sel.IDs); len(need) > 0 && (who == "" || why == "") {
+	if need := needReview(doc, sel); len(need) > 0 && (who == "" || why == "") {
 		return fail(1, "Approval refused: %s act as a person (auth oauth2_authorization_code), so approving them needs --reviewed-by <who> and --review-reason <why> (the manifest's reviewed_by and review_reason)", strings.Join(need, ", "))
 	}
 	newly := 0
-	for _, id := range sel.IDs {
-		op := doc.Operation(id)
+	for _, i := range sel.index {
+		op := &doc.Operations[i]
 		if op.State != air.StateApproved {
 			op.State = air.StateApproved
 			newly++
@@ -74,7 +79,15 @@ func runApprove(e *env, c *cli.Context) error {
 			}
 		}
 	}
-	lockPath, err := recordApprovals(doc, dir, c.String("manifest"), sel.IDs)
+	// An interrupt stops the work up to the lock's rename (the lock and
+	// the bundle are each written atomically, the lock first); once the
+	// lock holds the approvals, the bundle is rendered and written too, so
+	// the two agree. The bundle is rendered after the lock is written, not
+	// held through it: on the largest APIs each is hundreds of megabytes.
+	lockPath, err := recordApprovals(ctx, doc, dir, c.String("manifest"), sel.IDs)
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return interrupted(dir)
+	}
 	if err != nil {
 		return fail(1, "recording the approvals: %v", err)
 	}
@@ -97,12 +110,19 @@ func runApprove(e *env, c *cli.Context) error {
 	return nil
 }
 
+// interrupted is approve's answer to SIGINT or SIGTERM before anything
+// was written.
+func interrupted(dir string) error {
+	return fail(1, "Approval interrupted: nothing was changed in %s or its %s", dir, lock.FileName)
+}
+
 // maxReported bounds how many unknown names one refusal lists.
 const maxReported = 20
 
 // approval is what approve's names select.
 type approval struct {
 	IDs     []string // AIR ids to approve, in document order, each once
+	index   []int    // IDs' positions in doc.Operations
 	Unknown []string // one message per name that selects nothing, with suggestions
 	Blocked []string // blocked operations named exactly: refused
 	Skipped []string // blocked operations a glob or --all selected: left as they are
@@ -158,10 +178,14 @@ func resolveApproval(doc *air.Document, names []string, allReads, all bool) appr
 		hits := index[name]
 		if len(hits) == 0 {
 			msg := fmt.Sprintf("no operation %q in %s", name, doc.Service.ID)
-			if s, ok := manifest.Suggest(name, vocabulary); ok {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			} else {
-				msg += examples(doc)
+			// Past what the refusal shows, a name is counted, not matched
+			// against every name of the API.
+			if len(sel.Unknown) < maxReported {
+				if s, ok := manifest.Suggest(name, vocabulary); ok {
+					msg += fmt.Sprintf(" (did you mean %q?)", s)
+				} else {
+					msg += examples(doc)
+				}
 			}
 			sel.Unknown = append(sel.Unknown, msg)
 			continue
@@ -182,6 +206,7 @@ func resolveApproval(doc *air.Document, names []string, allReads, all bool) appr
 			sel.Skipped = append(sel.Skipped, op.ID)
 		default:
 			sel.IDs = append(sel.IDs, op.ID)
+			sel.index = append(sel.index, i)
 		}
 	}
 	return sel
@@ -209,10 +234,11 @@ func firstOf(s ...string) string {
 // needReview lists the selected operations not yet approved whose
 // effective auth acts as a person (oauth2_authorization_code): the
 // contract requires a reviewer and a reason to approve them.
-func needReview(doc *air.Document, ids []string) []string {
+func needReview(doc *air.Document, sel approval) []string {
 	var out []string
-	for _, id := range ids {
-		op := doc.Operation(id)
+	for _, i := range sel.index {
+		op := &doc.Operations[i]
+		id := op.ID
 		a := doc.Service.Auth
 		if op.Auth != nil {
 			a = *op.Auth

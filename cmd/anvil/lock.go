@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,7 +35,9 @@ func withOrigin(tree files.Tree, out, manifest string) files.Tree {
 // manifest (approve's call site): --manifest, else the one the bundle
 // records. It returns the lock's path, or "" when the bundle names no
 // manifest and none was given.
-func recordApprovals(doc *air.Document, bundleDir, manifest string, ids []string) (string, error) {
+// The lock is streamed to a temporary file and renamed over the old one
+// only when complete; ctx ending stops it with ctx's error and no change.
+func recordApprovals(ctx context.Context, doc *air.Document, bundleDir, manifest string, ids []string) (string, error) {
 	if manifest == "" {
 		m, err := lock.ManifestOf(bundleDir)
 		if err != nil {
@@ -50,14 +53,13 @@ func recordApprovals(doc *air.Document, bundleDir, manifest string, ids []string
 	if err != nil {
 		return "", err
 	}
-	if err := l.Record(doc, ids); err != nil {
+	if err := l.Record(ctx, doc, ids); err != nil {
 		return "", err
 	}
-	b, err := l.Marshal()
-	if err != nil {
-		return "", err
-	}
-	if err := (files.Tree{filepath.Base(path): {Data: b}}).WriteFiles(filepath.Dir(path)); err != nil {
+	if err := l.WriteFile(ctx, path); err != nil {
+		if ctx.Err() != nil {
+			return "", err
+		}
 		return "", fmt.Errorf("writing %s: %v", path, err)
 	}
 	return path, nil

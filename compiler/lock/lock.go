@@ -13,6 +13,8 @@
 package lock
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -58,7 +60,22 @@ type Entry struct {
 	Path        string `json:"path"`
 	Fingerprint string `json:"fingerprint"` // "sha256:<hex>" of the canonical contract
 	// Contract is what was approved, self-contained (diff.Contract.Closure).
+	// An entry Record makes leaves it nil and keeps op instead: its
+	// contract is encoded from the document when the lock is written.
 	Contract *diff.Contract `json:"contract"`
+
+	enc *encoder
+	op  *air.Operation
+	c   []piece // the contract's pieces until the lock is first written
+}
+
+// contract is the entry's contract, built from the document for an entry
+// Record made.
+func (e Entry) contract() *diff.Contract {
+	if e.Contract == nil && e.op != nil {
+		return canonical(e.enc.doc, e.op)
+	}
+	return e.Contract
 }
 
 // PathFor is the lock beside a manifest.
@@ -121,19 +138,34 @@ func Fingerprint(c *diff.Contract) string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// Record adds or replaces the entries of the operations ids of doc.
-func (l *Lock) Record(doc *air.Document, ids []string) error {
-	for _, id := range ids {
-		op := doc.Operation(id)
+// Record adds or replaces the entries of the operations ids of doc. It
+// fingerprints each contract and keeps the operation, not the contract:
+// the contracts of a large API run to gigabytes (see encoder).
+// It stops with ctx's error when ctx ends.
+func (l *Lock) Record(ctx context.Context, doc *air.Document, ids []string) error {
+	enc := newEncoder(doc)
+	ops := operationsByID(doc)
+	at := make(map[string]int, len(l.Approvals))
+	for i, e := range l.Approvals {
+		at[e.Operation] = i
+	}
+	for n, id := range ids {
+		if n%256 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		op := ops[id]
 		if op == nil {
 			return fmt.Errorf("no operation %q", id)
 		}
-		c := canonical(doc, op)
-		e := Entry{Operation: id, Method: c.Method, Path: c.Path, Fingerprint: Fingerprint(c), Contract: c}
-		i := slices.IndexFunc(l.Approvals, func(x Entry) bool { return x.Operation == id })
-		if i >= 0 {
+		c, err := enc.contract(op)
+		if err != nil {
+			return err
+		}
+		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fingerprintOf(c), enc: enc, op: op, c: c}
+		if i, ok := at[id]; ok {
 			l.Approvals[i] = e
 		} else {
+			at[id] = len(l.Approvals)
 			l.Approvals = append(l.Approvals, e)
 		}
 	}
@@ -141,13 +173,26 @@ func (l *Lock) Record(doc *air.Document, ids []string) error {
 	return nil
 }
 
-// Marshal returns the lock's canonical bytes.
-func (l *Lock) Marshal() ([]byte, error) {
-	if l.Approvals == nil {
-		l.Approvals = []Entry{}
+// operationsByID indexes doc's operations by AIR id; the first of two
+// with one id wins, as doc.Operation finds it.
+func operationsByID(doc *air.Document) map[string]*air.Operation {
+	ops := make(map[string]*air.Operation, len(doc.Operations))
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		if _, dup := ops[op.ID]; !dup {
+			ops[op.ID] = op
+		}
 	}
-	l.Schema = Schema
-	return air.Marshal(l)
+	return ops
+}
+
+// Marshal returns the lock's canonical bytes (WriteFile streams them).
+func (l *Lock) Marshal() ([]byte, error) {
+	var b bytes.Buffer
+	if err := l.write(context.Background(), &b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // Apply approves the operations of doc whose locked contract still matches
@@ -157,8 +202,10 @@ func (l *Lock) Marshal() ([]byte, error) {
 func (l *Lock) Apply(doc *air.Document, lockPath string) diag.List {
 	var out diag.List
 	pos := diag.Pos{File: filepath.ToSlash(lockPath)}
+	ops := operationsByID(doc)
+	enc := newEncoder(doc)
 	for _, e := range l.Approvals {
-		op := doc.Operation(e.Operation)
+		op := ops[e.Operation]
 		if op == nil {
 			out.Warnf(pos, CodeMissing, "%s (%s %s) is approved in %s but the compiled service has no such operation; its approval is not applied",
 				e.Operation, e.Method, e.Path, FileName)
@@ -168,13 +215,13 @@ func (l *Lock) Apply(doc *air.Document, lockPath string) diag.List {
 			out.Infof(pos, CodeBlocked, "%s is approved in %s but the manifest blocks it", e.Operation, FileName)
 			continue
 		}
-		now := canonical(doc, op)
-		if Fingerprint(now) == e.Fingerprint {
+		c, err := enc.contract(op)
+		if err == nil && fingerprintOf(c) == e.Fingerprint {
 			op.State = air.StateApproved
 			continue
 		}
 		var what []string
-		for _, f := range diff.CompareContracts(e.Contract, now) {
+		for _, f := range diff.CompareContracts(e.contract(), canonical(doc, op)) {
 			what = append(what, f.Kind+": "+f.Detail)
 		}
 		if len(what) == 0 {

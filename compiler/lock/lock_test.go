@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,7 @@ func TestRoundTrip(t *testing.T) {
 	doc := compile(t, spec)
 	id := doc.Operations[0].ID
 	l := &Lock{}
-	if err := l.Record(doc, []string{id}); err != nil {
+	if err := l.Record(context.Background(), doc, []string{id}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := l.Marshal()

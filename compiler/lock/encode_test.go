@@ -1,0 +1,173 @@
+package lock
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/compiler/lower"
+	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// reference is the lock Record and Marshal wrote before the encoder: every
+// contract built (canonical), fingerprinted and marshalled whole.
+func reference(t testing.TB, doc *air.Document, ids []string) []byte {
+	t.Helper()
+	l := &Lock{Schema: Schema, Approvals: []Entry{}}
+	for _, id := range slices.Sorted(slices.Values(ids)) {
+		op := doc.Operation(id)
+		c := canonical(doc, op)
+		l.Approvals = append(l.Approvals, Entry{Operation: id, Method: c.Method, Path: c.Path, Fingerprint: Fingerprint(c), Contract: c})
+	}
+	b, err := air.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkEncoder: every operation's encoded contract is the bytes of its
+// canonical contract, and a lock of them all is the reference lock.
+func checkEncoder(t *testing.T, doc *air.Document) {
+	t.Helper()
+	enc := newEncoder(doc)
+	var ids []string
+	for i := range doc.Operations {
+		op := &doc.Operations[i]
+		ids = append(ids, op.ID)
+		pieces, err := enc.contract(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := air.MarshalCompact(canonical(doc, op))
+		if got := compactOf(pieces); !bytes.Equal(got, want) {
+			t.Fatalf("%s: encoded contract differs\n got %.400s\nwant %.400s", op.ID, got, want)
+		}
+	}
+	l := &Lock{}
+	if err := l.Record(context.Background(), doc, ids); err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := l.Marshal(); !bytes.Equal(again, got) {
+		t.Fatal("a second Marshal (contracts encoded again) differs from the first")
+	}
+	if want := reference(t, doc, ids); !bytes.Equal(got, want) {
+		i := 0
+		for i < len(got) && i < len(want) && got[i] == want[i] {
+			i++
+		}
+		t.Fatalf("the lock's bytes differ from the reference (%d vs %d bytes) at %d:\n got %q\nwant %q", len(got), len(want), i, got[max(0, i-200):min(len(got), i+100)], want[max(0, i-200):min(len(want), i+100)])
+	}
+}
+
+// loaded compiles text and returns the document as a bundle loads it
+// (named schemas linked into each input's $defs).
+func loaded(t *testing.T, doc *air.Document) *air.Document {
+	t.Helper()
+	files, err := air.Files(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := air.Parse(files[air.DocumentFile])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
+func TestEncoderMatchesCanonical(t *testing.T) {
+	doc := compile(t, spec)
+	checkEncoder(t, doc)
+	checkEncoder(t, loaded(t, doc))
+	html := compile(t, strings.ReplaceAll(spec, "Thing", "Thing<&>"))
+	checkEncoder(t, loaded(t, html))
+}
+
+// TestEncoderMatchesCanonicalGitHub checks the encoder on every operation
+// of GitHub's REST description, compiled and loaded.
+func TestEncoderMatchesCanonicalGitHub(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	p := filepath.Join(specsDir(), "github.json")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s is missing: run scripts/fetch-specs.sh", p)
+	}
+	s, err := openapi.Load(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, l := lower.Lower(s, nil, &lower.Options{ServiceID: "github"})
+	if l.HasErrors() {
+		t.Fatal(l)
+	}
+	checkEncoder(t, doc)
+	checkEncoder(t, loaded(t, doc))
+}
+
+func specsDir() string {
+	if d := os.Getenv("ANVIL_SPECS_DIR"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", ".cache", "specs")
+}
+
+// TestWriteFileIsAtomic: a cancelled write leaves the old lock as it was
+// and no temporary file behind.
+func TestWriteFileIsAtomic(t *testing.T) {
+	doc := compile(t, spec)
+	dir := t.TempDir()
+	p := filepath.Join(dir, FileName)
+	os.WriteFile(p, []byte("old"), 0o644)
+	l := &Lock{}
+	if err := l.Record(context.Background(), doc, []string{doc.Operations[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.WriteFile(ctx, p); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled write: %v", err)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old" {
+		t.Errorf("a cancelled write changed the lock: %q", b)
+	}
+	if err := l.WriteFile(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := l.Marshal()
+	if b, _ := os.ReadFile(p); !bytes.Equal(b, want) {
+		t.Error("WriteFile and Marshal differ")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// TestApplyRecordedLock: a lock Record has just filled (its contracts not
+// built) names what changed as a loaded one does.
+func TestApplyRecordedLock(t *testing.T) {
+	doc := compile(t, spec)
+	l := &Lock{}
+	if err := l.Record(context.Background(), doc, []string{doc.Operations[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	changed := compile(t, strings.Replace(spec, "maximum: 10", "maximum: 5", 1))
+	ds := l.Apply(changed, FileName)
+	if len(ds) != 1 || !strings.Contains(ds[0].Message, "input_constraint_tightened: input `limit`: maximum 10 → 5") {
+		t.Errorf("a tightened input: %v", ds)
+	}
+	same := compile(t, spec)
+	if ds := l.Apply(same, FileName); len(ds) != 0 || same.Operations[0].State != air.StateApproved {
+		t.Errorf("an unchanged operation: %v, %s", ds, same.Operations[0].State)
+	}
+}
