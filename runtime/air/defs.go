@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // defsPrefix begins every reference to a named schema.
@@ -70,9 +72,16 @@ func unescapePointer(s string) string {
 // $defs map, so the document holds each named schema once in memory as on
 // disk. Loaders call it; a schema a loaded document hands out is read-only.
 func (d *Document) LinkDefs() {
-	l := linker{doc: d, refs: map[*Schema][]string{}, shared: map[string]map[string]*Schema{}}
-	for i := range d.Operations {
-		in := &d.Operations[i].Input
+	d.eachPart(func(ops []Operation) { d.newLinker().linkDefs(ops) })
+}
+
+func (d *Document) newLinker() *linker {
+	return &linker{doc: d, refs: map[*Schema][]string{}, shared: map[string]map[string]*Schema{}}
+}
+
+func (l *linker) linkDefs(ops []Operation) {
+	for i := range ops {
+		in := &ops[i].Input
 		if in.Schema == nil || in.Schema.Bool != nil {
 			continue
 		}
@@ -80,6 +89,22 @@ func (d *Document) LinkDefs() {
 		linked.Defs = l.defs(in.Schema, in.StandIns)
 		in.Schema = &linked
 	}
+}
+
+// eachPart calls f with the operations split into one contiguous part per
+// core, in parallel, and returns when every call has: linking reads only
+// the document's named schemas and writes only each part's operations.
+// Each part has its own linker, so a $defs map may exist once per part;
+// the bytes are the same.
+func (d *Document) eachPart(f func(ops []Operation)) {
+	n := max(1, min(runtime.GOMAXPROCS(0), len(d.Operations)/512))
+	size := (len(d.Operations) + n - 1) / n
+	var wg sync.WaitGroup
+	for start := 0; start < len(d.Operations); start += size {
+		part := d.Operations[start:min(start+size, len(d.Operations))]
+		wg.Go(func() { f(part) })
+	}
+	wg.Wait()
 }
 
 // linker computes $defs closures over a document's named schemas.
@@ -262,11 +287,13 @@ func (d *Document) unprojected(in *Input, props map[string]*Schema) map[string]*
 // and body fields (LinkParams, linkBodyFields), and then its $defs
 // (LinkDefs). Loaders call it.
 func (d *Document) Link() {
-	for i := range d.Operations {
-		LinkParams(&d.Operations[i])
-		d.linkBodyFields(&d.Operations[i])
-	}
-	d.LinkDefs()
+	d.eachPart(func(ops []Operation) {
+		for i := range ops {
+			LinkParams(&ops[i])
+			d.linkBodyFields(&ops[i])
+		}
+		d.newLinker().linkDefs(ops)
+	})
 }
 
 // LinkParams gives op's input schema back the property of each parameter
