@@ -198,4 +198,3 @@ func nameWords(name string) map[string]bool {
 	}
 	return w
 }
-

@@ -29,7 +29,7 @@ func linkedDoc() *Document {
 			{ID: "x.plain.get", Input: Input{Schema: &Schema{Type: Types{"object"}}}},
 			projected(user, team),
 			{ID: "x.blobs.put", Input: Input{
-				Body: &Body{Projection: ProjectionWhole, Schema: label},
+				Body:   &Body{Projection: ProjectionWhole, Schema: label},
 				Schema: &Schema{Type: Types{"object"}, Properties: map[string]*Schema{WholeBodyKey: label}, Defs: nil}}},
 		}}
 }

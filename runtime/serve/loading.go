@@ -4,8 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -174,21 +172,4 @@ func serveLoading(h *handoff, l *loading) (stop func()) {
 		}
 		<-done
 	}
-}
-
-// loadGCPercent is the collector's target (as GOGC) while a fleet loads.
-// A load builds a live heap that only grows, and at the default 100 the
-// heap may reach twice what is live before a cycle frees the decoding's
-// garbage: at 50 the 100,000-operation workspace of docs/scale.md peaked at
-// 1.36 GB instead of 2.1 GB, and served no later.
-const loadGCPercent = 50
-
-// lowGCWhileLoading sets loadGCPercent until restore is called, unless the
-// operator set GOGC, which then holds throughout.
-func lowGCWhileLoading() (restore func()) {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return func() {}
-	}
-	prev := debug.SetGCPercent(loadGCPercent)
-	return func() { debug.SetGCPercent(prev) }
 }

@@ -5,8 +5,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -117,26 +115,3 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.h }
 func (r *recorder) WriteHeader(s int)           { r.status = s }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
-
-// TestLowGCWhileLoading: the collector's target is loadGCPercent while a
-// fleet loads and what it was afterwards; an operator's GOGC is left alone.
-func TestLowGCWhileLoading(t *testing.T) {
-	t.Setenv("GOGC", "100") // restored after the test
-	os.Unsetenv("GOGC")
-	before := debug.SetGCPercent(100)
-	defer debug.SetGCPercent(before)
-	restore := lowGCWhileLoading()
-	if got := debug.SetGCPercent(loadGCPercent); got != loadGCPercent {
-		t.Errorf("GC percent while loading = %d, want %d", got, loadGCPercent)
-	}
-	restore()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GC percent after loading = %d, want 100", got)
-	}
-	t.Setenv("GOGC", "300")
-	restore = lowGCWhileLoading()
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GC percent with GOGC set = %d, want it untouched (100)", got)
-	}
-	restore()
-}

@@ -62,9 +62,7 @@ func workspaceStamp(dir string) string {
 // stays and the reason is logged. why names what asked for it.
 func (r *reloader) reload(why string) {
 	stamp := workspaceStamp(r.dir)
-	restoreGC := lowGCWhileLoading()
 	f, err := fleet.Load(r.dir)
-	restoreGC()
 	if err == nil {
 		err = r.g.Reload(f)
 	}

@@ -317,7 +317,6 @@ func newGateway(cfg frontdoor.Config, ws *handler.Workspace, positional []string
 	if err := cfg.Check(); err != nil {
 		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
-	defer lowGCWhileLoading()()
 	var fl *fleet.Fleet
 	var err error
 	if ws != nil {
