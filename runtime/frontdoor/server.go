@@ -406,14 +406,38 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
+// HTTPServer is the server a gateway's port is served by: cfg's header and
+// idle timeouts around h. runtime/serve builds it before the workspace
+// loads, with a handler that passes from the loading answers to the
+// gateway's, and keeps it for the life of the process, so connections
+// accepted while the workspace loads are the gateway's once it serves.
+// There is no ReadTimeout: the body's deadline is set per request
+// (bodyDeadline), since a whole-request read deadline would also cancel
+// long calls and event streams once it passed.
+func HTTPServer(cfg Config, h http.Handler) *http.Server {
+	limits := cfg.HTTP.withDefaults()
+	return &http.Server{Handler: h, ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout}
+}
+
+// LimitListener holds ln to cfg's cap on open connections
+// (ANVIL_HTTP_MAX_CONNS), logging through logf when the cap is reached.
+func LimitListener(ln net.Listener, cfg Config, logf func(string, ...any)) net.Listener {
+	return newLimitListener(ln, cfg.HTTP.withDefaults().MaxConns, logf)
+}
+
 // Serve serves on ln until ctx is done, then shuts down cleanly.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	limits := g.cfg.HTTP.withDefaults()
-	// No ReadTimeout: the body's deadline is set per request (bodyDeadline),
-	// since a whole-request read deadline would also cancel long calls and
-	// event streams once it passed.
-	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: limits.HeaderTimeout, IdleTimeout: limits.IdleTimeout}
-	ln = newLimitListener(ln, limits.MaxConns, g.logf)
+	srv := HTTPServer(g.cfg, g.Handler())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(LimitListener(ln, g.cfg, g.logf)) }()
+	return g.Run(ctx, srv, errc)
+}
+
+// Run does the gateway's background work (the session and connect-flow
+// sweeps, the ledger's purge) while srv serves the gateway, until srv's
+// Serve returns (its result arrives on served) or ctx is done; then it
+// shuts srv down cleanly and closes the gateway.
+func (g *Gateway) Run(ctx context.Context, srv *http.Server, served <-chan error) error {
 	defer g.Close()
 	tick := time.NewTicker(sessionSweep)
 	defer tick.Stop()
@@ -430,10 +454,8 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 			}
 		}
 	}()
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 	select {
-	case err := <-errc:
+	case err := <-served:
 		close(done)
 		return err
 	case <-ctx.Done():

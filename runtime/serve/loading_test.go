@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -30,28 +32,47 @@ func get(t *testing.T, url string, body string) (int, string, http.Header) {
 	return resp.StatusCode, string(b), resp.Header
 }
 
-// TestLoadingThenServing: while the fleet loads the listener answers
+// TestLoadingThenServing: while the fleet loads the server answers
 // /healthz 200, /readyz 503 and refuses a call 503 gateway_loading once it
 // has waited its hold; a call held when the gateway arrives is answered by
-// it, and so is every connection after the handoff, on the same listener.
+// it, and a connection opened while loading is served by the gateway
+// afterwards (one server throughout: no connection changes hands).
 func TestLoadingThenServing(t *testing.T) {
-	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHandoff(raw)
-	ln := h.phase(true)
-	defer ln.Close()
 	l := newLoading()
 	l.hold = 50 * time.Millisecond
-	stop := serveLoading(h, l)
-	base := "http://" + raw.Addr().String()
+	var h switchHandler
+	h.set(l)
+	srv := &http.Server{Handler: &h}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	base := "http://" + ln.Addr().String()
 
-	st, body, hdr := get(t, base+"/healthz", "")
-	if st != 200 || !strings.Contains(body, `"loading":true`) || hdr.Get("Connection") != "close" {
-		t.Errorf("/healthz while loading: %d %s %v", st, body, hdr)
+	// A keep-alive connection opened while loading.
+	var conns int
+	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		if !info.Reused {
+			conns++
+		}
+	}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	keep := func(path string) (int, string) {
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), http.MethodGet, base+path, nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
 	}
-	st, body, _ = get(t, base+"/readyz", "")
+	if st, body := keep("/healthz"); st != 200 || !strings.Contains(body, `"loading":true`) {
+		t.Errorf("/healthz while loading: %d %s", st, body)
+	}
+	st, body, _ := get(t, base+"/readyz", "")
 	var z struct {
 		Ready   *bool `json:"ready"`
 		Loading bool  `json:"loading"`
@@ -59,15 +80,16 @@ func TestLoadingThenServing(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &z); st != 503 || err != nil || z.Ready == nil || *z.Ready || !z.Loading {
 		t.Errorf("/readyz while loading: %d %s", st, body)
 	}
-	st, body, hdr = get(t, base+"/call/x__y", `{"arguments":{}}`)
+	st, body, hdr := get(t, base+"/call/x__y", `{"arguments":{}}`)
 	var e struct {
 		Error struct {
 			Code      string `json:"code"`
 			Retryable bool   `json:"retryable"`
 		} `json:"error"`
 	}
-	if err := json.Unmarshal([]byte(body), &e); st != 503 || err != nil || e.Error.Code != "gateway_loading" || !e.Error.Retryable || hdr.Get("Retry-After") == "" {
-		t.Errorf("a call while loading: %d %s", st, body)
+	if err := json.Unmarshal([]byte(body), &e); st != 503 || err != nil || e.Error.Code != "gateway_loading" || !e.Error.Retryable ||
+		hdr.Get("Retry-After") == "" || hdr.Get("Connection") != "close" {
+		t.Errorf("a call while loading: %d %s %v", st, body, hdr)
 	}
 
 	// A call held while the gateway arrives is answered by it.
@@ -75,20 +97,20 @@ func TestLoadingThenServing(t *testing.T) {
 	gw := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "gateway "+r.URL.Path) })
 	answered := make(chan string, 1)
 	go func() {
-		_, body, hdr := get(t, base+"/call/x__y", `{}`)
-		answered <- body + " " + hdr.Get("Connection")
+		_, body, _ := get(t, base+"/call/x__y", `{}`)
+		answered <- body
 	}()
 	time.Sleep(50 * time.Millisecond)
+	h.set(gw)
 	l.serving(gw)
-	if body := <-answered; body != "gateway /call/x__y close" {
-		t.Errorf("held call answered %q (want the gateway's answer, closing the connection)", body)
+	if body := <-answered; body != "gateway /call/x__y" {
+		t.Errorf("held call answered %q (want the gateway's answer)", body)
 	}
-	stop()
-	srv := &http.Server{Handler: gw}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-	if st, body, _ := get(t, base+"/healthz", ""); st != 200 || body != "gateway /healthz" {
-		t.Errorf("/healthz after the handoff: %d %q", st, body)
+	if st, body := keep("/healthz"); st != 200 || body != "gateway /healthz" {
+		t.Errorf("/healthz once the gateway serves: %d %q", st, body)
+	}
+	if conns != 1 {
+		t.Errorf("the keep-alive client opened %d connections, want 1 (the loading one, kept)", conns)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/handler"
 	"io"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -243,15 +244,18 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	// once, however large the fleet, and every other request waits for the
 	// gateway (loadingHold at most, then 503 gateway_loading; loading.go).
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
-	rawLn, err := net.Listen("tcp", addr)
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return mainFail(1, "cannot listen on %s: %v.", addr, err)
 	}
-	h := newHandoff(rawLn)
-	ln := h.phase(true)
-	defer ln.Close()
+	// One server for the life of the process: its handler passes from the
+	// loading answers to the gateway's, so no connection changes hands.
 	held := newLoading()
-	stopLoading := serveLoading(h, held)
+	var handler switchHandler
+	handler.set(held)
+	srv := frontdoor.HTTPServer(cfg, &handler)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(frontdoor.LimitListener(ln, cfg, logf)) }()
 	// The stamp is taken before the fleet is read, so a change made while
 	// it loads is reloaded.
 	stamp := ""
@@ -261,11 +265,12 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	g, err := newGateway(cfg, ws, f.positional, &gopts)
 	if err != nil {
 		held.serving(nil)
-		stopLoading()
+		_ = srv.Close()
 		return err
 	}
-	held.serving(g.Handler())
-	stopLoading()
+	gw := g.Handler()
+	handler.set(gw)
+	held.serving(gw)
 	mode := cfg.Auth.Mode
 	if mode == "" {
 		mode = "none"
@@ -275,7 +280,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	writeReport(o.Stderr, g)
 	stop := watchReload(ctx, hup, dir, stamp, g, logf, o.ReloadPoll)
 	defer stop()
-	if err := g.Serve(ctx, ln); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := g.Run(ctx, srv, served); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrServerClosed) {
 		return mainFail(1, "%v", err)
 	}
 	return nil
