@@ -16,6 +16,8 @@
 //     (POST /call/<tool>) through the gateway to the mock upstream;
 //   - peak RSS: the gateway process's VmHWM (/proc/<pid>/status) after the
 //     first call, and again after tools/list;
+//   - search p50: the median latency of GET /tools?search= over a fixed set
+//     of plain-language tasks, once the index is built;
 //   - tools/list: the bytes of every page of MCP tools/list in the full
 //     surface (ANVIL_TOOL_SURFACE=full) and in the discover surface (a
 //     second start, whose timings are reported too).
@@ -36,9 +38,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -66,6 +70,7 @@ type result struct {
 	listFull, listDiscover int
 	healthzDisc, firstDisc time.Duration
 	hwmDiscover            int64
+	search                 time.Duration // p50 of a search, full surface
 	err                    error
 }
 
@@ -191,6 +196,7 @@ func measure(bin, compiler string, w workload, cache, mock string, timeout time.
 		return r
 	}
 	r.healthz, r.firstCall, r.hwmCall, r.hwmList, r.listFull = full.healthz, full.firstCall, full.hwmCall, full.hwmList, full.list
+	r.search = full.search
 	disc, err := serveOnce(bin, ws, tool, args, append(env, "ANVIL_TOOL_SURFACE=discover"), timeout)
 	if err != nil {
 		r.err = err
@@ -301,6 +307,39 @@ type served struct {
 	healthz, firstCall time.Duration
 	hwmCall, hwmList   int64
 	list               int
+	search             time.Duration // p50 of GET /tools?search= (searchQueries)
+}
+
+// searchQueries are the plain-language tasks whose GET /tools?search=
+// latency is measured, each several times.
+var searchQueries = []string{"list the users", "create an issue", "delete a comment", "update the account settings",
+	"get a repository", "send a message", "merge a pull request", "upload a file"}
+
+// searchP50 times searchRounds rounds of searchQueries against the
+// gateway at url (after a first search, which builds the index) and
+// returns the median.
+func searchP50(client *http.Client, url string) (time.Duration, error) {
+	const searchRounds = 5
+	var times []time.Duration
+	for round := -1; round < searchRounds; round++ {
+		for _, q := range searchQueries {
+			start := time.Now()
+			resp, err := client.Get(url + "/tools?limit=10&search=" + neturl.QueryEscape(q))
+			if err != nil {
+				return 0, err
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return 0, fmt.Errorf("GET /tools?search= answered %s", resp.Status)
+			}
+			if round >= 0 {
+				times = append(times, time.Since(start))
+			}
+		}
+	}
+	slices.Sort(times)
+	return times[len(times)/2], nil
 }
 
 // serveOnce starts bin serving ws, waits for /healthz and a first call of
@@ -366,6 +405,9 @@ func serveOnce(bin, ws, tool, args string, env []string, timeout time.Duration) 
 		time.Sleep(2 * time.Millisecond)
 	}
 	if s.hwmCall, err = vmHWM(cmd.Process.Pid); err != nil {
+		return s, err
+	}
+	if s.search, err = searchP50(client, url); err != nil {
 		return s, err
 	}
 	if s.list, err = toolsListBytes(client, url+"/mcp"); err != nil {
@@ -534,6 +576,7 @@ func print(out io.Writer, loads []workload, bins []string, results [][]result) {
 			{"tools/list bytes, discover", func(r result) string { return strconv.Itoa(r.listDiscover) }},
 			{"discover: start → first call", func(r result) string { return secs(r.firstDisc) }},
 			{"discover: peak RSS", func(r result) string { return mib(r.hwmDiscover * 1024) }},
+			{"search p50 (GET /tools?search=)", func(r result) string { return fmt.Sprintf("%.2f ms", float64(r.search)/1e6) }},
 		}
 		for _, row := range rows {
 			line := w.name + "\t" + row.name + "\t"
