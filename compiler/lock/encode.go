@@ -93,6 +93,12 @@ func (e *encoder) pieces(c *diff.Contract, elide map[string]bool, defs bool) ([]
 	if defs {
 		names = e.closure(c)
 	}
+	return e.piecesOf(c, elide, names)
+}
+
+// piecesOf is pieces with the names of the named schemas c reaches
+// (closure) given, nil to leave them out.
+func (e *encoder) piecesOf(c *diff.Contract, elide map[string]bool, names []string) ([]piece, error) {
 	memo := map[*air.Schema]*air.Schema{}
 	shell := *c
 	shell.Input, shell.Defs = nil, nil

@@ -49,12 +49,12 @@ func (e *encoder) restore(c *diff.Contract, table map[string]*air.Schema) (*diff
 
 // restore is encoder.restore with its Defs trimmed to the closure: the
 // self-contained contract (nil when c is).
-func restore(c *diff.Contract, table map[string]*air.Schema) (*diff.Contract, error) {
+func restore(c *diff.Contract, table map[string]*air.Schema) *diff.Contract {
 	if c == nil {
-		return nil, nil
+		return nil
 	}
 	full, _ := newEncoder(nil).restore(c, table)
-	return full.Closure(), nil
+	return full.Closure()
 }
 
 // inputDefs returns the $defs of the input schema in as a lock entry
@@ -180,13 +180,18 @@ func (e *encoder) sameSchema(a, b *air.Schema) (bool, error) {
 // some entry. It links each v2 entry that leaves its schemas out to the
 // lock's schemas.
 func (l *Lock) verify() error {
+	for _, name := range slices.Sorted(maps.Keys(l.Schemas)) {
+		if l.Schemas[name] == nil {
+			return fmt.Errorf("schemas[%q] is null", name)
+		}
+	}
 	enc := newEncoder(nil)
 	reached := map[string]bool{}
 	for i := range l.Approvals {
 		e := &l.Approvals[i]
 		c := e.Contract
 		if e.Operation == "" || c == nil || e.Method != c.Method || e.Path != c.Path {
-			return fmt.Errorf("the entry for %q is incomplete (edited by hand?)", e.Operation)
+			return fmt.Errorf("the entry for %q is incomplete or its fingerprint does not match its contract (edited by hand?)", e.Operation)
 		}
 		if l.Schema == SchemaV1 || c.Defs != nil {
 			if e.Fingerprint != Fingerprint(c) {
@@ -194,19 +199,15 @@ func (l *Lock) verify() error {
 			}
 			continue
 		}
-		for name, s := range l.Schemas {
-			if s == nil {
-				return fmt.Errorf("schemas[%q] is null", name)
-			}
-		}
 		e.table = l.Schemas
 		if e.table == nil {
 			e.table = map[string]*air.Schema{}
 		}
 		full, used := enc.restore(c, e.table)
+		names := enc.closure(full)
 		var fp string
 		if layoutHolds {
-			pieces, err := enc.pieces(full, nil, true)
+			pieces, err := enc.piecesOf(full, nil, names)
 			if err != nil {
 				return fmt.Errorf("the entry for %q: %v", e.Operation, err)
 			}
@@ -220,10 +221,7 @@ func (l *Lock) verify() error {
 			}
 			return fmt.Errorf("the entry for %q: its fingerprint does not match its contract (edited by hand?)", e.Operation)
 		}
-		for _, n := range used {
-			reached[n] = true
-		}
-		for _, n := range enc.closure(full) {
+		for _, n := range slices.Concat(used, names) {
 			reached[n] = true
 		}
 	}
