@@ -17,13 +17,15 @@ import (
 
 // encoder writes the canonical contracts of one document's operations
 // without building them. A contract carries every named schema its
-// operation reaches, so a lock repeats each named schema once per
-// operation that reaches it: on Microsoft Graph beta about a million
-// copies. Building each contract (canonical) copies those schemas and
-// encodes them again, operation after operation; the encoder instead
-// encodes each named schema once, without its documentation, and
-// assembles a contract's bytes from those pieces, byte for byte what
-// air.MarshalCompact writes for canonical(doc, op) (TestEncoderMatchesCanonical).
+// operation reaches, and its fingerprint covers them all, so
+// fingerprinting every operation of Microsoft Graph beta hashes about a
+// million copies of named schemas. Building each contract (canonical)
+// copies those schemas and encodes them again, operation after operation;
+// the encoder instead encodes each named schema once, without its
+// documentation, and assembles a contract's bytes from those pieces, byte
+// for byte what air.MarshalCompact writes for canonical(doc, op)
+// (TestEncoderMatchesCanonical). The same pieces, less the named schemas,
+// are a v2 lock entry (shared.go).
 type encoder struct {
 	doc *air.Document
 	// refs caches the names a shared schema (a named schema or a $defs

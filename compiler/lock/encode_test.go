@@ -64,33 +64,13 @@ func checkEncoder(t *testing.T, doc *air.Document) {
 	if again, _ := l.Marshal(); !bytes.Equal(again, got) {
 		t.Fatal("a second Marshal (contracts encoded again) differs from the first")
 	}
-	dir := t.TempDir()
-	v1 := filepath.Join(dir, "v1.lock")
-	if err := os.WriteFile(v1, reference(t, doc, ids), 0o644); err != nil {
-		t.Fatal(err)
+	old := loadBytes(t, reference(t, doc, ids))
+	if old.Schema != SchemaV1 {
+		t.Fatalf("the reference lock loaded as %s", old.Schema)
 	}
-	old, err := Load(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	migrated, err := old.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "the v1 reference lock written as v2", migrated, got)
-	v2 := filepath.Join(dir, "v2.lock")
-	if err := os.WriteFile(v2, got, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	back, err := Load(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	again, err := back.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameBytes(t, "a v2 lock loaded and written again", again, got)
+	sameBytes(t, "the v1 reference lock written as v2", marshal(t, old), got)
+	back := loadBytes(t, got)
+	sameBytes(t, "a v2 lock loaded and written again", marshal(t, back), got)
 	for i, e := range back.Approvals {
 		if want := old.Approvals[i]; e.Fingerprint != want.Fingerprint || e.Operation != want.Operation {
 			t.Fatalf("%s: v2 fingerprint %s, v1 %s", e.Operation, e.Fingerprint, want.Fingerprint)
@@ -99,6 +79,16 @@ func checkEncoder(t *testing.T, doc *air.Document) {
 			t.Fatalf("%s: the v2 entry's rebuilt contract has fingerprint %s, want %s", e.Operation, got, want)
 		}
 	}
+}
+
+// marshal is l.Marshal, failing t on an error.
+func marshal(t *testing.T, l *Lock) []byte {
+	t.Helper()
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // sameBytes fails t, showing where, when got and want differ.

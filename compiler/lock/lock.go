@@ -10,6 +10,8 @@
 // what changed without the old spec. Documentation (titles, descriptions,
 // examples) is not part of it: rewording does not revoke an approval. Its bytes are canonical JSON (entries
 // sorted by operation id, maps by key), so it diffs and merges well in git.
+// Since anvil.lock/v2 the named schemas the contracts reach are stored once
+// for the whole lock, not in every contract (shared.go); v1 is still read.
 package lock
 
 import (
