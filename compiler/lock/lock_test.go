@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -312,4 +313,32 @@ func TestV2GrowsWithOperationsNotSchemas(t *testing.T) {
 		t.Errorf("each operation adds %d bytes; the %d shared schemas take %d (then %d)", perOp, k, schemas, schemas2)
 	}
 	t.Logf("%d bytes per operation; %d shared schemas take %d bytes", perOp, k, schemas)
+}
+
+// TestV2DanglingReferenceStaysDangling: an entry (here a v1 one) whose
+// contract refers to a name it does not define must not read back
+// another entry's schema of that name: it is written whole, marked by an
+// empty "defs", and reads back with its fingerprint.
+func TestV2DanglingReferenceStaysDangling(t *testing.T) {
+	doc := compile(t, spec)
+	l := &Lock{}
+	if err := l.Record(context.Background(), doc, []string{doc.Operations[0].ID}); err != nil {
+		t.Fatal(err)
+	}
+	c := &diff.Contract{Method: "GET", Path: "/other", Output: &air.Schema{Ref: "#/$defs/Thing"}, EffectClass: "read"}
+	l.Approvals = append(l.Approvals, Entry{Operation: "mini.other", Method: "GET", Path: "/other", Fingerprint: Fingerprint(c), Contract: c})
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(b), `"defs": {}`) != 1 || !strings.Contains(string(b), `"schemas": {`) {
+		t.Errorf("the dangling entry is not written whole beside the shared one:\n%s", b)
+	}
+	back := loadBytes(t, b)
+	if again, _ := back.Marshal(); !bytes.Equal(again, b) {
+		t.Errorf("bytes changed on a round trip:\n%s", again)
+	}
+	if got := back.Approvals[1]; got.Operation != "mini.other" || Fingerprint(got.contract()) != Fingerprint(c) {
+		t.Errorf("the dangling entry read back as %+v", got.contract())
+	}
 }

@@ -146,6 +146,42 @@ func (l *Lock) share(ctx context.Context, enc *encoder) (map[string]*air.Schema,
 			}
 		}
 	}
+	// An entry must read back the same against the whole table: a
+	// reference its own schemas left dangling must not find another
+	// entry's schema. One that would is written whole, and the table
+	// keeps only what the shared entries reach (they reach the same
+	// names in it, so they still read back the same).
+	demoted := false
+	for i, e := range l.Approvals {
+		if whole[i] {
+			continue
+		}
+		c := *e.whole(enc)
+		own, _, _, err := enc.split(&c)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.Defs = table
+		all, _, ok, err := enc.split(&c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !ok || len(all) != len(own) {
+			whole[i], demoted = true, true
+		}
+	}
+	if demoted {
+		kept := map[string]*air.Schema{}
+		for i, e := range l.Approvals {
+			if !whole[i] {
+				own, _, _, _ := enc.split(e.whole(enc))
+				for n := range own {
+					kept[n] = table[n]
+				}
+			}
+		}
+		table = kept
+	}
 	return table, whole, nil
 }
 
@@ -171,6 +207,12 @@ func (e Entry) pieces(enc *encoder, whole bool) ([]piece, error) {
 	p, err := enc.pieces(c, elide, whole)
 	if err != nil {
 		return nil, err
+	}
+	if whole && len(enc.closure(c)) == 0 {
+		// "defs" marks an entry written whole; the fingerprint leaves an
+		// empty one out (omitempty), as it does for every contract.
+		last := p[len(p)-1]
+		p = append(p[:len(p)-1], piece{b: []byte(`,"defs":{}`)}, last)
 	}
 	return entry(e.Operation, e.Method, e.Path, e.Fingerprint, p)
 }
