@@ -17,13 +17,15 @@ import (
 
 // encoder writes the canonical contracts of one document's operations
 // without building them. A contract carries every named schema its
-// operation reaches, so a lock repeats each named schema once per
-// operation that reaches it: on Microsoft Graph beta about a million
-// copies. Building each contract (canonical) copies those schemas and
-// encodes them again, operation after operation; the encoder instead
-// encodes each named schema once, without its documentation, and
-// assembles a contract's bytes from those pieces, byte for byte what
-// air.MarshalCompact writes for canonical(doc, op) (TestEncoderMatchesCanonical).
+// operation reaches, and its fingerprint covers them all, so
+// fingerprinting every operation of Microsoft Graph beta hashes about a
+// million copies of named schemas. Building each contract (canonical)
+// copies those schemas and encodes them again, operation after operation;
+// the encoder instead encodes each named schema once, without its
+// documentation, and assembles a contract's bytes from those pieces, byte
+// for byte what air.MarshalCompact writes for canonical(doc, op)
+// (TestEncoderMatchesCanonical). The same pieces, less the named schemas,
+// are a v2 lock entry (shared.go).
 type encoder struct {
 	doc *air.Document
 	// refs caches the names a shared schema (a named schema or a $defs
@@ -79,7 +81,26 @@ func (e *encoder) contract(op *air.Operation) ([]piece, error) {
 		b, err := air.MarshalCompact(canonical(e.doc, op))
 		return []piece{{b: b}}, err
 	}
-	names := e.closure(c)
+	return e.pieces(c, nil, true)
+}
+
+// pieces returns the compact JSON of c's canonical form as pieces: c's
+// Defs is the table its references resolve in (a document's named
+// schemas, or a lock's), and its input's $defs are written but for the
+// names in elide; with defs, the named schemas c reaches follow as
+// "defs" (the self-contained contract), else they are left out (a v2
+// lock entry, whose named schemas the lock stores once).
+func (e *encoder) pieces(c *diff.Contract, elide map[string]bool, defs bool) ([]piece, error) {
+	var names []string
+	if defs {
+		names = e.closure(c)
+	}
+	return e.piecesOf(c, elide, names)
+}
+
+// piecesOf is pieces with the names of the named schemas c reaches
+// (closure) given, nil to leave them out.
+func (e *encoder) piecesOf(c *diff.Contract, elide map[string]bool, names []string) ([]piece, error) {
 	memo := map[*air.Schema]*air.Schema{}
 	shell := *c
 	shell.Input, shell.Defs = nil, nil
@@ -97,7 +118,7 @@ func (e *encoder) contract(op *air.Operation) ([]piece, error) {
 	out := []piece{{b: head}}
 	if c.Input != nil {
 		out = append(out, piece{b: []byte(`,"input":`)})
-		if out, err = e.input(out, c.Input, memo); err != nil {
+		if out, err = e.input(out, c.Input, elide, memo); err != nil {
 			return nil, err
 		}
 	}
@@ -106,7 +127,7 @@ func (e *encoder) contract(op *air.Operation) ([]piece, error) {
 		out = append(out, piece{b: []byte(`,"defs":{`)})
 		for i, name := range names {
 			out = append(out, piece{b: e.key(e.keys, name, i == 0, false)})
-			if out, err = e.def(out, e.doc.Schemas[name]); err != nil {
+			if out, err = e.def(out, c.Defs[name]); err != nil {
 				return nil, err
 			}
 		}
@@ -117,8 +138,8 @@ func (e *encoder) contract(op *air.Operation) ([]piece, error) {
 
 // input appends the pieces of the contract's input schema without its
 // documentation: its $defs (the named schemas it reaches, shared) from the
-// cache and the rest encoded here.
-func (e *encoder) input(out []piece, in *air.Schema, memo map[*air.Schema]*air.Schema) ([]piece, error) {
+// cache, but for the names in elide, and the rest encoded here.
+func (e *encoder) input(out []piece, in *air.Schema, elide map[string]bool, memo map[*air.Schema]*air.Schema) ([]piece, error) {
 	if len(in.Defs) == 0 || in.Ref != "" || in.Bool != nil {
 		b, err := air.MarshalCompact(withoutDocs(in, memo))
 		return append(out, piece{b: b}), err
@@ -129,12 +150,22 @@ func (e *encoder) input(out []piece, in *air.Schema, memo map[*air.Schema]*air.S
 	if err != nil {
 		return nil, err
 	}
-	out = append(out, piece{b: []byte(`{"$defs":{`)})
-	for i, name := range slices.Sorted(maps.Keys(in.Defs)) {
-		out = append(out, piece{b: e.key(e.htmlKeys, name, i == 0, true)})
+	first := true
+	for _, name := range slices.Sorted(maps.Keys(in.Defs)) {
+		if elide[name] {
+			continue
+		}
+		if first {
+			out = append(out, piece{b: []byte(`{"$defs":{`)})
+		}
+		out = append(out, piece{b: e.key(e.htmlKeys, name, first, true)})
+		first = false
 		if out, err = e.def(out, in.Defs[name]); err != nil {
 			return nil, err
 		}
+	}
+	if first { // every entry elided
+		return append(out, piece{b: rest}), nil
 	}
 	if len(rest) > 2 {
 		return append(out, piece{b: slices.Concat([]byte("},"), rest[1:])}), nil
@@ -142,11 +173,8 @@ func (e *encoder) input(out []piece, in *air.Schema, memo map[*air.Schema]*air.S
 	return append(out, piece{b: []byte("}}")}), nil
 }
 
-// def appends the piece of a shared schema, encoded once.
-func (e *encoder) def(out []piece, s *air.Schema) ([]piece, error) {
-	if s == nil {
-		return append(out, piece{b: []byte("null")}), nil
-	}
+// compactSchema is s's JSON without its documentation, encoded once.
+func (e *encoder) compactSchema(s *air.Schema) ([]byte, error) {
 	b, ok := e.compact[s]
 	if !ok {
 		var err error
@@ -154,6 +182,18 @@ func (e *encoder) def(out []piece, s *air.Schema) ([]piece, error) {
 			return nil, err
 		}
 		e.compact[s] = b
+	}
+	return b, nil
+}
+
+// def appends the piece of a shared schema, encoded once.
+func (e *encoder) def(out []piece, s *air.Schema) ([]piece, error) {
+	if s == nil {
+		return append(out, piece{b: []byte("null")}), nil
+	}
+	b, err := e.compactSchema(s)
+	if err != nil {
+		return nil, err
 	}
 	return append(out, piece{b: b, def: s}), nil
 }
@@ -180,8 +220,8 @@ func (e *encoder) key(cache map[string][]byte, name string, first, html bool) []
 	return k
 }
 
-// closure lists, sorted, the names of the document's schemas that
-// diff.Contract.Closure would give c: those its input and output refer
+// closure lists, sorted, the names of c.Defs (the document's schemas, or
+// a lock's) that diff.Contract.Closure would give c: those its input and output refer
 // to, and those these refer to, and so on.
 func (e *encoder) closure(c *diff.Contract) []string {
 	var queue []string
@@ -195,7 +235,7 @@ func (e *encoder) closure(c *diff.Contract) []string {
 		if seen[name] {
 			continue
 		}
-		d := e.doc.Schemas[name]
+		d := c.Defs[name]
 		if d == nil {
 			continue
 		}
@@ -236,10 +276,10 @@ func (e *encoder) walkRefs(names []string, s *air.Schema) []string {
 	return names
 }
 
-// entry returns the compact pieces of a lock entry for op, whose contract
-// is the pieces c with fingerprint fp.
-func entry(id string, op *air.Operation, fp string, c []piece) ([]piece, error) {
-	env, err := air.MarshalCompact(Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fp})
+// entry returns the compact pieces of a lock entry whose contract is the
+// pieces c.
+func entry(id, method, path, fp string, c []piece) ([]piece, error) {
+	env, err := air.MarshalCompact(Entry{Operation: id, Method: method, Path: path, Fingerprint: fp})
 	if err != nil {
 		return nil, err
 	}
@@ -269,10 +309,4 @@ func compactOf(c []piece) []byte {
 		b = append(b, p.b...)
 	}
 	return b
-}
-
-// rawEntry is an entry already in the lock, as its compact JSON.
-func rawEntry(e Entry) ([]piece, error) {
-	b, err := air.MarshalCompact(e)
-	return []piece{{b: b}}, err
 }

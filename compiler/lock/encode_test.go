@@ -15,11 +15,12 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// reference is the lock Record and Marshal wrote before the encoder: every
-// contract built (canonical), fingerprinted and marshalled whole.
+// reference is the v1 lock Record and Marshal wrote before v2 and the
+// encoder: every contract built (canonical), fingerprinted and marshalled
+// whole.
 func reference(t testing.TB, doc *air.Document, ids []string) []byte {
 	t.Helper()
-	l := &Lock{Schema: Schema, Approvals: []Entry{}}
+	l := &Lock{Schema: SchemaV1, Approvals: []Entry{}}
 	for _, id := range slices.Sorted(slices.Values(ids)) {
 		op := doc.Operation(id)
 		c := canonical(doc, op)
@@ -33,7 +34,9 @@ func reference(t testing.TB, doc *air.Document, ids []string) []byte {
 }
 
 // checkEncoder: every operation's encoded contract is the bytes of its
-// canonical contract, and a lock of them all is the reference lock.
+// canonical contract; a lock of them all loads back to the same bytes, with
+// the fingerprints of the v1 reference lock, and the reference lock
+// (v1, read as v1) is written as the same v2 bytes.
 func checkEncoder(t *testing.T, doc *air.Document) {
 	t.Helper()
 	enc := newEncoder(doc)
@@ -61,13 +64,44 @@ func checkEncoder(t *testing.T, doc *air.Document) {
 	if again, _ := l.Marshal(); !bytes.Equal(again, got) {
 		t.Fatal("a second Marshal (contracts encoded again) differs from the first")
 	}
-	if want := reference(t, doc, ids); !bytes.Equal(got, want) {
-		i := 0
-		for i < len(got) && i < len(want) && got[i] == want[i] {
-			i++
-		}
-		t.Fatalf("the lock's bytes differ from the reference (%d vs %d bytes) at %d:\n got %q\nwant %q", len(got), len(want), i, got[max(0, i-200):min(len(got), i+100)], want[max(0, i-200):min(len(want), i+100)])
+	old := loadBytes(t, reference(t, doc, ids))
+	if old.Schema != SchemaV1 {
+		t.Fatalf("the reference lock loaded as %s", old.Schema)
 	}
+	sameBytes(t, "the v1 reference lock written as v2", marshal(t, old), got)
+	back := loadBytes(t, got)
+	sameBytes(t, "a v2 lock loaded and written again", marshal(t, back), got)
+	for i, e := range back.Approvals {
+		if want := old.Approvals[i]; e.Fingerprint != want.Fingerprint || e.Operation != want.Operation {
+			t.Fatalf("%s: v2 fingerprint %s, v1 %s", e.Operation, e.Fingerprint, want.Fingerprint)
+		}
+		if got, want := Fingerprint(e.contract()), e.Fingerprint; got != want {
+			t.Fatalf("%s: the v2 entry's rebuilt contract has fingerprint %s, want %s", e.Operation, got, want)
+		}
+	}
+}
+
+// marshal is l.Marshal, failing t on an error.
+func marshal(t *testing.T, l *Lock) []byte {
+	t.Helper()
+	b, err := l.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sameBytes fails t, showing where, when got and want differ.
+func sameBytes(t *testing.T, what string, got, want []byte) {
+	t.Helper()
+	if bytes.Equal(got, want) {
+		return
+	}
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	t.Fatalf("%s: bytes differ (%d vs %d bytes) at %d:\n got %q\nwant %q", what, len(got), len(want), i, got[max(0, i-200):min(len(got), i+100)], want[max(0, i-200):min(len(want), i+100)])
 }
 
 // loaded compiles text and returns the document as a bundle loads it

@@ -10,6 +10,8 @@
 // what changed without the old spec. Documentation (titles, descriptions,
 // examples) is not part of it: rewording does not revoke an approval. Its bytes are canonical JSON (entries
 // sorted by operation id, maps by key), so it diffs and merges well in git.
+// Since anvil.lock/v2 the named schemas the contracts reach are stored once
+// for the whole lock, not in every contract (shared.go); v1 is still read.
 package lock
 
 import (
@@ -34,11 +36,25 @@ import (
 // FileName is the lock's name beside the manifest.
 const FileName = "anvil.lock"
 
-// Schema is the lock format's version string.
-const Schema = "anvil.lock/v1"
+// Schema is the lock format's version string, the one Marshal writes.
+// v2 stores each named schema the approvals reach once, in "schemas",
+// and each entry's contract without them (shared.go).
+const Schema = "anvil.lock/v2"
+
+// SchemaV1 is the version v2 replaced, still read: each contract carried
+// every named schema it reaches, so a lock repeated each once per
+// operation (Microsoft Graph beta: 1.64 GB). The next approve rewrites it
+// as v2; fingerprints are the same in both.
+const SchemaV1 = "anvil.lock/v1"
 
 // maxSize bounds the lock file read (it is an input like the manifest).
-const maxSize = 64 << 20
+// A v2 lock of every operation of Microsoft Graph beta, the largest
+// description measured (22,361 operations), takes 49 MB (45 MB of entries,
+// 4 MB of shared schemas), and one of a 100,000-operation synthetic API
+// about 72 MB (715 bytes an operation); 256 MB leaves room for several
+// times either while keeping the read, and the memory it decodes into,
+// bounded. (v1 repeated the named schemas per operation: 1.64 GB for Graph.)
+const maxSize = 256 << 20
 
 // Diagnostic codes.
 const (
@@ -51,6 +67,9 @@ const (
 type Lock struct {
 	Schema    string  `json:"schema"`
 	Approvals []Entry `json:"approvals"`
+	// Schemas (v2) holds, each once and without documentation, the named
+	// schemas the approvals' contracts reach.
+	Schemas map[string]*air.Schema `json:"schemas,omitempty"`
 }
 
 // Entry is one approved operation.
@@ -59,21 +78,28 @@ type Entry struct {
 	Method      string `json:"method"`
 	Path        string `json:"path"`
 	Fingerprint string `json:"fingerprint"` // "sha256:<hex>" of the canonical contract
-	// Contract is what was approved, self-contained (diff.Contract.Closure).
-	// An entry Record makes leaves it nil and keeps op instead: its
-	// contract is encoded from the document when the lock is written.
+	// Contract is what was approved: self-contained (diff.Contract.Closure)
+	// in a v1 lock, and in a v2 lock when it carries "defs"; else the
+	// named schemas it reaches are left out, found in the lock's Schemas
+	// (table). An entry Record makes leaves it nil and keeps op instead:
+	// its contract is encoded from the document when the lock is written.
 	Contract *diff.Contract `json:"contract"`
 
 	enc *encoder
 	op  *air.Operation
-	c   []piece // the contract's pieces until the lock is first written
+	// table is the v2 lock's Schemas when Contract leaves them out.
+	table map[string]*air.Schema
 }
 
-// contract is the entry's contract, built from the document for an entry
-// Record made.
+// contract is the entry's self-contained contract, built from the
+// document for an entry Record made and from the lock's schemas for a v2
+// entry that leaves them out.
 func (e Entry) contract() *diff.Contract {
 	if e.Contract == nil && e.op != nil {
 		return canonical(e.enc.doc, e.op)
+	}
+	if e.table != nil {
+		return restore(e.Contract, e.table)
 	}
 	return e.Contract
 }
@@ -97,14 +123,17 @@ func Load(path string) (*Lock, error) {
 	if err := dec.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%s is not a valid %s: %v", path, FileName, err)
 	}
-	if l.Schema != Schema {
-		return nil, fmt.Errorf("%s has schema %q; this anvil reads %q", path, l.Schema, Schema)
-	}
-	for _, e := range l.Approvals {
-		if e.Operation == "" || e.Contract == nil || e.Fingerprint != Fingerprint(e.Contract) ||
-			e.Method != e.Contract.Method || e.Path != e.Contract.Path {
-			return nil, fmt.Errorf("%s: the entry for %q is incomplete or its fingerprint does not match its contract (edited by hand?)", path, e.Operation)
+	switch l.Schema {
+	case Schema:
+	case SchemaV1:
+		if l.Schemas != nil {
+			return nil, fmt.Errorf("%s is not a valid %s: %s has no \"schemas\"", path, FileName, SchemaV1)
 		}
+	default:
+		return nil, fmt.Errorf("%s has schema %q; this anvil reads %q and %q", path, l.Schema, Schema, SchemaV1)
+	}
+	if err := l.verify(); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
 	return &l, nil
 }
@@ -161,7 +190,7 @@ func (l *Lock) Record(ctx context.Context, doc *air.Document, ids []string) erro
 		if err != nil {
 			return err
 		}
-		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fingerprintOf(c), enc: enc, op: op, c: c}
+		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fingerprintOf(c), enc: enc, op: op}
 		if i, ok := at[id]; ok {
 			l.Approvals[i] = e
 		} else {
