@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -95,7 +94,7 @@ func (e *encoder) inputDefs(in *air.Schema, table map[string]*air.Schema) (map[s
 // does: the input's own entry, else table's, trying the name as written
 // and then JSON Pointer unescaped. shared says it is table's.
 func resolveDef(ref string, own, table map[string]*air.Schema) (string, *air.Schema, bool) {
-	for _, n := range []string{ref, unescapePointer(ref)} {
+	for _, n := range []string{ref, air.UnescapePointer(ref)} {
 		if s := own[n]; s != nil {
 			return n, s, false
 		}
@@ -104,14 +103,6 @@ func resolveDef(ref string, own, table map[string]*air.Schema) (string, *air.Sch
 		}
 	}
 	return ref, nil, false
-}
-
-// unescapePointer undoes JSON Pointer escaping (~1 is "/", ~0 is "~").
-func unescapePointer(s string) string {
-	if !strings.Contains(s, "~") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
 // split is how a v2 lock writes the whole contract c (its Defs the table

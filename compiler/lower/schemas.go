@@ -22,7 +22,7 @@ func (l *lowerer) refName(ref string) (string, bool) {
 	if _, ok := l.spec.Schemas[name]; ok {
 		return name, true
 	}
-	un := strings.ReplaceAll(strings.ReplaceAll(name, "~1", "/"), "~0", "~")
+	un := air.UnescapePointer(name)
 	if _, ok := l.spec.Schemas[un]; ok {
 		return un, true
 	}

@@ -55,8 +55,9 @@ func RefName(ref string) (string, bool) {
 	return name, ok && name != ""
 }
 
-// unescapePointer undoes JSON Pointer escaping (~1 is "/", ~0 is "~").
-func unescapePointer(s string) string {
+// UnescapePointer undoes JSON Pointer escaping (~1 is "/", ~0 is "~"): a
+// "#/$defs/<name>" reference may escape the name.
+func UnescapePointer(s string) string {
 	if !strings.Contains(s, "~") {
 		return s
 	}
@@ -165,7 +166,7 @@ func (l *linker) defs(root *Schema, standIns []string) map[string]*Schema {
 // stand-in, or the document's named schema, trying the name as written and
 // then JSON Pointer unescaped. follow is false for a stand-in.
 func (l *linker) resolve(name string, own map[string]*Schema, stand map[string]bool) (string, *Schema, bool) {
-	for _, n := range []string{name, unescapePointer(name)} {
+	for _, n := range []string{name, UnescapePointer(name)} {
 		if s, ok := own[n]; ok {
 			return n, s, true
 		}
@@ -371,7 +372,7 @@ func (d *Document) bodyFields(in *Input) map[string]*Schema {
 		}
 		next, ok := d.Schemas[name]
 		if !ok {
-			next = d.Schemas[unescapePointer(name)]
+			next = d.Schemas[UnescapePointer(name)]
 		}
 		obj = next
 	}
