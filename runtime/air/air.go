@@ -35,7 +35,12 @@ type Document struct {
 	// schema that some operation's input schema replaces to stay within
 	// the input schema budget (Input.StandIns).
 	SchemaStandIns map[string]*Schema `json:"schemaStandIns,omitempty"`
-	Diagnostics    []Diagnostic       `json:"diagnostics"`
+	// Parameters holds, in a stored document, each parameter that several
+	// operations declare alike, once; those operations refer to it
+	// (Param.Ref). A loaded document's operations hold their parameters
+	// whole (Link).
+	Parameters  map[string]*Param `json:"parameters,omitempty"`
+	Diagnostics []Diagnostic      `json:"diagnostics"`
 }
 
 // Service describes the upstream API a document compiles.
@@ -251,6 +256,9 @@ type Param struct {
 	// decided (read them through Wire).
 	Style   ParamStyle `json:"style,omitempty"`
 	Explode *bool      `json:"explode,omitempty"`
+	// Ref, in a stored document only, names the shared parameter
+	// (Document.Parameters) this one is; the other fields are then empty.
+	Ref string `json:"ref,omitempty"`
 }
 
 // Body projections.

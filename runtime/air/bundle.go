@@ -249,7 +249,9 @@ func Parse(b []byte) (*Document, error) {
 	if err := CheckSchemaVersion(doc.Schema); err != nil {
 		return nil, err
 	}
-	doc.Link()
+	if err := doc.Link(); err != nil {
+		return nil, err
+	}
 	return &doc, nil
 }
 

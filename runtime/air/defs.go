@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -252,6 +253,7 @@ func Stored(d *Document) *Document {
 			in.Schema = &stored
 		}
 	}
+	out.Parameters, out.Operations = shareParams(out.Operations)
 	return &out
 }
 
@@ -283,11 +285,18 @@ func (d *Document) unprojected(in *Input, props map[string]*Schema) map[string]*
 	return out
 }
 
-// Link makes a loaded document's input schemas whole again, as Stored
-// found them: each gets back the properties projecting its parameters
-// and body fields (LinkParams, linkBodyFields), and then its $defs
-// (LinkDefs). Loaders call it.
-func (d *Document) Link() {
+// Link makes a loaded document whole again, as Stored found it: each
+// operation gets back its shared parameters (ResolveParams; an unknown
+// reference is an error), its input schema the properties projecting its
+// parameters and body fields (LinkParams, linkBodyFields), and then its
+// $defs (LinkDefs). Loaders call it.
+func (d *Document) Link() error {
+	for i := range d.Operations {
+		if err := d.ResolveParams(&d.Operations[i]); err != nil {
+			return err
+		}
+	}
+	d.Parameters = nil
 	d.eachPart(func(ops []Operation) {
 		for i := range ops {
 			LinkParams(&ops[i])
@@ -295,6 +304,7 @@ func (d *Document) Link() {
 		}
 		d.newLinker().linkDefs(ops)
 	})
+	return nil
 }
 
 // LinkParams gives op's input schema back the property of each parameter
@@ -403,4 +413,104 @@ func sortedKeys(m map[string]*Schema) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// paramJSON is Param without its MarshalJSON.
+type paramJSON Param
+
+// MarshalJSON writes a reference to a shared parameter as {"ref": name}
+// alone, and any other parameter as its fields.
+func (p Param) MarshalJSON() ([]byte, error) {
+	if p.Ref != "" {
+		return MarshalCompact(struct {
+			Ref string `json:"ref"`
+		}{p.Ref})
+	}
+	return MarshalCompact(paramJSON(p))
+}
+
+// minSharedParam is the size of a parameter's JSON from which Stored
+// shares it, when several operations declare it alike: a reference
+// ({"ref":"query.page"}) is about twenty bytes.
+const minSharedParam = 48
+
+// shareParams returns the table of the parameters declared alike by more
+// than one of ops (each at least minSharedParam bytes of JSON) under
+// names "<in>.<name>", "<in>.<name>~2", … in the order ops first declare
+// them, and ops with those parameters replaced by references. ops is not
+// changed.
+func shareParams(ops []Operation) (map[string]*Param, []Operation) {
+	type seen struct {
+		n    int
+		name string
+	}
+	count := map[string]*seen{}
+	keys := make([][]string, len(ops))
+	for i := range ops {
+		for _, p := range ops[i].Input.Params {
+			b, err := MarshalCompact(paramJSON(p))
+			k := string(b)
+			if err != nil || len(b) < minSharedParam || p.Ref != "" {
+				k = ""
+			}
+			keys[i] = append(keys[i], k)
+			if k != "" {
+				if c := count[k]; c != nil {
+					c.n++
+				} else {
+					count[k] = &seen{n: 1}
+				}
+			}
+		}
+	}
+	table := map[string]*Param{}
+	variants := map[string]int{}
+	out := slices.Clone(ops)
+	for i := range out {
+		var params []Param
+		for j, p := range out[i].Input.Params {
+			c := count[keys[i][j]]
+			if keys[i][j] == "" || c.n < 2 {
+				continue
+			}
+			if c.name == "" {
+				base := p.In + "." + p.Name
+				variants[base]++
+				c.name = base
+				if v := variants[base]; v > 1 {
+					c.name = base + "~" + strconv.Itoa(v)
+				}
+				shared := p
+				table[c.name] = &shared
+			}
+			if params == nil {
+				params = slices.Clone(out[i].Input.Params)
+			}
+			params[j] = Param{Ref: c.name}
+		}
+		if params != nil {
+			out[i].Input.Params = params
+		}
+	}
+	if len(table) == 0 {
+		table = nil
+	}
+	return table, out
+}
+
+// ResolveParams replaces op's references to shared parameters with the
+// document's parameters (copies sharing their schema), as Link does first;
+// a reference the document does not hold is an error.
+func (d *Document) ResolveParams(op *Operation) error {
+	for j, p := range op.Input.Params {
+		if p.Ref == "" {
+			continue
+		}
+		shared := d.Parameters[p.Ref]
+		if shared == nil || shared.Ref != "" {
+			return fmt.Errorf("air: operation %s refers to the parameter %q, which the document does not hold", op.ID, p.Ref)
+		}
+		op.Input.Params[j] = *shared
+	}
+	return nil
 }

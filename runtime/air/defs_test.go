@@ -153,3 +153,45 @@ func TestOlderAIRRefused(t *testing.T) {
 		t.Errorf("unknown version: %v", err)
 	}
 }
+
+// TestParametersSharedOnce: a parameter several operations declare alike
+// is stored once and referred to; loading gives each operation its own
+// copy back, and an unknown reference is refused.
+func TestParametersSharedOnce(t *testing.T) {
+	page := Param{Name: "per_page", Key: "per_page", In: "query", Schema: &Schema{Type: Types{"integer"}, Maximum: nil},
+		Description: "How many results to return on one page, at most one hundred."}
+	op := func(id string) Operation {
+		return Operation{ID: id, Input: Input{Params: []Param{page, {Name: "q", Key: "q", In: "query", Schema: &Schema{Type: Types{"string"}}}},
+			Schema: &Schema{Type: Types{"object"}}}}
+	}
+	doc := &Document{Schema: SchemaVersion, Service: Service{ID: "x"}, Operations: []Operation{op("x.a.list"), op("x.b.list")}}
+	files, err := Files(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := files[DocumentFile]
+	if n := bytes.Count(stored, []byte("How many results")); n != 1 {
+		t.Errorf("the shared parameter is written %d times:\n%s", n, stored)
+	}
+	if n := bytes.Count(stored, []byte(`{"ref":"query.per_page"}`)); n != 2 {
+		t.Errorf("%d references:\n%s", n, stored)
+	}
+	got, err := Parse(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got.Operations {
+		want, _ := Marshal(doc.Operations[i].Input.Params)
+		have, _ := Marshal(got.Operations[i].Input.Params)
+		if !bytes.Equal(want, have) {
+			t.Errorf("%s: parameters %s, want %s", got.Operations[i].ID, have, want)
+		}
+	}
+	if got.Parameters != nil {
+		t.Error("a loaded document keeps the shared table")
+	}
+	bad := bytes.Replace(stored, []byte(`{"ref":"query.per_page"}`), []byte(`{"ref":"query.nope"}`), 1)
+	if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), `"query.nope"`) {
+		t.Errorf("an unknown reference: %v", err)
+	}
+}

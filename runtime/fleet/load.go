@@ -56,7 +56,9 @@ func loadDocument(dir string) (*air.Document, error) {
 	if err := air.CheckSchemaVersion(doc.Schema); err != nil {
 		return nil, err
 	}
-	doc.Link()
+	if err := doc.Link(); err != nil {
+		return nil, err
+	}
 	return doc, nil
 }
 
@@ -81,7 +83,7 @@ func decodeDocument(b []byte) (*air.Document, error) {
 	in := newInterner()
 	var rest bytes.Buffer // the members other than operations, as one object
 	rest.WriteByte('{')
-	var ops []air.Operation
+	var list []byte // the operations, decoded once the other members are
 	sawOps := false
 	for first := true; !c.expect('}'); first = false {
 		if !first && !c.expect(',') {
@@ -96,13 +98,9 @@ func decodeDocument(b []byte) (*air.Document, error) {
 				return nil, errors.New("the document has two operations members")
 			}
 			sawOps = true
-			list, ok := c.value()
-			if !ok {
+			var ok bool
+			if list, ok = c.value(); !ok {
 				return nil, c.syntax()
-			}
-			var err error
-			if ops, err = decodeOperations(list, in); err != nil {
-				return nil, err
 			}
 			continue
 		}
@@ -142,7 +140,13 @@ func decodeDocument(b []byte) (*air.Document, error) {
 	if err := json.Unmarshal(rest.Bytes(), &doc); err != nil {
 		return nil, err
 	}
-	doc.Operations = ops
+	if list != nil {
+		ops, err := decodeOperations(list, &doc, in)
+		if err != nil {
+			return nil, err
+		}
+		doc.Operations = ops
+	}
 	for name, s := range doc.Schemas {
 		doc.Schemas[name] = in.schema(s)
 	}
@@ -202,11 +206,12 @@ func (c *cutter) syntax() error {
 }
 
 // decodeOperations decodes the operations list (its JSON bytes, null
-// included), in order: this goroutine cuts each element and GOMAXPROCS
-// workers decode and intern them (the interner under a lock), at most a
+// included) of doc, in order: this goroutine cuts each element and
+// GOMAXPROCS workers decode it, give it its shared parameters
+// (doc.ResolveParams) and intern it (the interner under a lock), at most a
 // few hundred elements ahead. The first error in list order is returned,
 // as a sequential decoding would.
-func decodeOperations(list []byte, in *interner) ([]air.Operation, error) {
+func decodeOperations(list []byte, doc *air.Document, in *interner) ([]air.Operation, error) {
 	if bytes.Equal(list, []byte("null")) {
 		return nil, nil
 	}
@@ -226,6 +231,10 @@ func decodeOperations(list []byte, in *interner) ([]air.Operation, error) {
 		wg.Go(func() {
 			for j := range jobs {
 				if err := json.Unmarshal(j.raw, j.op); err != nil {
+					*j.err = err
+					continue
+				}
+				if err := doc.ResolveParams(j.op); err != nil {
 					*j.err = err
 					continue
 				}

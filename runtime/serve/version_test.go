@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "cd41fa9cf7200c3b2e8b99c3de66527d040cf9c79724453ee77accdecb177e36"
+const githubMiniHash = "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

@@ -20,7 +20,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "cd41fa9cf7200c3b2e8b99c3de66527d040cf9c79724453ee77accdecb177e36",
+		BundleHash: "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}
