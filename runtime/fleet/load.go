@@ -238,8 +238,11 @@ func decodeOperations(list []byte, doc *air.Document, in *interner) ([]air.Opera
 					*j.err = err
 					continue
 				}
-				air.LinkParams(j.op) // so the parameters' properties are interned too
+				// Under the interner's lock: operations sharing a parameter
+				// share its schema, which interning rewrites in place, and
+				// LinkParams reads it (its properties are then interned too).
 				mu.Lock()
+				air.LinkParams(j.op)
 				in.operation(j.op)
 				mu.Unlock()
 			}
