@@ -266,19 +266,6 @@ func orEmpty(s *air.Schema) *air.Schema {
 	return s
 }
 
-// withDescription returns s, or a shallow copy of s carrying desc when s has none.
-func withDescription(s *air.Schema, desc string) *air.Schema {
-	if s == nil {
-		s = &air.Schema{}
-	}
-	if desc == "" || s.Description != "" || s.Bool != nil {
-		return s
-	}
-	c := *s
-	c.Description = desc
-	return &c
-}
-
 // publishSchema builds the tool input schema of an operation exactly as the
 // gateway serves it: an object with one property per input key, the required
 // keys sorted, no additional properties, and the safety controls (confirm when
@@ -289,19 +276,16 @@ func (l *lowerer) publishSchema(st *opState) {
 	props := map[string]*air.Schema{}
 	var required []string
 	for _, p := range op.Input.Params {
-		props[p.Key] = withDescription(p.Schema, p.Description)
+		props[p.Key] = air.ParamProperty(&p)
 		if p.Required {
 			required = append(required, p.Key)
 		}
 	}
 	if body := op.Input.Body; body != nil {
 		if body.Projection == air.ProjectionFields {
-			obj := l.deref(body.Schema)
+			fields := air.BodyFieldProperties(body, l.spec.Schemas)
 			for _, f := range body.Fields {
-				var fs *air.Schema
-				if obj != nil {
-					fs = obj.Properties[f.Name]
-				}
+				fs := fields[f.Key]
 				if fs == nil {
 					fs = &air.Schema{Type: air.Types{"string"}}
 				}
@@ -312,7 +296,7 @@ func (l *lowerer) publishSchema(st *opState) {
 			}
 		} else {
 			k := st.in.bodyKey
-			props[k] = withDescription(body.Schema, st.spec.RequestBody.Description)
+			props[k] = air.WithDescription(body.Schema, st.spec.RequestBody.Description)
 			if body.Required {
 				required = append(required, k)
 			}

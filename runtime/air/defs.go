@@ -263,7 +263,7 @@ func (d *Document) unprojected(in *Input, props map[string]*Schema) map[string]*
 	drop := map[string]bool{}
 	for i := range in.Params {
 		p := &in.Params[i]
-		if s, ok := props[p.Key]; ok && s != nil && p.Schema != nil && (s == p.Schema || sameSchema(s, projectParam(p))) {
+		if s, ok := props[p.Key]; ok && s != nil && p.Schema != nil && (s == p.Schema || sameSchema(s, ParamProperty(p))) {
 			drop[p.Key] = true
 		}
 	}
@@ -321,7 +321,7 @@ func LinkParams(op *Operation) {
 		if _, ok := in.Schema.Properties[p.Key]; ok || p.Schema == nil {
 			continue
 		}
-		setProperty(in, p.Key, projectParam(p))
+		setProperty(in, p.Key, ParamProperty(p))
 	}
 }
 
@@ -352,25 +352,32 @@ func setProperty(in *Input, key string, s *Schema) {
 	in.Schema = &c
 }
 
-// projectParam is a parameter's property in the published input schema.
-func projectParam(p *Param) *Schema {
-	if p.Description == "" || p.Schema.Description != "" || p.Schema.Bool != nil {
-		return p.Schema
+// ParamProperty is a parameter's property in the published input schema:
+// its schema, carrying the parameter's description when the schema has
+// none. Lowering publishes it and Link restores it.
+func ParamProperty(p *Param) *Schema { return WithDescription(p.Schema, p.Description) }
+
+// WithDescription returns s, or a shallow copy of s carrying desc when s
+// has none (a missing schema is the empty one; a boolean schema is left
+// as it is).
+func WithDescription(s *Schema, desc string) *Schema {
+	if s == nil {
+		s = &Schema{}
 	}
-	c := *p.Schema
-	c.Description = p.Description
+	if desc == "" || s.Description != "" || s.Bool != nil {
+		return s
+	}
+	c := *s
+	c.Description = desc
 	return &c
 }
 
-// bodyFields maps the input key of each of in's body fields to the body
-// object's property of that name (following the body schema's references
-// through the document's named schemas), for the fields it has; a body
-// projected whole is the input WholeBodyKey, its schema the body's.
-func (d *Document) bodyFields(in *Input) map[string]*Schema {
-	b := in.Body
-	if b != nil && b.Projection == ProjectionWhole && b.Schema != nil {
-		return map[string]*Schema{WholeBodyKey: b.Schema}
-	}
+// BodyFieldProperties maps the input key of each of b's fields to the body
+// object's property of that name, b's schema followed through the named
+// schemas (names as written, then JSON Pointer unescaped), for the fields
+// the object has. Lowering publishes these properties and Link restores
+// them.
+func BodyFieldProperties(b *Body, schemas map[string]*Schema) map[string]*Schema {
 	if b == nil || b.Projection != ProjectionFields || len(b.Fields) == 0 {
 		return nil
 	}
@@ -380,9 +387,9 @@ func (d *Document) bodyFields(in *Input) map[string]*Schema {
 		if !ok {
 			return nil
 		}
-		next, ok := d.Schemas[name]
+		next, ok := schemas[name]
 		if !ok {
-			next = d.Schemas[UnescapePointer(name)]
+			next = schemas[UnescapePointer(name)]
 		}
 		obj = next
 	}
@@ -396,6 +403,15 @@ func (d *Document) bodyFields(in *Input) map[string]*Schema {
 		}
 	}
 	return out
+}
+
+// bodyFields is BodyFieldProperties over the document's named schemas; a
+// body projected whole is the input WholeBodyKey, its schema the body's.
+func (d *Document) bodyFields(in *Input) map[string]*Schema {
+	if b := in.Body; b != nil && b.Projection == ProjectionWhole && b.Schema != nil {
+		return map[string]*Schema{WholeBodyKey: b.Schema}
+	}
+	return BodyFieldProperties(in.Body, d.Schemas)
 }
 
 // sameSchema reports whether a and b encode alike.
