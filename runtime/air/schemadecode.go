@@ -37,16 +37,7 @@ type schemaParser struct {
 	i int
 }
 
-func (p *schemaParser) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *schemaParser) space() { p.i = jsonscan.SkipSpace(p.b, p.i) }
 
 func (p *schemaParser) peek() byte {
 	if p.i < len(p.b) {

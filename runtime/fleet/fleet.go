@@ -231,14 +231,9 @@ func (t *Tool) ListEntry() *mcp.Tool {
 func (t *Tool) entry() {
 	t.entryOnce.Do(func() {
 		mt := mcpTool(t)
-		listing, err := json.Marshal(mt)
-		if err != nil {
-			// A loaded schema always encodes; should one not, the tool
-			// is listed with the schema of any object rather than not
-			// at all, and its calls are still checked against its own.
-			mt.InputSchema = json.RawMessage(`{"type":"object"}`)
-			listing, _ = json.Marshal(mt)
-		}
+		// The entry always encodes: its schema is JSON (mcpTool) and the
+		// rest are plain values.
+		listing, _ := json.Marshal(mt)
 		if raw, ok := mt.InputSchema.(json.RawMessage); ok {
 			if i := bytes.Index(listing, raw); i >= 0 {
 				mt.InputSchema = json.RawMessage(listing[i : i+len(raw) : i+len(raw)])

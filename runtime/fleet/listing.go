@@ -15,6 +15,9 @@ func mcpTool(t *Tool) *mcp.Tool {
 	op := t.Op
 	schema, err := json.Marshal(op.Input.Schema)
 	if err != nil {
+		// A loaded schema always encodes; should one not, the tool is
+		// listed with the schema of any object rather than not at all,
+		// and its calls are still checked against its own.
 		schema = []byte(`{"type":"object"}`)
 	}
 	readOnly := op.Effect.Kind == air.KindRead

@@ -159,11 +159,7 @@ type cutter struct {
 	i int
 }
 
-func (c *cutter) space() {
-	for c.i < len(c.b) && (c.b[c.i] == ' ' || c.b[c.i] == '\t' || c.b[c.i] == '\n' || c.b[c.i] == '\r') {
-		c.i++
-	}
-}
+func (c *cutter) space() { c.i = jsonscan.SkipSpace(c.b, c.i) }
 
 // expect consumes ch after white space.
 func (c *cutter) expect(ch byte) bool {

@@ -81,10 +81,10 @@ func scanMembers(body []byte) ([]Member, bool) {
 // object.
 func ValidMembers(body []byte) ([]Member, bool) {
 	var out []Member
-	i := skipSpace(body, 1)
+	i := SkipSpace(body, 1)
 	for i < len(body) && body[i] != '}' {
 		if body[i] == ',' {
-			i = skipSpace(body, i+1)
+			i = SkipSpace(body, i+1)
 		}
 		end := i + 1
 		for body[end] != '"' {
@@ -94,19 +94,21 @@ func ValidMembers(body []byte) ([]Member, bool) {
 			end++
 		}
 		key := string(body[i+1 : end])
-		i = skipSpace(body, end+1) + 1 // past the colon
-		i = skipSpace(body, i)
+		i = SkipSpace(body, end+1) + 1 // past the colon
+		i = SkipSpace(body, i)
 		vend, ok := skipValue(body, i, 0)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, Member{key, body[i:vend]})
-		i = skipSpace(body, vend)
+		i = SkipSpace(body, vend)
 	}
 	return out, true
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first byte of b at or after i that
+// is not JSON white space.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
