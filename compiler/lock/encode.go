@@ -39,10 +39,10 @@ type encoder struct {
 	keys, htmlKeys map[string][]byte
 }
 
-// indentKey names a shared schema's indented form at a nesting depth.
+// indentKey names a shared schema's indented form from an indenter state.
 type indentKey struct {
-	s     *air.Schema
-	depth int
+	s  *air.Schema
+	at air.Indenter
 }
 
 func newEncoder(doc *air.Document) *encoder {

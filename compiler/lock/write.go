@@ -37,7 +37,7 @@ func (l *Lock) write(ctx context.Context, w io.Writer) error {
 	if !bytes.HasSuffix(head, []byte("[]}")) {
 		return fmt.Errorf("lock: unexpected lock encoding %s", head)
 	}
-	ind := &indenter{w: w, cache: map[indentKey][]byte{}}
+	ind := newIndenter(w)
 	ind.write(head[:len(head)-2])
 	for i, e := range l.Approvals {
 		if err := ctx.Err(); err != nil {
@@ -247,95 +247,45 @@ func (l *Lock) WriteFile(ctx context.Context, path string) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// indenter indents compact JSON written to it in runs, as air.Marshal
-// indents (two spaces, no prefix, empty objects and arrays kept as {} and
-// []); a run may end anywhere, even inside a string.
+// indenter streams indented JSON to w: air.Indenter's indentation (as
+// air.Marshal indents, to every depth) over runs written to it, buffered.
 type indenter struct {
-	w     io.Writer
-	buf   []byte
-	depth int
-	open  bool // just after { or [: the line break waits for a first member
-	inStr bool // inside a string
-	esc   bool // inside a string, just after a backslash
-	// cache holds a shared schema's indented form at a depth: every copy
-	// of a named schema in a lock is indented alike.
-	cache map[indentKey][]byte
+	w   io.Writer
+	buf []byte
+	at  air.Indenter
+	// cache holds a shared schema's indented form from an indenter state:
+	// every copy of a named schema in a lock is indented alike.
+	cache map[indentKey]indented
+}
+
+// indented is a run's indented bytes and the state they leave.
+type indented struct {
+	b   []byte
+	end air.Indenter
+}
+
+func newIndenter(w io.Writer) *indenter {
+	return &indenter{w: w, at: air.Indenter{MaxDepth: air.IndentAll}, cache: map[indentKey]indented{}}
 }
 
 // piece writes p, a shared schema's whole value from the cache.
 func (ind *indenter) piece(p piece) {
-	if p.def == nil || ind.open || ind.inStr || ind.cache == nil {
+	if p.def == nil {
 		ind.write(p.b)
 		return
 	}
-	k := indentKey{p.def, ind.depth}
-	b, ok := ind.cache[k]
+	k := indentKey{p.def, ind.at}
+	c, ok := ind.cache[k]
 	if !ok {
-		sub := &indenter{depth: ind.depth}
-		sub.write(p.b)
-		b = sub.buf
-		ind.cache[k] = b
+		sub := ind.at
+		c = indented{b: sub.Append(nil, p.b), end: sub}
+		ind.cache[k] = c
 	}
-	ind.buf = append(ind.buf, b...)
+	ind.buf = append(ind.buf, c.b...)
+	ind.at = c.end
 }
 
-func (ind *indenter) write(src []byte) {
-	for i := 0; i < len(src); i++ {
-		if ind.inStr {
-			j := i
-			for ; j < len(src); j++ {
-				if ind.esc {
-					ind.esc = false
-				} else if src[j] == '\\' {
-					ind.esc = true
-				} else if src[j] == '"' {
-					ind.inStr = false
-					break
-				}
-			}
-			j = min(j, len(src)-1)
-			ind.buf = append(ind.buf, src[i:j+1]...)
-			i = j
-			continue
-		}
-		c := src[i]
-		if ind.open && c != '}' && c != ']' {
-			ind.open = false
-			ind.depth++
-			ind.newline()
-		}
-		switch c {
-		case '"':
-			ind.inStr = true
-			ind.buf = append(ind.buf, c)
-		case '{', '[':
-			ind.open = true
-			ind.buf = append(ind.buf, c)
-		case ',':
-			ind.buf = append(ind.buf, c)
-			ind.newline()
-		case ':':
-			ind.buf = append(ind.buf, ':', ' ')
-		case '}', ']':
-			if ind.open {
-				ind.open = false
-			} else {
-				ind.depth--
-				ind.newline()
-			}
-			ind.buf = append(ind.buf, c)
-		default:
-			ind.buf = append(ind.buf, c)
-		}
-	}
-}
-
-func (ind *indenter) newline() {
-	ind.buf = append(ind.buf, '\n')
-	for range ind.depth {
-		ind.buf = append(ind.buf, ' ', ' ')
-	}
-}
+func (ind *indenter) write(src []byte) { ind.buf = ind.at.Append(ind.buf, src) }
 
 // flush writes the buffered bytes once there are more than keep.
 func (ind *indenter) flush(keep int) error {

@@ -53,7 +53,7 @@ func Marshal(v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := appendIndented(nil, compact, unlimitedDepth)
+	out := appendIndented(nil, compact, IndentAll)
 	return append(out, '\n'), nil
 }
 
@@ -64,8 +64,9 @@ func Marshal(v any) ([]byte, error) {
 // schemas nest deeply).
 const documentDepth = 2
 
-// unlimitedDepth indents every level.
-const unlimitedDepth = int(^uint(0) >> 1)
+// IndentAll is the Indenter depth that indents every level, as Marshal
+// does.
+const IndentAll = int(^uint(0) >> 1)
 
 // EncodeDocument returns the bytes of air.json for doc: doc as Stored
 // (each named schema once), broken into lines to documentDepth, with a
@@ -79,93 +80,14 @@ func EncodeDocument(doc *Document) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// appendIndented appends the compact, valid JSON src indented as json.Indent
-// does with no prefix and two spaces: a member or element per line, "key":
-// value with one space, and empty objects and arrays kept as {} and [];
-// values nested deeper than maxDepth stay compact on their line. It
-// measures the result first, so the output is allocated once.
+// appendIndented appends the compact, valid JSON src indented to
+// maxDepth (Indenter). The buffer grows once for the common case: a
+// document broken into lines to a small depth is barely longer than its
+// compact form.
 func appendIndented(dst, src []byte, maxDepth int) []byte {
-	n := indentJSON(nil, src, maxDepth)
-	dst = slices.Grow(dst, n)
-	out := dst[len(dst) : len(dst)+n]
-	indentJSON(out, src, maxDepth)
-	return dst[:len(dst)+n]
-}
-
-// indentSpaces is copied from for each line's indentation.
-var indentSpaces = bytes.Repeat([]byte{' '}, 256)
-
-// indentJSON writes the indented form of src into out, or only measures it
-// when out is nil, and returns its length. depth counts the containers
-// the scan is inside; the members of those at most maxDepth deep go on
-// lines of their own.
-func indentJSON(out, src []byte, maxDepth int) int {
-	w, depth := 0, 0
-	open := false // just after { or [: the line break waits for a first member
-	put := func(b ...byte) {
-		if out != nil {
-			copy(out[w:], b)
-		}
-		w += len(b)
-	}
-	newline := func() {
-		put('\n')
-		for left := 2 * depth; left > 0; {
-			k := min(left, len(indentSpaces))
-			put(indentSpaces[:k]...)
-			left -= k
-		}
-	}
-	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if open && c != '}' && c != ']' {
-			open = false
-			depth++
-			if depth <= maxDepth {
-				newline()
-			}
-		}
-		switch c {
-		case '"':
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			j = min(j, len(src)-1)
-			put(src[i : j+1]...)
-			i = j
-		case '{', '[':
-			open = true
-			put(c)
-		case ',':
-			put(c)
-			if depth <= maxDepth {
-				newline()
-			}
-		case ':':
-			if depth <= maxDepth {
-				put(':', ' ')
-			} else {
-				put(':')
-			}
-		case '}', ']':
-			if open {
-				open = false
-			} else {
-				depth--
-				if depth < maxDepth {
-					newline()
-				}
-			}
-			put(c)
-		default:
-			put(c)
-		}
-	}
-	return w
+	dst = slices.Grow(dst, len(src)+len(src)/8+64)
+	ind := Indenter{MaxDepth: maxDepth}
+	return ind.Append(dst, src)
 }
 
 // MarshalCompact returns compact JSON of v without HTML escaping and without a trailing newline.

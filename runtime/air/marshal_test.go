@@ -76,8 +76,17 @@ func FuzzAppendIndented(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := appendIndented(nil, compact.Bytes(), unlimitedDepth); !bytes.Equal(got, want.Bytes()) {
+		if got := appendIndented(nil, compact.Bytes(), IndentAll); !bytes.Equal(got, want.Bytes()) {
 			t.Fatalf("%q:\n got %s\nwant %s", compact.Bytes(), got, want.Bytes())
+		}
+		// Given in two runs, split anywhere (even inside a string), the
+		// indentation is the same.
+		for cut := 0; cut <= len(compact.Bytes()); cut += 1 + len(compact.Bytes())/7 {
+			ind := Indenter{MaxDepth: IndentAll}
+			got := ind.Append(ind.Append(nil, compact.Bytes()[:cut]), compact.Bytes()[cut:])
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Fatalf("%q cut at %d:\n got %s\nwant %s", compact.Bytes(), cut, got, want.Bytes())
+			}
 		}
 		// Indenting to a depth only adds white space outside strings.
 		for depth := range 4 {
