@@ -36,7 +36,7 @@ func (e *encoder) restore(c *diff.Contract, table map[string]*air.Schema) (*diff
 	var used []string
 	if in := c.Input; in != nil && in.Ref == "" && in.Bool == nil {
 		var defs map[string]*air.Schema
-		defs, used = e.inputDefs(in, table)
+		defs, used = inputDefs(in, table)
 		if len(used) > 0 {
 			cp := *in
 			cp.Defs = defs
@@ -57,35 +57,15 @@ func restore(c *diff.Contract, table map[string]*air.Schema) *diff.Contract {
 }
 
 // inputDefs returns the $defs of the input schema in as a lock entry
-// gives them back: its own entries and every name reached from in
-// through them and table, and the names it took from table.
-func (e *encoder) inputDefs(in *air.Schema, table map[string]*air.Schema) (map[string]*air.Schema, []string) {
-	shell := *in
-	shell.Defs = nil
-	queue := e.walkRefs(nil, &shell)
-	for _, own := range slices.Sorted(maps.Keys(in.Defs)) {
-		queue = append(queue, own)
-	}
-	out := map[string]*air.Schema{}
+// gives them back (air.DefsClosure over table, as AIR links them), and
+// the names among them that are table's.
+func inputDefs(in *air.Schema, table map[string]*air.Schema) (map[string]*air.Schema, []string) {
+	out := air.DefsClosure(in, table)
 	var used []string
-	for len(queue) > 0 {
-		ref := queue[len(queue)-1]
-		queue = queue[:len(queue)-1]
-		name, s, shared := resolveDef(ref, in.Defs, table)
-		if s == nil {
-			continue
+	for n := range out {
+		if _, own := in.Defs[n]; !own {
+			used = append(used, n)
 		}
-		if _, done := out[name]; done {
-			continue
-		}
-		out[name] = s
-		if shared {
-			used = append(used, name)
-		}
-		queue = append(queue, e.deepRefs(s)...)
-	}
-	if len(out) == 0 {
-		return nil, nil
 	}
 	return out, used
 }
@@ -138,7 +118,7 @@ func (e *encoder) split(c *diff.Contract) (shared map[string]*air.Schema, elide 
 	}
 	trimmed := *in
 	trimmed.Defs = kept
-	back, _ := e.inputDefs(&trimmed, shared)
+	back, _ := inputDefs(&trimmed, shared)
 	if len(back) != len(in.Defs) {
 		return shared, nil, false, nil
 	}

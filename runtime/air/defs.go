@@ -134,8 +134,28 @@ func (l *linker) defs(root *Schema, standIns []string) map[string]*Schema {
 	for _, n := range standIns {
 		stand[n] = true
 	}
+	out := l.closure(root, start, stand)
+	if key != "" {
+		l.shared[key] = out
+	}
+	return out
+}
+
+// DefsClosure returns the $defs Link gives root in a document whose named
+// schemas are named and that has no stand-ins: root's own entries and
+// every name reached from root through them and named (names as written,
+// then JSON Pointer unescaped), nil when there are none. anvil.lock
+// rebuilds its entries' input $defs with it.
+func DefsClosure(root *Schema, named map[string]*Schema) map[string]*Schema {
+	l := (&Document{Schemas: named}).newLinker()
+	return l.closure(root, l.direct(root, false), nil)
+}
+
+// closure returns root's $defs: start (the names root refers to), root's
+// own entries, and the names they reach through l.resolve.
+func (l *linker) closure(root *Schema, start []string, stand map[string]bool) map[string]*Schema {
 	out := map[string]*Schema{}
-	queue := start
+	queue := slices.Clone(start)
 	for _, own := range sortedKeys(root.Defs) {
 		queue = append(queue, own)
 	}
@@ -156,9 +176,6 @@ func (l *linker) defs(root *Schema, standIns []string) map[string]*Schema {
 	}
 	if len(out) == 0 {
 		out = nil
-	}
-	if key != "" {
-		l.shared[key] = out
 	}
 	return out
 }
