@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/anvil-dev/anvil/runtime/jsonscan"
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // decodeSchema reads a schema in one pass over b, the form Marshal writes:
@@ -37,7 +37,7 @@ type schemaParser struct {
 	i int
 }
 
-func (p *schemaParser) space() { p.i = jsonscan.SkipSpace(p.b, p.i) }
+func (p *schemaParser) space() { p.i = canon.SkipSpace(p.b, p.i) }
 
 func (p *schemaParser) peek() byte {
 	if p.i < len(p.b) {
@@ -330,7 +330,7 @@ func (p *schemaParser) boolean() (bool, bool) {
 }
 
 // numberEnd returns the end of the number literal at p.i.
-func (p *schemaParser) numberEnd() (int, bool) { return jsonscan.Number(p.b, p.i) }
+func (p *schemaParser) numberEnd() (int, bool) { return canon.NumberEnd(p.b, p.i) }
 
 func (p *schemaParser) number() (*json.Number, bool) {
 	end, ok := p.numberEnd()

@@ -12,7 +12,9 @@
 //     Array.prototype.sort and String.prototype.length do (CompareUTF16,
 //     UTF16Len);
 //   - numbers written as Number.prototype.toString and JSON.stringify
-//     write them (AppendNumber).
+//     write them (AppendNumber);
+//   - JSON's white space and number literals scanned by the grammar
+//     (SkipSpace, NumberEnd), for the readers of AIR and of call bodies.
 //
 // It imports only the standard library, so the compiler may import it
 // (internal/archtest allows it) and every runtime package can.

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/jsonscan"
 )
 
@@ -159,7 +160,7 @@ type cutter struct {
 	i int
 }
 
-func (c *cutter) space() { c.i = jsonscan.SkipSpace(c.b, c.i) }
+func (c *cutter) space() { c.i = canon.SkipSpace(c.b, c.i) }
 
 // expect consumes ch after white space.
 func (c *cutter) expect(ch byte) bool {

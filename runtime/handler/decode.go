@@ -3,6 +3,7 @@ package handler
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/jsonscan"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"math/big"
@@ -168,7 +169,7 @@ func (r *ArgReader) Number(dst *json.Number) bool {
 	if r.bad {
 		return false
 	}
-	end, ok := jsonscan.Number(r.b, r.i)
+	end, ok := canon.NumberEnd(r.b, r.i)
 	if !ok {
 		return r.Fail()
 	}

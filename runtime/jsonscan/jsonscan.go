@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // Members are listed by a scanner over the bytes (after one validity check)
@@ -81,10 +83,10 @@ func scanMembers(body []byte) ([]Member, bool) {
 // object.
 func ValidMembers(body []byte) ([]Member, bool) {
 	var out []Member
-	i := SkipSpace(body, 1)
+	i := canon.SkipSpace(body, 1)
 	for i < len(body) && body[i] != '}' {
 		if body[i] == ',' {
-			i = SkipSpace(body, i+1)
+			i = canon.SkipSpace(body, i+1)
 		}
 		end := i + 1
 		for body[end] != '"' {
@@ -94,64 +96,16 @@ func ValidMembers(body []byte) ([]Member, bool) {
 			end++
 		}
 		key := string(body[i+1 : end])
-		i = SkipSpace(body, end+1) + 1 // past the colon
-		i = SkipSpace(body, i)
+		i = canon.SkipSpace(body, end+1) + 1 // past the colon
+		i = canon.SkipSpace(body, i)
 		vend, ok := skipValue(body, i, 0)
 		if !ok {
 			return nil, false
 		}
 		out = append(out, Member{key, body[i:vend]})
-		i = SkipSpace(body, vend)
+		i = canon.SkipSpace(body, vend)
 	}
 	return out, true
-}
-
-// SkipSpace returns the index of the first byte of b at or after i that
-// is not JSON white space.
-func SkipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// Number returns the end of the JSON number at b[i:].
-func Number(b []byte, i int) (int, bool) {
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	default:
-		return i, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return i, false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			return i, false
-		}
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	return i, true
 }
 
 // SkipValue returns the end of the JSON value at b[i:] (structure only;
@@ -206,7 +160,7 @@ func skipValue(b []byte, i, depth int) (int, bool) {
 		}
 		return i, true
 	default:
-		return Number(b, i)
+		return canon.NumberEnd(b, i)
 	}
 }
 
