@@ -15,7 +15,7 @@ import (
 // and its input's "$defs" without the entries that are those schemas (the
 // input keeps its "$ref": "#/$defs/<name>" references). Reading an entry
 // gives it back whole (restore): the input's $defs are what the input
-// reaches, as air.Document.LinkDefs links them (its references, and the
+// reaches, as AIR links them (air.DefsClosure: its references, and the
 // references of what they name, resolved first in the $defs it kept and
 // then in the lock's schemas), and the contract's defs are its
 // diff.Contract.Closure over the lock's schemas. The fingerprint is that

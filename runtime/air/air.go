@@ -231,7 +231,7 @@ type Input struct {
 	Body   *Body   `json:"body,omitempty"`
 	// Schema is the combined tool input schema (params + body fields). In
 	// a loaded document its $defs hold every named schema it reaches,
-	// shared with Document.Schemas (LinkDefs), so it is self-contained; the
+	// shared with Document.Schemas (Link), so it is self-contained; the
 	// bundle's air.json stores it without them (Stored).
 	Schema *Schema `json:"schema"`
 	// StandIns lists, sorted, the named schemas Schema's $defs replace by

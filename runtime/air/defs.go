@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strconv"
@@ -65,22 +66,18 @@ func UnescapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
 }
 
-// LinkDefs makes every operation's input schema self-contained, as
-// clients receive it: its $defs get each named schema it reaches, the
-// document's own (Schemas) or, for a name in Input.StandIns, its stand-in
-// (SchemaStandIns), whose references are not followed; a $defs entry the
-// stored schema carries itself is kept and followed. The named schemas are
-// shared, not copied, and operations that reach the same names share one
-// $defs map, so the document holds each named schema once in memory as on
-// disk. Loaders call it; a schema a loaded document hands out is read-only.
-func (d *Document) LinkDefs() {
-	d.eachPart(func(ops []Operation) { d.newLinker().linkDefs(ops) })
-}
-
 func (d *Document) newLinker() *linker {
 	return &linker{doc: d, refs: map[*Schema][]string{}, shared: map[string]map[string]*Schema{}}
 }
 
+// linkDefs makes each of ops' input schema self-contained, as clients
+// receive it: its $defs get each named schema it reaches, the document's
+// own (Schemas) or, for a name in Input.StandIns, its stand-in
+// (SchemaStandIns), whose references are not followed; a $defs entry the
+// stored schema carries itself is kept and followed. The named schemas are
+// shared, not copied, and operations that reach the same names share one
+// $defs map, so the document holds each named schema once in memory as on
+// disk; a schema a loaded document hands out is read-only.
 func (l *linker) linkDefs(ops []Operation) {
 	for i := range ops {
 		in := &ops[i].Input
@@ -156,7 +153,7 @@ func DefsClosure(root *Schema, named map[string]*Schema) map[string]*Schema {
 func (l *linker) closure(root *Schema, start []string, stand map[string]bool) map[string]*Schema {
 	out := map[string]*Schema{}
 	queue := slices.Clone(start)
-	for _, own := range sortedKeys(root.Defs) {
+	for _, own := range slices.Sorted(maps.Keys(root.Defs)) {
 		queue = append(queue, own)
 	}
 	for len(queue) > 0 {
@@ -306,7 +303,7 @@ func (d *Document) unprojected(in *Input, props map[string]*Schema) map[string]*
 // operation gets back its shared parameters (ResolveParams; an unknown
 // reference is an error), its input schema the properties projecting its
 // parameters and body fields (LinkParams, linkBodyFields), and then its
-// $defs (LinkDefs). Loaders call it.
+// $defs (linkDefs). Loaders call it.
 func (d *Document) Link() error {
 	for i := range d.Operations {
 		if err := d.ResolveParams(&d.Operations[i]); err != nil {
@@ -436,16 +433,6 @@ func sameSchema(a, b *Schema) bool {
 	x, err1 := a.MarshalJSON()
 	y, err2 := b.MarshalJSON()
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys(m map[string]*Schema) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // paramJSON is Param without its MarshalJSON.
