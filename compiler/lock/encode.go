@@ -31,6 +31,9 @@ type encoder struct {
 	// refs caches the names a shared schema (a named schema or a $defs
 	// entry) refers to, anywhere below it (deepRefs).
 	refs map[*air.Schema][]string
+	// defRefs keeps the references air.DefsClosure walks, across the
+	// entries whose input $defs are rebuilt.
+	defRefs *air.RefCache
 	// compact caches a shared schema's JSON without its documentation.
 	compact map[*air.Schema][]byte
 	// keys caches ',' and a name as a map key and ':', as encoding/json
@@ -46,7 +49,7 @@ type indentKey struct {
 }
 
 func newEncoder(doc *air.Document) *encoder {
-	return &encoder{doc: doc, refs: map[*air.Schema][]string{}, compact: map[*air.Schema][]byte{},
+	return &encoder{doc: doc, refs: map[*air.Schema][]string{}, defRefs: air.NewRefCache(), compact: map[*air.Schema][]byte{},
 		keys: map[string][]byte{}, htmlKeys: map[string][]byte{}}
 }
 

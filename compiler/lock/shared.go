@@ -36,7 +36,7 @@ func (e *encoder) restore(c *diff.Contract, table map[string]*air.Schema) (*diff
 	var used []string
 	if in := c.Input; in != nil && in.Ref == "" && in.Bool == nil {
 		var defs map[string]*air.Schema
-		defs, used = inputDefs(in, table)
+		defs, used = e.inputDefs(in, table)
 		if len(used) > 0 {
 			cp := *in
 			cp.Defs = defs
@@ -59,8 +59,8 @@ func restore(c *diff.Contract, table map[string]*air.Schema) *diff.Contract {
 // inputDefs returns the $defs of the input schema in as a lock entry
 // gives them back (air.DefsClosure over table, as AIR links them), and
 // the names among them that are table's.
-func inputDefs(in *air.Schema, table map[string]*air.Schema) (map[string]*air.Schema, []string) {
-	out := air.DefsClosure(in, table)
+func (e *encoder) inputDefs(in *air.Schema, table map[string]*air.Schema) (map[string]*air.Schema, []string) {
+	out := air.DefsClosure(in, table, e.defRefs)
 	var used []string
 	for n := range out {
 		if _, own := in.Defs[n]; !own {
@@ -118,7 +118,7 @@ func (e *encoder) split(c *diff.Contract) (shared map[string]*air.Schema, elide 
 	}
 	trimmed := *in
 	trimmed.Defs = kept
-	back, _ := inputDefs(&trimmed, shared)
+	back, _ := e.inputDefs(&trimmed, shared)
 	if len(back) != len(in.Defs) {
 		return shared, nil, false, nil
 	}

@@ -143,10 +143,23 @@ func (l *linker) defs(root *Schema, standIns []string) map[string]*Schema {
 // every name reached from root through them and named (names as written,
 // then JSON Pointer unescaped), nil when there are none. anvil.lock
 // rebuilds its entries' input $defs with it.
-func DefsClosure(root *Schema, named map[string]*Schema) map[string]*Schema {
+// cache, when not nil, keeps each schema's references from one call to
+// the next (schemas are read-only once loaded), so closures over many
+// roots reaching the same schemas walk each of them once.
+func DefsClosure(root *Schema, named map[string]*Schema, cache *RefCache) map[string]*Schema {
 	l := (&Document{Schemas: named}).newLinker()
+	if cache != nil {
+		l.refs = cache.refs
+	}
 	return l.closure(root, l.direct(root, false), nil)
 }
+
+// RefCache keeps the "#/$defs/" references of the schemas DefsClosure
+// has walked.
+type RefCache struct{ refs map[*Schema][]string }
+
+// NewRefCache returns an empty RefCache.
+func NewRefCache() *RefCache { return &RefCache{refs: map[*Schema][]string{}} }
 
 // closure returns root's $defs: start (the names root refers to), root's
 // own entries, and the names they reach through l.resolve.
