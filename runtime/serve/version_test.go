@@ -17,7 +17,7 @@ import (
 )
 
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
-// github bundle's generation.json; runtime/frontdoor/testdata/workspace is
+// github bundle's generation.json; runtime/serve/testdata/workspace is
 // the same bundle).
 const githubMiniHash = "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d"
 
