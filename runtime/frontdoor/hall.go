@@ -78,10 +78,18 @@ func New(h Hall) (http.Handler, error) {
 	if h.AuthorizationServers == nil {
 		h.AuthorizationServers = []string{}
 	}
-	mcpRoute := h.turn(h.MCP.Serve)
-	callRoute := h.turn(func(w http.ResponseWriter, r *http.Request, c *identity.Caller) { h.REST.ServeCall(w, r, c.Principal) })
-	toolsRoute := h.turn(func(w http.ResponseWriter, r *http.Request, c *identity.Caller) { h.REST.ServeTools(w, r, c.Principal) })
-	connectRoute := h.connect(h.Connect.Serve)
+	// Listing and calling tools takes a turn credential, never a connect
+	// one; the connect routes take only the person's connect credential.
+	turn := func(next func(http.ResponseWriter, *http.Request, *identity.Caller)) http.HandlerFunc {
+		return h.require(identity.ForTurn, "turn_token_required", turnRequired, next)
+	}
+	mcpRoute := turn(h.MCP.Serve)
+	callRoute := turn(func(w http.ResponseWriter, r *http.Request, c *identity.Caller) { h.REST.ServeCall(w, r, c.Principal) })
+	toolsRoute := turn(func(w http.ResponseWriter, r *http.Request, c *identity.Caller) { h.REST.ServeTools(w, r, c.Principal) })
+	connectRoute := h.require(identity.ForConnect, "connect_token_required", connectRequired,
+		func(w http.ResponseWriter, r *http.Request, c *identity.Caller) {
+			h.Connect.Serve(w, r, c.Principal.Subject())
+		})
 	limits := h.Limits.WithDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.LoopbackOnly && !localRequest(w, r) {
@@ -171,40 +179,25 @@ func (h *Hall) authenticate(w http.ResponseWriter, r *http.Request) (*identity.C
 	return c, true
 }
 
-// turn serves a route that lists or calls tools: it takes a turn
-// credential (or the local person), never a connect credential.
-func (h *Hall) turn(next func(http.ResponseWriter, *http.Request, *identity.Caller)) http.HandlerFunc {
+// Refusals of a verified credential issued for another purpose.
+const (
+	turnRequired    = "This route takes a turn token; a connect token can neither list nor call tools."
+	connectRequired = "The connect routes take only the person's connect token (by_purpose: connect), never a turn token."
+)
+
+// require serves a route for callers whose credential was issued for
+// purpose p (the local person's is for every purpose); any other verified
+// caller is refused 403 code with msg.
+func (h *Hall) require(p identity.Purpose, code, msg string, next func(http.ResponseWriter, *http.Request, *identity.Caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, ok := h.authenticate(w, r)
 		if !ok {
 			return
 		}
-		if !c.May(identity.ForTurn) {
-			httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) {
-				envelope.WriteSimple(w, http.StatusForbidden, "turn_token_required",
-					"This route takes a turn token; a connect token can neither list nor call tools.")
-			})
+		if !c.May(p) {
+			httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) { envelope.WriteSimple(w, http.StatusForbidden, code, msg) })
 			return
 		}
 		next(w, r, c)
-	}
-}
-
-// connect serves a connect route: it takes only the person's connect
-// credential (or the local person), never a turn credential.
-func (h *Hall) connect(next func(http.ResponseWriter, *http.Request, string)) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		c, ok := h.authenticate(w, r)
-		if !ok {
-			return
-		}
-		if !c.May(identity.ForConnect) {
-			httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) {
-				envelope.WriteSimple(w, http.StatusForbidden, "connect_token_required",
-					"The connect routes take only the person's connect token (by_purpose: connect), never a turn token.")
-			})
-			return
-		}
-		next(w, r, c.Principal.Subject())
 	}
 }
