@@ -61,6 +61,18 @@ type Caller struct {
 // May reports whether the caller's credential opens routes of purpose p.
 func (c *Caller) May(p Purpose) bool { return c != nil && c.Purpose&p != 0 }
 
+// NewCaller returns a Caller of p (a copy) with its fingerprint and
+// purpose. The Caller and its Principal are one allocation: a request
+// verifies its caller once, and the executor keeps only the Principal.
+func NewCaller(p Principal, fingerprint string, purpose Purpose) *Caller {
+	b := &struct {
+		c Caller
+		p Principal
+	}{p: p}
+	b.c = Caller{Principal: &b.p, Fingerprint: fingerprint, Purpose: purpose}
+	return &b.c
+}
+
 // LocalSub is the subject, and the session fingerprint, of the local person
 // in auth mode none.
 const LocalSub = "local"
@@ -68,7 +80,7 @@ const LocalSub = "local"
 // Local returns the local person of auth mode none: unrestricted, for every
 // route, a fresh Caller each time (callers may keep it).
 func Local() *Caller {
-	return &Caller{Principal: &Principal{Sub: LocalSub, Unrestricted: true}, Fingerprint: LocalSub, Purpose: ForTurn | ForConnect}
+	return NewCaller(Principal{Sub: LocalSub, Unrestricted: true}, LocalSub, ForTurn|ForConnect)
 }
 
 // Identity verifies the caller of a request. Implementations are safe for

@@ -33,10 +33,10 @@ func (id *Identity) Authenticate(ctx context.Context, r *http.Request) (*identit
 		return nil, refusal(err, id.resource)
 	}
 	if c.IsConnect() {
-		return &identity.Caller{Principal: &identity.Principal{Sub: c.Subject}, Fingerprint: c.Fingerprint(), Purpose: identity.ForConnect}, nil
+		return identity.NewCaller(identity.Principal{Sub: c.Subject}, c.Fingerprint(), identity.ForConnect), nil
 	}
-	p := &identity.Principal{Sub: c.Subject, Tenant: c.Tenant, Branch: c.Branch, Turn: c.Turn, Grants: c.Grants}
-	return &identity.Caller{Principal: p, Fingerprint: c.Fingerprint(), Purpose: identity.ForTurn}, nil
+	p := identity.Principal{Sub: c.Subject, Tenant: c.Tenant, Branch: c.Branch, Turn: c.Turn, Grants: c.Grants}
+	return identity.NewCaller(p, c.Fingerprint(), identity.ForTurn), nil
 }
 
 // CheckKeys reports whether the JWKS can be read now.
