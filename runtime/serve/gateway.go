@@ -349,27 +349,24 @@ func (g *Gateway) resourceURL() string {
 	return fmt.Sprintf("http://%s/mcp", net.JoinHostPort(g.cfg.Host, strconv.Itoa(g.cfg.Port)))
 }
 
-// HTTPServer is the server a gateway's port is served by: cfg's header and
-// idle timeouts around h. runtime/serve builds it before the workspace
-// loads, with a handler that passes from the loading answers to the
-// gateway's, and keeps it for the life of the process, so connections
-// accepted while the workspace loads are the gateway's once it serves.
-// There is no ReadTimeout: the body's deadline is set per request
-// (httpkit.BodyDeadline), since a whole-request read deadline would also cancel
-// long calls and event streams once it passed.
-func HTTPServer(cfg Config, h http.Handler) *http.Server { return httpkit.Server(cfg.HTTP, h) }
+// httpServer is the server a gateway's port is served by (httpkit.Server
+// with cfg's limits). Main builds it before the workspace loads, with a
+// handler that passes from the loading answers to the gateway's, and keeps
+// it for the life of the process, so connections accepted while the
+// workspace loads are the gateway's once it serves.
+func httpServer(cfg Config, h http.Handler) *http.Server { return httpkit.Server(cfg.HTTP, h) }
 
-// LimitListener holds ln to cfg's cap on open connections
+// limitListener holds ln to cfg's cap on open connections
 // (ANVIL_HTTP_MAX_CONNS), logging through logf when the cap is reached.
-func LimitListener(ln net.Listener, cfg Config, logf func(string, ...any)) net.Listener {
+func limitListener(ln net.Listener, cfg Config, logf func(string, ...any)) net.Listener {
 	return httpkit.LimitListener(ln, cfg.HTTP, logf)
 }
 
 // Serve serves on ln until ctx is done, then shuts down cleanly.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	srv := HTTPServer(g.cfg, g.Handler())
+	srv := httpServer(g.cfg, g.Handler())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(LimitListener(ln, g.cfg, g.logf)) }()
+	go func() { errc <- srv.Serve(limitListener(ln, g.cfg, g.logf)) }()
 	return g.Run(ctx, srv, errc)
 }
 

@@ -253,9 +253,9 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	held := newLoading()
 	var handler switchHandler
 	handler.set(held)
-	srv := HTTPServer(cfg, &handler)
+	srv := httpServer(cfg, &handler)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(LimitListener(ln, cfg, logf)) }()
+	go func() { served <- srv.Serve(limitListener(ln, cfg, logf)) }()
 	// The stamp is taken before the fleet is read, so a change made while
 	// it loads is reloaded.
 	stamp := ""

@@ -100,7 +100,7 @@ type Door struct {
 	// maxSessions and maxPerSubject are Options.MaxSessions and
 	// Options.MaxSessionsPerSubject.
 	maxSessions, maxPerSubject int
-	// shared records sessions for other replicas (mcpshared.go); nil
+	// shared records sessions for other replicas (shared.go); nil
 	// without a shared store.
 	shared *sharedSessions
 }
