@@ -104,10 +104,10 @@ operations:
 func TestDistinctTitles(t *testing.T) {
 	doc, _ := lowerNeeds(t, "")
 	for id, want := range map[string]string{
-		"movies.movie.search": "Search Movies",
-		"movies.movie.get":    "Get movie details",
-		"movies.person.get":   "Get person details",
-		"movies.images.list_movie":   "Get movie images",
+		"movies.movie.search":       "Search Movies",
+		"movies.movie.get":          "Get movie details",
+		"movies.person.get":         "Get person details",
+		"movies.images.list_movie":  "Get movie images",
 		"movies.images.list_person": "Get person images",
 	} {
 		op := doc.Operation(id)
