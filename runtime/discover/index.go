@@ -86,7 +86,7 @@ const (
 // boiler-plate (token scopes, links), so they count least and are
 // normalised hardest.
 var (
-	fieldWeight = [numFields]float64{fieldName: 2.0, fieldTitle: 3.0, fieldVerb: 2.0, fieldTag: 1.0, fieldPath: 1.5, fieldParam: 0.5, fieldDesc: 0.6, fieldParamDesc: 0.3, fieldResponse: 0.3}
+	fieldWeight = [numFields]float64{fieldName: 2.0, fieldTitle: 3.0, fieldVerb: 2.0, fieldTag: 1.0, fieldPath: 1.5, fieldParam: 0.5, fieldDesc: 0.6, fieldParamDesc: 0.3, fieldResponse: 0.15}
 	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.4, fieldVerb: 0.2, fieldTag: 0.2, fieldPath: 0.3, fieldParam: 0.5, fieldDesc: 0.75, fieldParamDesc: 0.75, fieldResponse: 0.75}
 )
 

@@ -60,7 +60,7 @@ const (
 	weightExact   = 1.0
 	weightSynonym = 0.7  // a verb synonym (show → get, list)
 	weightPrefix  = 0.45 // the word is a prefix of the term ("collab" → collaborator)
-	weightLexical = 0.5  // a WordNet synonym (film → movie)
+	weightLexical = 0.3  // a WordNet synonym (film → movie)
 	// weightCatalogue scales a catalogue word (latest, popular, top): it
 	// says which list, not what the query is about, so it must not
 	// outrank the thing asked for ("the latest film by X" is about films).
@@ -180,19 +180,21 @@ func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
 
 // producerDepth is how many of the best results get their producers
 // returned with them.
-const producerDepth = 3
+const producerDepth = 1
 
 // addProducers returns, after each of the first producerDepth results
 // that needs an identifier (an id, number or key, not a name such as an
 // owner) none of the results so far produces, the first producer of it the
 // caller may see, keeping at most limit results.
 func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) []Result {
+	// present holds the results placed so far: a producer ranked further
+	// down is moved up next to the result that needs it.
 	present := map[*Entry]int{}
-	for i := range out {
-		present[out[i].Entry] = i
-	}
 	var res []Result
 	for i, r := range out {
+		if _, dup := present[r.Entry]; !dup {
+			present[r.Entry] = len(res)
+		}
 		res = append(res, r)
 		if i >= producerDepth {
 			continue
