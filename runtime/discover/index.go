@@ -6,9 +6,10 @@
 // Ranking is BM25F over the text AIR knows of each operation (its served
 // name, title, effect verb and resource, tags, HTTP path, parameter names
 // and description), with per-field weights, a tokeniser that splits
-// snake_case, camelCase and path segments, a light stemmer, canonical
+// snake_case, camelCase and path segments, the Snowball stemmer, canonical
 // spellings for common abbreviations (repo, org, pr) and query-side verb
-// synonyms (show → get/list, add → create, remove → delete). See
+// synonyms (show → get/list, add → create, remove → delete) and WordNet
+// synonyms, and producer links (which tool yields an id another needs). See
 // docs/discovery.md for the weights and the measured recall.
 //
 // The index holds, per operation, only the strings a result needs (shared
