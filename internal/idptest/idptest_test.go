@@ -14,6 +14,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
 
@@ -186,6 +187,13 @@ func TestDiscoveryAndMetadata(t *testing.T) {
 			t.Errorf("%s: %+v", path, md)
 		}
 	}
+	// The MCP Go SDK's client accepts the metadata at both well-known paths.
+	for _, path := range []string{"/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"} {
+		asm, err := oauthex.GetAuthServerMeta(ctx(t), p.Issuer()+path, p.Issuer(), http.DefaultClient)
+		if err != nil || asm == nil || asm.TokenEndpoint != p.Endpoint().TokenURL {
+			t.Errorf("MCP Go SDK reading %s: %+v %v", path, asm, err)
+		}
+	}
 	var jwks jose.JSONWebKeySet
 	getJSON(t, p.JWKSURL(), &jwks)
 	if len(jwks.Keys) != 1 || !jwks.Keys[0].IsPublic() || jwks.Keys[0].KeyID != p.KeyIDs()[0] || jwks.Keys[0].Use != "sig" {
@@ -241,6 +249,15 @@ func TestAuthCodePKCEPublicClient(t *testing.T) {
 	if _, err := cfg.Exchange(ctx(t), r.Code, oauth2.VerifierOption(verifier)); err == nil {
 		t.Fatal("an authorization code was accepted twice")
 	}
+	var info map[string]any
+	resp, err := cfg.Client(ctx(t), tok).Get(p.Issuer() + "/userinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&info); err != nil || info["sub"] != "user-alice" || info["email"] != "alice@example.test" || info["preferred_username"] != "alice" || fmt.Sprint(info["groups"]) != "[eng oncall]" {
+		t.Errorf("userinfo %v %v", info, err)
+	}
 }
 
 // Without a code_challenge a public client is refused at /authorize.
@@ -294,6 +311,22 @@ func TestResourceIndicators(t *testing.T) {
 	}
 	if aud := audience(mustVerify(t, p, tok.AccessToken)); !slices.Equal(aud, []string{gatewayResource}) {
 		t.Errorf("aud %v, want the resource", aud)
+	}
+	// At the token endpoint a resource must be one granted at /authorize.
+	cfg, _ := p.OAuth2Config("mcp-host", "tools:read")
+	for res, ok := range map[string]bool{gatewayResource: true, "https://elsewhere.test/": false} {
+		verifier := oauth2.GenerateVerifier()
+		r, err := p.Login(ctx(t), cfg.AuthCodeURL("s", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", gatewayResource)), "bob")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok, err := cfg.Exchange(ctx(t), r.Code, oauth2.VerifierOption(verifier), oauth2.SetAuthURLParam("resource", res))
+		if (err == nil) != ok {
+			t.Errorf("resource %s at the token endpoint: %v", res, err)
+		}
+		if ok && !slices.Equal(audience(mustVerify(t, p, tok.AccessToken)), []string{res}) {
+			t.Errorf("aud of a token for %s", res)
+		}
 	}
 	_, err = p.AuthCode(ctx(t), idptest.AuthCodeRequest{ClientID: "mcp-host", Username: "bob", Scopes: []string{"tools:read"}, Resources: []string{"https://elsewhere.test/"}})
 	var ae *idptest.AuthorizationError
@@ -351,6 +384,18 @@ func TestOpaqueTokenIntrospection(t *testing.T) {
 	}
 	if _, out := introspect("gateway", "gateway-secret"); out["active"] != false {
 		t.Errorf("a revoked token is %v", out)
+	}
+	// A JWT access token introspects too, with the aud of its resource.
+	jwt, err := p.AuthCode(ctx(t), idptest.AuthCodeRequest{ClientID: "mcp-host", Username: "bob", Scopes: []string{"tools:read"}, Resources: []string{gatewayResource}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	status, out = postForm(t, p.IntrospectionURL(), "gateway", "gateway-secret", url.Values{"token": {jwt.AccessToken}})
+	if status != http.StatusOK || out["active"] != true || out["sub"] != "user-bob" || fmt.Sprint(out["aud"]) != "[http://127.0.0.1:9/mcp]" {
+		t.Errorf("JWT introspection: %d %v", status, out)
+	}
+	if _, out := postForm(t, p.IntrospectionURL(), "gateway", "gateway-secret", url.Values{"token": {"not-a-token"}}); out["active"] != false {
+		t.Errorf("garbage introspects as %v", out)
 	}
 }
 
