@@ -13,9 +13,7 @@ import (
 // registered client id: its secret, the provider's endpoints, its first
 // redirect URI and the scopes given.
 func (p *Provider) OAuth2Config(clientID string, scopes ...string) (*oauth2.Config, error) {
-	p.store.mu.Lock()
-	c, ok := p.store.clients[clientID]
-	p.store.mu.Unlock()
+	c, ok := p.store.client(clientID)
 	if !ok {
 		return nil, fmt.Errorf("idptest: no client %q", clientID)
 	}

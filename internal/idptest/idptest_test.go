@@ -553,6 +553,7 @@ func TestBadOptions(t *testing.T) {
 		"bad alg":           {SigningAlg: "HS256"},
 		"not loopback":      {Addr: "0.0.0.0:0"},
 		"duplicate user":    {Users: []idptest.User{{Subject: "a"}, {Subject: "b", Username: "a"}}},
+		"colon in subject":  {Users: []idptest.User{{Subject: "tenant:a"}}},
 	} {
 		if p, err := idptest.New(o); err == nil {
 			p.Close()

@@ -87,6 +87,7 @@ func (p *Provider) submitLogin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		op.AuthRequestError(w, r, ar, oidc.ErrAccessDenied(), p.op)
+		_ = p.store.DeleteAuthRequest(r.Context(), id) // a denied request cannot be logged in later
 		return
 	}
 	err := p.store.login(id, r.PostFormValue(fieldUsername), r.PostFormValue(fieldPassword))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -150,8 +151,8 @@ func (o Options) validate() error {
 	}
 	subjects, names := map[string]bool{}, map[string]bool{}
 	for i, u := range o.Users {
-		if u.Subject == "" {
-			bad("users[%d]: subject is empty", i)
+		if err := u.validate(); err != nil {
+			bad("users[%d]: %w", i, err)
 		}
 		if subjects[u.Subject] {
 			bad("users[%d]: subject %q is used twice", i, u.Subject)
@@ -187,6 +188,18 @@ func (c Client) validate() error {
 		if err := checkResource(r); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+func (u User) validate() error {
+	switch {
+	case u.Subject == "":
+		return errors.New("subject is empty")
+	case strings.Contains(u.Subject, ":"):
+		// zitadel seals an opaque token as "<token ID>:<subject>" and
+		// splits it at the colon.
+		return fmt.Errorf("subject %q contains a colon, which zitadel's opaque tokens cannot carry", u.Subject)
 	}
 	return nil
 }

@@ -91,8 +91,8 @@ func (s *storage) putClient(c Client) error {
 
 // putUser registers u, replacing the user of the same subject.
 func (s *storage) putUser(u User) error {
-	if u.Subject == "" {
-		return errors.New("idptest: user subject is empty")
+	if err := u.validate(); err != nil {
+		return fmt.Errorf("idptest: user %q: %w", u.Subject, err)
 	}
 	u = cloneUser(u)
 	if u.Password == "" {
@@ -109,6 +109,13 @@ func (s *storage) putUser(u User) error {
 	s.users[u.Subject] = &u
 	s.logins[u.loginName()] = u.Subject
 	return nil
+}
+
+func (s *storage) client(id string) (*opClient, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.clients[id]
+	return c, ok
 }
 
 func (s *storage) password(username string) (string, bool) {
