@@ -105,7 +105,7 @@ type StepReport struct {
 	Recall1, Recall5 float64
 	// Multi-step tasks: the first call in the top 5, and the share of all
 	// their steps in the top 10.
-	Multi                  int
+	Multi                 int
 	FirstHit5, Coverage10 float64
 	// Misses lists the tasks not answered (single: not in the top 5;
 	// multi: first call not in the top 5), with the top five.

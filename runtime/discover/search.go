@@ -65,8 +65,8 @@ const (
 	// says which list, not what the query is about, so it must not
 	// outrank the thing asked for ("the latest film by X" is about films).
 	weightCatalogue = 0.35
-	minPrefixLen  = 4
-	maxPrefixAlts = 8
+	minPrefixLen    = 4
+	maxPrefixAlts   = 8
 )
 
 // Search ranks the entries for the query and returns at most opts.Limit
