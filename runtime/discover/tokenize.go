@@ -144,7 +144,10 @@ var stopWords = setOf(
 var canonical = func() map[string][]string {
 	m := map[string][]string{}
 	add := func(to string, from ...string) {
-		terms := strings.Fields(to)
+		var terms []string // stemmed, as every indexed word is
+		for _, w := range strings.Fields(to) {
+			terms = append(terms, stem(w))
+		}
 		for _, f := range from {
 			m[stem(f)] = terms
 		}
