@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -179,37 +180,43 @@ func (ix *Index) Search(query string, opts Options) []Result {
 func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
 
 // producerDepth is how many of the best results get their producers
-// returned with them.
+// returned with them (1, 2 and 3 were measured on the dev half).
 const producerDepth = 1
 
-// addProducers returns, after each of the first producerDepth results
-// that needs an identifier (an id, number or key, not a name such as an
-// owner) none of the results so far produces, the first producer of it the
-// caller may see, keeping at most limit results.
+// addProducers places, right after the first producerDepth results, for
+// each identifier they need (an id, number or key, not a name such as an
+// owner) that no result placed before produces, the first producer of it
+// the caller may see; at most limit results are kept. On the gh manual
+// dev half, returning the producers of the best result only scored best
+// (docs/discovery.md).
 func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) []Result {
-	// present holds the results placed so far: a producer ranked further
-	// down is moved up next to the result that needs it.
-	present := map[*Entry]int{}
-	var res []Result
-	for i, r := range out {
-		if _, dup := present[r.Entry]; !dup {
-			present[r.Entry] = len(res)
+	if len(out) == 0 {
+		return out
+	}
+	// Only the results placed so far count as present: a producer ranked
+	// further down is moved up next to the result that needs it (and its
+	// own place below is dropped).
+	placed := func(upto int, e *Entry) bool {
+		for _, r := range out[:upto] {
+			if r.Entry == e {
+				return true
+			}
 		}
-		res = append(res, r)
-		if i >= producerDepth {
-			continue
-		}
+		return false
+	}
+	var added []Result
+	for i, r := range out[:min(producerDepth, len(out))] {
 		for _, n := range r.Entry.Needs {
 			if !idArgument(n.Argument) {
 				continue
 			}
-			have := false
 			var pick *Entry
+			have := false
 			for _, p := range n.From {
 				if !keep(p) {
 					continue
 				}
-				if _, ok := present[p]; ok {
+				if placed(i+1, p) || slices.ContainsFunc(added, func(a Result) bool { return a.Entry == p }) {
 					have = true
 					break
 				}
@@ -217,27 +224,26 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 					pick = p
 				}
 			}
-			if have || pick == nil {
-				continue
+			if !have && pick != nil {
+				added = append(added, Result{Entry: pick, ProducerFor: []string{r.Entry.Name}})
 			}
-			present[pick] = len(res)
-			res = append(res, Result{Entry: pick, ProducerFor: []string{r.Entry.Name}})
 		}
 	}
-	// A producer added here replaces its own ranked place further down.
-	final := res[:0]
-	seen := map[*Entry]bool{}
-	for _, r := range res {
-		if seen[r.Entry] {
-			continue
+	if len(added) == 0 {
+		return out
+	}
+	res := make([]Result, 0, len(out)+len(added))
+	res = append(res, out[:min(producerDepth, len(out))]...)
+	res = append(res, added...)
+	for _, r := range out[min(producerDepth, len(out)):] {
+		if !slices.ContainsFunc(added, func(a Result) bool { return a.Entry == r.Entry }) {
+			res = append(res, r)
 		}
-		seen[r.Entry] = true
-		final = append(final, r)
 	}
-	if len(final) > limit {
-		final = final[:limit]
+	if len(res) > limit {
+		res = res[:limit]
 	}
-	return final
+	return res
 }
 
 // idArgument: an input that takes an opaque identifier (movie_id, ids,
@@ -267,10 +273,24 @@ func mentionsID(q string) bool {
 	return false
 }
 
-// withNeeds sets each result's producer links to those the caller may see.
+// withNeeds sets each result's producer links to those the caller may see,
+// sharing the entry's own when the caller may see them all (no copy).
 func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
 	for i := range out {
-		for _, n := range out[i].Entry.Needs {
+		needs := out[i].Entry.Needs
+		all := true
+		for _, n := range needs {
+			for _, p := range n.From {
+				if !keep(p) {
+					all = false
+				}
+			}
+		}
+		if all {
+			out[i].Needs = needs
+			continue
+		}
+		for _, n := range needs {
 			var from []*Entry
 			for _, p := range n.From {
 				if keep(p) {
