@@ -66,22 +66,42 @@ func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
 const readyTimeout = 2 * time.Second
 
 // serveReady answers /readyz: the served bundles (each with its tool count
-// and generation.json bundleHash), the vault, the state store, the inbound
-// keys and the build. It is 503 with "ready":false when no tool is served,
+// and generation.json bundleHash; an OAuth connector also with the scopes
+// its login asks for and, when stored grants lack some, how many and
+// which: reconnectRequired, which does not make the gateway unready), the
+// vault, the state store, the inbound keys and the build. It is 503 with "ready":false when no tool is served,
 // the state store does not answer, or, in branchyard mode, the JWKS cannot
 // be read now.
 func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 	f := g.Fleet()
+	type reconnect struct {
+		Connections   int      `json:"connections"`
+		MissingScopes []string `json:"missingScopes"`
+	}
 	type bundle struct {
 		ID         string `json:"id"`
 		ServiceID  string `json:"serviceId"`
 		ToolCount  int    `json:"toolCount"`
 		BundleHash string `json:"bundleHash"`
 		Ready      bool   `json:"ready"`
+		// Scopes is what an OAuth connector's login asks for, and
+		// ReconnectRequired the stored grants that lack some of them.
+		Scopes            []string   `json:"scopes,omitempty"`
+		ReconnectRequired *reconnect `json:"reconnectRequired,omitempty"`
 	}
+	gaps, _ := g.grantGaps()
 	bs := []bundle{}
 	for _, c := range f.Connectors {
-		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), BundleHash: c.BundleHash, Ready: true})
+		b := bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), BundleHash: c.BundleHash, Ready: true}
+		for _, gap := range gaps {
+			if gap.Connector == c.ID {
+				b.Scopes = gap.Scopes
+				if gap.Connections > 0 {
+					b.ReconnectRequired = &reconnect{Connections: gap.Connections, MissingScopes: gap.Missing}
+				}
+			}
+		}
+		bs = append(bs, b)
 	}
 	ready := len(f.Tools) > 0
 	jwks := "none"
