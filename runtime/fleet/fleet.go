@@ -186,7 +186,8 @@ func (c *Connector) AuthFor(op *air.Operation) *air.Auth {
 // operation that connects this way declares (same type and scheme),
 // deduplicated in the order the operations and their requirements list
 // them: a login asks for what every approved operation needs, not only
-// the first one. The result is computed once and must not be modified.
+// the first one; the scopes the service auth declares come first when it
+// is the same auth. The result is computed once and must not be modified.
 func (c *Connector) ConnectAuth() *air.Auth {
 	c.connectOnce.Do(func() { c.connectAuth = connectAuth(c) })
 	return c.connectAuth
@@ -212,7 +213,9 @@ func connectAuth(c *Connector) *air.Auth {
 			}
 		}
 	}
-	add(base.Scopes)
+	if sa := &c.Doc.Service.Auth; sa.Type == base.Type && sa.Scheme == base.Scheme {
+		add(sa.Scopes) // what the service declares for this auth (offline_access, …)
+	}
 	for i := range c.Doc.Operations {
 		op := &c.Doc.Operations[i]
 		if !air.IsServed(op) {
