@@ -91,6 +91,9 @@ func runInit(e *env, c *cli.Context) error {
 		return fail(1, "writing %s: %v", out, err)
 	}
 	fmt.Fprintf(e.stdout, "Wrote %s: %d operations of %s (%s), all review_required.\n", out, len(doc.Operations), doc.Service.ID, specPath)
+	for _, l := range manifest.AuthSummary(doc) {
+		fmt.Fprintf(e.stdout, "  auth %s\n", l)
+	}
 	fmt.Fprintf(e.stdout, "  next: anvil compile %s --manifest %s --out <bundle>, then anvil approve <bundle> '<glob>'\n", specPath, out)
 	if ref := c.String("schema"); !isSpecURL(ref) && !filepath.IsAbs(ref) {
 		local := filepath.Join(filepath.Dir(out), filepath.FromSlash(ref))
