@@ -85,6 +85,10 @@ func runCompile(e *env, c *cli.Context) error {
 		defer in.cleanup()
 	}
 	specPath := in.spec
+	shownSpec := specPath // what the JSON result names
+	if in.cleanup != nil {
+		shownSpec = in.shown
+	}
 
 	var rec sources.Recorder
 	opts := compiler.Options{ServiceID: c.String("service"), HumanApproval: approval, Endpoint: endpoint}
@@ -93,10 +97,13 @@ func runCompile(e *env, c *cli.Context) error {
 		opts.Base, rec.Base = in.base, in.base // $refs stay inside it (issue 15)
 	}
 	doc, all := compiler.Compile(compiler.Inputs{Spec: specPath, FS: in.fs, Manifest: c.String("manifest")}, opts)
+	if in.cleanup != nil {
+		nameURL(all, specPath, in.shown) // the fetched file is temporary: name the URL
+	}
 	if doc == nil {
 		// Nothing to write: the description or the manifest cannot be used.
 		if format == "json" {
-			res := compileResult{Spec: specPath, Diagnostics: all, Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning)}
+			res := compileResult{Spec: shownSpec, Diagnostics: all, Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning)}
 			b, _ := json.MarshalIndent(res, "", "  ")
 			fmt.Fprintln(e.stdout, string(b))
 		} else {
@@ -134,7 +141,7 @@ func runCompile(e *env, c *cli.Context) error {
 		return fail(1, "writing %s: %v", out, err)
 	}
 
-	res := compileResult{Spec: specPath, Kind: doc.Service.Source.Kind, Source: snapshot.ID, Out: out, Files: len(rendered), Operations: len(doc.Operations),
+	res := compileResult{Spec: shownSpec, Kind: doc.Service.Source.Kind, Source: snapshot.ID, Out: out, Files: len(rendered), Operations: len(doc.Operations),
 		Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning), Diagnostics: all}
 	for i := range doc.Operations {
 		switch doc.Operations[i].State {
@@ -206,7 +213,7 @@ func compileInput(c *cli.Context) (*compiled, error) {
 		if err != nil {
 			return nil, fail(1, "%v", err)
 		}
-		in.shown, in.spec, in.cleanup = in.spec, p, cleanup
+		in.shown, in.spec, in.cleanup = shownURL(in.spec), p, cleanup
 		return in, nil
 	}
 	if fi, err := os.Stat(in.spec); err == nil && fi.IsDir() {

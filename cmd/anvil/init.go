@@ -46,8 +46,9 @@ func runInit(e *env, c *cli.Context) error {
 			return fail(1, "%s: %v", out, err)
 		}
 	}
-	load := specPath
+	load, shown := specPath, specPath
 	if isSpecURL(specPath) {
+		shown = shownURL(specPath)
 		p, cleanup, err := fetchSpec(c.Context, specPath)
 		if err != nil {
 			return fail(1, "%v", err)
@@ -59,16 +60,22 @@ func runInit(e *env, c *cli.Context) error {
 	if err != nil {
 		var f *diag.Failure
 		if errors.As(err, &f) {
+			if load != specPath {
+				nameURL(f.Diagnostics, load, shown)
+			}
 			printDiagnostics(e, f.Diagnostics, false)
-			return fail(1, "%s cannot be read as an OpenAPI description", specPath)
+			return fail(1, "%s cannot be read as an OpenAPI description", shown)
 		}
 		return fail(1, "%v", err)
 	}
 	opts := &lower.Options{ServiceID: c.String("service")}
 	doc, ds := lower.Lower(spec, nil, opts)
 	if ds.HasErrors() && doc == nil {
+		if load != specPath {
+			nameURL(ds, load, shown)
+		}
 		printDiagnostics(e, ds, false)
-		return fail(1, "%s cannot be compiled", specPath)
+		return fail(1, "%s cannot be compiled", shown)
 	}
 	so := manifest.ScaffoldOptions{SchemaRef: c.String("schema"), SpecName: filepath.Base(load)}
 	so.Auth, so.AuthNote = initAuth(spec, doc)
@@ -90,7 +97,7 @@ func runInit(e *env, c *cli.Context) error {
 	if err := writeNew(out, data, c.Bool("force")); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
-	fmt.Fprintf(e.stdout, "Wrote %s: %d operations of %s (%s), all review_required.\n", out, len(doc.Operations), doc.Service.ID, specPath)
+	fmt.Fprintf(e.stdout, "Wrote %s: %d operations of %s (%s), all review_required.\n", out, len(doc.Operations), doc.Service.ID, shown)
 	for _, l := range manifest.AuthSummary(doc) {
 		fmt.Fprintf(e.stdout, "  auth %s\n", l)
 	}
