@@ -113,6 +113,9 @@ func runConnect(e *env, c *cli.Context) error {
 		body["account"] = account
 	}
 	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// A gateway started a moment ago (anvil serve mcp … &) may not listen
+	// yet: wait a little for it rather than fail at once.
+	waitForGateway(e, client, gu.ResolveReference(&url.URL{Path: "/healthz"}).String(), gatewayStartWait)
 	// What the person's connection looked like before: the login is
 	// complete when the gateway stores a new one (see loginWait).
 	before, _ := connectionOf(client, gu.ResolveReference(&url.URL{Path: "/connect/status"}).String(), token, connector, cmp.Or(account, "default"))
@@ -312,5 +315,31 @@ func (w *loginWait) wait(ctx context.Context, deadline time.Time) error {
 				next = now.Add(connectProgress)
 			}
 		}
+	}
+}
+
+// gatewayStartWait is how long anvil connect waits for a gateway that does
+// not answer yet (a variable: tests shorten it).
+var gatewayStartWait = 15 * time.Second
+
+// waitForGateway polls the gateway's /healthz until it answers or wait has
+// passed, saying once that it waits. It returns either way: the request
+// that follows reports an unreachable gateway.
+func waitForGateway(e *env, client *http.Client, healthz string, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for said := false; ; {
+		resp, err := client.Get(healthz)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if !time.Now().Add(200 * time.Millisecond).Before(deadline) {
+			return
+		}
+		if !said {
+			fmt.Fprintf(e.stderr, "anvil: waiting for the gateway to answer (up to %s)...\n", wait)
+			said = true
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -92,6 +92,9 @@ func (c *connectGateway) tokenFile(t *testing.T, name, tok string) string {
 }
 
 func TestConnectCommand(t *testing.T) {
+	saved := gatewayStartWait
+	gatewayStartWait = 600 * time.Millisecond
+	t.Cleanup(func() { gatewayStartWait = saved })
 	c := newConnectGateway(t)
 	connectTok := c.tokenFile(t, "connect.token", c.token("connect"))
 	turnTok := c.tokenFile(t, "turn.token", c.token(""))
@@ -127,7 +130,7 @@ func TestConnectCommand(t *testing.T) {
 		{"empty token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", emptyTok}, 4, "", []string{"missing or empty"}},
 		{"missing token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", filepath.Join(c.dir, "nope")}, 4, "", []string{"missing or empty"}},
 		{"gateway unreachable", nil, "", []string{"connect", c.ws, "github", "--gateway", deadGateway, "--token-file", connectTok}, 7, "",
-			[]string{"could not be reached"}},
+			[]string{"anvil: waiting for the gateway to answer (up to 600ms)...", "could not be reached"}},
 		{"turn token refused", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", turnTok, "--api-key-stdin"}, 4, "",
 			[]string{"anvil: the gateway refused (403 connect_token_required): "}},
 		{"connector the gateway does not serve", nil, "", []string{"connect", cliWS, "extra", "--gateway", c.url, "--token-file", connectTok}, 1, "",
