@@ -31,7 +31,7 @@ type live struct {
 	Mock      *mockupstream.Server
 }
 
-// startLive serves doc as connector cid.
+// startLive serves doc as connector cid in front of the github-mini mock upstream.
 func startLive(t *testing.T, cid string, doc *air.Document) *live {
 	t.Helper()
 	mock, err := mockupstream.Start(mockupstream.Options{Token: liveUpstreamToken})
@@ -39,9 +39,18 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mock.Close() })
+	gw := startLiveAt(t, cid, doc, mock.URL)
+	gw.Mock = mock
+	return gw
+}
+
+// startLiveAt serves doc as connector cid in front of the upstream at
+// upstreamURL, which the gateway's vault holds liveUpstreamToken for.
+func startLiveAt(t *testing.T, cid string, doc *air.Document, upstreamURL string) *live {
+	t.Helper()
 	base := t.TempDir()
 	served := *doc
-	served.Service.Servers = []air.Server{{URL: mock.URL}}
+	served.Service.Servers = []air.Server{{URL: upstreamURL}}
 	bundle, err := air.Files(&served)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +84,7 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 	}
 	tokenFile := filepath.Join(base, "turn.token")
 	writeFile(t, tokenFile, "local-turn-token\n")
-	return &live{URL: srv.URL + "/mcp", TokenFile: tokenFile, Mock: mock}
+	return &live{URL: srv.URL + "/mcp", TokenFile: tokenFile}
 }
 
 // codeBlock returns the body of the first fenced block of lang in md.

@@ -25,42 +25,56 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-var (
-	miniOnce sync.Once
-	miniDoc  []byte
-	miniErr  error
-)
+// compiled is an example compiled once per test binary.
+type compiled struct {
+	once sync.Once
+	doc  []byte
+	diag diag.List
+	err  error
+}
 
-// githubMini compiles examples/github-mini with the real compiler and returns
-// a fresh copy of the document.
-func githubMini(t testing.TB) *air.Document {
+var examples = map[string]*compiled{"github-mini": {}, "hostile": {}}
+
+// example compiles examples/<name> (openapi.yaml and anvil.yaml) with the
+// real compiler and returns a fresh copy of the document and the compile's
+// diagnostics.
+func example(t testing.TB, name string) (*air.Document, diag.List) {
 	t.Helper()
-	miniOnce.Do(func() {
-		root := repoRoot()
-		spec, err := openapi.Load(filepath.Join(root, "examples", "github-mini", "openapi.yaml"), nil)
+	c := examples[name]
+	c.once.Do(func() {
+		dir := filepath.Join(repoRoot(), "examples", name)
+		spec, err := openapi.Load(filepath.Join(dir, "openapi.yaml"), nil)
 		if err != nil {
-			miniErr = err
+			c.err = err
 			return
 		}
-		man, ds := manifest.Load(filepath.Join(root, "examples", "github-mini", "anvil.yaml"))
+		man, ds := manifest.Load(filepath.Join(dir, "anvil.yaml"))
 		if ds.HasErrors() {
-			miniErr = diagErr(ds)
+			c.err = diagErr(ds)
 			return
 		}
 		doc, ds := lower.Lower(spec, man, nil)
 		if ds.HasErrors() {
-			miniErr = diagErr(ds)
+			c.err = diagErr(ds)
 			return
 		}
-		miniDoc, miniErr = air.Marshal(doc)
+		c.diag = ds
+		c.doc, c.err = air.Marshal(doc)
 	})
-	if miniErr != nil {
-		t.Fatalf("compile github-mini: %v", miniErr)
+	if c.err != nil {
+		t.Fatalf("compile %s: %v", name, c.err)
 	}
-	doc, err := air.Parse(miniDoc)
+	doc, err := air.Parse(c.doc)
 	if err != nil {
-		t.Fatalf("parse github-mini AIR: %v", err)
+		t.Fatalf("parse %s AIR: %v", name, err)
 	}
+	return doc, c.diag
+}
+
+// githubMini compiles examples/github-mini with the real compiler and returns
+// a fresh copy of the document.
+func githubMini(t testing.TB) *air.Document {
+	doc, _ := example(t, "github-mini")
 	return doc
 }
 

@@ -95,6 +95,7 @@ type opView struct {
 	PyConfirm string
 	PyIdem    string
 	PyDryRun  string
+	PyStage   string
 	PyHeaders string
 	PyTimeout string
 	PyCall    string // example call with required inputs
@@ -120,6 +121,7 @@ type opView struct {
 // inputView is one business input of an operation.
 type inputView struct {
 	Key         string // the tool input key
+	SDKName     string // the SDKs' name when the key would shadow a control (air.Param.SDKName), else ""
 	Name        string // wire name upstream
 	In          string // path | query | header | cookie | body
 	Py          string
@@ -368,22 +370,22 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		o.KeyRequired = o.IdemMode == air.IdemRequired && o.IdemDerivation != "request_fingerprint"
 		o.KeyDerived = !o.KeyRequired && (o.IdemMode == air.IdemKeySupported || o.IdemDerivation == "request_fingerprint")
 
-		// Python names.
+		// Python names and CLI flags. The controls keep their names: an
+		// input that would shadow one has its SDK name from lowering
+		// (air.Param.SDKName); seeding the controls here also keeps a
+		// document lowered before that rule from shadowing them.
 		pyNames := map[string]bool{}
 		flags := map[string]bool{"help": true, "schema": true}
+		for _, c := range naming.SDKControls {
+			pyNames[c] = true
+			flags[naming.Kebab(c)] = true
+		}
 		for _, in := range inputs {
 			in.Py = naming.Unique(in.Py, pyNames, "_")
 			in.Flag = naming.Unique(in.Flag, flags, "-")
 		}
-		safe := func(name string) string {
-			if pyNames[name] {
-				return naming.Unique("anvil_"+name, pyNames, "_")
-			}
-			pyNames[name] = true
-			return name
-		}
-		o.PyConfirm, o.PyIdem, o.PyDryRun = safe("confirm"), safe("idempotency_key"), safe("dry_run")
-		o.PyHeaders, o.PyTimeout = safe("headers"), safe("timeout")
+		o.PyConfirm, o.PyIdem, o.PyDryRun, o.PyStage = "confirm", "idempotency_key", "dry_run", "stage"
+		o.PyHeaders, o.PyTimeout = "headers", "timeout"
 		o.PyMethod = naming.Unique(naming.PyIdent(op.CanonicalName), pyTaken, "_")
 		o.TSMethod = naming.Camel(op.CanonicalName)
 		if o.TSMethod == "" || !naming.IsJSIdent(o.TSMethod) {
@@ -666,7 +668,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 	isCarrier := func(in, name string) bool {
 		return idem.HasCarrier() && in == idem.Mechanism && strings.EqualFold(name, idem.Key)
 	}
-	add := func(key, name, in string, required bool, s *air.Schema, desc string, example json.RawMessage) {
+	add := func(key, sdkName, name, in string, required bool, s *air.Schema, desc string, example json.RawMessage) {
 		if p := property(root, key); p != nil {
 			s = p
 		}
@@ -674,7 +676,8 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			desc = description(c.resolve(root, s))
 		}
 		t := c.jsonType(root, s)
-		iv := &inputView{Key: key, Name: name, In: in, Py: naming.PyIdent(key), Flag: naming.Kebab(key), Type: t,
+		sdk := orDefault(sdkName, key)
+		iv := &inputView{Key: key, SDKName: sdkName, Name: name, In: in, Py: naming.PyIdent(sdk), Flag: naming.Kebab(sdk), Type: t,
 			Required: required, Description: oneLine(desc)}
 		if iv.Flag == "" {
 			iv.Flag = "input-" + fmt.Sprint(len(inputs)+1)
@@ -696,7 +699,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			carrierKey = key
 			continue
 		}
-		add(key, p.Name, p.In, p.Required, p.Schema, p.Description, p.Example)
+		add(key, p.SDKName, p.Name, p.In, p.Required, p.Schema, p.Description, p.Example)
 	}
 	if b := op.Input.Body; b != nil {
 		if b.Projection == air.ProjectionWhole {
@@ -704,7 +707,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			if len(b.Fields) == 1 && b.Fields[0].Key != "" {
 				key = b.Fields[0].Key
 			}
-			add(key, "", "body", b.Required, b.Schema, "", nil)
+			add(key, "", "", "body", b.Required, b.Schema, "", nil)
 		} else {
 			bs := c.resolve(root, b.Schema)
 			for _, f := range b.Fields {
@@ -717,7 +720,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 				if bs != nil && bs.Properties != nil {
 					fs = bs.Properties[f.Name]
 				}
-				add(key, f.Name, "body", f.Required, fs, "", nil)
+				add(key, f.SDKName, f.Name, "body", f.Required, fs, "", nil)
 			}
 		}
 	}
@@ -772,13 +775,16 @@ func usage(o *opView) string {
 		}
 	}
 	if o.Confirm {
-		parts = append(parts, "--"+safetyFlag(o, "confirm"))
+		parts = append(parts, "--confirm")
 	}
 	return strings.Join(parts, " ")
 }
 
-// safetyFlag is the CLI flag of a reserved option, renamed only when a
-// business input already uses it.
+// safetyFlag is the CLI flag of an option that is not a control (--input,
+// --body, --json), renamed only when a business input already uses it. The
+// controls (--confirm, --idempotency-key, --dry-run, --stage) are never
+// renamed: an input that would shadow one has another flag
+// (naming.SDKControls).
 func safetyFlag(o *opView, name string) string {
 	for _, in := range o.Inputs {
 		if in.Flag == name {

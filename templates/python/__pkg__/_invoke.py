@@ -17,10 +17,14 @@ def invoke(
     confirm: bool = False,
     idempotency_key: Optional[str] = None,
     dry_run: bool = False,
+    stage: bool = False,
     headers: Optional[Dict[str, str]] = None,
     timeout: Optional[float] = None,
 ) -> Any:
-    """Call the operation behind a Python method with tool-input arguments."""
+    """Call the operation behind a Python method with tool-input arguments.
+
+    stage=True asks the gateway for the operation's draft form (``_meta.stage``).
+    """
     op = operation(method)
     args = {key: value for key, value in arguments.items() if value is not None}
     check_confirmation(op, confirm)
@@ -45,6 +49,7 @@ def invoke(
     result = transport.call_tool(
         transport.connector + "__" + op["tool"],
         call_args,
+        meta={"stage": True} if stage else None,
         operation=op["id"],
         headers=headers,
         timeout=timeout,

@@ -40,6 +40,8 @@ export interface ClientOptions {
 
 /** Per-request transport options. */
 export interface TransportCallOptions {
+  /** Sent as the call's _meta ({ stage: true }). */
+  meta?: Record<string, unknown>;
   operation?: string;
   headers?: Record<string, string>;
   timeoutMs?: number;
@@ -427,7 +429,9 @@ export class GatewayTransport {
       headers["Mcp-Protocol-Version"] = typeof version === "string" && version !== "" ? version : PROTOCOL_VERSION;
       const note = await this.#send("POST", headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), options);
       if (note.status >= 400) throw httpError(note.status, note.body, operation);
-      const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } };
+      const params: Record<string, unknown> = { name, arguments: args };
+      if (options.meta !== undefined) params._meta = options.meta;
+      const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params };
       const answer = await this.#send("POST", headers, JSON.stringify(call), options);
       const result = resultOf(answer, 2, operation);
       if (!isRecord(result)) {

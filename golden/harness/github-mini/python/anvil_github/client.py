@@ -20,7 +20,10 @@ class GithubClient:
     Every method takes keyword arguments only: the operation's inputs, then
     ``confirm`` (needed by operations that require confirmation),
     ``idempotency_key``, ``dry_run`` (``dry_run=True`` returns the gateway's
-    plan and changes nothing), ``headers`` and ``timeout``.
+    plan and changes nothing), ``stage`` (``stage=True`` performs the
+    operation's draft form instead, where it declares one), ``headers`` and
+    ``timeout``. These names are never taken by an operation's own input: one
+    that would shadow them is called ``<name>_field`` (dry_run_field).
 
     Attributes:
         last_effect: the effect report (``_meta.effect``) of the last call:
@@ -61,6 +64,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -84,6 +88,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -119,6 +124,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -144,6 +150,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -158,6 +165,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -187,6 +195,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -200,6 +209,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -223,6 +233,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -239,6 +250,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -271,6 +283,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -284,6 +297,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -307,6 +321,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -321,6 +336,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -350,6 +366,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -363,6 +380,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -387,6 +405,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -403,6 +422,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -435,6 +455,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -448,6 +469,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -472,6 +494,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -488,6 +511,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -518,6 +542,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -531,6 +556,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -554,6 +580,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )
@@ -566,6 +593,7 @@ class GithubClient:
         confirm: bool = False,
         idempotency_key: Optional[str] = None,
         dry_run: bool = False,
+        stage: bool = False,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Any:
@@ -587,6 +615,7 @@ class GithubClient:
             confirm=confirm,
             idempotency_key=idempotency_key,
             dry_run=dry_run,
+            stage=stage,
             headers=headers,
             timeout=timeout,
         )

@@ -17,6 +17,8 @@ export interface CallOptions {
   idempotencyKey?: string;
   /** Returns the gateway's plan; nothing changes. */
   dryRun?: boolean;
+  /** Performs the operation's draft form instead (operations that declare one); lastEffect.staged says how to promote or discard it. */
+  stage?: boolean;
   /** Extra HTTP headers for the gateway. */
   headers?: Record<string, string>;
   /** Milliseconds each HTTP request may take. */
@@ -72,6 +74,7 @@ export async function invoke(
   onEffect(null);
   const result = await transport.callTool(transport.connector + "__" + op.tool, callArgs, {
     operation: op.id,
+    meta: options.stage === true ? { stage: true } : undefined,
     headers: options.headers,
     timeoutMs: options.timeoutMs,
     signal: options.signal,
