@@ -37,6 +37,12 @@ var (
 	ErrTemplate = errors.New("harness: template failed")
 )
 
+// ManifestFile is the package's list of the files anvil package harness
+// wrote (files.Manifest): a repackaging into the same directory replaces and
+// removes only those, and leaves every other file (node_modules, dist, a
+// person's own tests) alone.
+const ManifestFile = "anvil-generated.json"
+
 // Render renders the whole harness package of connector c: tools are called
 // as <c.ID>__<tool>, the CLI is bin/<c.ID>, and harness.json records
 // c.BundleHash when it is 64 hex characters (else null). Only served
