@@ -146,6 +146,7 @@ func exampleInput(v *pkgView, i int) ([]byte, error) {
 // funcs are the helpers every template set gets.
 var funcs = template.FuncMap{
 	"pystr": pyString,
+	"toml":  tomlString,
 	"jsstr": jsString,
 	"pydoc": pyDoc,
 	"jsdoc": jsDoc,

@@ -2,9 +2,11 @@ package harness
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/anvil-dev/anvil/compiler/naming"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -410,10 +412,19 @@ func tsKey(k string) string {
 	return string(b)
 }
 
-// jsDoc makes text safe inside a /** */ comment, on one line.
+// jsDoc makes text safe inside a /** */ or // comment, on one line: white
+// space (line terminators included) collapsed, "*/" broken, and control
+// characters (and bytes that are not UTF-8) written as \uXXXX text.
 func jsDoc(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "*/", "*\\/")
+	var b strings.Builder
+	for _, r := range strings.Join(strings.Fields(s), " ") {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return strings.ReplaceAll(b.String(), "*/", "*\\/")
 }
 
 func sortedKeys[V any](m map[string]V) []string {
