@@ -128,7 +128,9 @@ func mdCell(s string) string {
 
 // oneLine collapses whitespace and replaces bytes that are not UTF-8 (every
 // generated file is UTF-8 text).
-func oneLine(s string) string { return strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ") }
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
+}
 
 // firstSentence returns the first sentence of s (up to the first ". ").
 func firstSentence(s string) string {
