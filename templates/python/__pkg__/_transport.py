@@ -438,7 +438,11 @@ class GatewayTransport:
         self, status: int, headers: Dict[str, str], body: bytes, want: int, operation: Optional[str]
     ) -> Any:
         if status >= 400:
-            raise _http_error(status, body, operation)
+            err = _http_error(status, body, operation)
+            after = headers.get("retry-after", "").strip()
+            if err.retry_after_ms is None and after.isdigit():
+                err.retry_after_ms = int(after) * 1000
+            raise err
         for message in _messages(headers, body):
             if not isinstance(message, dict) or message.get("id") != want:
                 continue

@@ -40,8 +40,13 @@ class GithubClient:
         gateway_connector: Optional[str] = None,
         user_agent: Optional[str] = None,
         timeout: Optional[float] = None,
+        max_retries: int = 2,
     ) -> None:
         self.last_effect = None  # type: Optional[Dict[str, Any]]
+        #: How many times a call is sent again after rate_limited,
+        #: upstream_unavailable or upstream_timeout: reads, and writes whose
+        #: idempotency key goes upstream, only (README, "Retries").
+        self.max_retries = max_retries
         self._gateway = None  # type: Optional[GatewayTransport]
         url = gateway_url or gateway_url_from_env()
         if url:
