@@ -280,7 +280,7 @@ func harnessJSON(v *pkgView, bundleHash string) ([]byte, error) {
 		Requires: harnessRequires{
 			CLI:        "Node.js 18 or later (no dependencies)",
 			Python:     "Python 3.9 or later (standard library only)",
-			TypeScript: "TypeScript 5.8 or later (tsc), or Node.js 22.6 or later with type stripping",
+			TypeScript: "Node.js 18 or later once built (npm install runs prepare: tsc builds dist/), or Node.js 22.6 or later with type stripping",
 		},
 		Operations: []harnessOpEntry{},
 	}

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
+import { AnvilError, ERROR_CLASSES, ERROR_CODES, PolicyDenied, UnknownUpstreamError, isErrorCode } from "./errors.ts";
 import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult, httpError, jsonrpcError, toolsUrl } from "./gateway.ts";
 import type { ToolResult, TransportCallOptions } from "./gateway.ts";
 import { invoke, operationFor } from "./invoke.ts";
@@ -191,4 +191,18 @@ test("toolsUrl: the GET /tools route beside the gateway's MCP endpoint", () => {
   assert.equal(toolsUrl("http://127.0.0.1:8931/mcp", { search: "list items", connector: "shop", limit: undefined }),
     "http://127.0.0.1:8931/tools?search=list+items&connector=shop");
   assert.equal(toolsUrl("https://gw.example/anvil/mcp/?x=1#f", { search: "a&b", limit: "5" }), "https://gw.example/anvil/tools?search=a%26b&limit=5");
+});
+
+test("every code has its AnvilError subclass", () => {
+  for (const code of ERROR_CODES) {
+    const e = new AnvilError(code, "m", { operation: "o" });
+    assert.ok(e instanceof ERROR_CLASSES[code]);
+    assert.ok(e instanceof AnvilError);
+    assert.ok(e instanceof Error);
+    assert.equal(e.code, code);
+    assert.equal(e.name, ERROR_CLASSES[code].name);
+    assert.equal(e.operation, "o");
+  }
+  assert.ok(new AnvilError("nope", "m") instanceof UnknownUpstreamError);
+  assert.ok(new PolicyDenied("policy_denied", "m") instanceof PolicyDenied);
 });
