@@ -1,6 +1,7 @@
 // Package harness renders one connector's harness package from an AIR
 // document: SKILL.md and its references, input schemas and examples, the
-// Python and TypeScript SDKs, the bin/<connector> CLI and harness.json. Every
+// Python, TypeScript and Go SDKs (the Go module from compiler/emit/gosdk,
+// under go/), the bin/<connector> CLI and harness.json. Every
 // SDK and the CLI call the Anvil gateway (MCP over Streamable HTTP) and
 // nothing else.
 //
@@ -20,6 +21,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/emit/gosdk"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/templates"
 )
@@ -95,6 +97,13 @@ func Render(c emit.Connector) (files.Tree, error) {
 			return nil, fmt.Errorf("harness: example of %s: %w", o.ID, err)
 		}
 		tree.Add("examples/"+name+".json", ex)
+	}
+	gt, err := gosdk.Render(c)
+	if err != nil {
+		return nil, err
+	}
+	for name, f := range gt {
+		tree.AddMode(path.Join("go", name), f.Data, f.Mode)
 	}
 	hj, err := harnessJSON(v, c.BundleHash)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/anvil-dev/anvil/compiler/emit/gosdk"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -250,12 +251,14 @@ type harnessEntry struct {
 	CLI        string `json:"cli"`
 	Python     string `json:"python"`
 	TypeScript string `json:"typescript"`
+	Go         string `json:"go"`
 }
 
 type harnessRequires struct {
 	CLI        string `json:"cli"`
 	Python     string `json:"python"`
 	TypeScript string `json:"typescript"`
+	Go         string `json:"go"`
 }
 
 type harnessOpEntry struct {
@@ -276,11 +279,12 @@ func harnessJSON(v *pkgView, bundleHash string) ([]byte, error) {
 		Service:       harnessService{ID: v.ServiceID, Version: v.ServiceVersion},
 		Gateway:       harnessGateway{URLEnv: "ANVIL_GATEWAY_URL", TokenFileEnv: "ANVIL_GATEWAY_TOKEN_FILE"},
 		Entrypoints: harnessEntry{Skill: "SKILL.md", CLI: "bin/" + v.Connector, Python: "python/" + v.PyPackage,
-			TypeScript: "typescript/src/index.ts"},
+			TypeScript: "typescript/src/index.ts", Go: "go"},
 		Requires: harnessRequires{
 			CLI:        "Node.js 18 or later (no dependencies)",
 			Python:     "Python 3.9 or later (standard library only)",
 			TypeScript: "Node.js 18 or later once built (npm install runs prepare: tsc builds dist/), or Node.js 22.6 or later with type stripping",
+			Go:         "Go " + gosdk.GoVersion + " or later (standard library only; module " + gosdk.ModulePath(v.Connector) + ")",
 		},
 		Operations: []harnessOpEntry{},
 	}
