@@ -34,6 +34,11 @@ export interface ClientOptions {
   userAgent?: string;
   /** Milliseconds each HTTP request may take. */
   timeoutMs?: number;
+  /**
+   * How many times a retryable failure (rate_limited, upstream_unavailable, upstream_timeout) is sent
+   * again, for reads and writes whose idempotency key goes upstream only; default 2, 0 turns retries off.
+   */
+  maxRetries?: number;
   /** The fetch to use (for example a proxy-aware one); default the global fetch. */
   fetch?: typeof fetch;
 }
@@ -292,6 +297,8 @@ export class GatewayTransport {
   readonly connector: string;
   readonly userAgent: string;
   readonly timeoutMs: number;
+  /** See ClientOptions.maxRetries. */
+  readonly maxRetries: number;
   readonly #tokenFile: string | undefined;
   readonly #tokenProvider: TokenProvider | undefined;
   readonly #fetch: typeof fetch;
@@ -312,6 +319,7 @@ export class GatewayTransport {
     this.connector = options.gatewayConnector || env("ANVIL_GATEWAY_CONNECTOR") || DEFAULT_CONNECTOR;
     this.userAgent = options.userAgent || DEFAULT_USER_AGENT;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxRetries = options.maxRetries ?? 2;
     this.#tokenFile = options.tokenFile;
     this.#tokenProvider = options.tokenProvider;
     this.#fetch = options.fetch ?? globalThis.fetch;
