@@ -28,8 +28,13 @@ from anvil_hostile import AnvilError, HostileClient, PolicyDenied, RateLimited
 
 def main() -> None:
     client = HostileClient(max_retries=1, timeout=10.0)
-    things: Any = client.list_thing(dry_run_field=True, timeout_field=3, timeout=5.0)
+    things = client.list_thing(dry_run_field=True, timeout_field=3, timeout=5.0)
+    first: str = things[0]["name"]
     plan = client.create_thing(name="x", dry_run_field=False, confirm=True, dry_run=True)
+    url: str = plan["url"]
+    created = client.create_thing(name="y", confirm=True)
+    ident: int = created["id"]
+    draft: Any = created.get("draft")
     found: List[Dict[str, Any]] = client.search("create a thing", limit=3)
     try:
         client.create_thing(name="y", idempotency_key="k", confirm=True, stage=True)
@@ -39,15 +44,17 @@ def main() -> None:
         print(e.retry_after_ms)
     except AnvilError as e:
         print(e.code, e.trace_id)
-    print(things, plan, found, client.last_effect)
+    print(things, first, url, ident, draft, plan, found, client.last_effect)
 `
 
-// pyMisuse holds two mistakes the type checker must report: a control given
-// a string, and a field under a name the method does not take.
+// pyMisuse holds three mistakes the type checker must report: a control
+// given a string, a field under a name the method does not take, and a key
+// the result type does not have.
 const pyMisuse = `from anvil_hostile import HostileClient
 
 HostileClient().create_thing(name="x", dry_run="yes")
 HostileClient().create_thing(name="x", dryRun=True)
+HostileClient().list_thing()[0]["nope"]
 `
 
 // TestPythonPackageTypeChecksStrict: pyright in strict mode passes a
@@ -77,7 +84,7 @@ func TestPythonPackageTypeChecksStrict(t *testing.T) {
 	if strings.Contains(out, "/use.py") {
 		t.Errorf("pyright --strict reports errors in a correct program:\n%s", out)
 	}
-	if !strings.Contains(out, "misuse.py:3:") || !strings.Contains(out, "misuse.py:4:") || !strings.Contains(out, "2 errors") {
-		t.Errorf("pyright did not report the two misuses:\n%s", out)
+	if !strings.Contains(out, "misuse.py:3:") || !strings.Contains(out, "misuse.py:4:") || !strings.Contains(out, "misuse.py:5:") {
+		t.Errorf("pyright did not report the three misuses:\n%s", out)
 	}
 }

@@ -47,6 +47,7 @@ type pkgView struct {
 	ExitCodes      []exitRow
 	ErrorCodes     []string
 	PySpec         string // Python literal of the operation table
+	PyResults      string // results.pyi's TypedDicts and result aliases
 	CLISpec        string // JSON of the CLI's SPEC
 	TSSpec         string // JSON of the TypeScript SDK's SPEC
 	TSNamed        []tsNamed
@@ -98,6 +99,7 @@ type opView struct {
 	PyStage   string
 	PyHeaders string
 	PyTimeout string
+	PyResult  string // the result type in results.pyi
 	PyCall    string // example call with required inputs
 	TSCall    string // the same in TypeScript, with typed example values
 
@@ -506,6 +508,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 			title, v.Reads, v.Writes, resourceList(emit.ShortList(resources)), connector, v.SearchCommand)
 	}
 
+	v.PyResults = pyResults(c, v.Ops, served)
 	for _, name := range drainNamed(ts) {
 		v.TSNamed = append(v.TSNamed, name)
 	}
@@ -922,3 +925,25 @@ func jsonText(v any) (string, error) {
 
 // pretty marshals v indented with a trailing newline.
 func pretty(v any) ([]byte, error) { return air.Marshal(v) }
+
+// pyResults names each operation's result type (opView.PyResult) and
+// writes results.pyi's declarations: the TypedDicts of the response schemas
+// and one alias per operation (or the operation's own TypedDict when its
+// response is an object declared in place).
+func pyResults(c schemas, ops []*opView, served []*air.Operation) string {
+	g := newPyTypes(c)
+	var aliases strings.Builder
+	for i, o := range ops {
+		out := served[i].Output.Schema
+		o.PyResult = g.className(served[i].CanonicalName + "_result")
+		switch {
+		case out == nil:
+			aliases.WriteString(o.PyResult + " = Any\n")
+		case out.Ref == "" && out.Bool == nil && len(out.Properties) > 0 && len(out.OneOf)+len(out.AnyOf)+len(out.AllOf) == 0:
+			g.want = append(g.want, pyWant{name: o.PyResult, root: out, schema: out})
+		default:
+			aliases.WriteString(o.PyResult + " = " + g.expr(out, out, o.PyResult+"Item", 0) + "\n")
+		}
+	}
+	return g.decls() + "\n# The result of each operation's method.\n" + aliases.String()
+}
