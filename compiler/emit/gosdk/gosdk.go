@@ -66,6 +66,7 @@ func Render(c emit.Connector) (files.Tree, error) {
 		return nil, err
 	}
 	tree.Add("runtime_gen.go", rt)
+	tree.Add("README.md", g.readme())
 	for name, f := range map[string]*jen.File{"client_gen.go": g.client(), "types_gen.go": g.typesFile()} {
 		var buf bytes.Buffer
 		if err := f.Render(&buf); err != nil {
@@ -393,4 +394,83 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// readme renders README.md: how to use the module, with an example (the
+// first read whose required inputs are all scalars) that the harness's Go
+// test builds and runs against a live gateway.
+func (g *gen) readme() []byte {
+	var ex *opGen
+	for _, o := range g.ops {
+		if o.op.Effect.Kind != air.KindRead {
+			continue
+		}
+		scalar := true
+		for _, in := range o.inputs {
+			if in.required && !scalarType(in.schema) {
+				scalar = false
+			}
+		}
+		if scalar {
+			ex = o
+			break
+		}
+	}
+	title := comment(g.c.Doc.Service.DisplayName)
+	if title == "" {
+		title = g.c.Doc.Service.ID
+	}
+	var b strings.Builder
+	b.WriteString("<!-- " + Header + " -->\n# " + title + " (Go)\n\n")
+	b.WriteString(title + " through the Anvil gateway, as connector `" + g.c.ID + "`: module `" + ModulePath(g.c.ID) +
+		"`, package `" + g.pkg + "`, Go " + GoVersion + " or later, standard library only. The module is not published: use it from\n" +
+		"your module with `go mod edit -replace " + ModulePath(g.c.ID) + "=<this folder>` (then `go get " + ModulePath(g.c.ID) +
+		"`), or list this folder in a `go.work`.\n")
+	if ex != nil {
+		b.WriteString("\n```go\npackage main\n\nimport (\n\t\"context\"\n\t\"errors\"\n\t\"fmt\"\n\n\t" + g.pkg + " \"" + ModulePath(g.c.ID) + "\"\n)\n\n")
+		b.WriteString("func main() {\n\tctx := context.Background()\n\tclient, err := " + g.pkg + ".New() // ANVIL_GATEWAY_URL, ANVIL_GATEWAY_TOKEN_FILE\n\tif err != nil {\n\t\tpanic(err)\n\t}\n")
+		var args []string
+		for _, in := range ex.inputs {
+			if in.required {
+				args = append(args, in.field+": "+scalarExample(in))
+			}
+		}
+		b.WriteString("\tresult, err := client." + ex.method + "(ctx, " + g.pkg + "." + ex.input + "{" + strings.Join(args, ", ") + "})\n")
+		b.WriteString("\tvar refused *" + g.pkg + ".Error\n\tif errors.As(err, &refused) {\n\t\tfmt.Println(refused.Code, refused.Details[\"code\"])\n\t\treturn\n\t}\n")
+		b.WriteString("\tfmt.Println(result)\n\tfmt.Println(client.LastEffect().Class) // the call's effect report: its class, and for a write how to undo it\n}\n```\n")
+	}
+	b.WriteString(`
+Every method takes a context, the operation's input struct (its own inputs, under their own names even when
+one is called confirm or dry_run) and call options, the safety controls: WithConfirm() for writes that need
+confirmation (refused locally without it), WithIdempotencyKey(key) (derived from the inputs where the operation
+supports keys), WithDryRun(&plan) (the gateway's plan; nothing changes), WithStage() (the operation's draft form,
+where it declares one), WithEffect(&report), WithHeader and WithCallTimeout. New takes WithGatewayURL,
+WithTokenFile, WithConnector, WithTimeout, WithMaxRetries (default 2: rate_limited, upstream_unavailable and
+upstream_timeout are retried after the gateway's retry_after_ms or 0.5s doubling to 8s, for reads and keyed
+writes only), WithHTTPClient and WithUserAgent.
+
+Failures are *Error values: errors.Is(err, ErrPolicyDenied) (a sentinel per code) and errors.As for the code,
+message, trace id and details. client.LastEffect() (or WithEffect) is the effect report: Undo names the call
+that undoes a write, which client.Call(ctx, undo.Tool, undo.Arguments, WithConfirm()) makes. client.Search
+ranks the operations for a plain-language task through the gateway.
+`)
+	return []byte(b.String())
+}
+
+func scalarType(s *air.Schema) bool {
+	switch mainType(s) {
+	case "string", "integer", "number", "boolean":
+		return s.Ref == ""
+	}
+	return false
+}
+
+func scalarExample(in inputGen) string {
+	switch mainType(in.schema) {
+	case "integer", "number":
+		return "1"
+	case "boolean":
+		return "true"
+	}
+	return fmt.Sprintf("%q", "<"+in.key+">")
 }

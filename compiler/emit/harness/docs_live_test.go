@@ -326,8 +326,13 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 		t.Errorf("SKILL.md shows no TypeScript import")
 		writeFile(t, filepath.Join(pkg, "skill_example.ts"), "export {};\n")
 	}
-	writeFile(t, filepath.Join(pkg, "typescript", "readme_example.ts"),
-		fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts")))
+	// The README imports the installed package by name (npm_test.go runs it
+	// so); here it is compiled against the package's source.
+	readme := fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts"))
+	if !strings.Contains(readme, `from "anvil-github";`) {
+		t.Errorf("typescript/README.md does not import the package by name:\n%s", readme)
+	}
+	writeFile(t, filepath.Join(pkg, "typescript", "readme_example.ts"), strings.Replace(readme, `from "anvil-github";`, `from "./src/index.ts";`, 1))
 	writeFile(t, filepath.Join(pkg, "package.json"), `{"type":"module"}`)
 	writeFile(t, filepath.Join(pkg, "tsconfig.docs.json"), `{"extends": "./typescript/tsconfig.json",
   "compilerOptions": {"rootDir": ".", "outDir": "docs-out"},

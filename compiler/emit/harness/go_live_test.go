@@ -150,12 +150,13 @@ func main() {
 `
 
 // TestGoSDKAgainstALiveGateway builds programs that use the Go SDKs of
-// github-mini and of the hostile spec (one go vet and one go build for both,
-// through a go.work) and runs them against the real fleet gateway.
+// github-mini (its README's example too) and of the hostile spec (one go vet
+// and one go build for all, through a go.work) and runs them against the
+// real fleet gateway.
 func TestGoSDKAgainstALiveGateway(t *testing.T) {
 	t.Parallel()
 	goTool := tool(t, "go")
-	gw, _, pkg, env := livePackage(t, githubMini(t), tool(t, "node"))
+	gw, tree, pkg, env := livePackage(t, githubMini(t), tool(t, "node"))
 	up, hostilePkg, hostileEnv := hostileLive(t)
 
 	app := filepath.Join(t.TempDir(), "app")
@@ -164,6 +165,8 @@ func TestGoSDKAgainstALiveGateway(t *testing.T) {
 		"go.work":         "go " + gosdk.GoVersion + "\n\nuse (\n\t.\n\t" + filepath.Join(pkg, "go") + "\n\t" + filepath.Join(hostilePkg, "go") + "\n)\n",
 		"mini/main.go":    goMini,
 		"hostile/main.go": goHostile,
+		// go/README.md's example, as a reader would run it.
+		"readme/main.go": fill(t, codeBlock(t, string(tree["go/README.md"].Data), "go")),
 	} {
 		p := filepath.Join(app, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -179,10 +182,15 @@ func TestGoSDKAgainstALiveGateway(t *testing.T) {
 		}
 		goEnv = append(goEnv, v+"="+strings.TrimSpace(string(out)))
 	}
-	if r := runFor(t, 5*time.Minute, goEnv, "", "/bin/sh", "-c", `cd "$0" && go vet ./... anvil.local/sdk/github anvil.local/sdk/hostile && go build -o bin/ ./mini ./hostile`, app); r.Code != 0 {
+	if r := runFor(t, 5*time.Minute, goEnv, "", "/bin/sh", "-c", `cd "$0" && go vet ./... anvil.local/sdk/github anvil.local/sdk/hostile && go build -o bin/ ./mini ./hostile ./readme`, app); r.Code != 0 {
 		t.Fatalf("go vet / go build: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
+	before := len(gw.Mock.Requests())
+	if r := run(t, env, "", filepath.Join(app, "bin", "readme")); r.Code != 0 || !strings.Contains(r.Stdout, "Second issue") ||
+		!strings.Contains(r.Stdout, "\nread\n") || len(gw.Mock.Requests()) == before {
+		t.Errorf("go/README.md's example: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	r := run(t, env, "", filepath.Join(app, "bin", "mini"))
 	if r.Code != 0 {
 		t.Fatalf("the github-mini program: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)

@@ -75,6 +75,15 @@ console.log(typeof GithubClient, e instanceof PolicyDenied, typeof new GithubCli
 	if r := run(t, env, "", node, filepath.Join(app, "main.mjs")); r.Code != 0 || strings.TrimSpace(r.Stdout) != "function true function" {
 		t.Errorf("plain node importing the installed package: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// typescript/README.md's example, as written, in plain node against a live gateway.
+	gw := startLive(t, "github", githubMini(t))
+	writeFile(t, filepath.Join(app, "readme.mjs"), fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts")))
+	liveEnv := append(append([]string(nil), env...), "ANVIL_GATEWAY_URL="+gw.URL, "ANVIL_GATEWAY_TOKEN_FILE="+gw.TokenFile)
+	before := len(gw.Mock.Requests())
+	if r := run(t, liveEnv, "", node, filepath.Join(app, "readme.mjs")); r.Code != 0 || !strings.Contains(r.Stdout, "class: 'read'") ||
+		len(gw.Mock.Requests()) == before {
+		t.Errorf("typescript/README.md's example in plain node: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	writeFile(t, filepath.Join(app, "consumer.ts"), tsConsumer)
 	if r := run(t, env, "", tscPath(t), "--strict", "--noEmit", "--module", "nodenext", "--moduleResolution", "nodenext",
 		"--target", "es2022", "--types", "node", "--typeRoots", typeRoots(), filepath.Join(app, "consumer.ts")); r.Code != 0 {
