@@ -42,6 +42,7 @@ type pkgView struct {
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
+	AnyStaged      bool // some operation has a draft form (stage=True)
 	AnyPaginated   bool
 	Errors         []errorRow
 	ExitCodes      []exitRow
@@ -483,6 +484,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 				st.Discard = d.Discard.Operation
 			}
 			o.Staged = st
+			v.AnyStaged = true
 		}
 	}
 
