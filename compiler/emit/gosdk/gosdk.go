@@ -17,7 +17,9 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -284,7 +286,7 @@ func (g *gen) client() *jen.File {
 		op := o.op
 		idem := op.Idempotency
 		fields := jen.Dict{
-			jen.Id("Method"): jen.Lit(o.method), jen.Id("ID"): jen.Lit(op.ID), jen.Id("Tool"): jen.Lit(toolName(op)),
+			jen.Id("Method"): jen.Lit(o.method), jen.Id("ID"): jen.Lit(op.ID), jen.Id("Tool"): jen.Lit(emit.ToolName(op)),
 		}
 		if op.Effect.Kind == air.KindRead {
 			fields[jen.Id("Read")] = jen.True()
@@ -319,7 +321,7 @@ func (g *gen) client() *jen.File {
 			f.Comment(d)
 		}
 		f.Comment("")
-		line := "Effect: " + label(op) + ". Tool " + toolName(op) + " (AIR id " + op.ID + ")."
+		line := "Effect: " + emit.EffectLabel(air.EffectClassOf(op)) + ". Tool " + emit.ToolName(op) + " (AIR id " + op.ID + ")."
 		if op.Confirmation.Required {
 			line += " Needs WithConfirm()"
 			if r := comment(op.Confirmation.Reason); r != "" {
@@ -368,33 +370,7 @@ func (g *gen) typesFile() *jen.File {
 	return f
 }
 
-func label(op *air.Operation) string {
-	switch air.EffectClassOf(op) {
-	case air.ClassRead:
-		return "read"
-	case air.ClassReversible:
-		return "write, can be undone"
-	case air.ClassCompensable:
-		return "write, can be compensated (not undone)"
-	}
-	return "write, cannot be undone"
-}
-
-func toolName(op *air.Operation) string {
-	if op.MCP.ToolName != "" {
-		return op.MCP.ToolName
-	}
-	return op.CanonicalName
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // readme renders README.md: how to use the module, with an example (the
 // first read whose required inputs are all scalars) that the harness's Go

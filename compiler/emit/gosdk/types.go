@@ -1,11 +1,11 @@
 package gosdk
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -158,28 +158,9 @@ func mainType(s *air.Schema) string {
 	case s.Items != nil:
 		return "array"
 	case len(s.Enum) > 0:
-		return literalType(s.Enum[0])
+		return emit.LiteralType(s.Enum[0])
 	case len(s.Const) > 0:
-		return literalType(s.Const)
-	}
-	return ""
-}
-
-func literalType(v json.RawMessage) string {
-	var x any
-	if json.Unmarshal(v, &x) != nil {
-		return ""
-	}
-	switch t := x.(type) {
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case float64:
-		if t == float64(int64(t)) && !strings.ContainsAny(string(v), ".eE") {
-			return "integer"
-		}
-		return "number"
+		return emit.LiteralType(s.Const)
 	}
 	return ""
 }

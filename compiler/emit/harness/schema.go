@@ -3,11 +3,13 @@ package harness
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/anvil-dev/anvil/compiler/naming"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -86,9 +88,9 @@ func (c schemas) jsonType(root, s *air.Schema) string {
 	case s.Items != nil || len(s.PrefixItems) > 0:
 		return "array"
 	case len(s.Enum) > 0:
-		return literalType(s.Enum[0])
+		return emit.LiteralType(s.Enum[0])
 	case len(s.Const) > 0:
-		return literalType(s.Const)
+		return emit.LiteralType(s.Const)
 	}
 	for _, alts := range [][]*air.Schema{s.OneOf, s.AnyOf, s.AllOf} {
 		for _, a := range alts {
@@ -98,32 +100,6 @@ func (c schemas) jsonType(root, s *air.Schema) string {
 		}
 	}
 	return ""
-}
-
-// literalType is the JSON type of a literal value.
-func literalType(v json.RawMessage) string {
-	var x any
-	d := json.NewDecoder(strings.NewReader(string(v)))
-	d.UseNumber()
-	if d.Decode(&x) != nil {
-		return ""
-	}
-	switch t := x.(type) {
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case json.Number:
-		if strings.ContainsAny(t.String(), ".eE") {
-			return "number"
-		}
-		return "integer"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return "null"
 }
 
 // example picks an example value for an input: an explicit example, the
@@ -396,7 +372,7 @@ func wrap(t string) string {
 
 // tsLiteral writes a JSON literal as a TS literal type.
 func tsLiteral(v json.RawMessage) string {
-	switch literalType(v) {
+	switch emit.LiteralType(v) {
 	case "string", "integer", "number", "boolean", "null":
 		return string(compact(v))
 	}
@@ -427,11 +403,4 @@ func jsDoc(s string) string {
 	return strings.ReplaceAll(b.String(), "*/", "*\\/")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -224,19 +224,6 @@ var errorAdvice = []struct{ code, advice string }{
 	{envelope.UnknownUpstreamError, "Something unexpected failed. Report the `trace_id`."},
 }
 
-// labelFor is the effect label of a class (docs/manifest.md, "effect").
-func labelFor(class string) string {
-	switch class {
-	case air.ClassRead:
-		return "read"
-	case air.ClassReversible:
-		return "write, can be undone"
-	case air.ClassCompensable:
-		return "write, can be compensated (not undone)"
-	}
-	return "write, cannot be undone"
-}
-
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 var pep440 = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 
@@ -296,14 +283,14 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	for _, op := range served {
 		byID[op.ID] = op
 	}
-	wire := func(op *air.Operation) string { return connector + "__" + toolName(op) }
+	wire := func(op *air.Operation) string { return connector + "__" + emit.ToolName(op) }
 
 	resources := []string{}
 	for _, op := range served {
 		o := &opView{
 			ID:          op.ID,
 			Canonical:   op.CanonicalName,
-			Tool:        toolName(op),
+			Tool:        emit.ToolName(op),
 			WireTool:    wire(op),
 			Description: oneLine(op.Description),
 			Kind:        op.Effect.Kind,
@@ -329,7 +316,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		if o.Summary == "" {
 			o.Summary = op.CanonicalName
 		}
-		o.ClassLabel = labelFor(o.Class)
+		o.ClassLabel = emit.EffectLabel(o.Class)
 		o.Label = o.ClassLabel
 		if o.Confirm {
 			o.Label += ", needs confirm"
@@ -633,13 +620,6 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-func toolName(op *air.Operation) string {
-	if op.MCP.ToolName != "" {
-		return op.MCP.ToolName
-	}
-	return op.CanonicalName
 }
 
 // cliWords are the operation's command words without the service id.
