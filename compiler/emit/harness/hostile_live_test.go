@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/lower"
@@ -268,7 +269,7 @@ func TestHostileSpecTypeScript(t *testing.T) {
 	writeFile(t, filepath.Join(pkg, "package.json"), `{"type":"module"}`)
 	writeFile(t, filepath.Join(pkg, "tsconfig.hostile.json"), `{"extends": "./typescript/tsconfig.json",
   "compilerOptions": {"rootDir": ".", "outDir": "hostile-out"}, "include": ["hostile.ts", "typescript/src"]}`)
-	if r := run(t, env, "", tsc, "-p", filepath.Join(pkg, "tsconfig.hostile.json"), "--typeRoots", typeRoots()); r.Code != 0 {
+	if r := runFor(t, 5*time.Minute, env, "", tsc, "-p", filepath.Join(pkg, "tsconfig.hostile.json"), "--typeRoots", typeRoots()); r.Code != 0 {
 		t.Fatalf("tsc: %s%s", r.Stdout, r.Stderr)
 	}
 	r := run(t, env, "", node, filepath.Join(pkg, "hostile-out", "hostile.js"))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // tsConsumer is a TypeScript program in a fresh project that installed the
@@ -47,7 +48,8 @@ func TestTypeScriptPackageInstallsAndImports(t *testing.T) {
 		"HOME=" + home, "npm_config_cache=" + filepath.Join(home, "npm-cache"), "npm_config_update_notifier=false",
 		"npm_config_audit=false", "npm_config_fund=false"}
 	dest := t.TempDir()
-	r := run(t, env, "", "/bin/sh", "-c", `cd "$0" && npm pack --silent --pack-destination "$1"`, ts, dest)
+	// npm pack builds dist/ with tsc (prepare): seconds, minutes on a loaded machine.
+	r := runFor(t, 5*time.Minute, env, "", "/bin/sh", "-c", `cd "$0" && npm pack --silent --pack-destination "$1"`, ts, dest)
 	if r.Code != 0 {
 		t.Fatalf("npm pack: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -65,7 +67,7 @@ func TestTypeScriptPackageInstallsAndImports(t *testing.T) {
 
 	app := t.TempDir()
 	writeFile(t, filepath.Join(app, "package.json"), `{"name":"app","private":true,"type":"module"}`)
-	if r := run(t, env, "", "/bin/sh", "-c", `cd "$0" && npm install --offline --silent "$1"`, app, tarball); r.Code != 0 {
+	if r := runFor(t, 3*time.Minute, env, "", "/bin/sh", "-c", `cd "$0" && npm install --offline --silent "$1"`, app, tarball); r.Code != 0 {
 		t.Fatalf("npm install: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	script := `import { GithubClient, AnvilError, PolicyDenied } from "anvil-github";
@@ -85,7 +87,7 @@ console.log(typeof GithubClient, e instanceof PolicyDenied, typeof new GithubCli
 		t.Errorf("typescript/README.md's example in plain node: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	writeFile(t, filepath.Join(app, "consumer.ts"), tsConsumer)
-	if r := run(t, env, "", tscPath(t), "--strict", "--noEmit", "--module", "nodenext", "--moduleResolution", "nodenext",
+	if r := runFor(t, 5*time.Minute, env, "", tscPath(t), "--strict", "--noEmit", "--module", "nodenext", "--moduleResolution", "nodenext",
 		"--target", "es2022", "--types", "node", "--typeRoots", typeRoots(), filepath.Join(app, "consumer.ts")); r.Code != 0 {
 		t.Errorf("tsc --strict against the installed package's types: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}

@@ -129,7 +129,7 @@ func TestConnectorOverride(t *testing.T) {
 	ops := h["operations"].([]any)
 	first := ops[0].(map[string]any)
 	if h["connector"] != "gh_work" || h["bundleHash"] != nil || first["tool"] != "gh_work__github_list_issue" ||
-		first["cli"] != "gh_work issues list" || jsonOf(h["entrypoints"]) != `{"cli":"bin/gh_work","python":"python/anvil_github","skill":"SKILL.md","typescript":"typescript/src/index.ts"}` {
+		first["cli"] != "gh_work issues list" || jsonOf(h["entrypoints"]) != `{"cli":"bin/gh_work","go":"go","python":"python/anvil_github","skill":"SKILL.md","typescript":"typescript/src/index.ts"}` {
 		t.Errorf("harness.json = %s", tree["harness.json"].Data)
 	}
 	if !strings.Contains(string(tree["SKILL.md"].Data), "\nname: gh-work\n") {
@@ -229,11 +229,11 @@ func TestGeneratedMarkersAndNoLeaks(t *testing.T) {
 			if !strings.HasPrefix(s, "<!-- "+marker+" -->\n") {
 				t.Errorf("%s lacks the marker", name)
 			}
-		case strings.HasSuffix(name, ".py"), strings.HasSuffix(name, ".toml"):
+		case strings.HasSuffix(name, ".py"), strings.HasSuffix(name, ".pyi"), strings.HasSuffix(name, ".toml"), strings.HasSuffix(name, "/py.typed"):
 			if !strings.HasPrefix(s, "# "+marker+"\n") {
 				t.Errorf("%s lacks the marker", name)
 			}
-		case strings.HasSuffix(name, ".ts"):
+		case strings.HasSuffix(name, ".ts"), strings.HasSuffix(name, ".go"), name == "go/go.mod":
 			if !strings.HasPrefix(s, "// "+marker+"\n") {
 				t.Errorf("%s lacks the marker", name)
 			}

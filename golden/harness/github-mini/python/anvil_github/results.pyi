@@ -63,4 +63,3 @@ DeleteReleaseResult = Any
 UpdateReleaseResult = Release
 GetReleaseResult = Release
 ListPullResult = List[Pull]
-
