@@ -86,6 +86,15 @@ type RequestBody struct {
 	ContentType string // preferring application/json, then +json, form, multipart, other
 	Schema      *air.Schema
 	Description string
+	// Others are the media types not chosen, in the order written; loaded
+	// only with Options.AllMediaTypes.
+	Others []Media `json:",omitempty"`
+}
+
+// Media is one media type of a request body or response, and its schema.
+type Media struct {
+	ContentType string
+	Schema      *air.Schema
 }
 
 // Response is one declared response.
@@ -94,6 +103,9 @@ type Response struct {
 	Description string
 	ContentType string
 	Schema      *air.Schema
+	// Others are the media types not chosen, in the order written; loaded
+	// only with Options.AllMediaTypes.
+	Others []Media `json:",omitempty"`
 }
 
 // SecurityScheme is a declared security scheme.
