@@ -194,6 +194,7 @@ func (l *lowerer) run() *air.Document {
 	for _, st := range l.ops {
 		l.lowerOp(st)
 	}
+	l.checkWire(doc)
 	for _, st := range l.ops {
 		l.publishSchema(st)
 		st.p1Confirm = st.op.Confirmation.Required
