@@ -250,7 +250,7 @@ func recallOf(cfg config, p pair, stderr io.Writer) (recallResult, error) {
 			return r, err
 		}
 		r.anvilRuns, anvilOut = append(r.anvilRuns, u), out
-		u, out, err = measure(exec.Command(cfg.oasdiff, "breaking", oldPath, newPath, "--format", "json", "--allow-external-refs=false", "--color", "never"))
+		u, out, err = measure(exec.Command(cfg.oasdiff, "breaking", oldPath, newPath, "--format", "json", "--allow-external-refs=false"))
 		if err != nil {
 			return r, err
 		}
