@@ -28,8 +28,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/anvil-dev/anvil/internal/procstat"
 )
 
 // oasdiffModule is the oasdiff release the benchmark builds.
@@ -110,7 +111,7 @@ func run(cfg config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s version: %w", cfg.anvil, err)
 	}
-	fmt.Fprintf(stdout, "anvil diff against oasdiff (%s, ERR level), %d round(s), medians; the anvil binary alone (`anvil version`) peaks at %s.\n\n", oasdiffModule, cfg.rounds, mb(base.peak))
+	fmt.Fprintf(stdout, "anvil diff against oasdiff (%s, ERR level), %d round(s), medians; the anvil binary alone (`anvil version`) peaks at %s MB.\n\n", oasdiffModule, cfg.rounds, mb(base.peak))
 	var results []recallResult
 	for _, name := range cfg.pairs {
 		i := slices.IndexFunc(pairs, func(p pair) bool { return p.name == name })
@@ -172,24 +173,14 @@ type usage struct {
 // measure runs cmd to its end and returns its usage and stdout; a non-zero
 // exit is not an error (both tools exit 1 on breaking changes when asked).
 func measure(cmd *exec.Cmd) (usage, []byte, error) {
-	var u usage
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	start := time.Now()
-	err := cmd.Run()
-	u.wall = time.Since(start)
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
+	p, code, err := procstat.Run(cmd)
+	u := usage{wall: p.Wall, cpu: p.CPU, peak: p.Peak}
+	if err != nil {
 		return u, nil, err
 	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return u, nil, errors.New("no rusage")
-	}
-	u.cpu = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
-	u.peak = ru.Maxrss * 1024
-	if code := cmd.ProcessState.ExitCode(); code > 1 || code < 0 {
+	if code > 1 {
 		return u, nil, fmt.Errorf("%s exited %d: %s", cmd.Path, code, tail(errb.String()))
 	}
 	return u, []byte(out.String()), nil
