@@ -193,6 +193,7 @@ func (l *lowerer) run() *air.Document {
 	// Operations.
 	for _, st := range l.ops {
 		l.lowerOp(st)
+		l.nameSDKInputs(st)
 	}
 	for _, st := range l.ops {
 		l.publishSchema(st)
