@@ -23,7 +23,7 @@ import (
 // FS holds every tree. The all: prefix keeps files whose names start with
 // "_" (such as __init__.py.tmpl and _gateway.py.tmpl).
 //
-//go:embed all:python all:typescript all:bin all:cli all:skill all:index all:compose
+//go:embed all:python all:typescript all:bin all:cli all:skill all:index all:compose gosdk/runtime.go
 var FS embed.FS
 
 // File is one file of a tree.
@@ -90,4 +90,26 @@ func Source(name string) (string, error) {
 		return "", fmt.Errorf("templates: %w", err)
 	}
 	return string(b), nil
+}
+
+// Verbatim is every real source file of FS as an emitter copies it into a
+// package (Marked), by its path in FS: what golden trees derive from
+// instead of holding copies.
+func Verbatim() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tmpl") || strings.HasSuffix(p, ".pyc") {
+			return err
+		}
+		b, err := fs.ReadFile(FS, p)
+		if err != nil {
+			return err
+		}
+		out["templates/"+p] = Marked(p, b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("templates: %w", err)
+	}
+	return out, nil
 }

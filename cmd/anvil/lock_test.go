@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/golden"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -21,21 +19,16 @@ func specPair(t *testing.T, dir, kind string) (oldSpec, newSpec, manifest string
 	return writeCase(t, dir, kind, func(m string) string { return strings.ReplaceAll(m, "state: approved", "state: review_required") })
 }
 
-// writeCase writes a golden/diff case's files into dir, the manifest
-// passed through edit.
+// writeCase writes a golden/diff case's spec pair and manifest into dir
+// (old.yaml, new.yaml, anvil.yaml), the manifest passed through edit.
 func writeCase(t *testing.T, dir, kind string, edit func(string) string) (oldSpec, newSpec, manifest string) {
 	t.Helper()
-	raw, err := os.ReadFile(golden.Path("diff/" + kind + ".txtar"))
+	c, err := golden.ReadDiffCase(kind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := txtar.Parse(raw)
-	for _, f := range ar.Files {
-		data := f.Data
-		if f.Name == "anvil.yaml" {
-			data = []byte(edit(string(data)))
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name), data, 0o644); err != nil {
+	for name, data := range map[string][]byte{"old.yaml": c.OldSpec, "new.yaml": c.NewSpec, "anvil.yaml": []byte(edit(string(c.OldManifest)))} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -158,5 +151,78 @@ func TestLockManifestOverrideAndBadLock(t *testing.T) {
 	code, _, stderr = runCLI(t, "", "compile", oldSpec, "--manifest", man, "--out", filepath.Join(dir, "b2"))
 	if code != 1 || !strings.Contains(stderr, "fingerprint does not match") {
 		t.Errorf("a hand-edited lock: exit %d, %s", code, stderr)
+	}
+}
+
+// TestApproveConfinesTheOrigin is issue 30's regression test: approve
+// wrote anvil.lock wherever the bundle's anvil.origin.json pointed (a
+// "../.." path outside the manifest's directory; an absolute path printed
+// "Recorded" and lost the lock). The lock now goes only beside the
+// manifest the record names, which must be a regular file holding a
+// manifest of the bundle's service; any other record is refused with
+// lock/origin_refused and nothing is written.
+func TestApproveConfinesTheOrigin(t *testing.T) {
+	dir := t.TempDir()
+	oldSpec, _, man := specPair(t, dir, "input_type_changed")
+	out := filepath.Join(dir, "bundle")
+	if code, _, stderr := runCLI(t, "", "compile", oldSpec, "--manifest", man, "--out", out); code != 0 {
+		t.Fatalf("compile: %d %s", code, stderr)
+	}
+	elsewhere := filepath.Join(dir, "elsewhere", "deep")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte("version: 1\nservice:\n  name: another\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(man, filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, origin := range []string{
+		man,                   // absolute
+		"../elsewhere/deep",   // a directory
+		"../../../../../../x", // nothing there
+		"../link.yaml",        // a symlink
+		"../old.yaml",         // not a manifest
+		"../other.yaml",       // a manifest of another service
+	} {
+		rec := `{"manifest": "` + filepath.ToSlash(origin) + `"}`
+		if err := os.WriteFile(filepath.Join(out, lock.OriginFile), []byte(rec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCLI(t, "", "approve", out, "tracker.issues.get")
+		if code == 0 || !strings.Contains(stderr, lock.CodeOriginRefused) || strings.Contains(stdout, "Recorded") {
+			t.Errorf("origin %s: exit %d\n%s%s", origin, code, stdout, stderr)
+		}
+		if s := states(t, out); s["tracker.issues.get"] != air.StateReviewRequired {
+			t.Errorf("origin %s: the refused approve changed the bundle: %v", origin, s)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, lock.FileName), filepath.Join(elsewhere, lock.FileName), filepath.Join(dir, "elsewhere", lock.FileName)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a refused approve wrote %s", p)
+		}
+	}
+	// A lock that is a symlink is refused too.
+	if err := os.WriteFile(filepath.Join(out, lock.OriginFile), []byte(`{"manifest": "../anvil.yaml"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(elsewhere, "target.lock")
+	if err := os.Symlink(target, filepath.Join(dir, lock.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "", "approve", out, "tracker.issues.get"); code == 0 || !strings.Contains(stderr, lock.CodeOriginRefused) {
+		t.Errorf("symlinked lock: exit %d %s", code, stderr)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("approve wrote through the symlinked lock")
+	}
+	// The record compile wrote still works.
+	if err := os.Remove(filepath.Join(dir, lock.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runCLI(t, "", "approve", out, "tracker.issues.get"); code != 0 || !strings.Contains(stdout, "Recorded the approvals in "+filepath.Join(dir, lock.FileName)) {
+		t.Errorf("the compiled origin: exit %d %s%s", code, stdout, stderr)
 	}
 }
