@@ -24,6 +24,7 @@ build:
 
 ## demo: the main job: the bundled example end to end (compile, package, gateway, SDKs, effects, composite)
 demo:
+	@echo "make demo: building the demo runner (on an empty Go cache this compiles the standard library first: a minute or more; it then prints each step)"
 	$(GO) run ./examples/github-mini/cmd/e2e $(DEMO_FLAGS)
 
 ## example: compile the bundled example and print the summary

@@ -19,19 +19,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/anvil-dev/anvil/examples/internal/mockserve"
 )
 
 // claims are the access token claims the API checks.
@@ -192,19 +190,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mockupstream: --issuer is required")
 		os.Exit(2)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mockupstream:", err)
-		os.Exit(1)
-	}
 	a := &api{issuer: strings.TrimSuffix(*issuer, "/"), audience: *audience, client: &http.Client{Timeout: 10 * time.Second}}
-	srv := &http.Server{Handler: a, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Printf("http://%s/api\n", ln.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { _ = srv.Serve(ln) }()
-	<-ctx.Done()
-	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
+	mockserve.Run("mockupstream", *port, "/api", a, 3*time.Second)
 }
