@@ -12,6 +12,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/compiler/diff/specdiff"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
@@ -51,6 +52,7 @@ func runDiff(e *env, c *cli.Context) error {
 		return fail(2, "--fail-on must be breaking, any or none, not %q", failOn)
 	}
 	var man *manifest.Manifest
+	var pins []lower.Pin
 	if p := c.String("manifest"); p != "" {
 		m, l := manifest.Load(p)
 		if l.HasErrors() {
@@ -58,9 +60,17 @@ func runDiff(e *env, c *cli.Context) error {
 			return fail(2, "the manifest %s has errors", p)
 		}
 		man = m
+		// Both specs compile as anvil compile would: with the names
+		// anvil.lock pins, so the report shows only the renames that
+		// recompiling could not avoid.
+		lk, err := lock.Load(lock.PathFor(p))
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		pins = lk.Pins()
 	}
 	oldPath, newPath := c.Args().Get(0), c.Args().Get(1)
-	report, warn, err := diffPaths(oldPath, newPath, man, c.IsSet("manifest"))
+	report, warn, err := diffPaths(oldPath, newPath, man, pins, c.IsSet("manifest"))
 	if err != nil {
 		return err
 	}
@@ -90,7 +100,7 @@ func runDiff(e *env, c *cli.Context) error {
 // file reference it follows has been confined to its spec's directory. A
 // spec-level comparison libopenapi cannot do is a warning, not an error:
 // the AIR-level report stands on its own.
-func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool) (*diff.Report, []string, error) {
+func diffPaths(oldPath, newPath string, man *manifest.Manifest, pins []lower.Pin, manifestSet bool) (*diff.Report, []string, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
 		return nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
@@ -102,8 +112,8 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool
 		warnings       []string
 	)
 	wg.Add(2)
-	go func() { defer wg.Done(); oldDoc, oerr = diffSide(oldPath, oldBundle, man) }()
-	go func() { defer wg.Done(); newDoc, nerr = diffSide(newPath, newBundle, man) }()
+	go func() { defer wg.Done(); oldDoc, oerr = diffSide(oldPath, oldBundle, man, pins) }()
+	go func() { defer wg.Done(); newDoc, nerr = diffSide(newPath, newBundle, man, pins) }()
 	wg.Wait()
 	if err := errors.Join(oerr, nerr); err != nil {
 		return nil, nil, fail(2, "%v", err)
@@ -149,9 +159,9 @@ func isBundle(p string) bool {
 	return filepath.Base(p) == air.DocumentFile
 }
 
-// diffSide loads a bundle's AIR, or compiles a spec (with the manifest) in
-// memory: nothing is written.
-func diffSide(p string, bundle bool, man *manifest.Manifest) (*air.Document, error) {
+// diffSide loads a bundle's AIR, or compiles a spec (with the manifest and
+// the lock's pinned names) in memory: nothing is written.
+func diffSide(p string, bundle bool, man *manifest.Manifest, pins []lower.Pin) (*air.Document, error) {
 	if bundle {
 		dir := p
 		if filepath.Base(p) == air.DocumentFile {
@@ -171,6 +181,6 @@ func diffSide(p string, bundle bool, man *manifest.Manifest) (*air.Document, err
 		}
 		return nil, err
 	}
-	doc, _ := lower.Lower(spec, man, nil)
+	doc, _ := lower.Lower(spec, man, &lower.Options{Pins: pins})
 	return doc, nil
 }

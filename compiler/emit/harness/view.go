@@ -291,7 +291,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	for _, op := range served {
 		byID[op.ID] = op
 	}
-	wire := func(op *air.Operation) string { return connector + "__" + toolName(op) }
+	wire := func(op *air.Operation) string { return air.FitWireName(connector, toolName(op)) }
 
 	resources := []string{}
 	for _, op := range served {
