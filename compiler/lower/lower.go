@@ -100,6 +100,10 @@ type lowerer struct {
 
 	budget *budgetCache // see boundInputSchema
 
+	// structuredCache holds the structured output schema derived for each
+	// (small) response schema, by its JSON (structuredSchema).
+	structuredCache map[string]*air.Schema
+
 	// flowReported holds the security schemes already reported as using an
 	// OAuth2 flow the gateway cannot run (checkAuthFlow).
 	flowReported map[string]bool
@@ -496,6 +500,7 @@ func (l *lowerer) lowerOp(st *opState) {
 		}
 	}
 	out, errs := output(sop)
+	out.StructuredSchema = l.structuredSchema(out)
 
 	*op = air.Operation{
 		ID:            st.r.ID,

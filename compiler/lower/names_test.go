@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -314,3 +315,31 @@ func TestNameOverride(t *testing.T) {
 	}
 }
 
+// TestShorteningExamples checks the examples docs/mcp.md gives of names
+// shortened for service github.
+func TestShorteningExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "| derived canonical name | shortened |\n| --- | --- |\n")
+	if !ok {
+		t.Fatal("docs/mcp.md has no shortening table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := 0
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(row, "| "), " | ")
+		if len(cells) != 2 {
+			t.Fatalf("row %q", row)
+		}
+		in, want := strings.Trim(cells[0], "`"), strings.Trim(cells[1], "`")
+		if got := shortenName(in, canonicalBudget("github")); got != want {
+			t.Errorf("%s: shortened to %s, the docs say %s", in, got, want)
+		}
+		rows++
+	}
+	if rows < 4 {
+		t.Errorf("%d examples", rows)
+	}
+}

@@ -63,6 +63,11 @@ type Tool struct {
 	listing   json.RawMessage // the entry's JSON
 	mcpTool   *mcp.Tool       // the same entry
 	listed    *mcp.Tool       // the same, its description trimmed for tools/list
+
+	// listOutput puts the outputSchema in the entry (ListOutputSchemas).
+	listOutput bool
+	outputOnce sync.Once
+	output     json.RawMessage // OutputSchema's answer
 }
 
 // Fleet is the set of connectors and tools a gateway serves.

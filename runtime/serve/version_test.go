@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d"
+const githubMiniHash = "0a7f0d533a7d21de8dc21b3c5891ec5a4a7835a0e053a2dd1727d470b913b0c1"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

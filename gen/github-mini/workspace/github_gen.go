@@ -20,7 +20,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d",
+		BundleHash: "0a7f0d533a7d21de8dc21b3c5891ec5a4a7835a0e053a2dd1727d470b913b0c1",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}
