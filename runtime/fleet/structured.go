@@ -167,8 +167,14 @@ func conformObject(v []byte, s *air.Schema) ([]byte, bool) {
 	var out []byte
 	changed := false
 	n := 0
-	eachMember(v, func(rawKey []byte, key string, val []byte) {
-		ps, declared := s.Properties[key]
+	eachMember(v, func(rawKey, val []byte) {
+		var ps *air.Schema
+		declared := false
+		if in := rawKey[1 : len(rawKey)-1]; bytes.IndexByte(in, '\\') < 0 {
+			ps, declared = s.Properties[string(in)] // no copy: a map index
+		} else if key, ok := jsonscan.String(rawKey); ok {
+			ps, declared = s.Properties[key]
+		}
 		if !declared {
 			ps = s.AdditionalProperties
 		}
@@ -238,17 +244,16 @@ func conformArray(v []byte, s *air.Schema) ([]byte, bool, bool) {
 }
 
 // eachMember calls f with each member of the valid JSON object v: the key
-// as written, decoded, and the value.
-func eachMember(v []byte, f func(rawKey []byte, key string, val []byte)) {
+// as written (a string literal) and the value.
+func eachMember(v []byte, f func(rawKey, val []byte)) {
 	i := canon.SkipSpace(v, 1)
 	for i < len(v) && v[i] != '}' {
 		end, _ := jsonscan.SkipValue(v, i)
 		rawKey := v[i:end]
-		key, _ := jsonscan.String(rawKey)
 		i = canon.SkipSpace(v, end) + 1 // past the colon
 		i = canon.SkipSpace(v, i)
 		vend, _ := jsonscan.SkipValue(v, i)
-		f(rawKey, key, v[i:vend])
+		f(rawKey, v[i:vend])
 		i = canon.SkipSpace(v, vend)
 		if i < len(v) && v[i] == ',' {
 			i = canon.SkipSpace(v, i+1)

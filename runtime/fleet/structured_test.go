@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -186,5 +187,50 @@ func TestDocsStructuredExample(t *testing.T) {
 	}
 	if got, want := string(tool.StructuredContent(json.RawMessage(block("answer")))), block("structuredContent"); got != want {
 		t.Errorf("sent %s, the docs say %s", got, want)
+	}
+}
+
+// benchAnswer is a list answer of n issues, shaped as structuredContent
+// ({"result": [...]}), every tenth with a member of the wrong type.
+func benchAnswer(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`{"result":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		id := strconv.Itoa(i)
+		if i%10 == 0 {
+			id = `"` + id + `"`
+		}
+		b.WriteString(`{"id":` + id + `,"title":"Crash on start when the configuration file is missing","closed_at":null,` +
+			`"user":{"login":"octocat","id":583231},"labels":["bug",{"name":"p1"}],"pair":["a",1],"counts":{"go":3,"ts":5},` +
+			`"body":"A long enough body of text that an issue would carry, repeated to make the answer realistic in size."}`)
+	}
+	b.WriteString(`]}`)
+	return []byte(b.String())
+}
+
+// BenchmarkStructuredContent conforms a 100-issue list answer (about 30 KB)
+// to its outputSchema; BenchmarkStructuredValidateBaseline is what only
+// checking it with santhosh-tekuri/jsonschema/v6 costs (decoding included),
+// the baseline a validate-then-fall-back rule would pay on every call.
+func BenchmarkStructuredContent(b *testing.B) {
+	tool := toolWith(b, `{"type":"object","properties":{"result":{"type":"array","items":`+issueSchema+`}}}`)
+	answer := benchAnswer(100)
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	for b.Loop() {
+		tool.StructuredContent(answer)
+	}
+}
+
+func BenchmarkStructuredValidateBaseline(b *testing.B) {
+	sch := validator(b, []byte(`{"type":"object","properties":{"result":{"type":"array","items":`+issueSchema+`}}}`))
+	answer := benchAnswer(100)
+	b.SetBytes(int64(len(answer)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = validates(sch, answer)
 	}
 }
