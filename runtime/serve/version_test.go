@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "0a7f0d533a7d21de8dc21b3c5891ec5a4a7835a0e053a2dd1727d470b913b0c1"
+const githubMiniHash = "6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

@@ -20,7 +20,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "0a7f0d533a7d21de8dc21b3c5891ec5a4a7835a0e053a2dd1727d470b913b0c1",
+		BundleHash: "6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}
