@@ -15,6 +15,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
 // TestStructuredOutputOnRealSpecs compiles GitHub, Stripe and Kubernetes
@@ -70,7 +71,7 @@ func TestStructuredOutputOnRealSpecs(t *testing.T) {
 					t.Errorf("%s: the gateway does not serve the schema: %.200s", op.ID, b)
 					continue
 				}
-				sch := compileSchema(t, op.ID, served)
+				sch := compileSchema(t, op.ID, s)
 				for _, ex := range examples[strings.ToUpper(op.SourceRef.Method)+" "+op.SourceRef.Path] {
 					content := ex
 					if !bytes.HasPrefix(ex, []byte("{")) {
@@ -114,18 +115,9 @@ func jsonType(ct string) bool {
 	return strings.HasPrefix(ct, "application/json") || strings.Contains(ct, "+json")
 }
 
-func compileSchema(t *testing.T, name string, b []byte) *jsonschema.Schema {
+func compileSchema(t *testing.T, name string, s *air.Schema) *jsonschema.Schema {
 	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem://out.json", v); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	sch, err := c.Compile("mem://out.json")
+	sch, err := handler.CompileSchema(name, s)
 	if err != nil {
 		t.Fatalf("%s: the structured schema does not compile: %v", name, err)
 	}

@@ -36,12 +36,12 @@ func TestGitHubNamesAcrossVersions(t *testing.T) {
 		}
 	}
 
+	olds := map[string]*air.Operation{}
+	for i := range oldDoc.Operations {
+		o := &oldDoc.Operations[i]
+		olds[routeKey(o.SourceRef.Method, o.SourceRef.Path)] = o
+	}
 	renames := func(newDoc *air.Document) (same, changed []string) {
-		olds := map[string]*air.Operation{}
-		for i := range oldDoc.Operations {
-			o := &oldDoc.Operations[i]
-			olds[routeKey(o.SourceRef.Method, o.SourceRef.Path)] = o
-		}
 		for i := range newDoc.Operations {
 			n := &newDoc.Operations[i]
 			o := olds[routeKey(n.SourceRef.Method, n.SourceRef.Path)]
@@ -80,11 +80,6 @@ func TestGitHubNamesAcrossVersions(t *testing.T) {
 	oldIDs, oldCLIs := groups(oldSpec)
 	newIDs, newCLIs := groups(newSpec)
 	same, changed := renames(newDoc)
-	olds := map[string]*air.Operation{}
-	for i := range oldDoc.Operations {
-		o := &oldDoc.Operations[i]
-		olds[routeKey(o.SourceRef.Method, o.SourceRef.Path)] = o
-	}
 	for i := range newDoc.Operations {
 		n := &newDoc.Operations[i]
 		k := routeKey(n.SourceRef.Method, n.SourceRef.Path)

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
 // issueSchema is a structured output schema as lowering derives one: an
@@ -37,19 +38,15 @@ func toolWith(t testing.TB, schema string) *Tool {
 		Op: &air.Operation{ID: "x.y.get", Input: air.Input{Schema: &air.Schema{Type: air.Types{"object"}}}, Output: air.Output{StructuredSchema: &s}}}
 }
 
-// validator compiles schema as a client would (JSON Schema 2020-12).
+// validator compiles schema as a client would (JSON Schema 2020-12, as
+// the gateway compiles input schemas).
 func validator(t testing.TB, schema []byte) *jsonschema.Schema {
 	t.Helper()
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
-	if err != nil {
+	var s air.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
 		t.Fatal(err)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	if err := c.AddResource("mem://out.json", v); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := c.Compile("mem://out.json")
+	sch, err := handler.CompileSchema("out", &s)
 	if err != nil {
 		t.Fatal(err)
 	}
