@@ -103,6 +103,9 @@ type lowerer struct {
 	// structuredCache holds the structured output schema derived for each
 	// (small) response schema, by its JSON (structuredSchema).
 	structuredCache map[string]*air.Schema
+	// structuredMemo and recursive serve loosenNamed (outschema.go).
+	structuredMemo map[structuredKey]structuredMemo
+	recursive      map[string]bool
 
 	// flowReported holds the security schemes already reported as using an
 	// OAuth2 flow the gateway cannot run (checkAuthFlow).

@@ -72,23 +72,31 @@ func (l *lowerer) structuredSchema(out air.Output) *air.Schema {
 
 // deriveStructured is structuredSchema's derivation of one response
 // schema: the deepest loosened form (at most maxStructuredDepth) whose
-// compact JSON fits MaxStructuredSchemaBytes. Depths are tried from 1 up,
-// stopping at the first that is too large, or that cut nothing (deeper
-// ones would be the same): a large schema costs a few attempts of at most
-// twice the budget, a small one as many as it is deep.
+// compact JSON fits MaxStructuredSchemaBytes. Most fit whole, so the
+// deepest is tried first; otherwise depths are tried from 1 up, stopping
+// at the first that is too large or that cut nothing (deeper ones would be
+// the same). Every attempt stops once it passes twice the budget, so a
+// large schema costs a few bounded attempts.
 func (l *lowerer) deriveStructured(schema *air.Schema) *air.Schema {
-	fit := &air.Schema{Type: air.Types{"object"}}
-	for depth := 1; depth <= maxStructuredDepth; depth++ {
-		w := &looser{named: l.spec.Schemas, onPath: map[string]bool{}}
+	attempt := func(depth int) (*air.Schema, bool, bool) {
+		w := &looser{l: l, named: l.spec.Schemas, onPath: map[string]bool{}}
 		s := w.root(schema, depth)
 		if w.over {
+			return nil, false, false
+		}
+		b, err := s.MarshalJSON()
+		return s, err == nil && len(b) <= MaxStructuredSchemaBytes, w.cut
+	}
+	if s, fits, _ := attempt(maxStructuredDepth); fits {
+		return s
+	}
+	fit := &air.Schema{Type: air.Types{"object"}}
+	for depth := 1; depth < maxStructuredDepth; depth++ {
+		s, fits, cut := attempt(depth)
+		if !fits {
 			return fit
 		}
-		if b, err := s.MarshalJSON(); err != nil || len(b) > MaxStructuredSchemaBytes {
-			return fit
-		}
-		fit = s
-		if !w.cut {
+		if fit = s; !cut {
 			return fit
 		}
 	}
@@ -129,6 +137,7 @@ func (w *looser) root(s *air.Schema, depth int) *air.Schema {
 
 // looser derives loosened schemas through a description's named schemas.
 type looser struct {
+	l     *lowerer // its memo of loosened named schemas (structuredMemo)
 	named map[string]*air.Schema
 	// onPath holds the named schemas being inlined above the current one.
 	onPath map[string]bool
@@ -234,24 +243,22 @@ func (w *looser) objectMembers(s *air.Schema, props map[string]*air.Schema) (map
 // 0, or at a named schema already being inlined, the stand-in.
 func (w *looser) loosen(s *air.Schema, depth int) *air.Schema {
 	if s == nil || s.Bool != nil || !w.grow(8) {
-		return &air.Schema{}
+		return anySchema
 	}
 	if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok && s.Ref != "" {
 		d := w.named[name]
 		if d == nil {
-			return &air.Schema{}
+			return anySchema
 		}
 		if w.onPath[name] || depth <= 0 {
 			return w.standIn(d)
 		}
-		w.onPath[name] = true
-		defer delete(w.onPath, name)
-		return w.loosen(d, depth)
+		return w.loosenNamed(name, d, depth)
 	}
 	if depth <= 0 {
 		return w.standIn(s)
 	}
-	out := &air.Schema{Type: slices.Clone(s.Type)}
+	out := &air.Schema{Type: s.Type} // shared: nothing changes a type list
 	for name, p := range s.Properties {
 		if out.Properties == nil {
 			out.Properties = map[string]*air.Schema{}
@@ -301,19 +308,122 @@ func (w *looser) loosen(s *air.Schema, depth int) *air.Schema {
 	return out
 }
 
+// loosenNamed is loosen of the named schema d, memoised per name and depth
+// when d is not recursive: its loosened form then cannot meet a schema
+// being inlined above it (that would make a cycle through it), so it is the
+// same wherever it is reached, in every operation.
+func (w *looser) loosenNamed(name string, d *air.Schema, depth int) *air.Schema {
+	memo := !w.l.recursiveSchemas()[name]
+	key := structuredKey{name, depth}
+	if m, ok := w.l.structuredMemo[key]; ok && memo {
+		w.grow(m.size)
+		w.cut = w.cut || m.cut
+		return m.schema
+	}
+	size, cut := w.size, w.cut
+	w.cut = false
+	w.onPath[name] = true
+	out := w.loosen(d, depth)
+	delete(w.onPath, name)
+	if memo && !w.over {
+		if w.l.structuredMemo == nil {
+			w.l.structuredMemo = map[structuredKey]structuredMemo{}
+		}
+		w.l.structuredMemo[key] = structuredMemo{schema: out, size: w.size - size, cut: w.cut}
+	}
+	w.cut = w.cut || cut
+	return out
+}
+
+// structuredKey and structuredMemo memoise loosenNamed.
+type structuredKey struct {
+	name  string
+	depth int
+}
+
+type structuredMemo struct {
+	schema *air.Schema
+	size   int  // its share of looser.size
+	cut    bool // whether the depth bound cut it
+}
+
+// recursiveSchemas is the set of named schemas that reach themselves
+// through their references (Tarjan's strongly connected components over
+// defRefs), computed once per Lower.
+func (l *lowerer) recursiveSchemas() map[string]bool {
+	if l.recursive != nil {
+		return l.recursive
+	}
+	l.recursive = map[string]bool{}
+	index, low := map[string]int{}, map[string]int{}
+	onStack := map[string]bool{}
+	var stack []string
+	var visit func(n string)
+	visit = func(n string) {
+		index[n], low[n] = len(index), len(index)
+		stack = append(stack, n)
+		onStack[n] = true
+		for _, m := range l.defRefs(n) {
+			if _, ok := l.spec.Schemas[m]; !ok {
+				continue
+			}
+			if m == n {
+				l.recursive[n] = true
+			}
+			if _, seen := index[m]; !seen {
+				visit(m)
+				low[n] = min(low[n], low[m])
+			} else if onStack[m] {
+				low[n] = min(low[n], index[m])
+			}
+		}
+		if low[n] != index[n] {
+			return
+		}
+		var scc []string
+		for {
+			m := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			onStack[m] = false
+			scc = append(scc, m)
+			if m == n {
+				break
+			}
+		}
+		if len(scc) > 1 {
+			for _, m := range scc {
+				l.recursive[m] = true
+			}
+		}
+	}
+	for _, n := range slices.Sorted(maps.Keys(l.spec.Schemas)) {
+		if _, seen := index[n]; !seen {
+			visit(n)
+		}
+	}
+	return l.recursive
+}
+
+// anySchema is the loosened schema that accepts anything; like every
+// loosened schema it is never changed once made, so it is shared.
+var anySchema = &air.Schema{}
+
 // standIn keeps of s only its declared JSON types (following references):
 // what the cut part of a bounded schema still says. It notes a cut (w.cut)
 // when s said more than that.
 func (w *looser) standIn(s *air.Schema) *air.Schema {
 	r := w.resolve(s)
 	if r == nil || r.Bool != nil {
-		return &air.Schema{}
+		return anySchema
 	}
 	if len(r.Properties) > 0 || r.AdditionalProperties != nil || r.Items != nil || len(r.PrefixItems) > 0 ||
 		len(r.AnyOf) > 0 || len(r.OneOf) > 0 || len(r.AllOf) > 0 || r.Ref != "" {
 		w.cut = true
 	}
-	return &air.Schema{Type: slices.Clone(r.Type)}
+	if len(r.Type) == 0 {
+		return anySchema
+	}
+	return &air.Schema{Type: r.Type}
 }
 
 // isAny reports whether s accepts every value (an empty schema).
