@@ -17,7 +17,7 @@ import (
 )
 
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
-// github bundle's generation.json; runtime/frontdoor/testdata/workspace is
+// github bundle's generation.json; runtime/serve/testdata/workspace is
 // the same bundle).
 const githubMiniHash = "6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7"
 
