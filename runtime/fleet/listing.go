@@ -10,7 +10,7 @@ import (
 )
 
 // mcpTool builds the tools/list entry of a tool: name, title, description,
-// the served input schema, the outputSchema when the front door asked for
+// the served input schema, the outputSchema when the MCP door asked for
 // it (ListOutputSchemas), annotations and the anvil/* _meta keys.
 func mcpTool(t *Tool) *mcp.Tool {
 	op := t.Op

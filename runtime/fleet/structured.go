@@ -33,7 +33,7 @@ import (
 const maxStructuredNesting = 32
 
 // ListOutputSchemas makes every tool's tools/list entry carry its
-// outputSchema (OutputSchema). A front door calls it once, before it
+// outputSchema (OutputSchema). The MCP door calls it once, before it
 // lists any tool, when it sends every successful call's structuredContent
 // through StructuredContent; until then tools are listed without one, so
 // no client is promised a shape it might not get.
