@@ -639,3 +639,19 @@ func (v *Verifier) CheckKeys(ctx context.Context) error {
 	_, err := v.keys.current(ctx)
 	return err
 }
+
+// BearerToken returns the token of an Authorization header value "Bearer
+// <token>" (the scheme matched case-insensitively, spaces or tabs around),
+// or false: the rule every inbound identity reads a bearer by.
+func BearerToken(authorization string) (string, bool) {
+	tok, e := bearerToken(authorization)
+	return tok, e == nil
+}
+
+// WellFormedCompact reports whether token holds only base64url characters
+// and dots and every segment is canonical unpadded base64url (see
+// canonicalSegments): a JWS whose spelling could be tampered with in bits
+// the decoder ignores is refused before it is parsed.
+func WellFormedCompact(token string) bool {
+	return compactCharset(token) && canonicalSegments(token)
+}

@@ -799,3 +799,13 @@ func (d *decoder) tokenExchange(n *yaml.Node, issuers []Issuer) (TokenExchange, 
 	}
 	return tx, len(d.problems) == before
 }
+
+// CheckEndpoint reports whether s is a URL the gateway may fetch from or
+// post to (an endpoint named in issuer metadata): https, or http on a
+// loopback host; no userinfo or fragment.
+func CheckEndpoint(s string) error {
+	if problem := checkEndpoint(s, false); problem != "" {
+		return fmt.Errorf("%q %s", s, problem)
+	}
+	return nil
+}

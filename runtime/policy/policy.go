@@ -23,6 +23,7 @@
 package policy
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -382,4 +383,28 @@ func (g *grantMemo) grants(p *Policy, matched []int) grant.List {
 		g.m[key] = l
 	}
 	return l
+}
+
+// CheckSecrets reports the environment variables the policy names for
+// secrets (introspection and token exchange client secrets) that getenv
+// finds empty: a policy is usable only when every one is set.
+func (p *Policy) CheckSecrets(getenv func(string) string) error {
+	var missing []string
+	need := func(name, what string) {
+		if name != "" && getenv(name) == "" {
+			missing = append(missing, name+" ("+what+")")
+		}
+	}
+	for _, is := range p.Issuers {
+		if is.Introspection != nil {
+			need(is.Introspection.ClientSecretEnv, "the introspection secret of "+is.Issuer)
+		}
+	}
+	for _, u := range p.Upstreams {
+		need(u.TokenExchange.ClientSecretEnv, "the token exchange secret of upstream "+u.Connector)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: %s not set", p.File, strings.Join(missing, ", "))
+	}
+	return nil
 }
