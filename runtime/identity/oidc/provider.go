@@ -37,7 +37,7 @@ const (
 	// issuer's keys forced by an unknown kid (and between retries after a
 	// failed fetch), so tokens with made-up kids cannot make the gateway
 	// hammer the provider.
-	DefaultRefreshInterval = 2 * time.Second
+	DefaultRefreshInterval = time.Second
 	// MinRSABits is the smallest RSA key accepted.
 	MinRSABits = 2048
 )
