@@ -50,6 +50,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/identity"
 	"github.com/anvil-dev/anvil/runtime/policy"
 )
@@ -329,7 +330,7 @@ func (id *Identity) verify(ctx context.Context, st *state, tok string, now float
 		return nil, f
 	}
 	v.is, v.claims = is, c
-	pc := policy.Claims{Issuer: c.iss, Subject: c.sub, Tenant: c.tenant, Groups: c.groups, Roles: c.roles, Scopes: st.policy.Unprefixed(c.scopes)}
+	pc := c.policyClaims(st.policy)
 	d := st.policy.Decide(pc)
 	v.principal = identity.Principal{
 		Sub: is.cfg.SubjectPrefix + c.sub, Tenant: c.tenant, Grants: d.Grants,
@@ -342,6 +343,34 @@ func (id *Identity) verify(ctx context.Context, st *state, tok string, now float
 		v.purpose |= identity.ForConnect
 	}
 	return v, nil
+}
+
+// policyClaims are the claims as p's rules read them.
+func (c *tokenClaims) policyClaims(p *policy.Policy) policy.Claims {
+	return policy.Claims{Issuer: c.iss, Subject: c.sub, Tenant: c.tenant, Groups: c.groups, Roles: c.roles, Scopes: p.Unprefixed(c.scopes)}
+}
+
+// PolicyClaims reads a token's claims (a JWT's payload, or an
+// introspection answer) as p's rules read them: its iss must be one of p's
+// issuers, whose claim names are read and type-checked as for a verified
+// token, and sub must be a non-empty string of at most 256 characters.
+// Nothing else is checked — no signature, audience or time — so it tells
+// what a token would be granted, not whether it would be taken (anvil
+// policy check). It returns the claims and the issuer's settings.
+func PolicyClaims(p *policy.Policy, members map[string]json.RawMessage) (policy.Claims, *policy.Issuer, error) {
+	iss, ok := stringClaim(members, "iss")
+	is := p.Issuer(iss)
+	if !ok || is == nil {
+		return policy.Claims{}, nil, errors.New(msgIssuer)
+	}
+	c, f := readClaims(members, is.Claims)
+	if f != nil {
+		return policy.Claims{}, nil, errors.New(f.msg)
+	}
+	if c.sub == "" || canon.UTF16Len(c.sub) > MaxSubjectChars {
+		return policy.Claims{}, nil, errors.New(msgSubject)
+	}
+	return c.policyClaims(p), is, nil
 }
 
 // fingerprint identifies the person an MCP session is bound to: the
