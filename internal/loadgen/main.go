@@ -279,7 +279,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	printGenerated(targets, results) // generated.go
 	printSameRequest(targets, results)
-	printOIDC(targets, results) // oidc.go
+	printOIDC(targets, results)   // oidc.go
 	printLedger(targets, results) // ledger.go
 	for _, r := range results {
 		if r.errors > 0 {
