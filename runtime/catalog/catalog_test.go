@@ -114,7 +114,8 @@ func TestSearch(t *testing.T) {
 }
 
 // TestUnknownTool: the refusal names the visible tools the caller likely
-// meant, then the hint; with nothing to suggest it is the refusal given.
+// meant, then the hint; with nothing to suggest (no tool the caller may
+// see) it is the refusal given.
 func TestUnknownTool(t *testing.T) {
 	f := load(t)
 	base := &envelope.Error{Code: envelope.NotFound, Message: "No such tool."}
@@ -129,7 +130,7 @@ func TestUnknownTool(t *testing.T) {
 	if e := catalog.UnknownTool(f, reader, "github_create_issue", base, "hint"); strings.Contains(e.Message, "github__github_create_issue") {
 		t.Errorf("a hidden tool was suggested: %s", e.Message)
 	}
-	if e := catalog.UnknownTool(f, local, "zzzz_qqqq", base, "hint"); e != base {
+	if e := catalog.UnknownTool(f, &identity.Principal{Sub: "nobody"}, "github_list_issue", base, "hint"); e != base {
 		t.Errorf("nothing to suggest: %+v", e)
 	}
 }
