@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -23,10 +22,9 @@ import (
 // one verified from scratch (the token cache off: RS256 for OIDC, EdDSA for
 // Branchyard).
 func BenchmarkAuthenticate(b *testing.B) {
-	t := &testing.T{}
-	f := newForge(t)
+	f := newForge(b)
 	doc := "version: 1\nissuers: [{issuer: \"" + f.srv.URL + "\"}]\n" + rules
-	oidcTok := f.sign(t, "rs1", f.claims("exp", time.Now().Unix()+3600))
+	oidcTok := f.sign(b, "rs1", f.claims("exp", time.Now().Unix()+3600))
 
 	key := authtest.NewKey("by-bench000001")
 	jwks := filepath.Join(b.TempDir(), "jwks.json")
@@ -49,7 +47,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 		return branchyard.New(v, resource)
 	}
 	oidcIdentity := func(cache int) identity.Identity {
-		return newIdentity(&testing.T{}, doc, func(c *oidc.Config) { c.CacheSize = cache })
+		return newIdentity(b, doc, func(c *oidc.Config) { c.CacheSize = cache })
 	}
 	for _, c := range []struct {
 		name  string
@@ -77,5 +75,4 @@ func BenchmarkAuthenticate(b *testing.B) {
 			}
 		})
 	}
-	_ = os.Remove(jwks)
 }

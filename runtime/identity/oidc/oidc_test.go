@@ -47,7 +47,7 @@ type forge struct {
 	jwksHit atomic.Int64
 }
 
-func newForge(t *testing.T) *forge {
+func newForge(t testing.TB) *forge {
 	f := &forge{keys: map[string]crypto.Signer{}, algs: map[string]jose.SignatureAlgorithm{}}
 	mux := http.NewServeMux()
 	f.srv = httptest.NewServer(mux)
@@ -67,7 +67,7 @@ func newForge(t *testing.T) *forge {
 	return f
 }
 
-func (f *forge) add(t *testing.T, kid string, alg jose.SignatureAlgorithm) {
+func (f *forge) add(t testing.TB, kid string, alg jose.SignatureAlgorithm) {
 	t.Helper()
 	var k crypto.Signer
 	var err error
@@ -100,7 +100,7 @@ func (f *forge) claims(kv ...any) map[string]any {
 }
 
 // sign signs claims with the key kid.
-func (f *forge) sign(t *testing.T, kid string, claims map[string]any) string {
+func (f *forge) sign(t testing.TB, kid string, claims map[string]any) string {
 	t.Helper()
 	s, err := jose.NewSigner(jose.SigningKey{Algorithm: f.algs[kid], Key: f.keys[kid]}, (&jose.SignerOptions{}).WithHeader("kid", kid).WithType("at+jwt"))
 	if err != nil {
@@ -135,7 +135,7 @@ const rules = `rules:
     connect: true
 `
 
-func newIdentity(t *testing.T, doc string, opts ...func(*oidc.Config)) *oidc.Identity {
+func newIdentity(t testing.TB, doc string, opts ...func(*oidc.Config)) *oidc.Identity {
 	t.Helper()
 	p, err := policy.Decode("policy.yaml", []byte(doc))
 	if err != nil {
