@@ -53,6 +53,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/canon"
 	"github.com/anvil-dev/anvil/runtime/identity"
 	"github.com/anvil-dev/anvil/runtime/policy"
+	"github.com/anvil-dev/anvil/runtime/tokencache"
 )
 
 // Config configures an Identity.
@@ -95,7 +96,7 @@ type Identity struct {
 
 	setMu sync.Mutex // orders SetPolicy calls
 	state atomic.Pointer[state]
-	cache *tokenCache
+	cache *tokencache.Cache[*verified]
 }
 
 // state is what one policy makes of the identity: its issuers (with their
@@ -236,12 +237,13 @@ func (id *Identity) Authenticate(ctx context.Context, r *http.Request) (*identit
 		return nil, id.refusal(st, invalidToken(msgTooLarge))
 	}
 	now := unixSeconds(id.now())
+	key := tokencache.Key(tok)
 	if id.cache != nil {
-		if ent := id.cache.get(tok); ent != nil {
+		if ent, ok := id.cache.Get(key); ok {
 			if ent.st == st && id.stillValid(ctx, ent, now) {
 				return identity.NewCaller(ent.principal, ent.fingerprint, ent.purpose), nil
 			}
-			id.cache.remove(tok)
+			id.cache.Remove(key)
 		}
 	}
 	ent, f := id.verify(ctx, st, tok, now)
@@ -249,7 +251,7 @@ func (id *Identity) Authenticate(ctx context.Context, r *http.Request) (*identit
 		return nil, id.refusal(st, f)
 	}
 	if id.cache != nil {
-		id.cache.put(tok, ent, now)
+		id.cache.Put(key, ent, now)
 	}
 	return identity.NewCaller(ent.principal, ent.fingerprint, ent.purpose), nil
 }

@@ -1,7 +1,6 @@
 package oidc
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -9,8 +8,6 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -19,6 +16,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/anvil-dev/anvil/runtime/jsonfetch"
 	"github.com/anvil-dev/anvil/runtime/policy"
 )
 
@@ -328,23 +326,8 @@ func keyFits(k *jose.JSONWebKey, alg string) bool {
 // fetch GETs a JSON document of at most MaxDocumentBytes within
 // FetchTimeout, wanting a 200.
 func fetch(ctx context.Context, client *http.Client, u string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, FetchTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	raw, err := jsonfetch.Get(ctx, client, u, MaxDocumentBytes, FetchTimeout)
 	if err != nil {
-		return nil, errUnreadable
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, errUnreadable
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errUnreadable
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxDocumentBytes+1))
-	if err != nil || len(raw) > MaxDocumentBytes || !json.Valid(bytes.TrimSpace(raw)) {
 		return nil, errUnreadable
 	}
 	return raw, nil
@@ -355,16 +338,5 @@ func fetch(ctx context.Context, client *http.Client, u string) ([]byte, error) {
 // provider's metadata, keys, introspection and token endpoints are named
 // exactly; a redirect elsewhere is refused).
 func DefaultHTTPClient() *http.Client {
-	return &http.Client{
-		Timeout: FetchTimeout,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Scheme != "https" {
-				return fmt.Errorf("redirect to %s refused", req.URL.Scheme)
-			}
-			if len(via) >= 3 {
-				return errors.New("too many redirects")
-			}
-			return nil
-		},
-	}
+	return jsonfetch.Client(FetchTimeout)
 }
