@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,10 +8,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/compiler/diff/specdiff"
-	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -50,20 +49,19 @@ func runDiff(e *env, c *cli.Context) error {
 	default:
 		return fail(2, "--fail-on must be breaking, any or none, not %q", failOn)
 	}
-	var man *manifest.Manifest
-	if p := c.String("manifest"); p != "" {
-		m, l := manifest.Load(p)
-		if l.HasErrors() {
+	man := c.String("manifest")
+	if man != "" { // refused before any spec is read
+		if _, l := manifest.Load(man); l.HasErrors() {
 			printDiagnostics(e, l, false)
-			return fail(2, "the manifest %s has errors", p)
+			return fail(2, "the manifest %s has errors", man)
 		}
-		man = m
 	}
 	oldPath, newPath := c.Args().Get(0), c.Args().Get(1)
-	report, warn, err := diffPaths(oldPath, newPath, man, c.IsSet("manifest"))
+	report, warn, compiled, err := diffPaths(oldPath, newPath, man, c.IsSet("manifest"))
 	if err != nil {
 		return err
 	}
+	printDiagnostics(e, compiled, false)
 	for _, w := range warn {
 		fmt.Fprintf(e.stderr, "anvil: %s\n", w)
 	}
@@ -111,11 +109,13 @@ const CodeDiffInputTooLarge = "diff/input_too_large"
 // (its AIR and surfaces), then the new side's. libopenapi runs only after
 // Anvil's loader has read both specs' frames, and file references are not
 // followed in a frame. A spec-level comparison libopenapi cannot do is a
-// warning, not an error: the rest of the report stands on its own.
-func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool) (*diff.Report, []string, error) {
+// warning, not an error: the rest of the report stands on its own. The
+// compiles' error diagnostics are returned: a side that compiled with errors
+// is compared as compiled, and the person sees why its AIR may be off.
+func diffPaths(oldPath, newPath, man string, manifestSet bool) (*diff.Report, []string, diag.List, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
-		return nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
+		return nil, nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
 	}
 	largest := int64(0)
 	for _, side := range []struct {
@@ -127,10 +127,10 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool
 		}
 		st, err := os.Stat(side.path)
 		if err != nil {
-			return nil, nil, fail(2, "%v", err)
+			return nil, nil, nil, fail(2, "%v", err)
 		}
 		if st.Size() > maxDiffSpecBytes {
-			return nil, nil, fail(2, "%s: %s is %d bytes, more than anvil diff reads (%d)", CodeDiffInputTooLarge, side.path, st.Size(), maxDiffSpecBytes)
+			return nil, nil, nil, fail(2, "%s: %s is %d bytes, more than anvil diff reads (%d)", CodeDiffInputTooLarge, side.path, st.Size(), maxDiffSpecBytes)
 		}
 		largest = max(largest, st.Size())
 	}
@@ -148,20 +148,20 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool
 		}
 		releaseMemory()
 	}
-	oldSide, err := diffSide(oldPath, oldBundle, man)
+	oldSide, oldDiags, err := diffSide(oldPath, oldBundle, man)
 	if err != nil {
-		return nil, nil, fail(2, "%v", err)
+		return nil, nil, nil, fail(2, "%v", err)
 	}
 	releaseMemory()
-	newSide, err := diffSide(newPath, newBundle, man)
+	newSide, newDiags, err := diffSide(newPath, newBundle, man)
 	if err != nil {
-		return nil, nil, fail(2, "%v", err)
+		return nil, nil, nil, fail(2, "%v", err)
 	}
 	if oldBundle != newBundle {
 		oldSide.Surfaces, newSide.Surfaces = nil, nil
 	}
 	changes := diff.WithSpecChanges(diff.CompareSides(oldSide, newSide), spec, oldSide.Doc, newSide.Doc)
-	return diff.NewReport(changes), warnings, nil
+	return diff.NewReport(changes), warnings, append(oldDiags, newDiags...), nil
 }
 
 // releaseMemory collects what a finished phase left and returns it to the
@@ -203,9 +203,13 @@ func isBundle(p string) bool {
 }
 
 // diffSide loads a bundle's AIR, or compiles a spec (with the manifest) in
-// memory, nothing written, with the surfaces of its operations. What a
-// comparison does not read (the compile's diagnostics) is dropped at once.
-func diffSide(p string, bundle bool, man *manifest.Manifest) (diff.Side, error) {
+// memory, nothing written, with the surfaces of its operations. AIR names
+// the spec's files as they were given, so locations read as the person
+// named the specs. Of the compile's diagnostics only the errors are kept
+// (returned); the document's own copy is dropped at once, since a
+// comparison does not read it. A spec that cannot be compiled is an error
+// naming its first error diagnostic.
+func diffSide(p string, bundle bool, man string) (diff.Side, diag.List, error) {
 	if bundle {
 		dir := p
 		if filepath.Base(p) == air.DocumentFile {
@@ -213,20 +217,23 @@ func diffSide(p string, bundle bool, man *manifest.Manifest) (diff.Side, error) 
 		}
 		doc, err := air.Load(dir)
 		if err != nil {
-			return diff.Side{}, fmt.Errorf("%s is not a compiled bundle: %v", p, err)
+			return diff.Side{}, nil, fmt.Errorf("%s is not a compiled bundle: %v", p, err)
 		}
 		doc.Diagnostics = nil
-		return diff.Side{Doc: doc}, nil
+		return diff.Side{Doc: doc}, nil, nil
 	}
-	spec, err := openapi.Load(p, &openapi.Options{AllMediaTypes: true, MaxFileSize: maxDiffSpecBytes})
-	if err != nil {
-		var f *diag.Failure
-		if errors.As(err, &f) && len(f.Diagnostics) > 0 {
-			return diff.Side{}, fmt.Errorf("%s", f.Diagnostics[0].String())
+	var spec *openapi.Spec
+	doc, all := compiler.Compile(compiler.Inputs{Spec: p, Manifest: man}, compiler.Options{
+		AllMediaTypes: true, MaxFileSize: maxDiffSpecBytes, NamesAsRead: true,
+		OnLoaded: func(s *openapi.Spec) { spec = s },
+	})
+	errs := all.Errors()
+	if doc == nil {
+		if len(errs) > 0 {
+			return diff.Side{}, nil, fmt.Errorf("%s", errs[0].String())
 		}
-		return diff.Side{}, err
+		return diff.Side{}, nil, fmt.Errorf("%s cannot be compiled", p)
 	}
-	doc, _ := lower.Lower(spec, man, nil)
 	doc.Diagnostics = nil
-	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}, nil
+	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}, errs, nil
 }

@@ -76,6 +76,17 @@ func (l *List) Infof(pos Pos, code, format string, args ...any) {
 // HasErrors reports whether any diagnostic is an error.
 func (l List) HasErrors() bool { return l.Count(Error) > 0 }
 
+// Errors returns the error diagnostics, in order (nil when there are none).
+func (l List) Errors() List {
+	var out List
+	for _, d := range l {
+		if d.Level == Error {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // Count counts the diagnostics of one level.
 func (l List) Count(level string) int {
 	n := 0

@@ -34,3 +34,18 @@ func TestSortAndPrint(t *testing.T) {
 		t.Errorf("Failure: %s", f.Error())
 	}
 }
+
+func TestErrors(t *testing.T) {
+	var l List
+	l.Warnf(Pos{File: "a"}, "x/w", "warn")
+	l.Errorf(Pos{File: "b"}, "x/e1", "one")
+	l.Infof(Pos{}, "x/i", "info")
+	l.Errorf(Pos{File: "a"}, "x/e2", "two")
+	got := l.Errors()
+	if len(got) != 2 || got[0].Code != "x/e1" || got[1].Code != "x/e2" {
+		t.Errorf("Errors() = %v", got)
+	}
+	if (List{}).Errors() != nil {
+		t.Error("no errors: want nil")
+	}
+}
