@@ -13,7 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/emit/files"
 	gatewayemit "github.com/anvil-dev/anvil/compiler/emit/gateway"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -75,12 +74,21 @@ func runCompileGateway(e *env, c *cli.Context) error {
 			return fail(1, "the workspace %s cannot make a gateway: %d error(s) above; nothing was written", ws, len(l))
 		}
 	}
-	tree, stats, err := gatewayemit.Generate(model)
+	tree, err := gatewayemit.Generate(model)
 	if err != nil {
 		return fail(1, "%v", err)
 	}
+	ops, specialised := 0, 0
+	for _, c := range model.Connectors {
+		for _, t := range c.Tools {
+			ops++
+			if gatewayemit.Specialised(t.Op) {
+				specialised++
+			}
+		}
+	}
 	out := filepath.Join(gen, yard)
-	if err := files.FromBytes(tree).WriteTo(out); err != nil {
+	if err := tree.WriteTo(out); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
 	pkg := filepath.ToSlash(out)
@@ -88,7 +96,7 @@ func runCompileGateway(e *env, c *cli.Context) error {
 		pkg = "./" + pkg
 	}
 	fmt.Fprintf(e.stdout, "Generated the %s gateway → %s (%d files, %d operations, %d fully specialised); build it with go build %s\n",
-		yard, out, stats.Files, stats.Operations, stats.Specialised, pkg)
+		yard, out, len(tree), ops, specialised, pkg)
 	return nil
 }
 
