@@ -66,7 +66,7 @@ func Package(ctx context.Context, o PackageOptions) (*PackageResult, error) {
 	for _, d := range doc.Diagnostics {
 		if d.Level == air.LevelError {
 			if res.Errors < 3 {
-				res.FirstErrors = append(res.FirstErrors, fmt.Sprintf("%s: %s: %s", d.Path, d.Code, d.Message))
+				res.FirstErrors = append(res.FirstErrors, fmt.Sprintf("%s: %s: %s", d.Path(), d.Code, d.Message))
 			}
 			res.Errors++
 		}

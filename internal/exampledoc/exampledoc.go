@@ -11,8 +11,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
+	"github.com/anvil-dev/anvil/compiler/lower"
+	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -48,8 +50,18 @@ func Compile(name string) (*air.Document, diag.List, error) {
 	mu.Unlock()
 	c.once.Do(func() {
 		dir := filepath.Join(Root(), "examples", name)
-		doc, ds := compiler.Compile(compiler.Inputs{Spec: filepath.Join(dir, "openapi.yaml"), Manifest: filepath.Join(dir, "anvil.yaml")}, compiler.Options{})
-		if doc == nil || ds.HasErrors() {
+		spec, err := openapi.Load(filepath.Join(dir, "openapi.yaml"), nil)
+		if err != nil {
+			c.err = err
+			return
+		}
+		man, ds := manifest.Load(filepath.Join(dir, "anvil.yaml"))
+		if ds.HasErrors() {
+			c.err = listErr(ds)
+			return
+		}
+		doc, ds := lower.Lower(spec, man, nil)
+		if ds.HasErrors() {
 			c.err = listErr(ds)
 			return
 		}
