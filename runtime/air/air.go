@@ -491,4 +491,3 @@ const (
 	LevelWarning = "warning"
 	LevelInfo    = "info"
 )
-
