@@ -82,8 +82,9 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
-// Build is the compile pipeline every `anvil compile <spec>` runs: Compile,
-// then the approvals the anvil.lock beside the manifest records, then the
+// Build is the compile pipeline every `anvil compile <spec>` runs: Compile
+// with the names the anvil.lock beside the manifest pins, then the
+// approvals it records, then the
 // source snapshot of exactly the bytes read, then the bundle (AIR and
 // generation.json, with the record of its manifest) written atomically to
 // Out.
@@ -99,18 +100,26 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 		opts.OnRead = chain(opts.OnRead, rec.Record)
 		rec.Base = opts.Base // $refs stay inside it (issue 15)
 	}
+	// Approvals and pinned names recorded by anvil approve, in the
+	// anvil.lock beside the manifest: the names go into lowering, the
+	// approvals onto its result.
+	var lk *lock.Lock
+	lockPath := ""
+	if o.Manifest != "" && o.ManifestData == nil {
+		lockPath = lock.PathFor(o.Manifest)
+		var err error
+		if lk, err = lock.Load(lockPath); err != nil {
+			return &Result{}, &StepError{Step: StepLock, Path: lockPath, Err: err}
+		}
+		opts.Pins = lk.Pins()
+	}
 	doc, all := Compile(o.Inputs, opts)
 	res := &Result{Doc: doc, Diagnostics: all}
 	if doc == nil {
 		return res, nil
 	}
-	if o.Manifest != "" && o.ManifestData == nil { // approvals recorded by anvil approve
-		path := lock.PathFor(o.Manifest)
-		l, err := lock.Load(path)
-		if err != nil {
-			return res, &StepError{Step: StepLock, Path: path, Err: err}
-		}
-		all = append(all, l.Apply(doc, path)...)
+	if lk != nil {
+		all = append(all, lk.Apply(doc, lockPath)...)
 		all.Sort()
 		res.Diagnostics = all
 	}

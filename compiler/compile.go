@@ -74,6 +74,9 @@ type Options struct {
 	// it is lowered (tools that check lowering against its input, or time
 	// the stages).
 	OnLoaded func(spec *openapi.Spec)
+	// Pins are the names anvil.lock keeps for approved operations
+	// (compiler/lock.Lock.Pins; lower.Pin); nil derives every name afresh.
+	Pins []lower.Pin
 }
 
 // Code of an Endpoint that CheckEndpoint refuses.
@@ -143,7 +146,7 @@ func Compile(in Inputs, opts Options) (*air.Document, diag.List) {
 		man = m
 	}
 
-	lo := &lower.Options{ServiceID: opts.ServiceID, HumanApproval: opts.HumanApproval}
+	lo := &lower.Options{ServiceID: opts.ServiceID, HumanApproval: opts.HumanApproval, Pins: opts.Pins}
 	if !opts.NamesAsRead {
 		lo.SourceName = portableName(in.Spec)
 	}

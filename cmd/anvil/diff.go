@@ -12,6 +12,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/compiler/diff/specdiff"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -50,14 +51,23 @@ func runDiff(e *env, c *cli.Context) error {
 		return fail(2, "--fail-on must be breaking, any or none, not %q", failOn)
 	}
 	man := c.String("manifest")
+	var opts compiler.Options
 	if man != "" { // refused before any spec is read
 		if _, l := manifest.Load(man); l.HasErrors() {
 			printDiagnostics(e, l, false)
 			return fail(2, "the manifest %s has errors", man)
 		}
+		// Both specs compile as anvil compile would: with the names
+		// anvil.lock pins, so the report shows only the renames that
+		// recompiling could not avoid.
+		lk, err := lock.Load(lock.PathFor(man))
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		opts.Pins = lk.Pins()
 	}
 	oldPath, newPath := c.Args().Get(0), c.Args().Get(1)
-	report, warn, compiled, err := diffPaths(oldPath, newPath, man, c.IsSet("manifest"))
+	report, warn, compiled, err := diffPaths(oldPath, newPath, man, opts, c.IsSet("manifest"))
 	if err != nil {
 		return err
 	}
@@ -112,7 +122,8 @@ const CodeDiffInputTooLarge = "diff/input_too_large"
 // warning, not an error: the rest of the report stands on its own. The
 // compiles' error diagnostics are returned: a side that compiled with errors
 // is compared as compiled, and the person sees why its AIR may be off.
-func diffPaths(oldPath, newPath, man string, manifestSet bool) (*diff.Report, []string, diag.List, error) {
+// opts carries the lock's pinned names to both compiles.
+func diffPaths(oldPath, newPath, man string, opts compiler.Options, manifestSet bool) (*diff.Report, []string, diag.List, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
 		return nil, nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
@@ -148,12 +159,12 @@ func diffPaths(oldPath, newPath, man string, manifestSet bool) (*diff.Report, []
 		}
 		releaseMemory()
 	}
-	oldSide, oldDiags, err := diffSide(oldPath, oldBundle, man)
+	oldSide, oldDiags, err := diffSide(oldPath, oldBundle, man, opts)
 	if err != nil {
 		return nil, nil, nil, fail(2, "%v", err)
 	}
 	releaseMemory()
-	newSide, newDiags, err := diffSide(newPath, newBundle, man)
+	newSide, newDiags, err := diffSide(newPath, newBundle, man, opts)
 	if err != nil {
 		return nil, nil, nil, fail(2, "%v", err)
 	}
@@ -203,13 +214,14 @@ func isBundle(p string) bool {
 }
 
 // diffSide loads a bundle's AIR, or compiles a spec (with the manifest) in
-// memory, nothing written, with the surfaces of its operations. AIR names
+// memory (with opts, the lock's pinned names), nothing written, with the
+// surfaces of its operations. AIR names
 // the spec's files as they were given, so locations read as the person
 // named the specs. Of the compile's diagnostics only the errors are kept
 // (returned); the document's own copy is dropped at once, since a
 // comparison does not read it. A spec that cannot be compiled is an error
 // naming its first error diagnostic.
-func diffSide(p string, bundle bool, man string) (diff.Side, diag.List, error) {
+func diffSide(p string, bundle bool, man string, opts compiler.Options) (diff.Side, diag.List, error) {
 	if bundle {
 		dir := p
 		if filepath.Base(p) == air.DocumentFile {
@@ -223,10 +235,9 @@ func diffSide(p string, bundle bool, man string) (diff.Side, diag.List, error) {
 		return diff.Side{Doc: doc}, nil, nil
 	}
 	var spec *openapi.Spec
-	doc, all := compiler.Compile(compiler.Inputs{Spec: p, Manifest: man}, compiler.Options{
-		AllMediaTypes: true, MaxFileSize: maxDiffSpecBytes, NamesAsRead: true,
-		OnLoaded: func(s *openapi.Spec) { spec = s },
-	})
+	opts.AllMediaTypes, opts.MaxFileSize, opts.NamesAsRead = true, maxDiffSpecBytes, true
+	opts.OnLoaded = func(s *openapi.Spec) { spec = s }
+	doc, all := compiler.Compile(compiler.Inputs{Spec: p, Manifest: man}, opts)
 	errs := all.Errors()
 	if doc == nil {
 		if len(errs) > 0 {
