@@ -144,14 +144,24 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 	if b := lock.OriginBytes(res.Out, o.Manifest); b != nil {
 		tree.Add(lock.OriginFile, b)
 	}
-	if err := ctx.Err(); err != nil {
+	if err := writeTree(ctx, tree, res.Out); err != nil {
 		return res, err
-	}
-	if err := tree.WriteTo(res.Out); err != nil {
-		return res, &StepError{Step: StepWrite, Path: res.Out, Err: err}
 	}
 	res.Files = len(tree)
 	return res, nil
+}
+
+// writeTree writes tree as the directory out, atomically (files.Tree.WriteTo),
+// unless ctx has ended: the last step of every pipeline that replaces a
+// whole directory.
+func writeTree(ctx context.Context, tree files.Tree, out string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := tree.WriteTo(out); err != nil {
+		return &StepError{Step: StepWrite, Path: out, Err: err}
+	}
+	return nil
 }
 
 // Rebundle writes doc again over the bundle in dir (anvil approve, after

@@ -128,11 +128,8 @@ func Compose(ctx context.Context, o ComposeOptions) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := writeTree(ctx, tree, o.Out); err != nil {
 		return nil, err
-	}
-	if err := tree.WriteTo(o.Out); err != nil {
-		return nil, &StepError{Step: StepWrite, Path: o.Out, Err: err}
 	}
 	ids := make([]string, len(conns))
 	for i, c := range conns {

@@ -101,11 +101,8 @@ func BuildGateway(ctx context.Context, o GatewayOptions) (*GatewayResult, error)
 	if err != nil {
 		return res, err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := writeTree(ctx, tree, res.Out); err != nil {
 		return res, err
-	}
-	if err := tree.WriteTo(res.Out); err != nil {
-		return res, &StepError{Step: StepWrite, Path: res.Out, Err: err}
 	}
 	res.Files = len(tree)
 	return res, nil
