@@ -320,7 +320,7 @@ func carriesKey(op *air.Operation) bool {
 // call's own key ("" when it has none). A key in the arguments (the
 // idempotency input) becomes the ledger id and the audit line's even when
 // the call has no key of its own, so it gets the same length cap
-// (effect.CheckKeyLength) in every case, not only when it is compared.
+// (effect.CheckKey) in every case, not only when it is compared.
 func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Error {
 	field := op.Input.Safety.IdempotencyKey
 	if field == "" {
@@ -331,7 +331,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 		return nil
 	}
 	if isString {
-		if err := effect.CheckKeyLength(field, s); err != nil {
+		if err := effect.CheckKey(field, s); err != nil {
 			err.Operation = op.ID
 			return err
 		}

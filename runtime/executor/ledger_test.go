@@ -311,3 +311,20 @@ func TestLedgerLeaseOutlivesTTL(t *testing.T) {
 		t.Errorf("answers differ:\n%s\n%s", answers[0], answers[1])
 	}
 }
+
+// TestLedgerBadKeyIsInputError: a key no store can hold as given (NUL,
+// invalid UTF-8, another control character) is the caller's error, 400
+// validation_error, before the ledger or the upstream sees it.
+func TestLedgerBadKeyIsInputError(t *testing.T) {
+	r := newLedgerRig(t)
+	for _, bad := range []string{"nul\x00key", "bad\xffutf8", "line\nbreak"} {
+		out := r.call("github__github_create_comment", createArgs, bad)
+		if out.Err == nil || out.Err.Code != envelope.ValidationError || out.Err.Retryable ||
+			!strings.Contains(string(out.Err.Details), "effect/invalid_idempotency_key") {
+			t.Errorf("key %q: %+v", bad, out.Err)
+		}
+	}
+	if n := r.api.posts.Load(); n != 0 {
+		t.Fatalf("upstream saw %d creates for bad keys", n)
+	}
+}

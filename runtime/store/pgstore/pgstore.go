@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -218,6 +219,12 @@ func classify(err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		// Class 22 (data exception: a value the column cannot hold, such
+		// as NUL or invalid UTF-8 in text) is the argument's fault, not an
+		// outage: retrying it would fail the same way.
+		if strings.HasPrefix(pe.Code, "22") {
+			return fmt.Errorf("%w: PostgreSQL refused a value (error %s)", store.ErrInvalid, pe.Code)
+		}
 		return fmt.Errorf("%w: PostgreSQL error %s", store.ErrUnavailable, pe.Code)
 	}
 	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)

@@ -581,6 +581,17 @@ func testBounds(t *testing.T, b Backend) {
 	wantErr(t, err, store.ErrInvalid)
 	_, err = st.Begin(c, key("", "h"))
 	wantErr(t, err, store.ErrInvalid)
+	// Keys that a backend could not hold as given are the caller's error
+	// on every store (PostgreSQL refuses NUL and invalid UTF-8 in text).
+	for _, bad := range []string{"nul\x00key", "bad\xffutf8"} {
+		_, err = st.Begin(c, key(bad, "h"))
+		wantErr(t, err, store.ErrInvalid)
+		k := key("fine", "h")
+		k.Subject = bad
+		_, err = st.Begin(c, k)
+		wantErr(t, err, store.ErrInvalid)
+		wantErr(t, st.CreateSession(c, "sid", bad), store.ErrInvalid)
+	}
 	wantErr(t, st.CreateSession(c, long, "fp"), store.ErrInvalid)
 	wantErr(t, st.PutFlow(c, "s", store.Flow{Sub: "u", Payload: make([]byte, store.MaxPayloadLen+1)}), store.ErrInvalid)
 	r, err := st.Begin(c, key("big", "h"))

@@ -13,8 +13,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/vault"
@@ -114,16 +116,20 @@ func Digest(s string) []byte {
 // DigestText is Digest as unpadded base64url, for key-value backends.
 func DigestText(s string) string { return base64.RawURLEncoding.EncodeToString(Digest(s)) }
 
-// CheckKeys bounds caller-supplied identifiers: each must be non-empty and
-// at most store.MaxKeyLen bytes.
+// CheckKeys bounds caller-supplied identifiers: each must be non-empty, at
+// most store.MaxKeyLen bytes, and valid UTF-8 without NUL, so that every
+// backend holds it as given (PostgreSQL's text refuses NUL and invalid
+// UTF-8; that refusal would otherwise read as an outage).
 func CheckKeys(kv ...string) error {
 	for i := 0; i+1 < len(kv); i += 2 {
 		name, v := kv[i], kv[i+1]
-		if v == "" {
+		switch {
+		case v == "":
 			return fmt.Errorf("%w: %s is empty", store.ErrInvalid, name)
-		}
-		if len(v) > store.MaxKeyLen {
+		case len(v) > store.MaxKeyLen:
 			return fmt.Errorf("%w: %s is longer than %d bytes", store.ErrInvalid, name, store.MaxKeyLen)
+		case !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0:
+			return fmt.Errorf("%w: %s is not valid UTF-8 without NUL", store.ErrInvalid, name)
 		}
 	}
 	return nil
