@@ -157,6 +157,13 @@ type callState struct {
 	span      trace.Span // the call's span when tracing is on
 	lease     *heldLease // the ledger entry this call owns, until Call ends
 	replay    bool       // the outcome is the ledger's recorded answer
+	// lookup and lookupTool are set while a taken-over entry whose
+	// earlier outcome is unknown awaits resolution by lookup (ledger.go).
+	lookup     *effect.Lookup
+	lookupTool *fleet.Tool
+	// resolvedBy is "lookup" when the answer is the lookup's: the earlier
+	// attempt had acted.
+	resolvedBy string
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -484,6 +491,11 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 	if x.ledgerApplies(st, op) {
 		if stop := x.ledgerBegin(ctx, st, tool, in); stop != nil {
 			return stop
+		}
+		if st.lookup != nil {
+			if done := x.resolveByLookup(ctx, st, tool, in); done != nil {
+				return done
+			}
 		}
 	}
 	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })

@@ -92,6 +92,9 @@ func (g *Gateway) serveCall(w http.ResponseWriter, r *http.Request, p *executor.
 	}
 	inBody := effectInBody(r.Header)
 	if out.Err != nil {
+		if ra := out.Err.RetryAfterSeconds(); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
 		if inBody {
 			setEffectHeaders(w.Header(), out.Effect, true)
 			setJSONHeaders(w.Header())

@@ -19,7 +19,8 @@ const purgeEvery = 5 * time.Minute
 // openState opens the gateway's state store (docs/state.md) from the
 // environment: ANVIL_STORE (empty: the embedded store beside the vault
 // directory; postgres://…: shared by replicas), ANVIL_STATE_FILE,
-// ANVIL_LEDGER_RETENTION and ANVIL_LEDGER_LEASE (read by backend.FromEnv).
+// ANVIL_STATE_LOCK_WAIT and the ANVIL_LEDGER_* tuning (read by
+// backend.FromEnv).
 // The store seals everything under the vault key, so without one (key nil) the embedded default is skipped — the gateway
 // then runs without an idempotency ledger and says so — while a configured
 // ANVIL_STORE without a key refuses to start.
@@ -36,14 +37,10 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 		return nil
 	}
 	c.Key, c.VaultDir = key, vaultDir
+	// An embedded state file another gateway process still holds after
+	// the lock wait refuses the start (the error names the file): a
+	// gateway never serves without the ledger it was configured with.
 	st, err := backend.Open(context.Background(), c)
-	if err != nil && c.Kind == backend.KindEmbedded && errors.Is(err, store.ErrUnavailable) {
-		// Another gateway process on this machine holds the state file:
-		// this one still serves (its vault is the same files) but cannot
-		// share that process's ledger, so it runs without one.
-		g.logf("anvil: the state file is held by another gateway process (%v): running without the idempotency ledger; give each gateway its own ANVIL_STATE_FILE or share PostgreSQL (ANVIL_STORE)", err)
-		return nil
-	}
 	if err != nil {
 		return err
 	}

@@ -75,18 +75,25 @@ func TestNoVaultKeyNoLedger(t *testing.T) {
 }
 
 // TestStateFileHeldElsewhere: a second gateway on the same vault directory
-// (so the same state file) still starts, without a ledger, and says so.
+// (so the same state file) refuses to start, naming the file, rather than
+// serve keyed writes without its ledger.
 func TestStateFileHeldElsewhere(t *testing.T) {
 	f := newFleetFixture(t, nil)
 	cfg := f.config(0)
-	logs := newSyncBuffer()
-	g, err := NewFromDir(cfg, f.ws, &Options{Logf: logs.logf})
-	if err != nil {
-		t.Fatalf("second gateway: %v", err)
+	getenv := cfg.Getenv
+	cfg.Getenv = func(k string) string {
+		if k == "ANVIL_STATE_LOCK_WAIT" {
+			return "200ms"
+		}
+		return getenv(k)
 	}
-	defer g.Close()
-	if g.exec.Ledger != nil || !strings.Contains(logs.String(), "held by another gateway process") {
-		t.Errorf("ledger %v, log %q", g.exec.Ledger, logs.String())
+	g, err := NewFromDir(cfg, f.ws, &Options{Logf: t.Logf})
+	if err == nil {
+		g.Close()
+		t.Fatal("a second gateway started on a state file another one holds")
+	}
+	if !strings.Contains(err.Error(), "state.db") || !strings.Contains(err.Error(), "held by another gateway process") {
+		t.Errorf("refusal: %v", err)
 	}
 }
 

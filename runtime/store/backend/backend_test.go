@@ -41,6 +41,18 @@ func TestFromEnv(t *testing.T) {
 			t.Errorf("lease %q: %v", bad, err)
 		}
 	}
+	for v, want := range map[string]time.Duration{"": 0, "0": -1, "0s": -1, "500ms": 500 * time.Millisecond, "30s": 30 * time.Second} {
+		c, err = FromEnv(env(map[string]string{EnvWait: v}))
+		if err != nil || c.Wait != want {
+			t.Errorf("wait %q: %v %v, want %v", v, c.Wait, err, want)
+		}
+	}
+	for _, bad := range []string{"31s", "-1s", "later"} {
+		_, err = FromEnv(env(map[string]string{EnvWait: bad}))
+		if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), EnvWait) {
+			t.Errorf("wait %q: %v", bad, err)
+		}
+	}
 }
 
 func TestOpenEmbedded(t *testing.T) {

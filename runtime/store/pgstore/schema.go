@@ -50,6 +50,11 @@ CREATE TABLE anvil_sessions (
 );
 CREATE INDEX anvil_sessions_seen ON anvil_sessions (last_seen);
 `,
+	// 2: when a ledger entry's current attempt began (an outcome_unknown
+	// answer names it).
+	`
+ALTER TABLE anvil_ledger ADD COLUMN began_at timestamptz;
+`,
 }
 
 // SchemaVersion is the schema this package creates and reads.

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -163,6 +164,7 @@ type Entry struct {
 	State      int       `json:"state"`
 	Owner      string    `json:"owner,omitempty"`
 	LeaseUntil time.Time `json:"lease"`
+	Began      time.Time `json:"began,omitzero"` // when the current attempt began
 	Done       time.Time `json:"done"`
 	Answer     []byte    `json:"answer,omitempty"` // sealed
 }
@@ -177,6 +179,7 @@ const (
 	Replay                     // return e.Answer
 	Conflict                   // refuse
 	Wait                       // another owner holds an unexpired lease: wait and look again
+	Unknown                    // the owner's lease expired with no outcome, and the key may not take over: refuse, change nothing
 )
 
 // Decide is the ledger rule, applied to the current entry (nil when none)
@@ -193,6 +196,9 @@ func Decide(e *Entry, k store.LedgerKey, now time.Time, retention time.Duration)
 	}
 	if now.Before(e.LeaseUntil) {
 		return Wait
+	}
+	if !k.TakeOver {
+		return Unknown
 	}
 	return TakeOver
 }
@@ -211,19 +217,36 @@ func CheckLedgerKey(k store.LedgerKey) error {
 	return CheckKeys("subject", k.Subject, "ledger id", k.ID, "tool", k.Tool, "input hash", k.InputHash)
 }
 
-// Poller paces Begin's waits on an in-flight entry: 2 ms doubling to 100 ms.
-type Poller struct{ d time.Duration }
+// Poller paces Begin's waits on an in-flight entry: 2 ms doubling to 100 ms,
+// for at most the wait bound (store.Options.Wait) from the first Sleep.
+type Poller struct {
+	d        time.Duration
+	deadline time.Time
+	// Wait is the bound; zero answers ErrInFlight at the first Sleep.
+	Wait time.Duration
+}
 
-// Sleep waits for the next poll, for wake (if not nil) or for ctx, and
-// reports ctx's error if it ended.
+// errWaited is Sleep's answer once the wait bound has passed.
+var errWaited = errors.New("waited the ledger's wait bound")
+
+// Sleep waits for the next poll, for wake (if not nil) or for ctx; it
+// reports ctx's error if it ended, and errWaited once the bound passed.
 func (p *Poller) Sleep(ctx context.Context, wake <-chan struct{}) error {
+	now := time.Now()
+	if p.deadline.IsZero() {
+		p.deadline = now.Add(p.Wait)
+	}
+	left := p.deadline.Sub(now)
+	if left <= 0 {
+		return errWaited
+	}
 	switch {
 	case p.d == 0:
 		p.d = 2 * time.Millisecond
 	case p.d < 100*time.Millisecond:
 		p.d *= 2
 	}
-	t := time.NewTimer(p.d)
+	t := time.NewTimer(min(p.d, left))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -235,9 +258,15 @@ func (p *Poller) Sleep(ctx context.Context, wake <-chan struct{}) error {
 	}
 }
 
-// WaitError is Begin's error when ctx ends while waiting.
+// WaitError is Begin's error when the wait bound passed or ctx ended
+// while waiting.
 func WaitError(err error) error {
 	return fmt.Errorf("%w: %w", store.ErrInFlight, err)
+}
+
+// OpContext bounds one backend round trip by opts.OpTimeout (and ctx).
+func OpContext(ctx context.Context, opts store.Options) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, opts.OpTimeout)
 }
 
 // KeyedMutex is one mutex per key whose Lock honours a context. The zero
