@@ -36,7 +36,7 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 		g.logf("anvil: no vault key (ANVIL_VAULT_KEY_FILE): running without the idempotency ledger; a retried write reaches the upstream again")
 		return nil
 	}
-	c.Key, c.VaultDir = key, vaultDir
+	c.Key, c.VaultDir, c.Logf = key, vaultDir, g.logf
 	// An embedded state file another gateway process still holds after
 	// the lock wait refuses the start (the error names the file): a
 	// gateway never serves without the ledger it was configured with.

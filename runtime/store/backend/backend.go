@@ -7,12 +7,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/embedded"
 	"github.com/anvil-dev/anvil/runtime/store/pgstore"
+	"github.com/anvil-dev/anvil/runtime/store/spool"
 )
 
 // Environment variables read by FromEnv.
@@ -37,6 +39,10 @@ const (
 	// Retry-After), as a Go duration up to MaxWait; "0" answers at once;
 	// default store.DefaultWait.
 	EnvWait = "ANVIL_LEDGER_WAIT"
+	// EnvSpool is the directory where answers the store could not record
+	// are kept until it can (runtime/store/spool); default ledger-spool
+	// beside the vault directory.
+	EnvSpool = "ANVIL_LEDGER_SPOOL"
 	// EnvLockWait is how long a gateway waits for another process to
 	// release the embedded state file before it refuses to start, as a Go
 	// duration up to MaxLockWait; default embedded.DefaultLockWait.
@@ -73,6 +79,8 @@ type Config struct {
 	VaultDir  string        // KindEmbedded: the vault directory
 	StatePath string        // KindEmbedded: the bbolt file ("" = default)
 	LockWait  time.Duration // KindEmbedded: the wait for another holder of the file (0 = default)
+	SpoolDir  string        // the ledger spool ("" = DefaultSpoolDir(VaultDir))
+	Logf      func(format string, args ...any)
 	Logger    *slog.Logger
 	store.Options
 }
@@ -92,6 +100,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("%w: %s must be empty (embedded store) or a postgres:// URL", store.ErrConfig, EnvStore)
 	}
 	c.StatePath = getenv(EnvStateFile)
+	c.SpoolDir = strings.TrimSpace(getenv(EnvSpool))
 	var err error
 	if c.Retention, err = duration(getenv, EnvRetention, "24h", 1, 0); err != nil {
 		return c, err
@@ -134,13 +143,37 @@ func duration(getenv func(string) string, name, example string, lo, hi time.Dura
 	return d, nil
 }
 
-// Open opens the configured backend.
+// DefaultSpoolDir is the ledger spool of a vault directory: ledger-spool
+// in its parent, beside the default state file.
+func DefaultSpoolDir(vaultDir string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(vaultDir)), "ledger-spool")
+}
+
+// Open opens the configured backend, wrapped in its ledger spool
+// (runtime/store/spool): an answer the backend cannot record when it
+// arrives is kept on disk and recorded once it can.
 func Open(ctx context.Context, c Config) (store.Store, error) {
+	var s store.Store
+	var err error
 	switch c.Kind {
 	case KindEmbedded, "":
-		return embedded.Open(embedded.Config{VaultDir: c.VaultDir, Path: c.StatePath, LockWait: c.LockWait, Options: c.Options})
+		s, err = embedded.Open(embedded.Config{VaultDir: c.VaultDir, Path: c.StatePath, LockWait: c.LockWait, Options: c.Options})
 	case KindPostgres:
-		return pgstore.Open(ctx, pgstore.Config{DSN: c.DSN, Logger: c.Logger, Options: c.Options})
+		s, err = pgstore.Open(ctx, pgstore.Config{DSN: c.DSN, Logger: c.Logger, Options: c.Options})
+	default:
+		return nil, fmt.Errorf("%w: unknown store kind %q", store.ErrConfig, c.Kind)
 	}
-	return nil, fmt.Errorf("%w: unknown store kind %q", store.ErrConfig, c.Kind)
+	if err != nil {
+		return nil, err
+	}
+	dir := c.SpoolDir
+	if dir == "" {
+		dir = DefaultSpoolDir(c.VaultDir)
+	}
+	sp, err := spool.Wrap(s, dir, c.Key, c.Logf)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	return sp, nil
 }

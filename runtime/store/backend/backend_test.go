@@ -10,6 +10,7 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/embedded"
+	"github.com/anvil-dev/anvil/runtime/store/spool"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -68,8 +69,12 @@ func TestOpenEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := s.(*embedded.Store); !ok {
+	sp, ok := s.(*spool.Store)
+	if !ok {
 		t.Fatalf("got %T", s)
+	}
+	if _, ok := sp.Store.(*embedded.Store); !ok || sp.Dir() != filepath.Join(dir, "ledger-spool") {
+		t.Fatalf("got %T spooling to %s", sp.Store, sp.Dir())
 	}
 	if err := s.Ping(context.Background()); err != nil {
 		t.Fatal(err)
