@@ -39,7 +39,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	writeBundle := func(name string, doc *air.Document) {
-		b, err := air.Marshal(doc)
+		files, err := air.Files(doc) // air.json and generation.json, as anvil compile writes them
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,8 +47,10 @@ func TestDifferentialEffectVariants(t *testing.T) {
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(p, air.DocumentFile), b, 0o644); err != nil {
-			t.Fatal(err)
+		for n, b := range files {
+			if err := os.WriteFile(filepath.Join(p, n), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, v := range []string{"deadline", "drafts"} {
