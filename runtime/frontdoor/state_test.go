@@ -37,7 +37,7 @@ func TestLedgerConflictBothDoors(t *testing.T) {
 // idempotency_ledger_unavailable without reaching the upstream.
 func TestStateDownReadyzAnd503(t *testing.T) {
 	f := newFleetFixture(t, nil)
-	if a := f.do("GET", "/readyz", "", "", "", nil); a.status != 200 {
+	if a := f.do("GET", "/readyz", f.turn(fxReadGrant), "", "", nil); a.status != 200 {
 		t.Fatalf("readyz before: %d %s", a.status, a.body)
 	}
 	if err := f.g.Close(); err != nil {
@@ -46,7 +46,7 @@ func TestStateDownReadyzAnd503(t *testing.T) {
 	if a := f.do("GET", "/healthz", "", "", "", nil); a.status != 200 {
 		t.Errorf("healthz: %d %s", a.status, a.body)
 	}
-	if a := f.do("GET", "/readyz", "", "", "", nil); a.status != 503 || !strings.Contains(a.body, `"store":"down"`) {
+	if a := f.do("GET", "/readyz", f.turn(fxReadGrant), "", "", nil); a.status != 503 || !strings.Contains(a.body, `"store":"down"`) {
 		t.Errorf("readyz with the store down: %d %s", a.status, a.body)
 	}
 	before := len(f.mock.Requests())
