@@ -78,6 +78,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			keysCommand(e),    // keys.go
 			tokenCommand(e),   // token.go
 			vaultCommand(e),   // vault.go
+			auditCommand(e),   // audit.go
 			versionCommand(e), // version.go
 			toolsCommand(e),   // tools.go
 		},

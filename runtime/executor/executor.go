@@ -164,6 +164,9 @@ type callState struct {
 	// resolvedBy is "lookup" when the answer is the lookup's: the earlier
 	// attempt had acted.
 	resolvedBy string
+	// parentTraceID is the caller's trace ("trace_" + 32 hex), when it sent
+	// a traceparent and tracing is on.
+	parentTraceID string
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -185,11 +188,16 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 		}
 		return out
 	}
-	// With tracing on, the audit line's trace id is the call span's (which
-	// continues an incoming traceparent): "trace_" and the same 32 hex
-	// digits, so a line and its trace are found from each other.
-	ctx, span := x.Tracer.StartCall(ctx)
+	// With tracing on, the audit line's trace id is the call span's: "trace_"
+	// and the same 32 hex digits, so a line and its trace are found from
+	// each other. The span is the root of the gateway's own trace; an
+	// incoming traceparent is only its parent (linked, and the audit
+	// line's parent_trace_id).
+	ctx, span, parent := x.Tracer.StartCall(ctx)
 	st.traceID = "trace_" + tracing.TraceID(span)
+	if parent != "" {
+		st.parentTraceID = "trace_" + parent
+	}
 	st.span = span
 	out := x.call(ctx, call, st)
 	x.observe(st, out)
@@ -703,6 +711,8 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		LedgerID:       st.ledgerID,
 		StagedFor:      st.stagedFor,
 		Replay:         st.replay,
+		ResolvedBy:     st.resolvedBy,
+		ParentTraceID:  st.parentTraceID,
 	}
 	if p != nil {
 		line.ByTenant = optional(p.Tenant)

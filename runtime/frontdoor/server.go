@@ -117,6 +117,8 @@ type Gateway struct {
 	// sharedFlows keeps pending OAuth flows in the shared store; nil: in
 	// this process.
 	sharedFlows connect.SharedFlows
+	// stopShip stops shipping the audit file to the shared trail (state.go).
+	stopShip func()
 }
 
 // Options tune a gateway.
@@ -214,7 +216,15 @@ func New(cfg Config, f *fleet.Fleet, opts *Options) (*Gateway, error) {
 	var logger *audit.Logger
 	if cfg.AuditFile != "" {
 		var err error
-		logger, err = audit.Open(cfg.AuditFile)
+		// The audit chain is keyed by the vault key when there is one
+		// (docs/state.md, "The audit chain").
+		var o audit.Options
+		if key != nil {
+			if o.ChainKey, err = audit.ChainKey(key); err != nil {
+				return nil, err
+			}
+		}
+		logger, err = audit.OpenWith(cfg.AuditFile, o)
 		if err != nil {
 			return nil, err
 		}

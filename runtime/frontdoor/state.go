@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/backend"
@@ -55,6 +56,15 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 	}
 	g.exec.Ledger = st
 	g.exec.LedgerFailed = func(err error) { g.logf("anvil: recording an answer in the idempotency ledger failed: %v", err) }
+	// A store that keeps the fleet's shared audit trail (PostgreSQL) gets
+	// this gateway's audit records shipped into it (docs/state.md).
+	inner := st
+	if u, ok := st.(interface{ Unwrap() store.Store }); ok {
+		inner = u.Unwrap()
+	}
+	if sink, ok := inner.(audit.Sink); ok && g.exec.Audit != nil {
+		g.stopShip = g.exec.Audit.Ship(sink, g.logf)
+	}
 	return nil
 }
 
@@ -84,6 +94,10 @@ func (g *Gateway) StateReady(ctx context.Context) error {
 // Close releases the state store. Serve calls it when it returns; a
 // gateway used only through Handler (tests) calls it itself.
 func (g *Gateway) Close() error {
+	if g.stopShip != nil {
+		g.stopShip()
+		g.stopShip = nil
+	}
 	if g.state == nil {
 		return nil
 	}

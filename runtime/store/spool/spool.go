@@ -88,6 +88,9 @@ func Wrap(s store.Store, dir string, vaultKey []byte, logf func(string, ...any))
 	return sp, nil
 }
 
+// Unwrap returns the wrapped store.
+func (s *Store) Unwrap() store.Store { return s.Store }
+
 // Dir is the spool directory.
 func (s *Store) Dir() string { return s.dir }
 
