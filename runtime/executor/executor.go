@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -167,6 +168,9 @@ type callState struct {
 	// parentTraceID is the caller's trace ("trace_" + 32 hex), when it sent
 	// a traceparent and tracing is on.
 	parentTraceID string
+	// wrote is set once the upstream request of a keyed write began to be
+	// written: a transport error after it leaves the outcome unknown.
+	wrote atomic.Bool
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -546,6 +550,13 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 		if apply != nil {
 			apply(req)
 		}
+	}
+	if st.lease != nil {
+		// A keyed write: whether any byte of it left for the upstream
+		// decides what a transport error means for the ledger (ledgerFinish).
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			WroteHeaderField: func(string, []string) { st.wrote.Store(true) },
+		}))
 	}
 	resp, xerr := x.exchange(ctx, st, tool, req)
 	if xerr != nil {

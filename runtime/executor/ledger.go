@@ -259,8 +259,12 @@ func found(raw json.RawMessage) bool {
 }
 
 // ledgerFinish ends the entry Call began: Complete with the outcome when
-// the upstream answered, else Release. It runs even when the caller has
-// gone (the upstream may have acted, and a retry must replay that).
+// the upstream answered; Release when nothing was sent (refused before
+// sending, or the connection failed before the request was written), so a
+// retry starts afresh; Abandon when the request was written but no answer
+// came back (a reset, a timeout): the upstream may have acted, so the
+// outcome is unknown and a retry resolves it rather than resending it
+// blindly. It runs even when the caller has gone.
 func (x *Executor) ledgerFinish(ctx context.Context, st *callState, out *Outcome) {
 	if st.lease == nil {
 		return
@@ -268,10 +272,13 @@ func (x *Executor) ledgerFinish(ctx context.Context, st *callState, out *Outcome
 	l := st.lease.stop()
 	ctx = context.WithoutCancel(ctx)
 	var err error
-	if st.status == nil {
-		err = x.Ledger.Release(ctx, l)
-	} else {
+	switch {
+	case st.status != nil:
 		err = x.Ledger.Complete(ctx, l, encodeAnswer(*st.status, out))
+	case st.wrote.Load():
+		err = x.Ledger.Abandon(ctx, l)
+	default:
+		err = x.Ledger.Release(ctx, l)
 	}
 	if err != nil && x.LedgerFailed != nil {
 		x.LedgerFailed(err)

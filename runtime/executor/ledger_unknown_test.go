@@ -3,9 +3,12 @@ package executor_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -193,4 +196,66 @@ func TestUnknownOutcomeLookupNotFound(t *testing.T) {
 func inputHashOf(t *testing.T, r *mockRig, tool, args string) string {
 	t.Helper()
 	return executor.LedgerInputHash(t, r.retry.Fleet, tool, args)
+}
+
+// TestResetAfterSendIsUnknown: the connection breaks after the request was
+// written (the upstream may have acted): the entry is not released for a
+// blind resend but left with its outcome unknown, which the retry of an
+// operation without a key carrier or lookup is refused with. A connection
+// refused before anything was written releases the entry: its retry goes.
+func TestResetAfterSendIsUnknown(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		_, _ = io.Copy(io.Discard, r.Body)
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			c.Close() // acted, then the answer is lost
+		}
+	}))
+	defer srv.Close()
+	f, err := fleet.Load("../frontdoor/testdata/workspace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = fleet.ApplyUpstreamOverrides(f, func(k string) string {
+		if k == fleet.UpstreamURLEnv("github") {
+			return srv.URL
+		}
+		return ""
+	})
+	st, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(t.TempDir(), "vault"), Options: store.Options{Key: make([]byte, 32)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	allow := upstream.ParseAllowlist("127.0.0.1", "")
+	x := &executor.Executor{Fleet: f, Allowlist: allow, Ledger: st, Credentials: bearer{},
+		Upstream: upstream.NewClient(&upstream.ClientOptions{Allowlist: allow})}
+	call := func() *executor.Outcome {
+		return x.Call(context.Background(), executor.Call{Tool: "github__github_create_issue", Principal: writer,
+			Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":true}`), Meta: map[string]any{"idempotency_key": "reset"}})
+	}
+	if out := call(); out.Err == nil {
+		t.Fatal("the reset call succeeded")
+	}
+	out := call()
+	if out.Err == nil || out.Err.Code != envelope.UnsafeRetryBlocked || !strings.Contains(string(out.Err.Details), executor.CodeOutcomeUnknown) {
+		t.Fatalf("retry after a reset: %+v", out.Err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("the upstream saw %d writes, want 1", n)
+	}
+	// Refused before anything was written: released, the retry goes.
+	srv.Close()
+	k2 := func() *executor.Outcome {
+		return x.Call(context.Background(), executor.Call{Tool: "github__github_create_issue", Principal: writer,
+			Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t2","confirm":true}`), Meta: map[string]any{"idempotency_key": "refused"}})
+	}
+	if out := k2(); out.Err == nil {
+		t.Fatal("a call to a closed upstream succeeded")
+	}
+	if out := k2(); out.Err == nil || out.Err.Code == envelope.UnsafeRetryBlocked {
+		t.Fatalf("retry after a refused connection: %+v (want it sent again)", out.Err)
+	}
 }

@@ -39,6 +39,10 @@ const (
 	// Retry-After), as a Go duration up to MaxWait; "0" answers at once;
 	// default store.DefaultWait.
 	EnvWait = "ANVIL_LEDGER_WAIT"
+	// EnvTimeout bounds each round trip to the store (a Go duration from
+	// 100ms to 1m; default store.DefaultOpTimeout): a database that stops
+	// answering costs a call at most this long per round trip.
+	EnvTimeout = "ANVIL_STORE_TIMEOUT"
 	// EnvSpool is the directory where answers the store could not record
 	// are kept until it can (runtime/store/spool); default ledger-spool
 	// beside the vault directory.
@@ -85,8 +89,9 @@ type Config struct {
 	store.Options
 }
 
-// FromEnv reads ANVIL_STORE, ANVIL_STATE_FILE, ANVIL_STATE_LOCK_WAIT,
-// ANVIL_LEDGER_RETENTION, ANVIL_LEDGER_LEASE and ANVIL_LEDGER_WAIT.
+// FromEnv reads ANVIL_STORE, ANVIL_STORE_TIMEOUT, ANVIL_STATE_FILE,
+// ANVIL_STATE_LOCK_WAIT, ANVIL_LEDGER_SPOOL, ANVIL_LEDGER_RETENTION,
+// ANVIL_LEDGER_LEASE and ANVIL_LEDGER_WAIT.
 // Errors wrap store.ErrConfig and never quote ANVIL_STORE.
 func FromEnv(getenv func(string) string) (Config, error) {
 	var c Config
@@ -106,6 +111,9 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.LeaseTTL, err = duration(getenv, EnvLease, "10s", MinLease, MaxLease); err != nil {
+		return c, err
+	}
+	if c.OpTimeout, err = duration(getenv, EnvTimeout, "5s", 100*time.Millisecond, time.Minute); err != nil {
 		return c, err
 	}
 	if c.LockWait, err = duration(getenv, EnvLockWait, "30s", time.Millisecond, MaxLockWait); err != nil {

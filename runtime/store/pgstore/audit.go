@@ -112,7 +112,24 @@ func (s *Store) VerifyAudit(ctx context.Context, head string) (audit.Report, err
 	if err != nil {
 		return audit.Report{}, err
 	}
-	return verifyAudit(ctx, s.pool, key, head)
+	return verifyIn(ctx, s.pool, key, head)
+}
+
+// beginner starts a transaction: a pool or a connection.
+type beginner interface {
+	BeginTx(ctx context.Context, o pgx.TxOptions) (pgx.Tx, error)
+}
+
+// verifyIn runs verifyAudit in one read-only, repeatable-read transaction:
+// the rows and the head row are one snapshot, however the replicas append
+// meanwhile.
+func verifyIn(ctx context.Context, b beginner, key []byte, head string) (audit.Report, error) {
+	tx, err := b.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return audit.Report{}, classify(err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // read only
+	return verifyAudit(ctx, tx, key, head)
 }
 
 // VerifyAuditTable checks the shared audit table of the database dsn names
@@ -135,7 +152,7 @@ func VerifyAuditTable(ctx context.Context, dsn string, vaultKey []byte, head str
 	if err != nil {
 		return audit.Report{}, err
 	}
-	return verifyAudit(ctx, conn, key, head)
+	return verifyIn(ctx, conn, key, head)
 }
 
 // querier is what verifyAudit reads through: a pool or one connection.

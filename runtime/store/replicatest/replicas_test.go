@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -157,6 +158,13 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 			VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, fmt.Sprintf("vault%d", i)),
 			AuditFile: filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i)), AllowedHosts: "127.0.0.1",
 			Getenv: func(k string) string { return env[k] },
+		}
+		if ms := env["ANVIL_UPSTREAM_TIMEOUT_MS"]; ms != "" {
+			n, err := strconv.Atoi(ms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.UpstreamTimeout = time.Duration(n) * time.Millisecond
 		}
 		f, err := fleet.Load(ws)
 		if err != nil {
