@@ -194,19 +194,9 @@ func run(d, every time.Duration, workers int, bin, bundle string) error {
 		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
 	}
 	doc.Service.Servers = []air.Server{{URL: "http://" + up.Addr()}}
-	files, err := air.Files(doc)
-	if err != nil {
-		return err
-	}
 	ws := filepath.Join(dir, "workspace")
-	for name, b := range files {
-		p := filepath.Join(ws, "github", name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
+	if err := air.WriteBundle(filepath.Join(ws, "github"), doc); err != nil {
+		return err
 	}
 	key := authtest.NewKey("soak-key")
 	jwks := filepath.Join(dir, "jwks.json")
@@ -241,18 +231,24 @@ func run(d, every time.Duration, workers int, bin, bundle string) error {
 			<-r.done
 		}
 	}()
-	now := time.Now().Unix()
 	mint := func(extra map[string]any) string {
-		c := map[string]any{"iss": issuer, "aud": aud, "sub": "local:soak", "iat": now, "exp": now + int64((d+time.Hour)/time.Second),
+		now := time.Now().Unix()
+		c := map[string]any{"iss": issuer, "aud": aud, "sub": "local:soak", "iat": now, "exp": now + 1800,
 			"jti": "soak-" + hex.EncodeToString(vk[:4]), "by_tenant": "soak"}
 		for k, v := range extra {
 			c[k] = v
 		}
 		return authtest.Mint(key, c)
 	}
-	turn := mint(map[string]any{"by_branch": "main", "by_turn": "1",
-		"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "write", "confirm": "allow"}}})
-	connect := mint(map[string]any{"by_purpose": "connect", "by_grants": []any{}, "exp": now + 300})
+	// A turn token lives at most an hour: a fresh one every interval.
+	var turnTok atomic.Pointer[string]
+	newTurn := func() {
+		t := mint(map[string]any{"by_branch": "main", "by_turn": "1",
+			"by_grants": []any{map[string]any{"connector": "github", "operations": []any{"*"}, "mode": "write", "confirm": "allow"}}})
+		turnTok.Store(&t)
+	}
+	newTurn()
+	connect := mint(map[string]any{"by_purpose": "connect", "by_grants": []any{}, "exp": time.Now().Unix() + 300})
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	post := func(base, path, bearer, body string, h http.Header) (int, string, error) {
 		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
@@ -305,7 +301,7 @@ func run(d, every time.Duration, workers int, bin, bundle string) error {
 					path, body, h = "/call/github__github_create_issue", `{"arguments":{"owner":"octo","repo":"hello","title":"`+k+`","confirm":true}}`, http.Header{"Idempotency-Key": {k}}
 				}
 				began := time.Now()
-				status, resp, err := post(base, path, turn, body, h)
+				status, resp, err := post(base, path, *turnTok.Load(), body, h)
 				code := "ok"
 				switch {
 				case err != nil:
@@ -332,11 +328,24 @@ func run(d, every time.Duration, workers int, bin, bundle string) error {
 		name string
 		do   func()
 	}{
-		{"upstream latency 400ms for 5s", func() { up.Set(faultproxy.Latency, 400*time.Millisecond); time.Sleep(5 * time.Second); up.Set(faultproxy.Pass, 0) }},
+		{"upstream latency 400ms for 5s", func() {
+			up.Set(faultproxy.Latency, 400*time.Millisecond)
+			time.Sleep(5 * time.Second)
+			up.Set(faultproxy.Pass, 0)
+		}},
 		{"upstream connections reset", func() { up.ResetAll() }},
 		{"upstream 5xx burst of 20", func() { burst.Burst(20, 503) }},
-		{"upstream half-open for 3s", func() { up.Set(faultproxy.Blackhole, 0); time.Sleep(3 * time.Second); up.Set(faultproxy.Refuse, 0); up.Set(faultproxy.Pass, 0) }},
-		{"PostgreSQL latency 20ms for 5s", func() { pgp.Set(faultproxy.Latency, 20*time.Millisecond); time.Sleep(5 * time.Second); pgp.Set(faultproxy.Pass, 0) }},
+		{"upstream half-open for 3s", func() {
+			up.Set(faultproxy.Blackhole, 0)
+			time.Sleep(3 * time.Second)
+			up.Set(faultproxy.Refuse, 0)
+			up.Set(faultproxy.Pass, 0)
+		}},
+		{"PostgreSQL latency 20ms for 5s", func() {
+			pgp.Set(faultproxy.Latency, 20*time.Millisecond)
+			time.Sleep(5 * time.Second)
+			pgp.Set(faultproxy.Pass, 0)
+		}},
 		{"PostgreSQL connections reset", func() { pgp.ResetAll() }},
 		{"PostgreSQL restarted", func() { _ = pg.StopServer(); time.Sleep(2 * time.Second); _ = pg.StartServer() }},
 		{"kill -9 of a replica, started again", func() {
@@ -374,6 +383,7 @@ func run(d, every time.Duration, workers int, bin, bundle string) error {
 		case <-tick.C:
 		case <-time.After(time.Until(end)):
 		}
+		newTurn()
 		calls, codes, p50, p99 := st.take()
 		var res []string
 		for _, r := range g.reps {

@@ -39,18 +39,8 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	writeBundle := func(name string, doc *air.Document) {
-		files, err := air.Files(doc) // air.json and generation.json, as anvil compile writes them
-		if err != nil {
+		if err := air.WriteBundle(filepath.Join(ws, name, "github"), doc); err != nil {
 			t.Fatal(err)
-		}
-		p := filepath.Join(ws, name, "github")
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for n, b := range files {
-			if err := os.WriteFile(filepath.Join(p, n), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	for _, v := range []string{"deadline", "drafts"} {

@@ -102,17 +102,8 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 	if edit != nil {
 		edit(doc)
 	}
-	files, err := air.Files(doc) // air.json and generation.json, as anvil compile writes them
-	if err != nil {
+	if err := air.WriteBundle(filepath.Join(ws, doc.Service.ID), doc); err != nil {
 		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(ws, doc.Service.ID), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(ws, doc.Service.ID, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 	c := &cluster{t: t, mock: mock, key: authtest.NewKey("replica-key"),
 		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
