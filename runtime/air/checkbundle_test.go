@@ -84,3 +84,41 @@ func TestCheckBundleRefusesHandEdits(t *testing.T) {
 		t.Errorf("no generation.json: %v", err)
 	}
 }
+
+// BenchmarkCheckBundle measures what the bundle check adds to loading a
+// large bundle: reading its air.json (the baseline, which every load does)
+// against reading it and checking it against generation.json (hashing the
+// bytes already read). 64 MiB is about the size of Microsoft Graph beta's
+// air.json (docs/scale.md).
+func BenchmarkCheckBundle(b *testing.B) {
+	dir := b.TempDir()
+	doc := bytes.Repeat([]byte(`{"id":"svc.things.get","state":"approved"},`+"\n"), (64<<20)/44)
+	files := map[string][]byte{DocumentFile: doc}
+	gen, _ := Marshal(Generation{Schema: BundleSchema, ServiceID: "svc", BundleHash: HashFiles(files), Files: []string{DocumentFile}})
+	if err := os.WriteFile(filepath.Join(dir, DocumentFile), doc, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, GenerationFile), gen, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			if _, err := os.ReadFile(filepath.Join(dir, DocumentFile)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read+check", func(b *testing.B) {
+		b.SetBytes(int64(len(doc)))
+		for b.Loop() {
+			raw, err := os.ReadFile(filepath.Join(dir, DocumentFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := CheckBundle(dir, raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
