@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anvil-dev/anvil/runtime/store"
@@ -59,6 +60,12 @@ type Store struct {
 	dir  string
 	box  *kit.Box
 	logf func(string, ...any)
+
+	// held is how many answers the spool held at its last look (a write
+	// adds one): Begin looks for a key in the directory only when it may
+	// hold something, so a keyed write costs nothing extra while the
+	// store answers.
+	held atomic.Int64
 
 	mu   sync.Mutex
 	wake chan struct{}
@@ -115,6 +122,7 @@ func (s *Store) Complete(ctx context.Context, l store.Lease, a store.Answer) err
 	if werr := s.write(record{Subject: l.Subject, ID: l.ID, Owner: l.Owner, Until: l.Until, Sealed: sealed}); werr != nil {
 		return fmt.Errorf("%w (and spooling the answer failed: %v)", err, werr)
 	}
+	s.held.Add(1)
 	s.logf("anvil: the ledger is unavailable (%v); the answer to a keyed write is spooled in %s and will be recorded when it is back", err, s.dir)
 	s.poke()
 	return nil
@@ -158,8 +166,10 @@ func (s *Store) write(r record) error {
 // answer (a replay), without asking the store; otherwise it is the store's
 // Begin.
 func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, error) {
-	if a, ok := s.spooled(k); ok {
-		return store.Begun{Outcome: store.OutcomeReplay, Answer: a}, nil
+	if s.held.Load() > 0 {
+		if a, ok := s.spooled(k); ok {
+			return store.Begun{Outcome: store.OutcomeReplay, Answer: a}, nil
+		}
 	}
 	return s.Store.Begin(ctx, k)
 }
@@ -225,6 +235,7 @@ func (s *Store) loop() {
 		case <-timer:
 		}
 		left, unavailable := s.replay()
+		s.held.Store(int64(left))
 		switch {
 		case left == 0:
 			wait, timer = minRetry, nil
