@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -205,6 +206,22 @@ type HTTP struct {
 	left   atomic.Int64
 	status atomic.Int32
 	served atomic.Int64
+	hold   atomic.Pointer[chan struct{}]
+}
+
+// Hold makes the layer pass requests on (the upstream acts) and keep each
+// answer until Release: a window in which a write has acted upstream and
+// its answer has not come back.
+func (h *HTTP) Hold() {
+	ch := make(chan struct{})
+	h.hold.Store(&ch)
+}
+
+// Release lets the held answers through.
+func (h *HTTP) Release() {
+	if p := h.hold.Swap(nil); p != nil {
+		close(*p)
+	}
 }
 
 // Burst answers the next n requests with status.
@@ -225,5 +242,20 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.left.Store(0)
+	if p := h.hold.Load(); p != nil {
+		rec := httptest.NewRecorder()
+		h.Next.ServeHTTP(rec, r)
+		select {
+		case <-*p:
+		case <-r.Context().Done():
+			return
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+		return
+	}
 	h.Next.ServeHTTP(w, r)
 }

@@ -44,7 +44,7 @@ import (
 // kill -9 of replica processes is TestKill9Postgres (kill_test.go).
 
 const (
-	faultUpstreamTimeout = time.Second
+	faultUpstreamTimeout = 3 * time.Second
 	faultStoreTimeout    = time.Second
 	faultWait            = 300 * time.Millisecond
 	faultBound           = 2*faultUpstreamTimeout + faultWait + 4*faultStoreTimeout + time.Second
@@ -62,6 +62,8 @@ type faultRig struct {
 	vaultKey   []byte
 	dsn        string
 	writesByID map[string]string // key → tool of every keyed write sent
+	// postsBefore counts the upstream's writes before a scenario.
+	postsBefore int
 }
 
 func newFaultRig(t *testing.T) *faultRig {
@@ -359,16 +361,37 @@ func TestFaultSuite(t *testing.T) {
 		if !server.Owned() {
 			t.Skip("the server named by ANVIL_TEST_POSTGRES cannot be restarted here")
 		}
-		r.up.Set(faultproxy.Latency, 400*time.Millisecond)
+		r.postsBefore = 0
+		for _, q := range r.c.mock.Requests() {
+			if q.Method == "POST" && (strings.HasSuffix(q.Path, "/issues") || strings.HasSuffix(q.Path, "/comments")) {
+				r.postsBefore++
+			}
+		}
+		// The writes act upstream and their answers are held; PostgreSQL
+		// stops; the answers come back with no store to record them in.
+		r.burst.Hold()
 		ws := []write{r.issue("restart-1"), r.comment("restart-2")}
 		done := make(chan []answer)
 		go func() { done <- r.sendAll(t, ws...) }()
-		time.Sleep(250 * time.Millisecond) // Begin recorded, the writes upstream
+		for end := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			acted := 0
+			for _, q := range r.c.mock.Requests() {
+				if q.Method == "POST" && (strings.HasSuffix(q.Path, "/issues") || strings.HasSuffix(q.Path, "/comments")) {
+					acted++
+				}
+			}
+			if acted >= r.postsBefore+2 {
+				break
+			}
+			if time.Now().After(end) {
+				t.Fatal("the writes never reached the upstream")
+			}
+		}
 		if err := server.StopServer(); err != nil {
 			t.Fatal(err)
 		}
+		r.burst.Release()
 		first := <-done
-		r.up.Set(faultproxy.Pass, 0)
 		if err := server.StartServer(); err != nil {
 			t.Fatal(err)
 		}
