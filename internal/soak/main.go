@@ -59,7 +59,7 @@ func main() {
 	every := flag.Duration("every", 30*time.Second, "reporting interval")
 	workers := flag.Int("workers", 12, "concurrent clients")
 	bin := flag.String("anvil", "bin/anvil", "the anvil binary the replicas run")
-	bundle := flag.String("bundle", "runtime/frontdoor/testdata/workspace/github", "the bundle served")
+	bundle := flag.String("bundle", "runtime/serve/testdata/workspace/github", "the bundle served")
 	flag.Parse()
 	if err := run(*d, *every, *workers, *bin, *bundle); err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)

@@ -111,7 +111,7 @@ func (x *Executor) resolution(st *callState, tool *fleet.Tool, in handler.Input)
 // first when st.lookup is set.
 func (x *Executor) ledgerBegin(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input) *Outcome {
 	how, lookup, lookupTool := x.resolution(st, tool, in)
-	k := store.LedgerKey{Subject: st.principal.sub(), ID: tool.Name + " " + *st.ledgerID, Tool: tool.Name,
+	k := store.LedgerKey{Subject: st.principal.Subject(), ID: tool.Name + " " + *st.ledgerID, Tool: tool.Name,
 		InputHash: ledgerInputHash(in), TakeOver: how != resolveNone}
 	b, err := x.Ledger.Begin(ctx, k)
 	if err != nil {

@@ -59,7 +59,7 @@ func newMockRig(t *testing.T, opts store.Options) *mockRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mock.Close() })
-	f, err := fleet.Load("../frontdoor/testdata/workspace")
+	f, err := fleet.Load("../serve/testdata/workspace")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestResetAfterSendIsUnknown(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	f, err := fleet.Load("../frontdoor/testdata/workspace")
+	f, err := fleet.Load("../serve/testdata/workspace")
 	if err != nil {
 		t.Fatal(err)
 	}
