@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/internal/faultproxy"
+	"github.com/anvil-dev/anvil/internal/testinput"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/store/pgstore"
@@ -359,7 +360,7 @@ func TestFaultSuite(t *testing.T) {
 
 	t.Run("PostgreSQL restarted while writes are upstream: their answers are spooled, recorded and replayed", func(t *testing.T) {
 		if !server.Owned() {
-			t.Skip("the server named by ANVIL_TEST_POSTGRES cannot be restarted here")
+			testinput.Missing(t, "a PostgreSQL server this test owns (the one named by ANVIL_TEST_POSTGRES cannot be restarted here; unset it and scripts/ci-postgres.sh or the Debian binaries give one)")
 		}
 		r.postsBefore = 0
 		for _, q := range r.c.mock.Requests() {
