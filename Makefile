@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs fuzz race clean
+.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak fuzz race clean
 
 all: build
 
@@ -159,6 +159,18 @@ load:
 load-procs: build
 	$(GO) build -o $(BIN)/github-mini ./gen/github-mini
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64 -procs -anvil $(BIN)/anvil -generated $(BIN)/github-mini
+
+## soak: three gateway processes (bin/anvil) on one PostgreSQL under mixed
+## load (reads, keyed comment and issue writes, repeated keys) for SOAK_TIME,
+## with faults injected in turn (upstream latency, resets, half-open, 5xx
+## bursts; PostgreSQL latency, resets, restart; kill -9 of a replica);
+## prints calls, p50/p99, RSS and goroutines per replica and errors by code
+## every interval, then checks the fault suite's invariants over the run
+## (internal/soak; docs/state.md)
+SOAK_TIME ?= 10m
+SOAK_EVERY ?= 30s
+soak: build
+	$(GO) run ./internal/soak -anvil $(ANVIL) -duration $(SOAK_TIME) -every $(SOAK_EVERY)
 
 ## race: go test -race over the runtime packages whose tests run goroutines (a go
 ## statement, t.Parallel or WaitGroup.Go in a test file), found through go list so

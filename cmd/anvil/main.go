@@ -84,6 +84,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			tokenCommand(e),   // token.go
 			policyCommand(e),  // policy.go
 			vaultCommand(e),   // vault.go
+			auditCommand(e),   // audit.go
 			versionCommand(e), // version.go
 			toolsCommand(e),   // tools.go
 		},

@@ -11,14 +11,14 @@ import (
 )
 
 // builders are the functions that build the gateway's state and inbound
-// identity: the vault and its key, the audit log, the state store, the
-// token verifier and the OAuth service. runtime/serve, the composition
+// identity: the vault and its key, the audit log and its chain key, the
+// state store, the token verifier and the OAuth service. runtime/serve, the composition
 // root, calls them once and hands what they built to the rooms after it;
 // no other room of the call path calls them (a door that opened a vault
 // of its own would bypass the one every call reads).
 var builders = map[string][]string{
 	module + "/runtime/vault":         {"Open", "LoadKey"},
-	module + "/runtime/audit":         {"Open"},
+	module + "/runtime/audit":         {"Open", "OpenWith", "ChainKey"},
 	module + "/runtime/store/backend": {"Open", "FromEnv"},
 	module + "/runtime/auth":          {"NewVerifier"},
 	module + "/runtime/connect":       {"New"},
@@ -26,10 +26,12 @@ var builders = map[string][]string{
 }
 
 // builderPackages are what only the composition root imports: the state
-// store's constructors and backends, the token verifier and the
-// implementations of the inbound identity.
+// store's constructors and backends (and the ledger's spool, which
+// backend wraps around them), the token verifier and the implementations
+// of the inbound identity.
 var builderPackages = []string{
 	module + "/runtime/store/backend",
+	module + "/runtime/store/spool",
 	module + "/runtime/store/embedded",
 	module + "/runtime/store/pgstore",
 	module + "/runtime/auth",

@@ -136,19 +136,9 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
 	}
 	doc.Service.Servers = []air.Server{{URL: st.mock}}
-	files, err := air.Files(doc)
-	if err != nil {
-		return err
-	}
 	ws := filepath.Join(dir, "workspace")
-	for name, b := range files {
-		p := filepath.Join(ws, "github", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
+	if err := air.WriteBundle(filepath.Join(ws, "github"), doc); err != nil {
+		return err
 	}
 
 	// Keys, vault key, the gateways' common configuration.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -148,6 +149,19 @@ type callState struct {
 	span      trace.Span // the call's span when tracing is on
 	lease     *heldLease // the ledger entry this call owns, until Call ends
 	replay    bool       // the outcome is the ledger's recorded answer
+	// lookup and lookupTool are set while a taken-over entry whose
+	// earlier outcome is unknown awaits resolution by lookup (ledger.go).
+	lookup     *effect.Lookup
+	lookupTool *fleet.Tool
+	// resolvedBy is "lookup" when the answer is the lookup's: the earlier
+	// attempt had acted.
+	resolvedBy string
+	// parentTraceID is the caller's trace ("trace_" + 32 hex), when it sent
+	// a traceparent and tracing is on.
+	parentTraceID string
+	// wrote is set once the upstream request of a keyed write began to be
+	// written: a transport error after it leaves the outcome unknown.
+	wrote atomic.Bool
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -169,11 +183,16 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 		}
 		return out
 	}
-	// With tracing on, the audit line's trace id is the call span's (which
-	// continues an incoming traceparent): "trace_" and the same 32 hex
-	// digits, so a line and its trace are found from each other.
-	ctx, span := x.Tracer.StartCall(ctx)
+	// With tracing on, the audit line's trace id is the call span's: "trace_"
+	// and the same 32 hex digits, so a line and its trace are found from
+	// each other. The span is the root of the gateway's own trace; an
+	// incoming traceparent is only its parent (linked, and the audit
+	// line's parent_trace_id).
+	ctx, span, parent := x.Tracer.StartCall(ctx)
 	st.traceID = "trace_" + tracing.TraceID(span)
+	if parent != "" {
+		st.parentTraceID = "trace_" + parent
+	}
 	st.span = span
 	out := x.call(ctx, call, st)
 	x.observe(st, out)
@@ -337,7 +356,7 @@ func carriesKey(op *air.Operation) bool {
 // call's own key ("" when it has none). A key in the arguments (the
 // idempotency input) becomes the ledger id and the audit line's even when
 // the call has no key of its own, so it gets the same length cap
-// (effect.CheckKeyLength) in every case, not only when it is compared.
+// (effect.CheckKey) in every case, not only when it is compared.
 func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Error {
 	field := op.Input.Safety.IdempotencyKey
 	if field == "" {
@@ -348,7 +367,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 		return nil
 	}
 	if isString {
-		if err := effect.CheckKeyLength(field, s); err != nil {
+		if err := effect.CheckKey(field, s); err != nil {
 			err.Operation = op.ID
 			return err
 		}
@@ -502,6 +521,11 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 		if stop := x.ledgerBegin(ctx, st, tool, in); stop != nil {
 			return stop
 		}
+		if st.lookup != nil {
+			if done := x.resolveByLookup(ctx, st, tool, in); done != nil {
+				return done
+			}
+		}
 	}
 	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })
 	if refused != nil {
@@ -543,6 +567,13 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 		if apply != nil {
 			apply(req)
 		}
+	}
+	if st.lease != nil {
+		// A keyed write: whether any byte of it left for the upstream
+		// decides what a transport error means for the ledger (ledgerFinish).
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			WroteHeaderField: func(string, []string) { st.wrote.Store(true) },
+		}))
 	}
 	resp, xerr := x.exchange(ctx, st, tool, req)
 	if xerr != nil {
@@ -701,6 +732,8 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		LedgerID:       st.ledgerID,
 		StagedFor:      st.stagedFor,
 		Replay:         st.replay,
+		ResolvedBy:     st.resolvedBy,
+		ParentTraceID:  st.parentTraceID,
 	}
 	if p != nil {
 		line.Issuer = p.Issuer

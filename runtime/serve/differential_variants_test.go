@@ -39,15 +39,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	writeBundle := func(name string, doc *air.Document) {
-		b, err := air.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(ws, name, "github")
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(p, air.DocumentFile), b, 0o644); err != nil {
+		if err := air.WriteBundle(filepath.Join(ws, name, "github"), doc); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -136,6 +136,8 @@ type Gateway struct {
 	// oidc is inbound auth mode oidc's identity and token exchanges; nil
 	// in the other modes.
 	oidc *oidcMode
+	// stopShip stops shipping the audit file to the shared trail (state.go).
+	stopShip func()
 }
 
 // GatewayOptions tune a gateway.
@@ -250,7 +252,15 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	var logger *audit.Logger
 	if cfg.AuditFile != "" {
 		var err error
-		logger, err = audit.Open(cfg.AuditFile)
+		// The audit chain is keyed by the vault key when there is one
+		// (docs/state.md, "The audit chain").
+		var o audit.Options
+		if key != nil {
+			if o.ChainKey, err = audit.ChainKey(key); err != nil {
+				return nil, err
+			}
+		}
+		logger, err = audit.OpenWith(cfg.AuditFile, o)
 		if err != nil {
 			return nil, err
 		}

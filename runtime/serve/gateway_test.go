@@ -161,7 +161,15 @@ func TestHealthReadyAndRoutes(t *testing.T) {
 	if a := f.do("GET", "/healthz", "", "", "", nil); a.status != 200 || a.body != `{"status":"ok","fleet":true,"bundles":2}` {
 		t.Errorf("healthz: %d %s", a.status, a.body)
 	}
-	a := f.do("GET", "/readyz", "", "", "", nil)
+	// Without a token, branchyard mode's public port answers the status
+	// only; with one (any purpose), the details.
+	if a := f.do("GET", "/readyz", "", "", "", nil); a.status != 200 || a.body != `{"ready":true}` {
+		t.Errorf("readyz without a token: %d %s", a.status, a.body)
+	}
+	if a := f.do("GET", "/readyz", "not-a-token", "", "", nil); a.status != 200 || a.body != `{"ready":true}` {
+		t.Errorf("readyz with a bad token: %d %s", a.status, a.body)
+	}
+	a := f.do("GET", "/readyz", f.turn(fxReadGrant), "", "", nil)
 	mod, rev := buildinfo.Version()
 	cs := f.g.Fleet().Connectors
 	if cs[0].BundleHash == "" || cs[1].BundleHash == "" {
