@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,10 +49,15 @@ const (
 	SweepEvery = 60 * time.Second
 )
 
-// protocolVersions are the MCP versions the gateway negotiates: every
-// session-based version the SDK supports (the sessionless 2026-07-28 draft is
-// left out because sessions are bound to the caller's token).
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// protocolVersions are the MCP versions the gateway serves: 2026-07-28
+// without sessions (each request carries its version and the client's
+// capabilities, revision.go), and every session-based version the SDK
+// supports for older clients (sessionVersions).
+var protocolVersions = append([]string{revisionStateless}, sessionVersions...)
+
+// sessionVersions are the versions an initialize negotiates: the ones with
+// sessions, newest first.
+var sessionVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // implementation is what the gateway says it is, over HTTP and stdio.
 var implementation = &mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion}
@@ -72,6 +78,9 @@ type Door struct {
 	exec    *executor.Executor
 	server  *mcp.Server
 	handler http.Handler
+	// stateless serves requests without a session: 2026-07-28's, and
+	// other replicas' sessions.
+	stateless http.Handler
 
 	// registered names the tools the SDK server serves (the fast path
 	// answers only those) and listed their tools/list entries; a reload
@@ -179,9 +188,19 @@ func New(exec *executor.Executor, o *Options) *Door {
 		MaxRequestBodyBytes: MaxMCPBody,
 		JSONResponse:        true,
 	})
+	// The sessionless revision (revision.go), and other replicas' sessions
+	// (shared.go): a temporary SDK session per request. A request ends
+	// when its client goes away (2026-07-28 has no stream to resume).
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes:          MaxMCPBody,
+		JSONResponse:                 true,
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+	})
 	// The SDK binds sessions to TokenInfo.UserID; the caller was verified
 	// before, so this only carries the verified identity into the SDK.
 	m.handler = auth.RequireBearerToken(m.tokenInfo, nil)(sdk)
+	m.stateless = auth.RequireBearerToken(m.tokenInfo, nil)(stateless)
 	if o.Shared != nil {
 		logf := o.Logf
 		if logf == nil {
@@ -242,7 +261,7 @@ func (m *Door) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if out.InvalidParams {
 		// data carries the error envelope /call answers, so a client reads
 		// the same code (validation_error) on both surfaces.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message, Data: out.Err.Marshal()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message, Data: argumentNames(out.Err).Marshal()}
 	}
 	return toolResult(out), nil
 }
@@ -256,7 +275,7 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 	switch {
 	case out.Err != nil:
 		res.IsError = true
-		res.Content = []mcp.Content{&mcp.TextContent{Text: string(out.Err.Marshal())}}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(argumentNames(out.Err).Marshal())}}
 	case out.Plan != nil:
 		b, _ := wirejson.Marshal(out.Plan)
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
@@ -276,13 +295,39 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 	return res
 }
 
-// jsonrpcError writes {"jsonrpc":"2.0","error":{code,message},"id":null}.
-func jsonrpcError(w http.ResponseWriter, status, code int, message string) {
-	b := wirejson.Object("jsonrpc", "2.0", "error", wirejson.Object("code", code, "message", message), "id", nil)
+// argumentNames returns e as an MCP caller reads it: the flags a call
+// lacks (required_flags, in the CLI's spelling, "--confirm",
+// "--idempotency-key") named as the tool's arguments are ("confirm",
+// "idempotency_key"). e itself is left as it is (the audit line and the
+// other surfaces read it).
+func argumentNames(e *envelope.Error) *envelope.Error {
+	if len(e.RequiredFlags) == 0 {
+		return e
+	}
+	c := *e
+	c.RequiredFlags = make([]string, len(e.RequiredFlags))
+	for i, f := range e.RequiredFlags {
+		c.RequiredFlags[i] = strings.ReplaceAll(strings.TrimLeft(f, "-"), "-", "_")
+	}
+	return &c
+}
+
+// jsonrpcError writes {"jsonrpc":"2.0","error":{code,message},"id":id}: the
+// request's id when it was read (echoID), else null.
+func jsonrpcError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
+	var idv any = id
+	if id == nil {
+		idv = nil
+	}
+	b := wirejson.Object("jsonrpc", "2.0", "error", wirejson.Object("code", code, "message", message), "id", idv)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// retryAfterSeconds is the Retry-After of a refusal at the global session
+// cap: about when a sweep may have freed a place.
+const retryAfterSeconds = "60"
 
 // Serve handles /mcp for an authenticated caller (a turn credential, or
 // the local person).
@@ -292,11 +337,13 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 	initialize := false
 	var sdkBody []byte // a POST's body, handed to the SDK when it answers
 	var msg rpcMessage
+	var id json.RawMessage // the request's id, echoed by the door's own errors
+	stateless := false
 	switch r.Method {
 	case http.MethodPost:
 		if mt := httpkit.MediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 			httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) {
-				jsonrpcError(w, http.StatusUnsupportedMediaType, -32600, "Content-Type must be application/json.")
+				jsonrpcError(w, http.StatusUnsupportedMediaType, nil, -32600, "Content-Type must be application/json.")
 			})
 			return
 		}
@@ -304,36 +351,43 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				jsonrpcError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("Request body exceeds %d bytes.", MaxMCPBody))
+				jsonrpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("Request body exceeds %d bytes.", MaxMCPBody))
 				return
 			}
-			jsonrpcError(w, http.StatusBadRequest, -32600, "Could not read the request body.")
+			jsonrpcError(w, http.StatusBadRequest, nil, -32600, "Could not read the request body.")
 			return
 		}
 		var ok bool
 		if msg, ok = parseMessage(body); !ok {
-			jsonrpcError(w, http.StatusBadRequest, -32600, "Parse error: the body is not a JSON-RPC message.")
+			jsonrpcError(w, http.StatusBadRequest, nil, -32600, "Parse error: the body is not a JSON-RPC message.")
 			return
 		}
+		id = echoID(&msg)
 		initialize = !msg.batch && msg.method == "initialize" && sid == ""
+		stateless = sid == "" && !initialize && statelessRequest(r.Header, &msg)
 		sdkBody = body
 	case http.MethodGet, http.MethodDelete:
+		stateless = sid == "" && statelessRequest(r.Header, nil)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) {
-			jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+			jsonrpcError(w, http.StatusMethodNotAllowed, nil, -32000, "Method not allowed.")
 		})
+		return
+	}
+	if stateless {
+		m.serveSDK(m.stateless, w, r, sdkBody, caller)
 		return
 	}
 	foreign := false
 	if !initialize {
 		status, code, text := m.checkSession(sid, fingerprint)
-		if status == http.StatusBadRequest && sid != "" && m.shared != nil {
+		if status == http.StatusNotFound && m.shared != nil {
 			status, code, text = m.shared.checkForeign(sid, fingerprint)
 			foreign = status == 0
 		}
 		if status != 0 {
-			jsonrpcError(w, status, code, text)
+			jsonrpcError(w, status, id, code, text)
 			return
 		}
 		if r.Method == http.MethodPost && !m.slow.Load() {
@@ -342,24 +396,18 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 				return
 			}
 		}
-	} else if status, text := m.reserve(subjectKey(p)); status != 0 {
-		jsonrpcError(w, status, -32000, text)
+	} else if status, text, evicted := m.reserve(subjectKey(p)); status != 0 {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", retryAfterSeconds)
+		}
+		jsonrpcError(w, status, id, -32000, text)
 		return
+	} else if evicted != "" && m.shared != nil {
+		m.shared.forgetShared(evicted)
 	}
-	if sdkBody != nil {
-		r.Body = io.NopCloser(bytes.NewReader(sdkBody))
-		r.ContentLength = int64(len(sdkBody))
-	}
-	r = r.WithContext(withCaller(r.Context(), caller))
-	// The SDK's bearer middleware only carries the verified caller (from the
-	// context) into the SDK, but it wants an Authorization header: give it a
-	// placeholder, so the local caller of auth mode none gets through and no
-	// real token is handed to the SDK.
-	r.Header = r.Header.Clone()
-	r.Header.Set("Authorization", "Bearer "+sdkBearer)
 	if initialize {
 		rec := &sessionRecorder{ResponseWriter: w}
-		m.handler.ServeHTTP(rec, r)
+		m.serveSDK(m.handler, rec, r, sdkBody, caller)
 		sid := rec.Header().Get("Mcp-Session-Id")
 		if !rec.succeeded() {
 			// The SDK opened a session for a failed initialize too: close
@@ -376,10 +424,10 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 		return
 	}
 	if foreign {
-		m.shared.serveForeign(w, r, sid)
+		m.shared.serveForeign(w, m.sdkRequest(r, sdkBody, caller), sid)
 		return
 	}
-	m.handler.ServeHTTP(w, r)
+	m.serveSDK(m.handler, w, r, sdkBody, caller)
 	if r.Method == http.MethodDelete {
 		m.forget(sid)
 		if m.shared != nil {
@@ -388,13 +436,41 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 	}
 }
 
-// checkSession validates a session id against the table.
+// sdkRequest returns r as an SDK handler takes it: its body (read before)
+// restored and the verified caller in its context.
+func (m *Door) sdkRequest(r *http.Request, body []byte, caller *identity.Caller) *http.Request {
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	r = r.WithContext(withCaller(r.Context(), caller))
+	// The SDK's bearer middleware only carries the verified caller (from the
+	// context) into the SDK, but it wants an Authorization header: give it a
+	// placeholder, so the local caller of auth mode none gets through and no
+	// real token is handed to the SDK.
+	r.Header = r.Header.Clone()
+	r.Header.Set("Authorization", "Bearer "+sdkBearer)
+	return r
+}
+
+// serveSDK hands r to one of the SDK's handlers.
+func (m *Door) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request, body []byte, caller *identity.Caller) {
+	h.ServeHTTP(w, m.sdkRequest(r, body, caller))
+}
+
+// checkSession validates a session id against the table: 400 without one
+// (2025-11-25: only initialize may come without), 404 for one the table
+// does not hold (never opened, ended, or expired: the client's cue to
+// initialize again), 403 for another caller's.
 func (m *Door) checkSession(sid, fingerprint string) (status, code int, msg string) {
+	if sid == "" {
+		return http.StatusBadRequest, -32000, "No valid session; send initialize first."
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.sessions[sid]
-	if sid == "" || e == nil {
-		return http.StatusBadRequest, -32000, "No valid session; send initialize first."
+	if e == nil {
+		return http.StatusNotFound, -32001, "Session not found; send initialize to start a new one."
 	}
 	if e.fingerprint != fingerprint {
 		return http.StatusForbidden, -32001, "This MCP session belongs to a different authenticated caller."
@@ -405,27 +481,41 @@ func (m *Door) checkSession(sid, fingerprint string) (status, code int, msg stri
 
 // reserve reports whether a new session of subject may start (sweeping
 // idle ones first), and if so holds a place for it until register; else it
-// returns the refusal's HTTP status and message: 429 when the subject holds
-// maxPerSubject places, 503 when all maxSessions are taken.
-func (m *Door) reserve(subject string) (int, string) {
+// returns the refusal's HTTP status and message. When subject holds
+// maxPerSubject places, its least recently used session is ended to make
+// room (clients rarely send DELETE, so a long-lived host would otherwise be
+// stuck), and evicted names it; only when every place is an initialize
+// still in flight is the new one refused (429). When all maxSessions are
+// taken it refuses with 503.
+func (m *Door) reserve(subject string) (status int, text, evicted string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
 	mine := m.pendingBy[subject]
-	for _, e := range m.sessions {
-		if e.subject == subject {
-			mine++
+	var oldest string
+	var oldestSeen time.Time
+	for sid, e := range m.sessions {
+		if e.subject != subject {
+			continue
+		}
+		mine++
+		if oldest == "" || e.lastSeen.Before(oldestSeen) || (e.lastSeen.Equal(oldestSeen) && sid < oldest) {
+			oldest, oldestSeen = sid, e.lastSeen
 		}
 	}
 	if mine >= m.maxPerSubject {
-		return http.StatusTooManyRequests, fmt.Sprintf("Too many MCP sessions for this caller (at most %d); close one (DELETE /mcp) or try again later.", m.maxPerSubject)
-	}
-	if len(m.sessions)+m.pending >= m.maxSessions {
-		return http.StatusServiceUnavailable, "Too many MCP sessions; try again later."
+		if oldest == "" {
+			return http.StatusTooManyRequests, fmt.Sprintf("Too many MCP sessions starting for this caller (at most %d); try again shortly.", m.maxPerSubject), ""
+		}
+		delete(m.sessions, oldest)
+		go m.closeSDKSessions([]string{oldest})
+		evicted = oldest
+	} else if len(m.sessions)+m.pending >= m.maxSessions {
+		return http.StatusServiceUnavailable, "Too many MCP sessions; try again later.", ""
 	}
 	m.pending++
 	m.pendingBy[subject]++
-	return 0, ""
+	return 0, "", evicted
 }
 
 // register releases the place reserve held for subject and records the

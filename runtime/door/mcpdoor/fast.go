@@ -216,7 +216,7 @@ func sdkID(raw json.RawMessage) ([]byte, bool) {
 func fastHeaders(h http.Header) bool {
 	if v := h.Get("Mcp-Protocol-Version"); v != "" {
 		known := false
-		for _, p := range protocolVersions {
+		for _, p := range sessionVersions {
 			if v == p {
 				known = true
 			}
@@ -269,7 +269,7 @@ func (m *Door) serveFastCall(ctx context.Context, w http.ResponseWriter, c *fast
 			Code    int64           `json:"code"`
 			Message string          `json:"message"`
 			Data    json.RawMessage `json:"data"`
-		}{-32602, out.Err.Message, out.Err.Marshal()})
+		}{-32602, out.Err.Message, argumentNames(out.Err).Marshal()})
 		buf.Write(e)
 	} else {
 		buf.WriteString(`,"result":`)
@@ -281,7 +281,7 @@ func (m *Door) serveFastCall(ctx context.Context, w http.ResponseWriter, c *fast
 			}
 			var err error
 			if b, err = wirejson.Marshal(res); err != nil {
-				jsonrpcError(w, http.StatusInternalServerError, -32603, "The tool result could not be encoded.")
+				jsonrpcError(w, http.StatusInternalServerError, c.id, -32603, "The tool result could not be encoded.")
 				return
 			}
 		}

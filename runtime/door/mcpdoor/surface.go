@@ -168,6 +168,10 @@ func (m *Door) listTools(p *identity.Principal, cursor string) (*mcp.ListToolsRe
 func (m *Door) answerTools(call mcp.ToolHandler, fallback *identity.Caller) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if undeclared[method] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+					Message: fmt.Sprintf("Method not found: %s (the gateway serves tools only; it declares no resources, prompts or completions capability).", method)}
+			}
 			if method != "tools/list" && method != "tools/call" {
 				return next(ctx, method, req)
 			}
@@ -186,12 +190,12 @@ func (m *Door) answerTools(call mcp.ToolHandler, fallback *identity.Caller) mcp.
 				}
 				if ctr, ok := req.(*mcp.CallToolRequest); ok && m.view.Load().serves(cp.Name) {
 					res, err := call(ctx, ctr)
-					if err == nil && res != nil && res.Content == nil {
+					if err == nil && res != nil && res.Content == nil && res.InputRequests == nil {
 						cp := *res
 						cp.Content = []mcp.Content{}
 						res = &cp
 					}
-					return res, err
+					return withResultType(req, res), err
 				}
 				if p == nil {
 					return next(ctx, method, req)
@@ -209,6 +213,14 @@ func (m *Door) answerTools(call mcp.ToolHandler, fallback *identity.Caller) mcp.
 			return m.listTools(p, cursor)
 		}
 	}
+}
+
+// undeclared are the methods of capabilities the gateway does not declare
+// (it serves tools only); the SDK would answer some of them anyway.
+var undeclared = map[string]bool{
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true,
 }
 
 // metaToolList are the discover surface's tools/list entries.
