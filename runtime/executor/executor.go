@@ -70,6 +70,9 @@ type Executor struct {
 	// LedgerFailed is called when an answer cannot be recorded after the
 	// upstream answered (the caller still gets the answer).
 	LedgerFailed func(error)
+	// Confirm asks the person behind a client that can be asked before a
+	// call that needs confirmation runs (confirmation.go); nil never asks.
+	Confirm *Confirmation
 }
 
 // Call is one tool call.
@@ -78,6 +81,9 @@ type Call struct {
 	Args      json.RawMessage // the arguments object; empty means {}
 	Meta      map[string]any  // the caller's _meta; only idempotency_key and stage are read
 	Principal *identity.Principal
+	// Ask is set by a door whose client can answer input requests: a call
+	// that needs confirmation then asks the person (confirmation.go).
+	Ask *Ask
 }
 
 // Outcome is what a call produced.
@@ -101,6 +107,10 @@ type Outcome struct {
 	InvalidParams bool
 	// Effect is the effect report; nil for a dry run or an unknown tool.
 	Effect *effect.Report
+	// Question is set, with nothing else but Effect, when the call needs the
+	// person's confirmation first (confirmation.go): the door asks it and
+	// calls again with the answer.
+	Question *Question
 }
 
 // data is the decoded upstream answer (nil for an empty or non-JSON body).
@@ -146,6 +156,8 @@ type callState struct {
 	span      trace.Span // the call's span when tracing is on
 	lease     *heldLease // the ledger entry this call owns, until Call ends
 	replay    bool       // the outcome is the ledger's recorded answer
+	ask       *Ask       // Call.Ask
+	confirmed bool       // the person confirmed this call (confirmation.go)
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -158,7 +170,7 @@ func (x *Executor) CurrentFleet() *fleet.Fleet {
 
 // Call runs one call.
 func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
-	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed"}
+	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed", ask: call.Ask}
 	if x.Tracer == nil {
 		st.traceID = audit.NewTraceID()
 		out := x.call(ctx, call, st)
@@ -340,7 +352,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, meta effect.Meta) *Outcome {
 	tool := st.tool
 	op := tool.Op
-	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+	if refusal := x.askOrRefuse(ctx, st, op, in); refusal != nil {
 		return refusal
 	}
 	// The staged call's own arguments meet its tool's schema first, as any
@@ -424,7 +436,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input, ledgerKey string, hasKey bool) *Outcome {
 	op := tool.Op
 	h := tool.Handler
-	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+	if refusal := x.askOrRefuse(ctx, st, op, in); refusal != nil {
 		return refusal
 	}
 	if perr := handler.Prepare(h); perr != nil {
@@ -573,23 +585,6 @@ func answerJSON(resp *upstream.Response) json.RawMessage {
 	}
 	b, _ := wirejson.Marshal(string(resp.Body))
 	return b
-}
-
-// confirmationMissing refuses a call of an operation that needs
-// confirmation when its confirm input is not true (absent, false, or not a
-// boolean). It runs before the input schema is checked: the schema requires
-// confirm: true, and the contract answers a missing confirmation with
-// confirmation_required (REST 428, an MCP tool error), never with the
-// schema's validation_error, so that a client can ask the person and retry.
-func (x *Executor) confirmationMissing(st *callState, op *air.Operation, in handler.Input) *Outcome {
-	if !op.Confirmation.Required {
-		return nil
-	}
-	if v, _ := in.Confirm(); v {
-		return nil
-	}
-	st.decision = "confirmation_required"
-	return &Outcome{Err: confirmationGate(op)}
 }
 
 // confirmationGate is the refusal of a call that needs confirmation and

@@ -118,6 +118,10 @@ type sessionEntry struct {
 	fingerprint string
 	subject     string // subjectKey of the principal
 	lastSeen    time.Time
+	// elicits is set when the client declared elicitation at initialize:
+	// its calls that need confirmation go to the SDK path, which can ask
+	// (confirmation.go).
+	elicits bool
 }
 
 // subjectKey names the principal a session counts against: tenant and
@@ -252,7 +256,11 @@ func (m *Door) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if tr := m.exec.Tracer; tr != nil && req.Extra != nil {
 		ctx = tr.Extract(ctx, req.Extra.Header) // the SDK's ctx is not the request's
 	}
-	out := m.exec.Call(ctx, executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.Principal})
+	call := executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.Principal, Ask: askOf(req)}
+	out := m.exec.Call(ctx, call)
+	if out.Question != nil {
+		out = m.putQuestion(ctx, req, call, out)
+	}
 	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.CurrentFleet().Tool(req.Params.Name) == nil {
 		// Only anvil_call reaches here with an unknown name (the SDK
 		// answers a direct call of one).
@@ -273,6 +281,12 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 		res.Meta = mcp.Meta{"effect": out.Effect}
 	}
 	switch {
+	case out.Question != nil:
+		// 2026-07-28's question (confirmation.go): no content, and no
+		// effect report (nothing ran).
+		res.Meta = nil
+		res.InputRequests = mcp.InputRequestMap{confirmKey: elicitation(out.Question)}
+		res.RequestState = out.Question.State
 	case out.Err != nil:
 		res.IsError = true
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(argumentNames(out.Err).Marshal())}}
@@ -381,7 +395,7 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 	}
 	foreign := false
 	if !initialize {
-		status, code, text := m.checkSession(sid, fingerprint)
+		status, code, text, elicits := m.checkSession(sid, fingerprint)
 		if status == http.StatusNotFound && m.shared != nil {
 			status, code, text = m.shared.checkForeign(sid, fingerprint)
 			foreign = status == 0
@@ -391,7 +405,7 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 			return
 		}
 		if r.Method == http.MethodPost && !m.slow.Load() {
-			if c, ok := m.fastCallOf(r.Context(), &msg, r.Header, r.Host); ok {
+			if c, ok := m.fastCallOf(r.Context(), &msg, r.Header, r.Host, elicits || foreign); ok {
 				m.serveFastCall(r.Context(), w, c, p)
 				return
 			}
@@ -417,7 +431,7 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 			}
 			sid = ""
 		}
-		m.register(sid, fingerprint, subjectKey(p))
+		m.register(sid, fingerprint, subjectKey(p), declaresElicitation(msg.params))
 		if sid != "" && m.shared != nil {
 			m.shared.recordSession(sid, fingerprint)
 		}
@@ -462,21 +476,21 @@ func (m *Door) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request, 
 // (2025-11-25: only initialize may come without), 404 for one the table
 // does not hold (never opened, ended, or expired: the client's cue to
 // initialize again), 403 for another caller's.
-func (m *Door) checkSession(sid, fingerprint string) (status, code int, msg string) {
+func (m *Door) checkSession(sid, fingerprint string) (status, code int, msg string, elicits bool) {
 	if sid == "" {
-		return http.StatusBadRequest, -32000, "No valid session; send initialize first."
+		return http.StatusBadRequest, -32000, "No valid session; send initialize first.", false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.sessions[sid]
 	if e == nil {
-		return http.StatusNotFound, -32001, "Session not found; send initialize to start a new one."
+		return http.StatusNotFound, -32001, "Session not found; send initialize to start a new one.", false
 	}
 	if e.fingerprint != fingerprint {
-		return http.StatusForbidden, -32001, "This MCP session belongs to a different authenticated caller."
+		return http.StatusForbidden, -32001, "This MCP session belongs to a different authenticated caller.", false
 	}
 	e.lastSeen = m.now()
-	return 0, 0, ""
+	return 0, 0, "", e.elicits
 }
 
 // reserve reports whether a new session of subject may start (sweeping
@@ -520,14 +534,14 @@ func (m *Door) reserve(subject string) (status int, text, evicted string) {
 
 // register releases the place reserve held for subject and records the
 // session a successful initialize answer named, if any (sid "" otherwise).
-func (m *Door) register(sid, fingerprint, subject string) {
+func (m *Door) register(sid, fingerprint, subject string, elicits bool) {
 	m.mu.Lock()
 	m.pending--
 	if m.pendingBy[subject]--; m.pendingBy[subject] <= 0 {
 		delete(m.pendingBy, subject)
 	}
 	if sid != "" {
-		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, subject: subject, lastSeen: m.now()}
+		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, subject: subject, lastSeen: m.now(), elicits: elicits}
 	}
 	m.mu.Unlock()
 }

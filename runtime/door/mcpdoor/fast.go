@@ -120,7 +120,11 @@ type fastCall struct {
 
 // fastCallOf returns the fast-path call of a request, or false when the SDK
 // must answer it.
-func (m *Door) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Header, host string) (*fastCall, bool) {
+//
+// askable says the session's client may be asked for confirmation (or it is
+// another replica's session, whose capabilities this one does not know):
+// calls that need confirmation then go to the SDK path, which can ask.
+func (m *Door) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Header, host string, askable bool) (*fastCall, bool) {
 	if msg.batch || msg.method != "tools/call" || msg.otherKeys || string(msg.version) != `"2.0"` || msg.params == nil {
 		return nil, false
 	}
@@ -171,8 +175,12 @@ func (m *Door) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Header, h
 			return nil, false
 		}
 	}
-	if !m.view.Load().serves(c.name) {
+	t := m.view.Load().fleet.Tool(c.name)
+	if t == nil {
 		return nil, false // the SDK answers an unknown tool
+	}
+	if askable && t.Op.Confirmation.Required && m.exec.Confirm != nil {
+		return nil, false // the SDK path can ask the person (confirmation.go)
 	}
 	return c, true
 }
