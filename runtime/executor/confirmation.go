@@ -51,7 +51,8 @@ type Question struct {
 	Operation   string          // the AIR id
 	Arguments   json.RawMessage // the exact arguments, as the call would send them
 	EffectClass string
-	// Undo is the wire name of the tool that undoes the call, or "".
+	// Undo is the wire name of the tool that undoes the call (its inverse,
+	// else its compensation), or "".
 	Undo    string
 	Reason  string // the operation's own reason for confirmation, if any
 	State   string
@@ -113,16 +114,20 @@ func (x *Executor) question(st *callState, op *air.Operation, in handler.Input, 
 	}
 	q := &Question{Tool: st.tool.Name, Operation: op.ID, Arguments: args, EffectClass: air.EffectClassOf(op),
 		Reason: op.Confirmation.Reason, State: state, Expires: expires}
-	if inv := op.Effect.Inverse; inv != nil {
-		if t := st.tool.Connector.ToolFor(inv.Operation); t != nil {
-			q.Undo = t.Name
-		} else {
-			q.Undo = inv.Operation
-		}
-	}
 	undo := "it cannot be undone by a tool call"
-	if q.Undo != "" {
-		undo = "undo: " + q.Undo
+	wire := func(id string) string {
+		if t := st.tool.Connector.ToolFor(id); t != nil {
+			return t.Name
+		}
+		return id
+	}
+	switch e := op.Effect; {
+	case e.Inverse != nil:
+		q.Undo = wire(e.Inverse.Operation)
+		undo = "undone by " + q.Undo
+	case e.Compensate != nil:
+		q.Undo = wire(e.Compensate.Operation)
+		undo = "compensated by " + q.Undo
 	}
 	q.Message = fmt.Sprintf("Run %s (%s; effect: %s; %s) with these arguments?\n%s", q.Tool, op.ID, q.EffectClass, undo, args)
 	if q.Reason != "" {
