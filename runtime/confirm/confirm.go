@@ -44,11 +44,11 @@ const version = "anvil-rs1."
 // Refusal codes (an envelope's details.code) of an answer that is not
 // accepted.
 const (
-	CodeInvalid  = "confirmation/state_invalid"      // forged, malformed or for another key
-	CodeExpired  = "confirmation/state_expired"      // answered after its expiry
-	CodeMismatch = "confirmation/arguments_changed"  // another subject, tool or arguments
-	CodeReplayed = "confirmation/state_replayed"     // its nonce was used before
-	CodeDeclined = "confirmation/declined"           // the person said no, or did not answer
+	CodeInvalid  = "confirmation/state_invalid"     // forged, malformed or for another key
+	CodeExpired  = "confirmation/state_expired"     // answered after its expiry
+	CodeMismatch = "confirmation/arguments_changed" // another subject, tool or arguments
+	CodeReplayed = "confirmation/state_replayed"    // its nonce was used before
+	CodeDeclined = "confirmation/declined"          // the person said no, or did not answer
 	CodeStore    = "confirmation/store_unavailable" // the single-use record could not be written
 )
 

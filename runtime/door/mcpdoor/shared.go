@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"time"
 
-
 	"github.com/anvil-dev/anvil/runtime/store"
 )
 
