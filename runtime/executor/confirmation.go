@@ -76,7 +76,12 @@ func (x *Executor) askOrRefuse(ctx context.Context, st *callState, op *air.Opera
 		st.decision = "confirmation_required"
 		return &Outcome{Err: confirmationGate(op)}
 	}
+	// The state binds the person (tenant and subject), not the turn: the
+	// answer may come with the next turn's token.
 	subject, digest := st.principal.Subject(), confirm.ArgumentsDigest(in.InputSHA256())
+	if st.principal != nil {
+		subject = st.principal.Tenant + "\x00" + subject
+	}
 	if st.ask.State != "" {
 		if !st.ask.Accepted {
 			st.decision = "confirmation_required"

@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/anvil-dev/anvil/runtime/auth"
+	"github.com/anvil-dev/anvil/runtime/auth/authtest"
+	"github.com/anvil-dev/anvil/runtime/door/mcpdoor"
 )
 
 // roundRobin sends each request to the next of bases in turn (replicas
@@ -162,5 +164,67 @@ func TestStatelessAcrossReplicas(t *testing.T) {
 	}
 	if a.g.mcp.SessionCount()+b.g.mcp.SessionCount() != 0 {
 		t.Errorf("a stateless client holds sessions")
+	}
+}
+
+// TestListingsCacheableAndAnnounced: tools/list is private to the caller,
+// cacheable for at most ToolsTTL and never past the token's expiry, and a
+// reload announces the change to clients of both revisions (2026-07-28
+// through subscriptions/listen, 2025-11-25 on the session's stream).
+func TestListingsCacheableAndAnnounced(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	claims := f.claims(fxReadGrant)
+	claims["exp"] = time.Now().Unix() + 90 // shorter than mcpdoor.ToolsTTL
+	tok := authtest.Mint(f.key, claims)
+	a, msg := f.rev2026(tok, 1, "tools/list", nil, nil)
+	l := resultOf(t, a, msg)
+	ttl, _ := l["ttlMs"].(float64)
+	if l["cacheScope"] != "private" || ttl <= 0 || ttl > 90000 {
+		t.Errorf("tools/list of a token expiring in 90 s: cacheScope %v ttlMs %v", l["cacheScope"], l["ttlMs"])
+	}
+	long := f.turn(fxReadGrant)
+	a, msg = f.rev2026(long, 2, "tools/list", nil, nil)
+	if ttl, _ := resultOf(t, a, msg)["ttlMs"].(float64); ttl != float64(mcpdoor.ToolsTTL/time.Millisecond) {
+		t.Errorf("tools/list ttlMs %v, want ToolsTTL", ttl)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	changed := map[string]chan struct{}{"2026-07-28": make(chan struct{}, 4), "2025-11-25": make(chan struct{}, 4)}
+	for _, v := range []string{"2026-07-28", "2025-11-25"} {
+		ch := changed[v]
+		client := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "1"}, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { ch <- struct{}{} },
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: f.aud, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: &bearerTransport{token: long, base: f.client.Transport}}}
+		cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		defer cs.Close()
+		if got := cs.InitializeResult().ProtocolVersion; got != v {
+			t.Fatalf("agreed %s, want %s", got, v)
+		}
+	}
+	// The 2025-11-25 client opens its session's stream in the background:
+	// reload until each client heard of one (every reload announces).
+	heard := map[string]bool{}
+	for try := 0; try < 10 && len(heard) < len(changed); try++ {
+		if err := f.g.Reload(f.g.Fleet()); err != nil {
+			t.Fatal(err)
+		}
+		for v, ch := range changed {
+			select {
+			case <-ch:
+				heard[v] = true
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}
+	for v := range changed {
+		if !heard[v] {
+			t.Errorf("%s: no notifications/tools/list_changed after a reload", v)
+		}
 	}
 }

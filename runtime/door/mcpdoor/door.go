@@ -182,7 +182,7 @@ func New(exec *executor.Executor, o *Options) *Door {
 		m.meta[t.Name] = true
 	}
 	srv := mcp.NewServer(implementation,
-		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
+		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID, SetCacheable: discoverCacheable})
 	m.view.Store(newToolView(exec.CurrentFleet()))
 	m.addTools(srv, func(h mcp.ToolHandler) mcp.ToolHandler { return h }, nil)
 	m.server = srv
@@ -213,6 +213,14 @@ func New(exec *executor.Executor, o *Options) *Door {
 		m.shareSessions(o.Shared, logf)
 	}
 	return m
+}
+
+// discoverCacheable lets any client cache server/discover for ToolsTTL: it
+// names the versions and capabilities, the same for every caller.
+func discoverCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.DiscoverRequest); ok {
+		c.TTLMs, c.CacheScope = int(ToolsTTL/time.Millisecond), "public"
+	}
 }
 
 // tokenInfo hands the caller verified before (in the request's context) to
