@@ -62,7 +62,11 @@ type Question struct {
 
 // askOrRefuse decides a call of op that needs confirmation: nil lets it
 // run (confirmed now, or earlier in this call), else the outcome (a
-// question, or a refusal).
+// question, or a refusal). It runs before the input schema is checked: the
+// schema requires confirm: true, and the contract answers a missing
+// confirmation with confirmation_required (REST 428, an MCP tool error),
+// never with the schema's validation_error, so that a client can ask the
+// person and retry.
 func (x *Executor) askOrRefuse(ctx context.Context, st *callState, op *air.Operation, in handler.Input) *Outcome {
 	if !op.Confirmation.Required || st.confirmed {
 		return nil

@@ -1,10 +1,13 @@
 // Package mcpdoor is the MCP door: /mcp over Streamable HTTP (the official
-// MCP SDK, with the tools/call fast path in front of it, fast.go), MCP over
-// stdio, the session table that binds each session to the credential that
-// opened it (and, with a shared store, to every replica, shared.go), and
-// the tool surfaces with the discovery tools anvil_search, anvil_describe
-// and anvil_call (surface.go). Every tool call goes through the executor;
-// the front hall has verified the caller before the door is reached.
+// MCP SDK), revision 2026-07-28 without sessions beside 2025-11-25 with
+// them (revision.go), the tools/call fast path in front of the sessions
+// (fast.go), MCP over stdio, the session table that binds each session to
+// the credential that opened it (and, with a shared store, to every
+// replica, shared.go), the tool surfaces with the discovery tools
+// anvil_search, anvil_describe and anvil_call (surface.go), and the framing
+// of the confirmation the executor asks a person for (confirmation.go).
+// Every tool call goes through the executor; the front hall has verified
+// the caller before the door is reached.
 package mcpdoor
 
 import (
