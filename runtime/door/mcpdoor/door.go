@@ -401,6 +401,12 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 		return
 	}
 	if stateless {
+		if r.Method == http.MethodPost && !m.slow.Load() {
+			if c, ok := m.fastCall2026(r.Context(), &msg, r.Header, r.Host); ok {
+				m.serveFastCall(r.Context(), w, c, p)
+				return
+			}
+		}
 		m.serveSDK(m.stateless, w, r, sdkBody, caller)
 		return
 	}

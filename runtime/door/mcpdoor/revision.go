@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -136,17 +137,9 @@ func resultTemplate(kind string) mcp.CallToolResult {
 	return r
 }
 
-// withResultType returns res as a 2026-07-28 answer carries it: its
-// resultType "input_required" when it asks the client for input, else
-// "complete". Older revisions' answers have none.
-func withResultType(req mcp.Request, res *mcp.CallToolResult) *mcp.CallToolResult {
-	if res == nil || !newRevision(req) {
-		return res
-	}
+// completed is res with resultType "complete".
+func completed(res *mcp.CallToolResult) *mcp.CallToolResult {
 	out := resultComplete
-	if res.InputRequests != nil {
-		out = resultInputRequired
-	}
 	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(res).Elem()
 	for i := 0; i < dst.NumField(); i++ {
 		if dst.Type().Field(i).IsExported() {
@@ -154,4 +147,82 @@ func withResultType(req mcp.Request, res *mcp.CallToolResult) *mcp.CallToolResul
 		}
 	}
 	return &out
+}
+
+// withResultType returns res as a 2026-07-28 answer carries it: its
+// resultType "input_required" when it asks the client for input, else
+// "complete". Older revisions' answers have none.
+func withResultType(req mcp.Request, res *mcp.CallToolResult) *mcp.CallToolResult {
+	if res == nil || !newRevision(req) {
+		return res
+	}
+	if res.InputRequests == nil {
+		return completed(res)
+	}
+	out := resultInputRequired
+	dst, src := reflect.ValueOf(&out).Elem(), reflect.ValueOf(res).Elem()
+	for i := 0; i < dst.NumField(); i++ {
+		if dst.Type().Field(i).IsExported() {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	return &out
+}
+
+// Keys of the _meta triple a 2026-07-28 request carries, and of the
+// server's implementation the SDK adds to each result.
+const (
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// serverInfoMember is the _meta member the SDK adds to a 2026-07-28 result,
+// as json.Marshal writes it.
+var serverInfoMember = func() []byte {
+	b, err := json.Marshal(implementation)
+	if err != nil {
+		panic(err) // a constant value
+	}
+	return append([]byte(`"`+metaServerInfo+`":`), b...)
+}()
+
+// revision2026Meta reports whether a tools/call's _meta is one the fast
+// path answers exactly as the SDK would: the protocol version 2026-07-28,
+// the client's capabilities an object of objects, its info (optional) an
+// object of name, title and version strings, and no other key of MCP's
+// own. elicits says the client declared elicitation.
+func revision2026Meta(meta map[string]any) (elicits, ok bool) {
+	if v, _ := meta[metaProtocolVersion].(string); v != revisionStateless {
+		return false, false
+	}
+	caps, isObject := meta[metaClientCapabilities].(map[string]any)
+	if !isObject {
+		return false, false
+	}
+	for k, v := range caps {
+		if _, isObject := v.(map[string]any); !isObject {
+			return false, false
+		}
+		if k == "elicitation" {
+			elicits = true
+		}
+	}
+	if info, present := meta[metaClientInfo]; present {
+		fields, isObject := info.(map[string]any)
+		if !isObject {
+			return false, false
+		}
+		for k, v := range fields {
+			if _, isString := v.(string); !isString || (k != "name" && k != "title" && k != "version") {
+				return false, false
+			}
+		}
+	}
+	for k := range meta {
+		if strings.HasPrefix(k, "io.modelcontextprotocol/") && k != metaProtocolVersion && k != metaClientCapabilities && k != metaClientInfo {
+			return false, false
+		}
+	}
+	return elicits, true
 }
