@@ -224,6 +224,7 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	if err := fleet.ApplyUpstreamOverrides(f, cfg.Getenv); err != nil {
 		return nil, err
 	}
+	mcpdoor.PrepareFleet(f)
 	g.served.Store(f)
 	g.build = opts.Build
 	if g.build.Module == "" {

@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // Issue 27: /mcp serves MCP 2026-07-28 (no session; version and client
@@ -240,4 +243,70 @@ func TestConfirmationAskPolicy(t *testing.T) {
 	}); err == nil || !strings.Contains(err.Error(), "ANVIL_MCP_CONFIRM") {
 		t.Errorf("a bad ANVIL_MCP_CONFIRM: %v", err)
 	}
+}
+
+// TestStructuredOutputServed: tools/list carries each tool's AIR
+// outputSchema on both revisions, and a call's structuredContent validates
+// against it (docs/mcp.md#structured-output), on the fast path and the
+// SDK's.
+func TestStructuredOutputServed(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	tok := f.turn(fxReadGrant)
+	a, msg := f.rev2026(tok, 1, "tools/list", nil, nil)
+	schemas := map[string]any{}
+	for _, tl := range resultOf(t, a, msg)["tools"].([]any) {
+		tm := tl.(map[string]any)
+		if o, ok := tm["outputSchema"]; ok {
+			schemas[tm["name"].(string)] = o
+		}
+	}
+	s := f.rawInitialize(tok)
+	defer s.close()
+	_, old := s.rpc("tools/list", map[string]any{})
+	n := 0
+	for _, tl := range old["result"].(map[string]any)["tools"].([]any) {
+		if _, ok := tl.(map[string]any)["outputSchema"]; ok {
+			n++
+		}
+	}
+	if len(schemas) == 0 || n != len(schemas) {
+		t.Fatalf("outputSchemas: %d on 2026-07-28, %d on 2025-11-25", len(schemas), n)
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"github__github_list_issue", map[string]any{"owner": "octo", "repo": "hello"}},
+		{"github__github_get_issue", map[string]any{"owner": "octo", "repo": "hello", "issue_number": 1}},
+	}
+	for _, c := range calls {
+		schema, ok := schemas[c.tool]
+		if !ok {
+			t.Fatalf("%s has no outputSchema", c.tool)
+		}
+		b, _ := json.Marshal(schema)
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		comp := jsonschema.NewCompiler()
+		comp.DefaultDraft(jsonschema.Draft2020)
+		if err := comp.AddResource("anvil:///out.json", doc); err != nil {
+			t.Fatal(err)
+		}
+		sch, err := comp.Compile("anvil:///out.json")
+		if err != nil {
+			t.Fatalf("%s: %v", c.tool, err)
+		}
+		for _, slow := range []bool{false, true} {
+			f.g.mcp.SetFastPath(!slow)
+			res := s.callTool(c.tool, c.args, nil)
+			sc, _ := json.Marshal(res["structuredContent"])
+			v, _ := jsonschema.UnmarshalJSON(bytes.NewReader(sc))
+			if err := sch.Validate(v); err != nil || res["isError"] == true {
+				t.Errorf("%s (slow %v): structuredContent %s does not validate: %v", c.tool, slow, sc, err)
+			}
+		}
+	}
+	f.g.mcp.SetFastPath(true)
 }

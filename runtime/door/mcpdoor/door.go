@@ -304,7 +304,7 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 	case out.Plan != nil:
 		b, _ := wirejson.Marshal(out.Plan)
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-		res.StructuredContent = map[string]any{"anvil_dry_run": out.Plan}
+		res.StructuredContent = conforming(out, map[string]any{"anvil_dry_run": out.Plan})
 	default:
 		raw := out.Raw
 		if raw == nil {
@@ -312,13 +312,33 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 		}
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
 		if out.AnswersObject() {
-			res.StructuredContent = raw
+			res.StructuredContent = conforming(out, raw)
 		} else {
-			res.StructuredContent = map[string]any{"result": raw}
+			res.StructuredContent = conforming(out, map[string]any{"result": raw})
 		}
 	}
 	return res
 }
+
+// conforming returns a result's structured content as the tool's
+// outputSchema promises it (fleet.Tool.StructuredContent: members that do
+// not conform left out; docs/mcp.md#structured-output), v itself for a
+// tool without one.
+func conforming(out *executor.Outcome, v any) any {
+	if out.Tool == nil || out.Tool.OutputSchema() == nil {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	return json.RawMessage(out.Tool.StructuredContent(b))
+}
+
+// PrepareFleet readies f for the MCP door before it is served: its
+// tools/list entries carry their outputSchema, since the door sends every
+// result's structured content through fleet.Tool.StructuredContent.
+func PrepareFleet(f *fleet.Fleet) { f.ListOutputSchemas() }
 
 // argumentNames returns e as an MCP caller reads it: the flags a call
 // lacks (required_flags, in the CLI's spelling, "--confirm",

@@ -380,6 +380,9 @@ func appendPlainToolResult(b []byte, out *executor.Outcome, rev2026 bool) ([]byt
 		}
 		b = append(b, "},"...)
 	}
+	if out.Tool != nil && out.Tool.OutputSchema() != nil {
+		return appendConformingResult(b, out, rev2026)
+	}
 	var structured []byte
 	if !out.RawCompact {
 		var err error
@@ -404,6 +407,35 @@ func appendPlainToolResult(b []byte, out *executor.Outcome, rev2026 bool) ([]byt
 	if !out.AnswersObject() {
 		b = append(b, '}')
 	}
+	if rev2026 {
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, '}'), true
+}
+
+// appendConformingResult finishes appendPlainToolResult (b holds the
+// result up to its _meta) for a tool with an outputSchema: the structured
+// content is fleet.Tool.StructuredContent's compact JSON, HTML-escaped as
+// json.Marshal writes a json.RawMessage.
+func appendConformingResult(b []byte, out *executor.Outcome, rev2026 bool) ([]byte, bool) {
+	raw := out.Raw
+	if !out.RawCompact {
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) != nil {
+			return b, false
+		}
+		raw = buf.Bytes()
+	}
+	content := raw
+	if !out.AnswersObject() {
+		content = append(append([]byte(`{"result":`), raw...), '}')
+	}
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = canon.AppendStringHTML(b, string(out.Raw))
+	b = append(b, `}],"structuredContent":`...)
+	buf := bytes.NewBuffer(b)
+	json.HTMLEscape(buf, out.Tool.StructuredContent(content))
+	b = buf.Bytes()
 	if rev2026 {
 		b = append(b, `,"resultType":"complete"`...)
 	}
