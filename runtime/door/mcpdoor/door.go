@@ -421,6 +421,9 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 		return
 	}
 	if stateless {
+		if m.stepUp(w, r, &msg, p) {
+			return
+		}
 		if r.Method == http.MethodPost && !m.slow.Load() {
 			if c, ok := m.fastCall2026(r.Context(), &msg, r.Header, r.Host); ok {
 				m.serveFastCall(r.Context(), w, c, p)
@@ -439,6 +442,9 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 		}
 		if status != 0 {
 			jsonrpcError(w, status, id, code, text)
+			return
+		}
+		if m.stepUp(w, r, &msg, p) {
 			return
 		}
 		if r.Method == http.MethodPost && !m.slow.Load() {
@@ -485,6 +491,20 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 			m.shared.forgetShared(sid)
 		}
 	}
+}
+
+// stepUp answers a tools/call that a wider scope would allow 403
+// insufficient_scope, over HTTP, whichever path would serve it, on either
+// revision; it reports whether it answered.
+func (m *Door) stepUp(w http.ResponseWriter, r *http.Request, msg *rpcMessage, p *identity.Principal) bool {
+	if r.Method != http.MethodPost || p == nil || p.StepUp == nil {
+		return false
+	}
+	if up := m.exec.StepUp(p, calledTool(msg)); up != nil {
+		up.Write(w)
+		return true
+	}
+	return false
 }
 
 // sdkRequest returns r as an SDK handler takes it: its body (read before)
