@@ -135,6 +135,11 @@ func decodeCursor(c string) (string, bool) {
 // listening clients (notifications/tools/list_changed).
 func (m *Door) listTools(p *identity.Principal, cursor string, expires time.Time) (*mcp.ListToolsResult, error) {
 	private := mcp.Cacheable{CacheScope: "private", TTLMs: cacheTTL(m.now(), expires)}
+	if p != nil && p.StepUp != nil {
+		// A step-up replaces the caller's token with a wider one, and a
+		// client's cache does not know: its listing must not be reused.
+		private.TTLMs = 0
+	}
 	if m.discoverFor(p) {
 		return &mcp.ListToolsResult{Cacheable: private, Tools: m.metaTools}, nil
 	}
