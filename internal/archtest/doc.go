@@ -2,7 +2,8 @@
 // docs/ARCHITECTURE.md: runtime and gen never import the compiler, templates
 // or the parser and code generation libraries; the compiler imports only
 // runtime/air, runtime/envelope and runtime/canon from the runtime, and inside it the direction is
-// front end → lower → emit; the rooms of a tools/call (serve, frontdoor, the
+// front end → lower → emit, and the commands under cmd/ reach the
+// emitters only through the compiler's pipeline (package compiler); the rooms of a tools/call (serve, frontdoor, the
 // doors, executor, catalog and credential, fleet, handler) import only the
 // ones after them, a door never another door, and only serve builds state
 // and identity; generated trees

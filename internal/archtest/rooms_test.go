@@ -54,7 +54,7 @@ func TestOnlyServeBuildsState(t *testing.T) {
 		}
 		for _, name := range p.GoFiles {
 			checked++
-			for _, call := range builderCalls(t, filepath.Join(p.Dir, name)) {
+			for _, call := range callsOf(t, filepath.Join(p.Dir, name), builders) {
 				t.Errorf("%s: %s calls %s: only runtime/serve builds state and identity", p.ImportPath, name, call)
 			}
 		}
@@ -64,17 +64,18 @@ func TestOnlyServeBuildsState(t *testing.T) {
 	}
 }
 
-// builderCalls returns the builders a Go file calls (as "path.Name").
-func builderCalls(t *testing.T, file string) []string {
+// callsOf lists the calls in file of the functions table names, by import
+// path, as "<import path>.<name>", whatever local name the import has.
+func callsOf(t *testing.T, file string, table map[string][]string) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]string{} // local name → import path, for builder packages
+	names := map[string]string{} // local name → import path, for the table's packages
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if _, ok := builders[path]; !ok {
+		if _, ok := table[path]; !ok {
 			continue
 		}
 		local := filepath.Base(path)
@@ -93,7 +94,7 @@ func builderCalls(t *testing.T, file string) []string {
 		if !ok {
 			return true
 		}
-		if path, ok := names[id.Name]; ok && slices.Contains(builders[path], sel.Sel.Name) {
+		if path, ok := names[id.Name]; ok && slices.Contains(table[path], sel.Sel.Name) {
 			out = append(out, path+"."+sel.Sel.Name)
 		}
 		return true

@@ -511,13 +511,3 @@ const (
 	LevelWarning = "warning"
 	LevelInfo    = "info"
 )
-
-// Diagnostic is a compile finding recorded in AIR.
-type Diagnostic struct {
-	Level        string `json:"level"`
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	OperationID  string `json:"operationId,omitempty"`
-	CapabilityID string `json:"capabilityId,omitempty"`
-	Path         string `json:"path,omitempty"`
-}

@@ -28,7 +28,6 @@ type generator struct {
 	ws    *Workspace
 	ops   map[string][]*opInfo // by connector id
 	conns map[string]string    // connector id -> Go function name
-	stats Stats
 }
 
 func newGenerator(ws *Workspace) *generator {
@@ -92,10 +91,6 @@ func (g *generator) run() (map[string][]byte, error) {
 			}
 			info := &opInfo{tool: t, names: n, base: base, in: analyseInput(n.input, t.Op)}
 			g.ops[c.ID] = append(g.ops[c.ID], info)
-			g.stats.Operations++
-			if !info.in.schemaCheck {
-				g.stats.Specialised++
-			}
 		}
 	}
 
