@@ -73,6 +73,9 @@ type Executor struct {
 	// LedgerFailed is called when an answer cannot be recorded after the
 	// upstream answered (the caller still gets the answer).
 	LedgerFailed func(error)
+	// Confirm asks the person behind a client that can be asked before a
+	// call that needs confirmation runs (confirmation.go); nil never asks.
+	Confirm *Confirmation
 }
 
 // Call is one tool call.
@@ -81,6 +84,9 @@ type Call struct {
 	Args      json.RawMessage // the arguments object; empty means {}
 	Meta      map[string]any  // the caller's _meta; only idempotency_key and stage are read
 	Principal *identity.Principal
+	// Ask is set by a door whose client can answer input requests: a call
+	// that needs confirmation then asks the person (confirmation.go).
+	Ask *Ask
 }
 
 // Outcome is what a call produced.
@@ -104,6 +110,10 @@ type Outcome struct {
 	InvalidParams bool
 	// Effect is the effect report; nil for a dry run or an unknown tool.
 	Effect *effect.Report
+	// Question is set, with nothing else but Effect, when the call needs the
+	// person's confirmation first (confirmation.go): the door asks it and
+	// calls again with the answer.
+	Question *Question
 }
 
 // data is the decoded upstream answer (nil for an empty or non-JSON body).
@@ -162,6 +172,10 @@ type callState struct {
 	// wrote is set once the upstream request of a keyed write began to be
 	// written: a transport error after it leaves the outcome unknown.
 	wrote atomic.Bool
+	// ask is Call.Ask; confirmed is set when the person confirmed this
+	// call (confirmation.go).
+	ask       *Ask
+	confirmed bool
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -174,7 +188,7 @@ func (x *Executor) CurrentFleet() *fleet.Fleet {
 
 // Call runs one call.
 func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
-	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed"}
+	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed", ask: call.Ask}
 	if x.Tracer == nil {
 		st.traceID = audit.NewTraceID()
 		out := x.call(ctx, call, st)
@@ -387,7 +401,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, meta effect.Meta) *Outcome {
 	tool := st.tool
 	op := tool.Op
-	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+	if refusal := x.askOrRefuse(ctx, st, op, in); refusal != nil {
 		return refusal
 	}
 	// The staged call's own arguments meet its tool's schema first, as any
@@ -471,7 +485,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input, ledgerKey string, hasKey bool) *Outcome {
 	op := tool.Op
 	h := tool.Handler
-	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+	if refusal := x.askOrRefuse(ctx, st, op, in); refusal != nil {
 		return refusal
 	}
 	if perr := handler.Prepare(h); perr != nil {
@@ -632,23 +646,6 @@ func answerJSON(resp *upstream.Response) json.RawMessage {
 	}
 	b, _ := wirejson.Marshal(string(resp.Body))
 	return b
-}
-
-// confirmationMissing refuses a call of an operation that needs
-// confirmation when its confirm input is not true (absent, false, or not a
-// boolean). It runs before the input schema is checked: the schema requires
-// confirm: true, and the contract answers a missing confirmation with
-// confirmation_required (REST 428, an MCP tool error), never with the
-// schema's validation_error, so that a client can ask the person and retry.
-func (x *Executor) confirmationMissing(st *callState, op *air.Operation, in handler.Input) *Outcome {
-	if !op.Confirmation.Required {
-		return nil
-	}
-	if v, _ := in.Confirm(); v {
-		return nil
-	}
-	st.decision = "confirmation_required"
-	return &Outcome{Err: confirmationGate(op)}
 }
 
 // confirmationGate is the refusal of a call that needs confirmation and

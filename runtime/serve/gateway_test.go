@@ -2,11 +2,13 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -621,7 +623,11 @@ func TestSessionBelongsToOneToken(t *testing.T) {
 		{"DELETE", ``},
 	} {
 		a := f.do(m.method, "/mcp", second, "application/json", m.body, mcpHeaders(second, s.id))
-		if a.status != 403 || a.body != `{"jsonrpc":"2.0","error":{"code":-32001,"message":"This MCP session belongs to a different authenticated caller."},"id":null}` {
+		id := "null" // JSON-RPC errors echo the request's id
+		if m.body != "" {
+			id = strconv.Itoa(int(mustID(t, m.body)))
+		}
+		if a.status != 403 || a.body != `{"jsonrpc":"2.0","error":{"code":-32001,"message":"This MCP session belongs to a different authenticated caller."},"id":`+id+`}` {
 			t.Errorf("%s with the second token: %d %s", m.method, a.status, a.body)
 		}
 	}
@@ -710,4 +716,14 @@ func TestAuditWriteFailureNeverFailsTheCall(t *testing.T) {
 	if logs := f.logs.String(); !strings.Contains(logs, "anvil: audit write failed") {
 		t.Errorf("no stderr line for the failed audit write: %q", logs)
 	}
+}
+
+// mustID reads a JSON-RPC request's numeric id.
+func mustID(t *testing.T, body string) float64 {
+	t.Helper()
+	var m struct{ ID float64 }
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.ID
 }

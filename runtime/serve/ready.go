@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/anvil-dev/anvil/runtime/door/mcpdoor"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/httpkit"
 	"github.com/anvil-dev/anvil/runtime/identity"
@@ -35,6 +36,7 @@ func (g *Gateway) Reload(f *fleet.Fleet) error {
 	}
 	g.reloadMu.Lock()
 	defer g.reloadMu.Unlock()
+	mcpdoor.PrepareFleet(f)
 	g.served.Store(f)
 	g.mcp.Reload(f)
 	return nil

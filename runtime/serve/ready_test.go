@@ -144,7 +144,14 @@ func TestMCPToolsListAfterReload(t *testing.T) {
 	f := newFleetFixture(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cs, err := f.sdkSession(ctx, f.turn(fxWriteGrant))
+	// The client caches tools/list for its ttlMs (2026-07-28) and drops
+	// the cache when the reload is announced to it (subscriptions/listen).
+	changed := make(chan struct{}, 4)
+	client := mcp.NewClient(&mcp.Implementation{Name: "gateway-test-sdk", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.aud, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: &bearerTransport{token: f.turn(fxWriteGrant), base: f.client.Transport}}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,6 +173,11 @@ func TestMCPToolsListAfterReload(t *testing.T) {
 		t.Fatalf("tools/list before the reload: %v", before)
 	}
 	reloadWithout(t, f, "github.pulls.list")
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("the reload was not announced")
+	}
 	after := names()
 	if after[gone] || len(after) != len(before)-1 {
 		t.Errorf("tools/list after the reload: %d tools (%d before), %s listed: %v", len(after), len(before), gone, after[gone])
