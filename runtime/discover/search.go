@@ -156,8 +156,10 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.touched = s.touched[:0]
 	// Second pass, on the best rerankDepth: reward titles the query covers.
 	cands = topScored(cands, max(rerankDepth, limit))
+	in := ix.requestIntent(query)
 	for i := range cands {
-		cands[i].score *= 1 + titleBoost*ix.titleCoverage(cands[i].doc, groups)
+		d := cands[i].doc
+		cands[i].score *= (1 + titleBoost*ix.titleCoverage(d, groups)) * in.shapeFactor(&ix.shapes[d])
 	}
 	sortScored(cands)
 	out := make([]Result, 0, limit)
@@ -404,6 +406,8 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
 	groupOf := map[string]int{} // concept key → index in groups
 	catalogue := map[int]bool{} // groups of catalogue words
+	laterVerb := map[int]bool{} // groups of verbs after the first
+	firstVerb := ""
 	for _, w := range ws {
 		key := w
 		if c, ok := synonymConcept[w]; ok {
@@ -434,6 +438,13 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 		}
 		if catalogueWords[w] {
 			catalogue[gi] = true
+		}
+		if _, verb := verbClass[key]; verb {
+			if firstVerb == "" {
+				firstVerb = key
+			} else if key != firstVerb {
+				laterVerb[gi] = true
+			}
 		}
 		if syns := synonyms[w]; len(syns) > 0 {
 			// A verb is scored as a class: every member, the word itself
@@ -476,6 +487,11 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			if catalogue[gi] && len(catalogue) < len(groups) {
 				for i := range g {
 					g[i].weight *= weightCatalogue
+				}
+			}
+			if laterVerb[gi] {
+				for i := range g {
+					g[i].weight *= laterVerbWeight
 				}
 			}
 			out = append(out, g)
@@ -529,7 +545,7 @@ var lexicalSynonyms = sync.OnceValue(func() map[string][]string {
 // synonymGroups are the verbs (and a few nouns) agents use for the same
 // intent; every member of a group reaches every other.
 var synonymGroups = [][]string{
-	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe"},
+	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe", "print"},
 	{"create", "add", "new", "make", "submit", "insert", "register"},
 	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
 	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen"},
