@@ -157,10 +157,13 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	// Second pass, on the best rerankDepth: reward titles the query covers.
 	cands = topScored(cands, max(rerankDepth, limit))
 	in := ix.requestIntent(query)
+	s.markTerms(len(ix.postings), groups)
 	for i := range cands {
 		d := cands[i].doc
-		cands[i].score *= (1 + titleBoost*ix.titleCoverage(d, groups)) * in.shapeFactor(&ix.shapes[d])
+		cands[i].score *= (1 + titleBoost*ix.titleCoverage(d, s.termW)) * in.shapeFactor(&ix.shapes[d])
 	}
+	s.unmarkTerms(groups)
+	cands = topScored(cands, limit)
 	sortScored(cands)
 	out := make([]Result, 0, limit)
 	for _, c := range cands {
@@ -333,7 +336,17 @@ func (a scored) less(b scored) bool {
 	return a.doc < b.doc
 }
 
-func sortScored(cs []scored) { sort.Slice(cs, func(i, j int) bool { return cs[i].less(cs[j]) }) }
+func sortScored(cs []scored) {
+	slices.SortFunc(cs, func(a, b scored) int {
+		switch {
+		case a.less(b):
+			return -1
+		case b.less(a):
+			return 1
+		}
+		return 0
+	})
+}
 
 // topScored keeps the n best of cs (in no particular order) by a bounded
 // heap whose root is the worst kept candidate.
@@ -373,23 +386,16 @@ func topScored(cs []scored, n int) []scored {
 }
 
 // titleCoverage is the share of the entry's title terms the query matches,
-// each counted at the weight of the best alternative that matches it.
-func (ix *Index) titleCoverage(doc uint32, groups [][]alt) float32 {
+// each counted at the weight of the best alternative that matches it
+// (termW, by term id: markTerms).
+func (ix *Index) titleCoverage(doc uint32, termW []float32) float32 {
 	terms := ix.titleTerms[ix.titleStart[doc]:ix.titleStart[doc+1]]
 	if len(terms) == 0 {
 		return 0
 	}
 	sum := float32(0)
 	for _, t := range terms {
-		best := float32(0)
-		for _, g := range groups {
-			for _, a := range g {
-				if a.term == t {
-					best = max(best, min(a.weight, 1))
-				}
-			}
-		}
-		sum += best
+		sum += termW[t]
 	}
 	return sum / float32(len(terms))
 }
@@ -597,12 +603,35 @@ func contains(list []string, s string) bool {
 // only its result.
 type scratch struct {
 	total, group          []float32
-	mask                  []uint32 // the query concepts each entry matched
+	termW                 []float32 // by term id: the query's best weight for it, at most 1 (markTerms)
+	mask                  []uint32  // the query concepts each entry matched
 	touched, groupTouched []uint32
 	cands                 []scored
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// markTerms sets termW, sized for n terms, to each alternative's weight
+// (at most 1, the best per term); unmarkTerms clears those entries again,
+// so the table is all zero between searches.
+func (s *scratch) markTerms(n int, groups [][]alt) {
+	if len(s.termW) < n {
+		s.termW = make([]float32, n)
+	}
+	for _, g := range groups {
+		for _, a := range g {
+			s.termW[a.term] = max(s.termW[a.term], min(a.weight, 1))
+		}
+	}
+}
+
+func (s *scratch) unmarkTerms(groups [][]alt) {
+	for _, g := range groups {
+		for _, a := range g {
+			s.termW[a.term] = 0
+		}
+	}
+}
 
 func (s *scratch) reset(n int) {
 	if cap(s.total) < n {
