@@ -39,10 +39,32 @@ import (
 // action (search before list before get before create: a name becomes an
 // id through a search), then the fewest inputs the consumer does not
 // already have, then the shorter path; at most maxProducers are
-// kept per argument.
+// kept per identifier argument and maxNameProducers per name argument.
 
-// maxProducers bounds the producers recorded per argument.
-const maxProducers = 3
+// maxProducers bounds the inferred producers recorded per identifier
+// argument (an id, number, key, uuid or sha: what a person rarely knows,
+// so search returns its first visible producer with the consumer; a
+// second is the fallback when the caller's grant hides the first), and
+// maxNameProducers per name argument (owner, repo, org, namespace: a
+// person usually knows the name, so one way to look it up is enough).
+// GitHub's answers hold owners and repositories almost everywhere: three
+// producers for each of its ~530 owner/repo inputs made a sixth of its
+// AIR document.
+const (
+	maxProducers     = 2
+	maxNameProducers = 1
+)
+
+// nameArgument: an argument that takes a name rather than an opaque
+// identifier (the complement of discover's id-like inputs).
+func nameArgument(snake string) bool {
+	i := strings.LastIndexByte(snake, '_')
+	switch snake[i+1:] {
+	case "id", "ids", "number", "key", "uuid", "sha":
+		return false
+	}
+	return true
+}
 
 // Bounds of the response schema walk, per producer: depth (object levels)
 // and schema nodes visited, so a huge or recursive answer costs little.
@@ -671,7 +693,11 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 
 func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air.Producer) []air.Producer {
 	out := linked
-	if a.snake == "" || len(out) >= maxProducers {
+	limit := maxProducers
+	if a.snake != "" && nameArgument(a.snake) {
+		limit = maxNameProducers
+	}
+	if a.snake == "" || len(out) >= limit {
 		return out
 	}
 	cons := l.ops[ci].op
@@ -704,7 +730,7 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 		n = min(n+1, maxProducers)
 	}
 	for _, b := range best[:n] {
-		if len(out) >= maxProducers {
+		if len(out) >= limit {
 			break
 		}
 		out = append(out, b.c.p)
