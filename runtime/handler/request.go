@@ -8,12 +8,15 @@ import (
 	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/upstream"
 )
 
 // NewRequest is the upstream request of a generated builder: method on the
 // URL u holds (scheme, host and path) with the query q ("" for none) and
 // body (none when body is nil), or the BuildError upstream.BuildRequest
-// returns for a URL that does not parse. One shared function instead of
+// returns for a URL that does not parse or whose path has a dot segment
+// (upstream.KeepsPathShape, the check upstream.BuildRequest applies to the
+// AIR-driven handler's requests). One shared function instead of
 // the same lines in every builder keeps large generated trees small; u is
 // only written to here, not kept, so it stays on the builder's stack.
 func NewRequest(ctx context.Context, opID, method string, u *strings.Builder, q string, body []byte) (*http.Request, error) {
@@ -28,6 +31,9 @@ func NewRequest(ctx context.Context, opID, method string, u *strings.Builder, q 
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, BuildError(opID, "The arguments do not make a valid upstream URL.", false)
+	}
+	if !upstream.KeepsPathShape(req.URL.EscapedPath()) {
+		return nil, BuildError(opID, upstream.DotSegmentMessage, false)
 	}
 	return req, nil
 }
