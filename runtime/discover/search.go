@@ -130,13 +130,23 @@ func (ix *Index) Search(query string, opts Options) []Result {
 				}
 			}
 		}
+		// A concept counts as matched (mask, the coverage share) where it
+		// scores at least matchedShare of its best score in any entry: a
+		// word met only in passing (git in a ruleset's long description)
+		// adds its score but does not count as what the entry is about.
+		best := float32(0)
+		for _, d := range s.groupTouched {
+			best = max(best, s.group[d])
+		}
 		for _, d := range s.groupTouched {
 			if s.total[d] == 0 {
 				s.touched = append(s.touched, d)
 			}
+			if s.group[d] >= matchedShare*best {
+				s.mask[d] |= 1 << uint(gi)
+			}
 			s.total[d] += s.group[d]
 			s.group[d] = 0
-			s.mask[d] |= 1 << uint(gi)
 		}
 		s.groupTouched = s.groupTouched[:0]
 	}
@@ -316,6 +326,7 @@ func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
 // whose title the query covers whole ("merge a pull request" and "Merge a
 // pull request"), applied to the best rerankDepth first-pass results.
 const (
+	matchedShare  = 0.1
 	coverageFloor = 0.3
 	titleBoost    = 2.0
 	rerankDepth   = 100
@@ -552,7 +563,7 @@ var lexicalSynonyms = sync.OnceValue(func() map[string][]string {
 // intent; every member of a group reaches every other.
 var synonymGroups = [][]string{
 	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe", "print"},
-	{"create", "add", "new", "make", "submit", "insert", "register"},
+	{"create", "add", "new", "make", "submit", "insert", "register", "start", "launch"},
 	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
 	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen"},
 	{"search", "find", "query"},
