@@ -565,7 +565,7 @@ var synonymGroups = [][]string{
 	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe", "print"},
 	{"create", "add", "new", "make", "submit", "insert", "register", "start", "launch"},
 	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
-	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen"},
+	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen", "mark"},
 	{"search", "find", "query"},
 	{"me", "my", "mine", "myself", "authenticated", "current", "self"},
 	{"user", "person", "people", "account", "who"},
