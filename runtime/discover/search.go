@@ -119,6 +119,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s := scratchPool.Get().(*scratch)
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
+		best := float32(0) // the concept's best score in any entry
 		for _, a := range g {
 			for _, p := range ix.postings[a.term] {
 				v := a.weight * p.impact
@@ -127,6 +128,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 						s.groupTouched = append(s.groupTouched, p.doc)
 					}
 					s.group[p.doc] = v
+					best = max(best, v)
 				}
 			}
 		}
@@ -134,10 +136,6 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		// scores at least matchedShare of its best score in any entry: a
 		// word met only in passing (git in a ruleset's long description)
 		// adds its score but does not count as what the entry is about.
-		best := float32(0)
-		for _, d := range s.groupTouched {
-			best = max(best, s.group[d])
-		}
 		for _, d := range s.groupTouched {
 			if s.total[d] == 0 {
 				s.touched = append(s.touched, d)
