@@ -5,19 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anvil-dev/anvil/internal/testinput"
 )
 
 // manualTasks reads a manual page task set; a missing input fails under
-// CI (CI set) and skips elsewhere with the command that fetches it.
+// CI and skips loudly elsewhere (testinput), naming what fetches it.
 func manualTasks(t testing.TB, src ManualSource) []StepTask {
 	t.Helper()
-	dir := filepath.Join(specsDir(), src.Dir)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s missing under CI: scripts/fetch-specs.sh fetches it", dir)
-		}
-		t.Skipf("%s not present (run scripts/fetch-specs.sh)", dir)
-	}
+	dir := testinput.File(t, filepath.Join(specsDir(), src.Dir), "scripts/fetch-specs.sh fetches it")
 	f, err := os.Open(filepath.Join("testdata", src.Commands))
 	if err != nil {
 		t.Fatal(err)
