@@ -419,22 +419,26 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 		query = query[:MaxQueryLen]
 	}
 	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
-	groupOf := map[string]int{} // concept key → index in groups
-	catalogue := map[int]bool{} // groups of catalogue words
-	laterVerb := map[int]bool{} // groups of verbs after the first
+	// Per group, on the stack (a query has at most maxQueryTerms groups):
+	// its concept key, and whether it holds a catalogue word or a verb
+	// after the first.
+	groups = make([][]alt, 0, min(len(ws), maxQueryTerms))
+	var keys [maxQueryTerms]string
+	var catalogue, laterVerb [maxQueryTerms]bool
+	catalogues := 0
 	firstVerb := ""
 	for _, w := range ws {
 		key := w
 		if c, ok := synonymConcept[w]; ok {
 			key = c
 		}
-		gi, seen := groupOf[key]
-		if !seen {
+		gi := slices.Index(keys[:len(groups)], key)
+		if gi < 0 {
 			if len(groups) == maxQueryTerms {
 				continue
 			}
 			gi = len(groups)
-			groupOf[key] = gi
+			keys[gi] = key
 			groups = append(groups, nil)
 		}
 		g := groups[gi]
@@ -451,8 +455,9 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			}
 			g = append(g, alt{term: id, weight: weight})
 		}
-		if catalogueWords[w] {
+		if catalogueWords[w] && !catalogue[gi] {
 			catalogue[gi] = true
+			catalogues++
 		}
 		if _, verb := verbClass[key]; verb {
 			if firstVerb == "" {
@@ -499,7 +504,7 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 	out := groups[:0]
 	for gi, g := range groups {
 		if len(g) > 0 {
-			if catalogue[gi] && len(catalogue) < len(groups) {
+			if catalogue[gi] && catalogues < len(groups) {
 				for i := range g {
 					g[i].weight *= weightCatalogue
 				}
