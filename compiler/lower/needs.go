@@ -37,11 +37,12 @@ import (
 // A producer is a read or a create, is not the consumer, and does not itself
 // need the argument it would produce. Inferred producers are ranked reads
 // before creates, then by the path segments they share with the consumer
-// (sharedSegments: the consumer's own context first), then the action (search before list
-// before get before create: a name becomes an id through a search), then
-// the fewest inputs the consumer does not already have, then the shorter
-// path; at most maxProducers are kept per identifier argument and
-// maxNameProducers per name argument.
+// (sharedSegments: the consumer's own context first), then the action
+// (search before list before get before create: a name becomes an id
+// through a search), then the fewest inputs the consumer does not already
+// have, then the shallower field (fieldDepth), then the shorter path; at
+// most maxProducers are kept per identifier argument and maxNameProducers
+// per name argument.
 
 // maxProducers bounds the inferred producers recorded per identifier
 // argument (an id, number, key, uuid or sha: what a person rarely knows,
@@ -676,8 +677,8 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 	}
 	cands := slices.Collect(maps.Values(best))
 	slices.SortFunc(cands, func(x, y candidate) int {
-		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.req, y.req), cmp.Compare(x.segs, y.segs),
-			cmp.Compare(len(x.p.Field), len(y.p.Field)), strings.Compare(x.p.Operation, y.p.Operation))
+		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.req, y.req), cmp.Compare(fieldDepth(x.p.Field), fieldDepth(y.p.Field)),
+			cmp.Compare(x.segs, y.segs), cmp.Compare(len(x.p.Field), len(y.p.Field)), strings.Compare(x.p.Operation, y.p.Operation))
 	})
 	if ix.ranked == nil {
 		ix.ranked = map[argShape][]candidate{}
@@ -742,6 +743,12 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 	}
 	return out
 }
+
+// fieldDepth counts the objects a field path descends through: an answer
+// whose items are the resource ("[].login" of GET /user/orgs) names it more
+// surely than one that mentions it inside something else ("[].org.login"
+// of GET /events).
+func fieldDepth(field string) int { return strings.Count(field, ".") }
 
 // pick is the field path of y that yields an argument preferring fields:
 // the scalar itself, or the first preferred identifying property of the
