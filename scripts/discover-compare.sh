@@ -4,9 +4,9 @@
 # against the ranking and lowering of each REV and of the working tree, one
 # after the other, with the same evaluation code and task files: each REV is
 # exported (git archive) to a temporary directory and this tree's
-# internal/discovereval/{manual,steps}.go, its tests' helpers and testdata/
-# are copied over it. Prints each tree's figure lines (docs/discovery.md,
-# "Evaluation"). Needs $ANVIL_SPECS_DIR filled by scripts/fetch-specs.sh.
+# internal/discovereval/{manual,steps}.go, manual_test.go, testdata/ and
+# (when the revision predates it) internal/testinput are copied over it.
+# Prints each tree's figure lines (docs/discovery.md, "Evaluation"). Needs $ANVIL_SPECS_DIR filled by scripts/fetch-specs.sh.
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ANVIL_SPECS_DIR="${ANVIL_SPECS_DIR:-$repo_root/.cache/specs}"
@@ -27,6 +27,8 @@ for rev in "$@"; do
 	rm -f "$dst/ghman.go" "$dst/ghman_test.go"
 	cp "$src/manual.go" "$src/steps.go" "$src/manual_test.go" "$dst/"
 	cp -r "$src/testdata/." "$dst/testdata/"
+	# the tests' helper packages, for revisions older than them
+	[ -d "$dir/internal/testinput" ] || cp -r "$repo_root/internal/testinput" "$dir/internal/"
 	run "$rev" "$dir"
 done
 run "working tree" "$repo_root"
