@@ -11,11 +11,12 @@ package main
 
 import (
 	"context"
-	workspace "github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen/sink/workspace"
-	serve "github.com/anvil-dev/anvil/runtime/serve"
 	"os"
 	"os/signal"
 	"syscall"
+
+	workspace "github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen/sink/workspace"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 func main() {
