@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench scale compilebench load load-procs fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench scale compilebench load load-procs fuzz race clean
 
 all: build
 
@@ -47,12 +47,23 @@ deps:
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
 	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
 
-## test: lint, drift check, the whole test suite, the race detector over the
-## concurrent runtime packages and a bounded fuzz smoke run
+## test: lint, drift check, the whole test suite (the slow tests on their
+## own, with their progress), the race detector over the concurrent runtime
+## packages and a bounded fuzz smoke run
 test: deps lint check-drift
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' ./...
+	$(MAKE) slow
 	$(MAKE) race
 	$(MAKE) fuzz FUZZTIME=5s
+
+## slow: the tests that build a generated gateway in a module of their own,
+## as a user does (the effect variants' and GitHub's, every operation
+## approved), with -v so that each logs its phases as it goes; plain go test
+## ./... runs them too
+SLOW_TESTS = TestDifferentialEffectVariants|TestGitHubGeneratedGateway
+slow:
+	$(GO) test -count=1 -v -run '^TestDifferentialEffectVariants$$' ./runtime/frontdoor
+	$(GO) test -count=1 -v -run '^TestGitHubGeneratedGateway$$' ./cmd/anvil
 
 ## lint: gofmt and go vet
 lint: fmt-check vet
