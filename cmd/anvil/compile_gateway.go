@@ -70,7 +70,7 @@ func runCompileGateway(e *env, c *cli.Context) error {
 	}
 	tree, stats, err := gatewayemit.Generate(model)
 	if err != nil {
-		return fail(1, "%v", err)
+		return fail(1, "%v", keepUnformatted(err))
 	}
 	out := filepath.Join(gen, yard)
 	if err := files.FromBytes(tree).WriteTo(out); err != nil {
@@ -83,6 +83,27 @@ func runCompileGateway(e *env, c *cli.Context) error {
 	fmt.Fprintf(e.stdout, "Generated the %s gateway → %s (%d files, %d operations, %d fully specialised); build it with go build %s\n",
 		yard, out, stats.Files, stats.Operations, stats.Specialised, pkg)
 	return nil
+}
+
+// keepUnformatted writes the source of a generated file that does not
+// format (gatewayemit.FormatError: a generator bug) to a file of its own in
+// the temporary directory, outside the module it would break, and names it
+// in the error; any other error passes unchanged.
+func keepUnformatted(err error) error {
+	var fe *gatewayemit.FormatError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	f, cerr := os.CreateTemp("", "anvil-unformatted-*-"+path.Base(fe.Name))
+	if cerr != nil {
+		return fmt.Errorf("%w (the unformatted file could not be kept: %v)", err, cerr)
+	}
+	_, werr := f.Write(fe.Source)
+	if cerr = f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%w (the unformatted file could not be kept: %v)", err, errors.Join(werr, cerr))
+	}
+	return fmt.Errorf("%w; the unformatted file is %s", err, f.Name())
 }
 
 // gatewayModel reads the workspace with air.LoadWorkspace, the reading the

@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	workspace "github.com/anvil-dev/anvil/gen/github-mini/workspace"
+	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
 	"github.com/anvil-dev/anvil/runtime/serve"
 )
 

@@ -4,8 +4,8 @@
 // runtime/air, runtime/envelope and runtime/canon from the runtime, and inside it the direction is
 // front end → lower → emit; the packages of a tools/call (serve, frontdoor,
 // executor, fleet, handler) import only the ones after them; generated trees
-// import only the handler API (runtime/handler, runtime/serve and the AIR,
-// effect, audit and upstream packages they call directly) from the runtime.
+// import only the handler API (runtime/handler, runtime/serve and the AIR
+// and effect packages whose types and constants they name) from the runtime.
 // It also keeps the documentation honest: docs/ARCHITECTURE.md names every
 // runtime and compiler package and nothing that does not exist, and README.md
 // and docs/*.md link and cite only files the repository contains.

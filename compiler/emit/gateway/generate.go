@@ -122,6 +122,7 @@ func (g *generator) run() (map[string][]byte, error) {
 
 	// main_gen.go
 	mf := newFile(path.Join(g.ws.ImportPath, g.ws.Yard), "main")
+	mf.ImportName(g.workspaceImport(), pkgName)
 	mf.PackageComment(fmt.Sprintf("Command %s is the generated gateway of the %s workspace: anvil serve mcp --fleet", g.ws.Yard, g.ws.Yard))
 	mf.PackageComment("with that workspace's handlers compiled in. Run it as")
 	mf.PackageComment("")
@@ -274,10 +275,12 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
 	}
 	chunks := g.chunks(c)
+	table := g.newFile()
 	var opCalls []jen.Code
 	for i, ch := range chunks {
 		dir := chunkDir(stem, i)
 		imp := path.Join(g.workspaceImport(), dir)
+		table.ImportName(imp, chunkPkg(i))
 		opCalls = append(opCalls, jen.Qual(imp, "Ops").Call())
 		f := newFile(imp, chunkPkg(i))
 		f.PackageComment(fmt.Sprintf("Package %s holds the generated handlers of %d operations of connector %s", chunkPkg(i), len(ch), c.ID))
@@ -297,7 +300,7 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 		out[name] = b
 	}
 
-	f := g.newFile()
+	f := table
 	f.Anon("embed")
 	airName := g.conns[c.ID] + "AIR"
 	airFile := stem + ".air.json"

@@ -6,7 +6,7 @@ import (
 	_ "embed"
 	"slices"
 
-	ops000 "github.com/anvil-dev/anvil/gen/github-mini/workspace/github/ops000"
+	"github.com/anvil-dev/anvil/gen/github-mini/workspace/github/ops000"
 	"github.com/anvil-dev/anvil/runtime/handler"
 )
 

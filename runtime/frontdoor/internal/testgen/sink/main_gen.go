@@ -15,7 +15,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	workspace "github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen/sink/workspace"
+	"github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen/sink/workspace"
 	"github.com/anvil-dev/anvil/runtime/serve"
 )
 

@@ -6,7 +6,7 @@ import (
 	_ "embed"
 	"slices"
 
-	ops000 "github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen/sink/workspace/sink/ops000"
+	"github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen/sink/workspace/sink/ops000"
 	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
