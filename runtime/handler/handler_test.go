@@ -93,7 +93,7 @@ func TestReaderReadsWhatDecodeArgsReads(t *testing.T) {
 		``, `null`, " \t{}\n ", `{}`, `{"name":"a"}`, `{ "name" : "a" , "n" : 2 }`,
 		`{"name":"a\"b\\\/\b\f\n\r\t\u00e9\ud83d\ude00"}`, `{"name":"\ud800x"}`, `{"name":"\ud800\u00e9"}`, `{"name":"\udc00\ud800"}`,
 		"{\"name\":\"\xff\xfe a\"}", "{\"n\xffame\":1}", `{"na\u006de":"x"}`, `{"\ud83d":1}`,
-		`{"name":7,"name":"x"}`, `{"name":"x","name":7}`, `{"name":null}`, `{"maybe":null,"name":"a"}`, `{"maybe":"yes","name":"a"}`,
+		`{"name":7,"name":"x"}`, `{"name":"x","name":7}`, `{"name":null}`, `{"maybe":null,"name":"a"}`, `{"maybe":"yes","name":"a"}`, `{"maybe":7,"maybe":null,"name":"a"}`, `{"maybe":7,"maybe":true}`,
 		`{"any":[1,{"a":null,"token":"t"}],"extra":{"b":2.50,"password":"p"},"name":"a"}`, `{"any":null,"name":"a"}`,
 		`{"name":"a"}}`, `{"name":"a"}]`, `{"name":"a"} ] x`, `{"name":"a"} x`, `{"name":"a",}`, `{,}`, `[1]`, `"s"`, `{"name":"a"`,
 		`{"name" "a"}`, "{\"name\":\"a\x01\"}", `{"name":"\x"}`, `{"name":"\u12"}`, `{"name":"\'"}`, `{"name":tru}`,

@@ -48,36 +48,24 @@ func Boxed[T any](o Opt[T]) Opt[any] {
 }
 
 // NumberText is a number argument as a URL, header or form writes it.
-func NumberText(o Opt[json.Number]) Opt[string] {
-	if !o.Present() {
-		return Opt[string]{Set: o.Set, Null: o.Null}
-	}
-	return Of(upstream.NumberString(o.Value))
-}
+func NumberText(o Opt[json.Number]) Opt[string] { return text(o, upstream.NumberString) }
 
 // BoolText is a boolean argument as a URL, header or form writes it.
-func BoolText(o Opt[bool]) Opt[string] {
-	if !o.Present() {
-		return Opt[string]{Set: o.Set, Null: o.Null}
-	}
-	return Of(strconv.FormatBool(o.Value))
-}
+func BoolText(o Opt[bool]) Opt[string] { return text(o, strconv.FormatBool) }
 
 // ScalarText is an argument of any type as a query writes a scalar
 // (upstream.ScalarString).
-func ScalarText(o Opt[any]) Opt[string] {
-	if !o.Present() {
-		return Opt[string]{Set: o.Set, Null: o.Null}
-	}
-	return Of(upstream.ScalarString(o.Value))
-}
+func ScalarText(o Opt[any]) Opt[string] { return text(o, upstream.ScalarString) }
 
 // HeaderText is an argument of any type as a header or cookie writes it.
-func HeaderText(o Opt[any]) Opt[string] {
+func HeaderText(o Opt[any]) Opt[string] { return text(o, upstream.HeaderValue) }
+
+// text is o written by format, when present.
+func text[T any](o Opt[T], format func(T) string) Opt[string] {
 	if !o.Present() {
 		return Opt[string]{Set: o.Set, Null: o.Null}
 	}
-	return Of(upstream.HeaderValue(o.Value))
+	return Of(format(o.Value))
 }
 
 // Typed is a generated operation's input struct: its typed arguments, listed
@@ -394,52 +382,22 @@ func (f *Fields) null(key string, isNull bool) bool {
 }
 
 // String writes a string argument.
-func (f *Fields) String(key string, v Opt[string]) {
-	if !v.Set || f.null(key, v.Null) {
-		return
-	}
-	if f.m != nil {
-		f.m[key] = v.Value
-		return
-	}
-	f.key(key)
-	f.b = canon.AppendString(f.b, v.Value)
-}
+func (f *Fields) String(key string, v Opt[string]) { member(f, key, v, canon.AppendString) }
 
 // Bool writes a boolean argument.
-func (f *Fields) Bool(key string, v Opt[bool]) {
-	if !v.Set || f.null(key, v.Null) {
-		return
-	}
-	if f.m != nil {
-		f.m[key] = v.Value
-		return
-	}
-	f.key(key)
-	f.b = strconv.AppendBool(f.b, v.Value)
-}
+func (f *Fields) Bool(key string, v Opt[bool]) { member(f, key, v, strconv.AppendBool) }
 
 // Number writes a number argument, as JavaScript prints it.
-func (f *Fields) Number(key string, v Opt[json.Number]) {
-	if !v.Set || f.null(key, v.Null) {
-		return
-	}
-	if f.m != nil {
-		f.m[key] = v.Value
-		return
-	}
-	f.key(key)
-	s := string(v.Value)
-	if len(s) <= 15 && upstream.IsIntegerText(s) && s != "-0" && (len(s) == 1 || (s[0] != '0' && !strings.HasPrefix(s, "-0"))) {
-		f.b = append(f.b, s...)
-		return
-	}
-	f.b = append(f.b, audit.CanonicalJSON(v.Value)...)
-}
+func (f *Fields) Number(key string, v Opt[json.Number]) { member(f, key, v, appendNumber) }
 
 // Any writes an argument of any type, with the sensitive keys of objects
 // inside it redacted.
-func (f *Fields) Any(key string, v Opt[any]) {
+func (f *Fields) Any(key string, v Opt[any]) { member(f, key, v, audit.AppendRedacted) }
+
+// member writes argument key when it is set: its value into the map of
+// Args, or its key and what appendValue writes of its value into the
+// canonical JSON.
+func member[T any](f *Fields, key string, v Opt[T], appendValue func([]byte, T) []byte) {
 	if !v.Set || f.null(key, v.Null) {
 		return
 	}
@@ -448,7 +406,17 @@ func (f *Fields) Any(key string, v Opt[any]) {
 		return
 	}
 	f.key(key)
-	f.b = audit.AppendRedacted(f.b, v.Value)
+	f.b = appendValue(f.b, v.Value)
+}
+
+// appendNumber writes a JSON number as JavaScript prints it (audit's
+// CanonicalJSON), without parsing the common short integers.
+func appendNumber(b []byte, n json.Number) []byte {
+	s := string(n)
+	if len(s) <= 15 && upstream.IsIntegerText(s) && s != "-0" && (len(s) == 1 || (s[0] != '0' && !strings.HasPrefix(s, "-0"))) {
+		return append(b, s...)
+	}
+	return append(b, audit.CanonicalJSON(n)...)
 }
 
 // Redacted writes a sensitive argument: its value in Args, "***" in the

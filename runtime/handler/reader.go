@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"unicode"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/canon"
+	"github.com/anvil-dev/anvil/runtime/jsonscan"
 )
 
 // ErrNotObject is a generated decoder's error for arguments that are not
@@ -139,83 +138,81 @@ func (r *ArgReader) misfit() {
 	}
 }
 
-// String reads a string argument.
-func (r *ArgReader) String(dst *Opt[string]) {
+// readInto reads the current member's value into dst with parse: the
+// value when it is of dst's type, else nothing in dst and the value in
+// Wrong.
+func readInto[T any](r *ArgReader, dst *Opt[T], parse func(*ArgReader) (T, bool)) {
 	if r.err != nil {
 		return
 	}
-	if r.i < len(r.b) && r.b[r.i] == '"' {
-		if s, ok := r.str(&r.sbuf); ok {
-			*dst = Of(string(s))
-			r.fit()
-		} else {
-			r.fail()
-		}
+	if v, ok := parse(r); ok {
+		*dst = Of(v)
+		r.fit()
+	} else if r.err == nil {
+		*dst = Opt[T]{}
+		r.misfit()
+	}
+}
+
+// readNullable is readInto for a nullable argument.
+func readNullable[T any](r *ArgReader, dst *Opt[T], parse func(*ArgReader) (T, bool)) {
+	if r.null() {
+		*dst = Opt[T]{Set: true, Null: true}
+		r.fit()
 		return
 	}
-	*dst = Opt[string]{}
-	r.misfit()
+	readInto(r, dst, parse)
 }
+
+// String reads a string argument.
+func (r *ArgReader) String(dst *Opt[string]) { readInto(r, dst, (*ArgReader).stringValue) }
 
 // StringOrNull reads a nullable string argument.
-func (r *ArgReader) StringOrNull(dst *Opt[string]) {
-	if r.null() {
-		*dst = Opt[string]{Set: true, Null: true}
-		return
-	}
-	r.String(dst)
-}
+func (r *ArgReader) StringOrNull(dst *Opt[string]) { readNullable(r, dst, (*ArgReader).stringValue) }
 
 // Bool reads a boolean argument.
-func (r *ArgReader) Bool(dst *Opt[bool]) {
-	if r.err != nil {
-		return
-	}
-	if r.literal("true") {
-		*dst = Of(true)
-		r.fit()
-		return
-	}
-	if r.literal("false") {
-		*dst = Of(false)
-		r.fit()
-		return
-	}
-	*dst = Opt[bool]{}
-	r.misfit()
-}
+func (r *ArgReader) Bool(dst *Opt[bool]) { readInto(r, dst, (*ArgReader).boolValue) }
 
 // BoolOrNull reads a nullable boolean argument.
-func (r *ArgReader) BoolOrNull(dst *Opt[bool]) {
-	if r.null() {
-		*dst = Opt[bool]{Set: true, Null: true}
-		return
-	}
-	r.Bool(dst)
-}
+func (r *ArgReader) BoolOrNull(dst *Opt[bool]) { readNullable(r, dst, (*ArgReader).boolValue) }
 
 // Number reads a number argument, keeping its text (as json.Number).
-func (r *ArgReader) Number(dst *Opt[json.Number]) {
-	if r.err != nil {
-		return
-	}
-	if end, ok := canon.NumberEnd(r.b, r.i); ok {
-		*dst = Of(json.Number(r.b[r.i:end]))
-		r.i = end
-		r.fit()
-		return
-	}
-	*dst = Opt[json.Number]{}
-	r.misfit()
-}
+func (r *ArgReader) Number(dst *Opt[json.Number]) { readInto(r, dst, (*ArgReader).numberValue) }
 
 // NumberOrNull reads a nullable number argument.
 func (r *ArgReader) NumberOrNull(dst *Opt[json.Number]) {
-	if r.null() {
-		*dst = Opt[json.Number]{Set: true, Null: true}
-		return
+	readNullable(r, dst, (*ArgReader).numberValue)
+}
+
+// stringValue reads a string value, if there is one.
+func (r *ArgReader) stringValue() (string, bool) {
+	if r.i >= len(r.b) || r.b[r.i] != '"' {
+		return "", false
 	}
-	r.Number(dst)
+	s, ok := r.str(&r.sbuf)
+	if !ok {
+		return "", r.fail()
+	}
+	return string(s), true
+}
+
+// boolValue reads a boolean value, if there is one.
+func (r *ArgReader) boolValue() (bool, bool) {
+	if r.literal("true") {
+		return true, true
+	}
+	return false, r.literal("false")
+}
+
+// numberValue reads a number value, if there is one.
+func (r *ArgReader) numberValue() (json.Number, bool) {
+	end, ok := canon.NumberEnd(r.b, r.i)
+	if !ok {
+		return "", false
+	}
+	n := json.Number(r.b[r.i:end])
+	r.i = end
+	return n, true
 }
 
 // Any reads an argument of any type, as encoding/json decodes it (numbers
@@ -259,18 +256,13 @@ func (r *ArgReader) value() (any, bool) {
 	}
 	switch c := r.b[r.i]; {
 	case c == '"':
-		s, ok := r.str(&r.sbuf)
-		if !ok {
-			return nil, r.fail()
-		}
-		return string(s), true
+		s, ok := r.stringValue()
+		return s, ok
 	case c == '-' || c >= '0' && c <= '9':
-		end, ok := canon.NumberEnd(r.b, r.i)
+		n, ok := r.numberValue()
 		if !ok {
 			return nil, r.fail()
 		}
-		n := json.Number(r.b[r.i:end])
-		r.i = end
 		return n, true
 	case r.literal("true"):
 		return true, true
@@ -322,119 +314,33 @@ func shallow(b []byte, i, max int) bool {
 
 // str reads the JSON string at b[i] (its opening quote) and returns its
 // text: a slice of the input when it has no escapes and is valid UTF-8,
-// else the unescaped text in *buf.
+// else its text as encoding/json unescapes it (jsonscan.String), in *buf.
 func (r *ArgReader) str(buf *[]byte) ([]byte, bool) {
 	if r.i >= len(r.b) || r.b[r.i] != '"' {
 		return nil, false
 	}
 	start := r.i + 1
-	ascii := true
+	plain := true
 	for j := start; j < len(r.b); j++ {
 		switch c := r.b[j]; {
 		case c == '"':
 			s := r.b[start:j]
-			if !ascii && !utf8.Valid(s) {
-				return r.unquote(start, buf)
+			if !plain || !utf8.Valid(s) {
+				t, ok := jsonscan.String(r.b[r.i : j+1])
+				if !ok {
+					return nil, false
+				}
+				s = append((*buf)[:0], t...)
+				*buf = s
 			}
 			r.i = j + 1
 			return s, true
 		case c == '\\':
-			return r.unquote(start, buf)
-		case c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, false
-}
-
-// unquote unescapes the string whose text starts at b[start] into *buf as
-// encoding/json does: a surrogate pair is one character, a lone surrogate
-// and each invalid UTF-8 byte are U+FFFD.
-func (r *ArgReader) unquote(start int, buf *[]byte) ([]byte, bool) {
-	out := (*buf)[:0]
-	for j := start; j < len(r.b); {
-		c := r.b[j]
-		switch {
-		case c == '"':
-			*buf = out
-			r.i = j + 1
-			return out, true
-		case c < 0x20:
-			return nil, false
-		case c < utf8.RuneSelf && c != '\\':
-			out = append(out, c)
+			plain = false
 			j++
-			continue
-		case c >= utf8.RuneSelf:
-			rr, size := utf8.DecodeRune(r.b[j:])
-			out = utf8.AppendRune(out, rr)
-			j += size
-			continue
-		}
-		if j+1 >= len(r.b) {
+		case c < 0x20:
 			return nil, false
 		}
-		switch e := r.b[j+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			rr, ok := hex4(r.b, j+2)
-			if !ok {
-				return nil, false
-			}
-			j += 6
-			if utf16.IsSurrogate(rr) {
-				if len(r.b)-j >= 6 && r.b[j] == '\\' && r.b[j+1] == 'u' {
-					if rr1, ok := hex4(r.b, j+2); ok {
-						if d := utf16.DecodeRune(rr, rr1); d != unicode.ReplacementChar {
-							out = utf8.AppendRune(out, d)
-							j += 6
-							continue
-						}
-					}
-				}
-				rr = unicode.ReplacementChar
-			}
-			out = utf8.AppendRune(out, rr)
-			continue
-		default:
-			return nil, false
-		}
-		j += 2
 	}
 	return nil, false
-}
-
-// hex4 reads the four hexadecimal digits at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if len(b)-i < 4 {
-		return 0, false
-	}
-	var v rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		case c >= 'A' && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		v = v<<4 | rune(c)
-	}
-	return v, true
 }
