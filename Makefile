@@ -77,7 +77,7 @@ vet:
 
 ## golden: rewrite every golden file from the current code
 golden:
-	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./... >/dev/null
+	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' ./... >/dev/null
 	@echo "golden files rewritten; review with git diff"
 
 ## check-drift: fail when regenerated goldens or gen/ differ from the files in the tree
@@ -86,7 +86,7 @@ check-drift:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	mkdir -p golden gen; cp -a golden gen $$tmp/; \
 	pkgs="$(GOLDEN_PKGS)"; \
-	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
+	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
 	if ! diff -r $$tmp/golden golden >$$tmp/diff || ! diff -r $$tmp/gen gen >>$$tmp/diff; then \
 		echo "drift: regenerating golden/ or gen/ changed them (run make golden and commit):"; head -100 $$tmp/diff; \
 		rm -rf golden gen; cp -a $$tmp/golden $$tmp/gen .; exit 1; \
