@@ -223,7 +223,7 @@ func (b *Builder) jsonKey(name string) {
 	if len(b.w) > 1 {
 		b.w = append(b.w, ',')
 	}
-	b.w, _ = upstream.AppendJSON(b.w, name)
+	b.w = upstream.AppendJSONString(b.w, name)
 	b.w = append(b.w, ':')
 }
 
@@ -252,8 +252,7 @@ func (b *Builder) bodyField(name string, set, null bool, text func() string, app
 // BodyString writes a string body field.
 func (b *Builder) BodyString(name string, v Opt[string]) {
 	b.bodyField(name, v.Set, v.Null, func() string { return v.Value }, func(w []byte) []byte {
-		w, _ = upstream.AppendJSON(w, v.Value)
-		return w
+		return upstream.AppendJSONString(w, v.Value)
 	})
 }
 
