@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench scale compilebench load load-procs fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench load load-procs fuzz race clean
 
 all: build
 
@@ -45,6 +45,7 @@ deps:
 	$(GO) mod download
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
+	@if [ ! -f /usr/share/wordnet/index.noun ]; then apt-get install -y wordnet-base >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wordnet-base >/dev/null) || echo "deps: could not install wordnet-base (internal/wordnetgen's table check needs it)"; fi
 	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
 
 ## test: lint, drift check, the whole test suite (the slow tests on their
@@ -97,6 +98,15 @@ check-drift:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@echo "bench: gateway start and size against the spec's size: make scale; compile against libopenapi's model: make compilebench (docs/scale.md)"
+
+## discover-eval: the search evaluation in full: every task set, both halves,
+## runtime/discover next to plain BM25 (docs/discovery.md, "Evaluation")
+discover-eval:
+	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|GHManual' ./internal/discovereval
+
+## wordnet: regenerate runtime/discover/wordnet.txt from WordNet (wordnet-base)
+wordnet:
+	$(GO) run ./internal/wordnetgen -o runtime/discover/wordnet.txt
 
 ## scale: the fleet gateway's start (to /healthz, to a first call), peak RSS,
 ## bundle size and tools/list bytes for the full workspaces of SCALE_SPECS

@@ -81,3 +81,24 @@ fetch "$DIRECTORY_PKG" \
 	api/kubernetes.io.json kubernetes.json \
 	api/atlassian.com/jira.json jira.json \
 	api/microsoft.com/graph-beta.json msgraph-beta.json
+
+# The GitHub CLI's manual pages (Debian package gh, pinned), the evaluation
+# text of internal/discovereval (docs/discovery.md, "Evaluation"): written by
+# GitHub for the CLI, not by this team. Only usr/share/man/man1/gh-*.1.gz is
+# kept, under $dest/gh-man/.
+GH_DEB_VERSION="2.23.0+dfsg1-1"
+if [ ! -s "$dest/gh-man/gh-issue-list.1.gz" ]; then
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	echo "fetch-specs: downloading Debian package gh=$GH_DEB_VERSION" >&2
+	if ! (cd "$tmp" && apt-get download "gh=$GH_DEB_VERSION" >/dev/null 2>&1); then
+		apt-get update >/dev/null 2>&1 || true
+		(cd "$tmp" && apt-get download "gh=$GH_DEB_VERSION" >/dev/null)
+	fi
+	dpkg-deb -x "$tmp"/gh_*.deb "$tmp/x"
+	mkdir -p "$dest/gh-man.part"
+	cp "$tmp"/x/usr/share/man/man1/gh-*.1.gz "$dest/gh-man.part/"
+	rm -rf "$dest/gh-man"
+	mv "$dest/gh-man.part" "$dest/gh-man"
+	echo "fetch-specs: wrote $dest/gh-man" >&2
+fi

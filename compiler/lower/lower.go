@@ -214,6 +214,8 @@ func (l *lowerer) run() *air.Document {
 	for _, st := range l.ops {
 		l.boundInputSchema(st)
 	}
+	l.producerLinks()
+	l.distinctTitles()
 
 	l.capabilitiesAndWorkflows(doc)
 	seen := map[string]bool{}
@@ -491,7 +493,7 @@ func (l *lowerer) lowerOp(st *opState) {
 	*op = air.Operation{
 		ID:            st.r.ID,
 		CanonicalName: st.r.Canonical,
-		DisplayName:   firstNonEmpty(m.DisplayName, sop.Summary, humanize(st.r.Canonical)),
+		DisplayName:   cleanTitle(firstNonEmpty(m.DisplayName, cleanTitle(sop.Summary), humanize(st.r.Canonical))),
 		Description:   firstNonEmpty(m.Description, sop.Description, sop.Summary),
 		Tags:          append([]string{}, sop.Tags...),
 		SourceRef: air.SourceRef{Kind: "openapi", Path: sop.Path, Method: method, OperationID: sop.OperationID,

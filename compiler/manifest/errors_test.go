@@ -318,7 +318,7 @@ var errorCases = []struct {
 			"anvil.yaml:3:29: error manifest/type: operations.x.retries.max_attempts: expected an integer, got number 2.5",
 			"anvil.yaml:3:43: error manifest/type: operations.x.retries.enabled: expected a boolean, got string \"true\"",
 			"anvil.yaml:4:26: error manifest/type: operations.x.stream.max_events: expected an integer, got number 99999999999999999999",
-			"anvil.yaml:5:5: error manifest/unknown_key: unknown key \"operation\" in operations.x; valid keys: side_effect, risk, reversible, display_name, description, intent_examples, action, name, idempotency, confirmation, retries, auth, pagination, query_policy, query_schema, async_contract, stream, state, reviewed_by, review_reason, effect",
+			"anvil.yaml:5:5: error manifest/unknown_key: unknown key \"operation\" in operations.x; valid keys: side_effect, risk, reversible, display_name, description, intent_examples, action, name, idempotency, confirmation, retries, auth, pagination, query_policy, query_schema, async_contract, stream, state, reviewed_by, review_reason, effect, needs",
 			"anvil.yaml:6:21: error manifest/type: operations.x.effect.class: expected a string, got a list",
 		},
 	},

@@ -19,7 +19,7 @@ var (
 	carrierKeys      = []string{"in", "name", "scheme"}
 	tlsKeys          = []string{"client_cert_ref", "client_key_ref", "ca_ref"}
 	providerKeys     = []string{"token_endpoint", "grant", "client_auth", "resource", "subject_token_type", "requested_token_type", "api_key", "authorization_endpoint", "pkce", "redirect_uri"}
-	operationKeys    = []string{"side_effect", "risk", "reversible", "display_name", "description", "intent_examples", "action", "name", "idempotency", "confirmation", "retries", "auth", "pagination", "query_policy", "query_schema", "async_contract", "stream", "state", "reviewed_by", "review_reason", "effect"}
+	operationKeys    = []string{"side_effect", "risk", "reversible", "display_name", "description", "intent_examples", "action", "name", "idempotency", "confirmation", "retries", "auth", "pagination", "query_policy", "query_schema", "async_contract", "stream", "state", "reviewed_by", "review_reason", "effect", "needs"}
 	nameKeys         = []string{"resource", "verb"}
 	idempotencyKeys  = []string{"strategy", "key_location", "header", "parameter", "field"}
 	confirmationKeys = []string{"required", "risk", "reason", "human_approval"}
@@ -301,9 +301,41 @@ func (d *decoder) operation(at pair) *Operation {
 			op.ReviewReason, _ = d.str(p.v, p.label)
 		case "effect":
 			op.Effect = d.effect(p)
+		case "needs":
+			op.Needs = d.needs(p)
 		}
 	})
 	return op
+}
+
+// needs decodes needs: {<argument>: [<operation>, ...]}: per identifier
+// input, the operations whose answers produce it (an empty list: none).
+func (d *decoder) needs(at pair) []*Need {
+	r := d.resolve(at.v)
+	if r == nil || isNull(r) {
+		return nil
+	}
+	if r.Kind != yaml.MappingNode {
+		d.typeError(at.v, r, at.label, "a mapping")
+		return nil
+	}
+	if !d.enter(r, at.v) {
+		return nil
+	}
+	defer d.leave(r, at.v)
+	out := []*Need{}
+	for _, p := range d.pairs(r, at.label) {
+		if d.aborted {
+			break
+		}
+		n := &Need{Argument: p.key, Pos: d.pos(p.k)}
+		n.From, n.FromPos = d.strList(p.v, p.label)
+		if n.From == nil {
+			n.From = []string{}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 func (d *decoder) idempotency(at pair) *Idempotency {

@@ -120,12 +120,25 @@ type Operation struct {
 	ReviewedBy     string
 	ReviewReason   string
 	Effect         *Effect
-	Pos            diag.Pos
+	// Needs overrides, per identifier input, the operations lowering
+	// infers produce it (nil: not set).
+	Needs []*Need
+	Pos   diag.Pos
 	// Positions of single values, for diagnostics about them.
 	SideEffectPos diag.Pos
 	RiskPos       diag.Pos
 	ReversiblePos diag.Pos
 	ActionPos     diag.Pos
+}
+
+// Need names the producers of one identifier input (needs: in the
+// manifest): operations, by operationId, canonical name or AIR id, whose
+// answers yield the input's value. An empty From says no operation does.
+type Need struct {
+	Argument string
+	From     []string
+	FromPos  []diag.Pos
+	Pos      diag.Pos
 }
 
 // Name re-homes the routing names.

@@ -94,6 +94,25 @@ type Response struct {
 	Description string
 	ContentType string
 	Schema      *air.Schema
+	// Links are the response's OpenAPI 3 links, in the order written.
+	Links []*Link `json:",omitempty"`
+}
+
+// Link is one OpenAPI 3 response link: the operation it leads to and how
+// that operation's parameters are filled from this response.
+type Link struct {
+	Name        string
+	OperationID string // operationId, or the operation a local operationRef names
+	// Parameters maps a parameter name (optionally "in.name") of the linked
+	// operation to a runtime expression ("$response.body#/id") or constant,
+	// sorted by parameter name.
+	Parameters []LinkParam
+}
+
+// LinkParam is one parameter of a Link.
+type LinkParam struct {
+	Name       string
+	Expression string
 }
 
 // SecurityScheme is a declared security scheme.

@@ -284,8 +284,69 @@ func (l *loader) operationV3(spec *Spec, p *pathCtx) {
 				out.Schema = l.mediaSchema(rdoc, ct, media)
 			}
 		}
+		out.Links = l.linksV3(rdoc, r.member("links"))
 	})
 	spec.Operations = append(spec.Operations, op)
+}
+
+// maxLinks bounds the links read from one response.
+const maxLinks = 64
+
+// linksV3 loads a response's links (each may be a $ref). A link names its
+// operation by operationId, or by a local operationRef
+// ("#/paths/~1users~1{id}/get"), resolved later against the paths; a
+// link naming neither is skipped with a warning.
+func (l *loader) linksV3(doc *document, m *member) []*Link {
+	obj := l.object(doc, m)
+	if obj == nil {
+		return nil
+	}
+	var out []*Link
+	for i := range obj.kids {
+		if len(out) == maxLinks {
+			break
+		}
+		km := &obj.kids[i]
+		if strings.HasPrefix(km.key, "x-") {
+			continue
+		}
+		ldoc, ln, ok := l.deref(doc, km.val)
+		if !ok || ln.kind != kObject {
+			continue
+		}
+		lk := &Link{Name: km.key, OperationID: l.text(ldoc, ln.member("operationId"))}
+		if lk.OperationID == "" {
+			lk.OperationID = operationRefKey(l.text(ldoc, ln.member("operationRef")))
+		}
+		if lk.OperationID == "" {
+			l.warnf(l.pos(ldoc, ln), CodeInvalidStructure, "link %s names no operationId or local operationRef; it is ignored", quote(km.key))
+			continue
+		}
+		if ps := l.object(ldoc, ln.member("parameters")); ps != nil {
+			for j := range ps.kids {
+				lk.Parameters = append(lk.Parameters, LinkParam{Name: ps.kids[j].key, Expression: ps.kids[j].val.text()})
+			}
+			sort.SliceStable(lk.Parameters, func(a, b int) bool { return lk.Parameters[a].Name < lk.Parameters[b].Name })
+		}
+		out = append(out, lk)
+	}
+	return out
+}
+
+// operationRefKey turns a local operationRef ("#/paths/~1users~1{id}/get")
+// into the key lowering resolves, "METHOD path" ("GET /users/{id}"); any
+// other reference gives "".
+func operationRefKey(ref string) string {
+	rest, ok := strings.CutPrefix(ref, "#/paths/")
+	if !ok {
+		return ""
+	}
+	i := strings.LastIndexByte(rest, '/')
+	if i <= 0 {
+		return ""
+	}
+	path := strings.NewReplacer("~1", "/", "~0", "~").Replace(rest[:i])
+	return strings.ToUpper(rest[i+1:]) + " " + path
 }
 
 // mediaSchema returns the schema of a media type object (nil if none).

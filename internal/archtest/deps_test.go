@@ -13,6 +13,7 @@ const module = "github.com/anvil-dev/anvil"
 type pkg struct {
 	ImportPath string
 	Imports    []string
+	Deps       []string // every package it links, transitively (tests excluded)
 }
 
 func listPackages(t *testing.T) []pkg {
@@ -158,6 +159,35 @@ func TestCompilerStageDirection(t *testing.T) {
 				continue
 			}
 			t.Errorf("%s (stage %d) imports %s (stage %d): the compiler's direction is front end → lower → emit", p.ImportPath, from, imp, to)
+		}
+	}
+}
+
+// testOnly lists packages that are test infrastructure: a real OpenID
+// provider (internal/idptest, built on zitadel/oidc) issues tokens with
+// test passwords and must never be linked into anything Anvil ships.
+var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc"}
+
+// shipped lists the trees whose packages end up in Anvil's binaries and
+// generated gateways; their tests may use test infrastructure, their code
+// may not, directly or through another package.
+var shipped = []string{module + "/cmd", module + "/runtime", module + "/compiler", module + "/gen", module + "/templates"}
+
+func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+	for _, p := range listPackages(t) {
+		ships := false
+		for _, s := range shipped {
+			ships = ships || under(p.ImportPath, s)
+		}
+		if !ships {
+			continue
+		}
+		for _, d := range p.Deps {
+			for _, f := range testOnly {
+				if under(d, f) {
+					t.Errorf("%s links %s, which is test infrastructure: only tests may import it", p.ImportPath, d)
+				}
+			}
 		}
 	}
 }

@@ -161,8 +161,12 @@ type Operation struct {
 	CLI           CLI          `json:"cli"`
 	MCP           MCP          `json:"mcp"`
 	Skill         Skill        `json:"skill"`
-	State         string       `json:"state"`
-	ReviewNotes   []string     `json:"reviewNotes"`
+	// Needs records, per identifier input, the operations whose answers
+	// produce its value (lowering decides them; discovery, SKILL.md and the
+	// composite read them). Empty when no input needs another call first.
+	Needs       []Need   `json:"needs,omitempty"`
+	State       string   `json:"state"`
+	ReviewNotes []string `json:"reviewNotes"`
 }
 
 // SourceRef points back at the operation in the source description.
@@ -426,6 +430,41 @@ type Safety struct {
 // Skill holds agent-facing hints.
 type Skill struct {
 	IntentExamples []string `json:"intentExamples"`
+}
+
+// Need is one identifier input of an operation and the operations that
+// produce its value: a caller that knows a name, not the id, calls one of
+// them first.
+type Need struct {
+	// Argument is the input key (Param.InputKey or BodyField.InputKey).
+	Argument string `json:"argument"`
+	// From lists the producers, best first.
+	From []Producer `json:"from"`
+}
+
+// Producer bases: how lowering decided a producer link.
+const (
+	// ProducerManifest: the manifest's needs: names it.
+	ProducerManifest = "manifest"
+	// ProducerLink: an OpenAPI response link of the producer names the
+	// input's operation and parameter.
+	ProducerLink = "link"
+	// ProducerField: the producer's response has a field of the input's
+	// name (owner_id → owner_id), or an id field of the input's resource.
+	ProducerField = "field"
+)
+
+// Producer is one operation whose answer yields a Need's value.
+type Producer struct {
+	// Operation is the producer's AIR id.
+	Operation string `json:"operation"`
+	// Field is where the value is in the producer's answer, as a path of
+	// property names with [] for array items ("results[].id"); empty when
+	// only a link declares it.
+	Field string `json:"field,omitempty"`
+	// Basis is how the link was decided (ProducerManifest, ProducerLink,
+	// ProducerField).
+	Basis string `json:"basis"`
 }
 
 // Capability groups operations under a user-facing purpose.

@@ -6,9 +6,10 @@
 // Ranking is BM25F over the text AIR knows of each operation (its served
 // name, title, effect verb and resource, tags, HTTP path, parameter names
 // and description), with per-field weights, a tokeniser that splits
-// snake_case, camelCase and path segments, a light stemmer, canonical
+// snake_case, camelCase and path segments, the Snowball stemmer, canonical
 // spellings for common abbreviations (repo, org, pr) and query-side verb
-// synonyms (show → get/list, add → create, remove → delete). See
+// synonyms (show → get/list, add → create, remove → delete) and WordNet
+// synonyms, and producer links (which tool yields an id another needs). See
 // docs/discovery.md for the weights and the measured recall.
 //
 // The index holds, per operation, only the strings a result needs (shared
@@ -19,9 +20,11 @@ package discover
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -43,6 +46,18 @@ type Entry struct {
 	Effect string
 	// ConfirmRequired says whether a call must be confirmed.
 	ConfirmRequired bool
+	// Needs are the operation's producer links (air.Operation.Needs)
+	// resolved to the entries of the index, in AIR's order; producers the
+	// index does not hold (not served) are left out.
+	Needs []Need
+
+	needs []air.Need // as AIR records them, until Build resolves them
+}
+
+// Need is one identifier input of an entry and the entries that produce it.
+type Need struct {
+	Argument string
+	From     []*Entry
 }
 
 // ServedName is the wire name a fleet gateway serves an operation under.
@@ -62,6 +77,7 @@ const (
 	fieldParam                  // parameter and body field keys
 	fieldDesc                   // description
 	fieldParamDesc              // parameter descriptions
+	fieldResponse               // response property names and descriptions
 	numFields
 )
 
@@ -71,8 +87,8 @@ const (
 // boiler-plate (token scopes, links), so they count least and are
 // normalised hardest.
 var (
-	fieldWeight = [numFields]float64{fieldName: 2.0, fieldTitle: 3.0, fieldVerb: 2.0, fieldTag: 1.0, fieldPath: 1.5, fieldParam: 0.5, fieldDesc: 0.6, fieldParamDesc: 0.3}
-	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.4, fieldVerb: 0.2, fieldTag: 0.2, fieldPath: 0.3, fieldParam: 0.5, fieldDesc: 0.75, fieldParamDesc: 0.75}
+	fieldWeight = [numFields]float64{fieldName: 2.0, fieldTitle: 3.0, fieldVerb: 2.0, fieldTag: 1.0, fieldPath: 1.5, fieldParam: 0.5, fieldDesc: 0.6, fieldParamDesc: 0.3, fieldResponse: 0.15}
+	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.4, fieldVerb: 0.2, fieldTag: 0.2, fieldPath: 0.3, fieldParam: 0.5, fieldDesc: 0.75, fieldParamDesc: 0.75, fieldResponse: 0.75}
 )
 
 // k1 is BM25's term-frequency saturation.
@@ -117,6 +133,9 @@ type Builder struct {
 	fieldLen [][numFields]uint16
 	seen     map[string]bool
 	scratch  []string
+	// schemas are each connector's named schemas (Schemas), through which
+	// response schemas are read.
+	schemas map[string]map[string]*air.Schema
 }
 
 type termCount struct {
@@ -127,6 +146,17 @@ type termCount struct {
 // NewBuilder returns an empty builder.
 func NewBuilder() *Builder {
 	return &Builder{seen: map[string]bool{}, terms: map[string]uint32{}, docIdx: map[uint32]int{}}
+}
+
+// Schemas gives the builder a connector's named schemas (its AIR
+// document's Schemas), so that Add can index the properties of response
+// schemas that refer to them. Call it before adding that connector's
+// operations; without it only inline response properties are indexed.
+func (b *Builder) Schemas(connector string, schemas map[string]*air.Schema) {
+	if b.schemas == nil {
+		b.schemas = map[string]map[string]*air.Schema{}
+	}
+	b.schemas[connector] = schemas
 }
 
 // ErrDuplicate is returned by Add for a served name already added.
@@ -143,6 +173,7 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	b.entries = append(b.entries, Entry{
 		Name: name, Connector: connector, OperationID: op.ID, Title: op.DisplayName,
 		Description: op.Description, Effect: air.EffectClassOf(op), ConfirmRequired: op.Confirmation.Required,
+		needs: op.Needs,
 	})
 
 	clear(b.docIdx)
@@ -183,7 +214,7 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	for _, t := range op.Tags {
 		addText(fieldTag, t)
 	}
-	addText(fieldPath, op.SourceRef.Path)
+	addText(fieldPath, withoutPlaceholders(op.SourceRef.Path))
 	for _, p := range op.Input.Params {
 		addText(fieldParam, p.Key)
 		addText(fieldParamDesc, p.Description)
@@ -194,6 +225,7 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 		}
 	}
 	addText(fieldDesc, op.Description)
+	responseText(op.Output.Schema, b.schemas[connector], func(s string) { addText(fieldResponse, s) })
 
 	b.docTerms = append(b.docTerms, slices.Clip(tcs))
 	b.fieldLen = append(b.fieldLen, lens)
@@ -282,7 +314,99 @@ func (b *Builder) Build() *Index {
 	ix.titleStart = append(ix.titleStart, uint32(len(ix.titleTerms)))
 	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
+	ix.resolveNeeds()
 	return ix
+}
+
+// resolveNeeds turns each entry's AIR producer links into entries of the
+// index (same connector; AIR ids are per document).
+func (ix *Index) resolveNeeds() {
+	type key struct{ connector, op string }
+	pos := make(map[key]*Entry, len(ix.entries))
+	for i := range ix.entries {
+		e := &ix.entries[i]
+		pos[key{e.Connector, e.OperationID}] = e
+	}
+	for i := range ix.entries {
+		e := &ix.entries[i]
+		for _, n := range e.needs {
+			var from []*Entry
+			for _, p := range n.From {
+				if pe := pos[key{e.Connector, p.Operation}]; pe != nil && pe != e {
+					from = append(from, pe)
+				}
+			}
+			if len(from) > 0 {
+				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from})
+			}
+		}
+		e.needs = nil
+	}
+}
+
+// withoutPlaceholders drops the {parameter} segments of a path: they name
+// inputs, not what the operation is about ("number of episodes" must not
+// match /tv/{tv_id}/season/{season_number}).
+func withoutPlaceholders(path string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(path, '{')
+		if i < 0 {
+			b.WriteString(path)
+			return b.String()
+		}
+		b.WriteString(path[:i])
+		j := strings.IndexByte(path[i:], '}')
+		if j < 0 {
+			return b.String()
+		}
+		path = path[i+j+1:]
+	}
+}
+
+// Bounds of the response text read per operation: object levels and
+// schema nodes.
+const (
+	maxResponseDepth = 2
+	maxResponseNodes = 200
+)
+
+// responseText calls add with the property names and descriptions of a
+// response schema, two object levels deep, following references through
+// schemas; bounded, and in byte order of property names.
+func responseText(s *air.Schema, schemas map[string]*air.Schema, add func(string)) {
+	nodes := 0
+	seen := map[string]bool{}
+	var walk func(s *air.Schema, depth int)
+	walk = func(s *air.Schema, depth int) {
+		if s == nil || depth > maxResponseDepth || nodes >= maxResponseNodes {
+			return
+		}
+		nodes++
+		if name, ok := air.RefName(s.Ref); ok {
+			if seen[name] {
+				return
+			}
+			seen[name] = true
+			walk(schemas[name], depth)
+			return
+		}
+		for _, g := range [][]*air.Schema{s.AllOf, s.OneOf, s.AnyOf} {
+			for _, sub := range g {
+				walk(sub, depth)
+			}
+		}
+		walk(s.Items, depth)
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
+			add(k)
+			p := s.Properties[k]
+			if p != nil && p.Description != "" {
+				add(p.Description)
+			}
+			walk(p, depth+1)
+		}
+	}
+	walk(s, 0)
 }
 
 // Len is the number of entries.

@@ -19,7 +19,23 @@ func TestMarshalResponseKeyOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `{"tools":[{"name":"gh__pulls_merge","operation_id":"github.merge.replace","title":"Merge a pull request",` +
-		`"summary":"Merges a pull request into the base branch.","effect":"irreversible","confirm_required":true}]}`
+		`"summary":"Merges a pull request into the base branch.","effect":"irreversible","confirm_required":true,"score":3}]}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+	list := &Entry{Name: "gh__pulls_list", OperationID: "github.pulls.list", Title: "List pull requests", Effect: "read"}
+	b, err = MarshalResponse([]Result{
+		{Entry: e, Score: 2.71828, Weak: true, Needs: []Need{{Argument: "pull_number", From: []*Entry{list}}}},
+		{Entry: list, ProducerFor: []string{"gh__pulls_merge"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = `{"tools":[{"name":"gh__pulls_merge","operation_id":"github.merge.replace","title":"Merge a pull request",` +
+		`"summary":"Merges a pull request into the base branch.","effect":"irreversible","confirm_required":true,"score":2.718,` +
+		`"needs":[{"argument":"pull_number","from":["gh__pulls_list"]}]},` +
+		`{"name":"gh__pulls_list","operation_id":"github.pulls.list","title":"List pull requests","summary":"List pull requests",` +
+		`"effect":"read","confirm_required":false,"producer_for":["gh__pulls_merge"]}],"weak":true}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}

@@ -1,9 +1,11 @@
 package discover
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -36,6 +38,16 @@ type Options struct {
 type Result struct {
 	Entry *Entry
 	Score float64
+	// Needs are the entry's producer links the caller may see (Options'
+	// Allow and Connector applied), set by Search.
+	Needs []Need
+	// ProducerFor names the results this one was added for: a producer of
+	// an identifier they need, returned with them because the query names
+	// an entity rather than an id.
+	ProducerFor []string
+	// Weak says the result matches less than half of the query's concepts
+	// (or none: a fallback when nothing matches).
+	Weak bool
 }
 
 // alt is one term a query word may match, with the weight of that match.
@@ -49,8 +61,13 @@ const (
 	weightExact   = 1.0
 	weightSynonym = 0.7  // a verb synonym (show → get, list)
 	weightPrefix  = 0.45 // the word is a prefix of the term ("collab" → collaborator)
-	minPrefixLen  = 4
-	maxPrefixAlts = 8
+	weightLexical = 0.3  // a WordNet synonym (film → movie)
+	// weightCatalogue scales a catalogue word (latest, popular, top): it
+	// says which list, not what the query is about, so it must not
+	// outrank the thing asked for ("the latest film by X" is about films).
+	weightCatalogue = 0.35
+	minPrefixLen    = 4
+	maxPrefixAlts   = 8
 )
 
 // Search ranks the entries for the query and returns at most opts.Limit
@@ -74,20 +91,27 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		return (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e))
 	}
 	groups, words := ix.queryGroups(query)
-	if len(groups) == 0 && words > 0 {
-		return nil
-	}
 	if len(groups) == 0 {
+		// No searchable word: the allowed entries in name order. Words
+		// that match nothing: the same, but searches and lists first
+		// (where a name becomes an id), marked weak.
 		var out []Result
+		if words > 0 {
+			for i := range ix.entries {
+				if e := &ix.entries[i]; len(out) < limit && isFinder(e) && keep(e) {
+					out = append(out, Result{Entry: e, Weak: true})
+				}
+			}
+		}
 		for i := range ix.entries {
 			if len(out) == limit {
 				break
 			}
-			if e := &ix.entries[i]; keep(e) {
-				out = append(out, Result{Entry: e})
+			if e := &ix.entries[i]; (words == 0 || !isFinder(e)) && keep(e) {
+				out = append(out, Result{Entry: e, Weak: words > 0})
 			}
 		}
-		return out
+		return ix.withNeeds(out, keep)
 	}
 
 	// The scratch goes back to the pool only once it is clean again: if
@@ -122,8 +146,9 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	cands := s.cands[:0]
 	for _, d := range s.touched {
 		if keep(&ix.entries[d]) {
-			cov := float32(bits.OnesCount32(s.mask[d])) / float32(len(groups))
-			cands = append(cands, scored{doc: d, score: s.total[d] * (coverageFloor + (1-coverageFloor)*cov)})
+			n := bits.OnesCount32(s.mask[d])
+			cov := float32(n) / float32(len(groups))
+			cands = append(cands, scored{doc: d, score: s.total[d] * (coverageFloor + (1-coverageFloor)*cov), concepts: uint8(n)})
 		}
 		s.total[d] = 0
 		s.mask[d] = 0
@@ -135,15 +160,148 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		cands[i].score *= 1 + titleBoost*ix.titleCoverage(cands[i].doc, groups)
 	}
 	sortScored(cands)
-	out := make([]Result, 0, min(limit, len(cands)))
+	out := make([]Result, 0, limit)
 	for _, c := range cands {
 		if len(out) == limit {
 			break
 		}
-		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score)})
+		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
 	}
 	s.cands = cands
 	scratchPool.Put(s)
+	if !mentionsID(query) {
+		out = ix.addProducers(out, limit, keep)
+	}
+	return ix.withNeeds(out, keep)
+}
+
+// isFinder: a search or list operation, where an agent that knows a name
+// finds an id.
+func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
+
+// producerDepth is how many of the best results get their producers
+// returned with them (1, 2 and 3 were measured on the dev half).
+const producerDepth = 1
+
+// addProducers places, right after the first producerDepth results, for
+// each identifier they need (an id, number or key, not a name such as an
+// owner) that no result placed before produces, the first producer of it
+// the caller may see; at most limit results are kept. On the gh manual
+// dev half, returning the producers of the best result only scored best
+// (docs/discovery.md).
+func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) []Result {
+	if len(out) == 0 {
+		return out
+	}
+	// Only the results placed so far count as present: a producer ranked
+	// further down is moved up next to the result that needs it (and its
+	// own place below is dropped).
+	placed := func(upto int, e *Entry) bool {
+		for _, r := range out[:upto] {
+			if r.Entry == e {
+				return true
+			}
+		}
+		return false
+	}
+	var added []Result
+	for i, r := range out[:min(producerDepth, len(out))] {
+		for _, n := range r.Entry.Needs {
+			if !idArgument(n.Argument) {
+				continue
+			}
+			var pick *Entry
+			have := false
+			for _, p := range n.From {
+				if !keep(p) {
+					continue
+				}
+				if placed(i+1, p) || slices.ContainsFunc(added, func(a Result) bool { return a.Entry == p }) {
+					have = true
+					break
+				}
+				if pick == nil {
+					pick = p
+				}
+			}
+			if !have && pick != nil {
+				added = append(added, Result{Entry: pick, ProducerFor: []string{r.Entry.Name}})
+			}
+		}
+	}
+	if len(added) == 0 {
+		return out
+	}
+	res := make([]Result, 0, len(out)+len(added))
+	res = append(res, out[:min(producerDepth, len(out))]...)
+	res = append(res, added...)
+	for _, r := range out[min(producerDepth, len(out)):] {
+		if !slices.ContainsFunc(added, func(a Result) bool { return a.Entry == r.Entry }) {
+			res = append(res, r)
+		}
+	}
+	if len(res) > limit {
+		res = res[:limit]
+	}
+	return res
+}
+
+// idArgument: an input that takes an opaque identifier (movie_id, ids,
+// pull_number, key), which a person rarely knows, rather than a name.
+func idArgument(arg string) bool {
+	a := strings.ToLower(arg)
+	for _, suf := range []string{"id", "ids", "number", "key", "uuid", "sha"} {
+		if a == suf || strings.HasSuffix(a, "_"+suf) || strings.HasSuffix(arg, strings.ToUpper(suf[:1])+suf[1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsID reports whether the query carries something that looks like
+// an identifier (a word with a digit): then the caller has the id and
+// needs no producer.
+func mentionsID(q string) bool {
+	if len(q) > MaxQueryLen {
+		q = q[:MaxQueryLen]
+	}
+	for _, w := range strings.Fields(q) {
+		if strings.ContainsAny(w, "0123456789") {
+			return true
+		}
+	}
+	return false
+}
+
+// withNeeds sets each result's producer links to those the caller may see,
+// sharing the entry's own when the caller may see them all (no copy).
+func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
+	for i := range out {
+		needs := out[i].Entry.Needs
+		all := true
+		for _, n := range needs {
+			for _, p := range n.From {
+				if !keep(p) {
+					all = false
+				}
+			}
+		}
+		if all {
+			out[i].Needs = needs
+			continue
+		}
+		for _, n := range needs {
+			var from []*Entry
+			for _, p := range n.From {
+				if keep(p) {
+					from = append(from, p)
+				}
+			}
+			if len(from) > 0 {
+				out[i].Needs = append(out[i].Needs, Need{Argument: n.Argument, From: from})
+			}
+		}
+	}
 	return out
 }
 
@@ -160,8 +318,9 @@ const (
 
 // scored is a candidate and its score.
 type scored struct {
-	doc   uint32
-	score float32
+	doc      uint32
+	score    float32
+	concepts uint8 // query concepts matched
 }
 
 // less orders best first: higher score, then lower entry position (name).
@@ -244,6 +403,7 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 	}
 	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
 	groupOf := map[string]int{} // concept key → index in groups
+	catalogue := map[int]bool{} // groups of catalogue words
 	for _, w := range ws {
 		key := w
 		if c, ok := synonymConcept[w]; ok {
@@ -272,6 +432,9 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			}
 			g = append(g, alt{term: id, weight: weight})
 		}
+		if catalogueWords[w] {
+			catalogue[gi] = true
+		}
 		if syns := synonyms[w]; len(syns) > 0 {
 			// A verb is scored as a class: every member, the word itself
 			// included, at the idf of the group's most common member, so a
@@ -295,6 +458,9 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			}
 		} else {
 			add(w, weightExact)
+			for _, t := range lexicalSynonyms()[w] {
+				add(t, weightLexical)
+			}
 		}
 		if _, exact := ix.terms[w]; !exact && len(w) >= minPrefixLen {
 			i := sort.SearchStrings(ix.sorted, w)
@@ -305,13 +471,60 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 		groups[gi] = g
 	}
 	out := groups[:0]
-	for _, g := range groups {
+	for gi, g := range groups {
 		if len(g) > 0 {
+			if catalogue[gi] && len(catalogue) < len(groups) {
+				for i := range g {
+					g[i].weight *= weightCatalogue
+				}
+			}
 			out = append(out, g)
 		}
 	}
 	return out, len(ws)
 }
+
+// catalogueWords name which list of things a query wants (the latest, the
+// most popular), not the things: scaled by weightCatalogue when the query
+// says anything else. Stemmed, as queries are.
+var catalogueWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{"latest", "popular", "top", "trending", "recent", "upcoming", "best", "most", "least", "today", "now"} {
+		for _, t := range tokenize(nil, w) {
+			m[t] = true
+		}
+	}
+	return m
+}()
+
+//go:embed wordnet.txt
+var wordnetTable string
+
+// lexicalSynonyms is the WordNet table (wordnet.txt, generated by
+// internal/wordnetgen) as stemmed term → stemmed synonyms, read once on
+// first use. Words the verb synonym groups or the stop words cover are
+// left out: those meet by their own rules.
+var lexicalSynonyms = sync.OnceValue(func() map[string][]string {
+	m := map[string][]string{}
+	for _, line := range strings.Split(wordnetTable, "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		f := strings.Fields(line)
+		ws := tokenize(nil, f[0])
+		if len(ws) != 1 || synonyms[ws[0]] != nil {
+			continue
+		}
+		w := ws[0]
+		for _, syn := range f[1:] {
+			ts := tokenize(nil, syn)
+			if len(ts) == 1 && ts[0] != w && synonyms[ts[0]] == nil && !contains(m[w], ts[0]) {
+				m[w] = append(m[w], ts[0])
+			}
+		}
+	}
+	return m
+})
 
 // synonymGroups are the verbs (and a few nouns) agents use for the same
 // intent; every member of a group reaches every other.

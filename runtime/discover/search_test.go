@@ -133,8 +133,18 @@ func TestSearchLimits(t *testing.T) {
 	if got := names(ix.Search("  the of ", Options{Limit: 2})); strings.Join(got, " ") != "w__widget_000 w__widget_001" {
 		t.Errorf("empty query: %v", got)
 	}
-	if got := ix.Search("nothing matches zzqx", Options{}); len(got) != 0 {
+	// Words that match nothing: never empty, every result marked weak.
+	got := ix.Search("nothing matches zzqx", Options{})
+	if len(got) != DefaultLimit {
 		t.Errorf("unmatched query: %v", names(got))
+	}
+	for _, r := range got {
+		if !r.Weak {
+			t.Errorf("unmatched query: %s not weak", r.Entry.Name)
+		}
+	}
+	if rs := ix.Search("widget", Options{Limit: 3}); rs[0].Weak {
+		t.Errorf("a full match is weak")
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
 )
 
 // maxTokenLen bounds one token: longer runs of letters (base64 blobs, hashes)
@@ -92,55 +94,28 @@ func appendTerm(dst []string, w string) []string {
 	return append(dst, st)
 }
 
-// stem is a light English suffix stripper: plural forms, -ed and -ing, a
-// trailing e and a doubled final consonant, so that "branches"/"branch",
-// "releases"/"released"/"release", "starred"/"star" and "settings"/"set"
-// meet. It is deliberately conservative: a stem keeps at least three
-// letters (four for -ing), and words ending in ss, us or is ("access",
-// "status", "analysis") keep their s. Documents and queries pass through
-// the same function, so an imperfect stem still matches itself.
+// stem is the Snowball English (Porter 2) stemmer, from
+// github.com/kljensen/snowball: "movies" and "movie" both become "movi",
+// "branches"/"branch", "releases"/"released"/"release" meet. Words that
+// are not plain lower-case ASCII (other scripts, digits) are kept as
+// they are. Documents and queries pass through the same function, so an
+// imperfect stem still matches itself.
+//
+// Agent nouns of eight letters or more meet their verb first
+// ("contributor"/"contributed", "follower"/"follow", "director"/
+// "directed"), as do -ee nouns of seven or more ("assignee"/"assign").
 func stem(w string) string {
 	if !isASCIILower(w) {
 		return w
 	}
+	base := strings.TrimSuffix(w, "s")
 	switch {
-	case len(w) >= 5 && strings.HasSuffix(w, "ies"):
-		w = w[:len(w)-3] + "y"
-		return w
-	case strings.HasSuffix(w, "sses"), strings.HasSuffix(w, "uses") && len(w) > 5,
-		strings.HasSuffix(w, "ches"), strings.HasSuffix(w, "shes"), strings.HasSuffix(w, "xes"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "ss"), strings.HasSuffix(w, "us"), strings.HasSuffix(w, "is"):
-		return w
-	case len(w) >= 4 && strings.HasSuffix(w, "s"):
-		w = w[:len(w)-1]
+	case len(base) >= 7 && strings.HasSuffix(base, "ee"):
+		return english.Stem(base[:len(base)-2], true)
+	case len(base) >= 8 && (strings.HasSuffix(base, "or") || strings.HasSuffix(base, "er")):
+		return english.Stem(base[:len(base)-2], true)
 	}
-	switch {
-	case len(w) >= 7 && strings.HasSuffix(w, "ing"):
-		w = undouble(w[:len(w)-3])
-	case len(w) >= 5 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
-		w = undouble(w[:len(w)-2])
-	case len(w) >= 8 && (strings.HasSuffix(w, "or") || strings.HasSuffix(w, "er")):
-		// agent nouns meet their verb: contributor/contributed,
-		// collaborator/collaborate, runner/run.
-		w = undouble(w[:len(w)-2])
-	case len(w) >= 7 && strings.HasSuffix(w, "ee"):
-		w = w[:len(w)-2] // assignee/assign
-	}
-	if len(w) > 4 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-// undouble drops one letter of a doubled final consonant ("starr" → "star",
-// "sett" → "set"), except l, s and z ("pull", "access", "buzz").
-func undouble(w string) string {
-	n := len(w)
-	if n >= 3 && w[n-1] == w[n-2] && !strings.ContainsRune("aeioulsz", rune(w[n-1])) {
-		return w[:n-1]
-	}
-	return w
+	return english.Stem(w, true)
 }
 
 func isASCIILower(w string) bool {
@@ -169,7 +144,10 @@ var stopWords = setOf(
 var canonical = func() map[string][]string {
 	m := map[string][]string{}
 	add := func(to string, from ...string) {
-		terms := strings.Fields(to)
+		var terms []string // stemmed, as every indexed word is
+		for _, w := range strings.Fields(to) {
+			terms = append(terms, stem(w))
+		}
 		for _, f := range from {
 			m[stem(f)] = terms
 		}

@@ -13,6 +13,11 @@ import (
 func (f *Fleet) SearchIndex() *discover.Index {
 	f.searchOnce.Do(func() {
 		b := discover.NewBuilder()
+		for _, c := range f.Connectors {
+			if c.Doc != nil {
+				b.Schemas(c.ID, c.Doc.Schemas)
+			}
+		}
 		for _, t := range f.Tools {
 			// Served names are unique in a fleet (New refuses collisions),
 			// so Add cannot fail.

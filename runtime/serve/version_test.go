@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/frontdoor/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d"
+const githubMiniHash = "7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

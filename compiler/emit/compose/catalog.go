@@ -66,6 +66,22 @@ type CatalogOp struct {
 	IdempotencyKeyRequired bool           `json:"idempotencyKeyRequired"`
 	Inputs                 []CatalogInput `json:"inputs"`
 	Undo                   *CatalogUndo   `json:"undo,omitempty"`
+	// Needs are the operation's producer links (AIR needs) among the
+	// connector's served operations.
+	Needs []CatalogNeed `json:"needs,omitempty"`
+}
+
+// CatalogNeed is one identifier input and the served operations (AIR ids)
+// whose answers produce it, with where in each answer the value is.
+type CatalogNeed struct {
+	Argument string            `json:"argument"`
+	From     []CatalogProducer `json:"from"`
+}
+
+// CatalogProducer is one producer of a CatalogNeed.
+type CatalogProducer struct {
+	Operation string `json:"operation"`
+	Field     string `json:"field,omitempty"`
 }
 
 // CatalogMethod is an operation's method name in each SDK.
@@ -156,6 +172,17 @@ func catalogOps(doc *air.Document) []CatalogOp {
 		case (o.EffectClass == air.ClassReversible || o.EffectClass == air.ClassCompensable) &&
 			e.Compensate != nil && served[e.Compensate.Operation]:
 			o.Undo = &CatalogUndo{Kind: "compensate", Operation: e.Compensate.Operation, Arguments: orEmpty(e.Compensate.Arguments)}
+		}
+		for _, n := range op.Needs {
+			cn := CatalogNeed{Argument: n.Argument}
+			for _, p := range n.From {
+				if served[p.Operation] {
+					cn.From = append(cn.From, CatalogProducer{Operation: p.Operation, Field: p.Field})
+				}
+			}
+			if len(cn.From) > 0 {
+				o.Needs = append(o.Needs, cn)
+			}
 		}
 		ops = append(ops, o)
 	}

@@ -115,6 +115,15 @@ type opView struct {
 	Schema     *air.Schema
 	ExampleArg string // "--owner <owner> --repo <repo>"
 	Paginated  *pageView
+	// Needs are the operation's producer links (AIR needs) among the
+	// packaged operations: the commands whose answers give an input.
+	Needs []needView
+}
+
+// needView is one identifier input and the packaged operations producing it.
+type needView struct {
+	Argument string
+	From     []string // command words
 }
 
 // inputView is one business input of an operation.
@@ -466,6 +475,17 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		}
 		if o.Undo != nil {
 			v.AnyUndo = true
+		}
+		for _, n := range op.Needs {
+			nv := needView{Argument: n.Argument}
+			for _, p := range n.From {
+				if t := viewByID[p.Operation]; t != nil {
+					nv.From = append(nv.From, t.Words)
+				}
+			}
+			if len(nv.From) > 0 {
+				o.Needs = append(o.Needs, nv)
+			}
 		}
 		if l := op.Effect.Lookup; l != nil {
 			if u := follow("lookup", l.Operation); u != nil {

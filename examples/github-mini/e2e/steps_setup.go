@@ -388,7 +388,9 @@ func (r *runner) startGateway(ctx context.Context) error {
 			return fmt.Errorf("the gateway exited %d before /healthz answered: %s", p.exitCode(), p.logTail())
 		}
 		ans, err := do(ctx, r.http, http.MethodGet, r.base()+"/healthz", nil, nil)
-		if err == nil && ans.status == http.StatusOK {
+		// The listener answers /healthz while the workspace still loads
+		// ("loading":true); the gateway has started once that is gone.
+		if err == nil && ans.status == http.StatusOK && !bytes.Contains(ans.body, []byte(`"loading":true`)) {
 			return nil
 		}
 		if err != nil {

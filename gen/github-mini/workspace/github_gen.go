@@ -21,7 +21,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "da2b43ede0321c224ba5d766cc12bdb8741a9d13c06140b07957d573c8bfac3d",
+		BundleHash: "7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}

@@ -137,6 +137,8 @@ class Composite:
                     notes.append("needs confirm")
                 if op.get("undo"):
                     notes.append("undo: %s %s" % (op["undo"]["kind"], op["undo"]["operation"]))
+                for n in op.get("needs") or []:
+                    notes.append("%s from %s" % (n["argument"], " or ".join(p["operation"] for p in n["from"])))
                 lines.append("  %s(%s) — %s%s" % (op["id"], inputs, effect, "; " + "; ".join(notes) if notes else ""))
         return "\n".join(lines) + "\n"
 

@@ -30,6 +30,8 @@ export interface CatalogOperation {
   idempotencyKeyRequired: boolean;
   inputs: CatalogInput[];
   undo?: CatalogUndo;
+  /** Per identifier input, the served operations whose answers give it (field: where in the answer). */
+  needs?: { argument: string; from: { operation: string; field?: string }[] }[];
 }
 
 /** One composed connector. */
@@ -185,6 +187,21 @@ export const CATALOG: Catalog = {
               "wire": "issue_number",
               "required": true
             }
+          ],
+          "needs": [
+            {
+              "argument": "issue_number",
+              "from": [
+                {
+                  "operation": "github.issues.list",
+                  "field": "[].number"
+                },
+                {
+                  "operation": "github.issues.create",
+                  "field": "number"
+                }
+              ]
+            }
           ]
         },
         {
@@ -234,6 +251,21 @@ export const CATALOG: Catalog = {
               "wire": "title",
               "required": false
             }
+          ],
+          "needs": [
+            {
+              "argument": "issue_number",
+              "from": [
+                {
+                  "operation": "github.issues.list",
+                  "field": "[].number"
+                },
+                {
+                  "operation": "github.issues.create",
+                  "field": "number"
+                }
+              ]
+            }
           ]
         },
         {
@@ -267,6 +299,21 @@ export const CATALOG: Catalog = {
               "key": "issue_number",
               "wire": "issue_number",
               "required": true
+            }
+          ],
+          "needs": [
+            {
+              "argument": "issue_number",
+              "from": [
+                {
+                  "operation": "github.issues.list",
+                  "field": "[].number"
+                },
+                {
+                  "operation": "github.issues.create",
+                  "field": "number"
+                }
+              ]
             }
           ]
         },
@@ -316,7 +363,22 @@ export const CATALOG: Catalog = {
               "repo": "request.repo",
               "comment_id": "response.id"
             }
-          }
+          },
+          "needs": [
+            {
+              "argument": "issue_number",
+              "from": [
+                {
+                  "operation": "github.issues.list",
+                  "field": "[].number"
+                },
+                {
+                  "operation": "github.issues.create",
+                  "field": "number"
+                }
+              ]
+            }
+          ]
         },
         {
           "id": "github.comments.delete",
@@ -349,6 +411,21 @@ export const CATALOG: Catalog = {
               "key": "comment_id",
               "wire": "comment_id",
               "required": true
+            }
+          ],
+          "needs": [
+            {
+              "argument": "comment_id",
+              "from": [
+                {
+                  "operation": "github.comments.list",
+                  "field": "[].id"
+                },
+                {
+                  "operation": "github.comments.create",
+                  "field": "id"
+                }
+              ]
             }
           ]
         },
@@ -433,6 +510,21 @@ export const CATALOG: Catalog = {
               "wire": "release_id",
               "required": true
             }
+          ],
+          "needs": [
+            {
+              "argument": "release_id",
+              "from": [
+                {
+                  "operation": "github.tags.get",
+                  "field": "id"
+                },
+                {
+                  "operation": "github.releases.create",
+                  "field": "id"
+                }
+              ]
+            }
           ]
         },
         {
@@ -481,6 +573,21 @@ export const CATALOG: Catalog = {
               "key": "name",
               "wire": "name",
               "required": false
+            }
+          ],
+          "needs": [
+            {
+              "argument": "release_id",
+              "from": [
+                {
+                  "operation": "github.tags.get",
+                  "field": "id"
+                },
+                {
+                  "operation": "github.releases.create",
+                  "field": "id"
+                }
+              ]
             }
           ]
         },

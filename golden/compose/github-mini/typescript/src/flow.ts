@@ -1153,6 +1153,7 @@ export class Composite {
         const notes: string[] = [];
         if (op.confirm) notes.push("needs confirm");
         if (op.undo) notes.push(`undo: ${op.undo.kind} ${op.undo.operation}`);
+        for (const n of op.needs ?? []) notes.push(`${n.argument} from ${n.from.map((p) => p.operation).join(" or ")}`);
         lines.push(`  ${op.id}(${inputs}) — ${effect}${notes.length ? "; " + notes.join("; ") : ""}`);
       }
     }

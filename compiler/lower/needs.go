@@ -1,0 +1,801 @@
+package lower
+
+import (
+	"cmp"
+	"encoding/json"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/anvil-dev/anvil/compiler/diag"
+	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/naming"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// Producer links (air.Operation.Needs): for each identifier input of an
+// operation (a path parameter that is not an enumeration, or a query
+// parameter or body field named like an id), the operations whose answers
+// yield its value, so that an agent that knows a name ("the director of
+// Heat") finds the search it must call before the operation that takes the
+// id. Three sources, strongest first:
+//
+//  1. the manifest's needs: {<argument>: [<operation>...]}, which replaces
+//     what is inferred for that argument (an empty list: no producer);
+//  2. OpenAPI response links: a link from P's response to C whose
+//     parameter takes $response.body#/<field>;
+//  3. inference from response schemas: P's answer has a property of the
+//     argument's own name (owner_id, season_number; an object such as
+//     owner gives its login, name or id), or an identifying property (id,
+//     number, login, name, …) of an object of the argument's resource (a
+//     movie_id comes from the id of a movie: an object under a property
+//     named movie or movies, a schema named Movie…, or the items of an
+//     operation whose path ends in /movie or /movies).
+//
+// A producer is a read or a create, is not the consumer, and does not itself
+// need the argument it would produce. Inferred producers are ranked by the
+// action (search before list before get before create: a name becomes an
+// id through a search), then the fewest inputs the consumer does not
+// already have, then the shorter path; at most maxProducers are
+// kept per argument.
+
+// maxProducers bounds the producers recorded per argument.
+const maxProducers = 3
+
+// Bounds of the response schema walk, per producer: depth (object levels)
+// and schema nodes visited, so a huge or recursive answer costs little.
+const (
+	maxYieldDepth = 4
+	maxYieldNodes = 400
+)
+
+// idFields are the property names that identify an object, in the order a
+// bare-noun argument ("owner", "repo") prefers them.
+var idFields = []string{"login", "slug", "key", "name", "id", "number", "sha", "uuid", "code", "handle", "username"}
+
+// containerProps are property names that hold a list of the producer's own
+// resource (results[], items[], data[]): their objects keep the context of
+// the level above.
+var containerProps = map[string]bool{"result": true, "item": true, "data": true, "value": true, "entry": true,
+	"record": true, "node": true, "edge": true, "hit": true, "list": true, "content": true, "element": true, "object": true}
+
+// yield is one place in a producer's answer where identifiers are found.
+type yield struct {
+	op   int    // producer, index into lowerer.ops
+	path string // "results[].owner" or "results[].movie_id"
+	// kids are the identifying properties of the object at path (for an
+	// object yield); nil for a scalar property.
+	kids []string
+}
+
+// yieldIndex indexes every producer's yields by property name and by the
+// resource noun of the object.
+type yieldIndex struct {
+	byField map[string][]yield
+	byNoun  map[string][]yield
+	nouns   []string // byNoun's keys, sorted (prefix matching)
+	words   map[string]words
+	keys    map[*air.Schema][]string
+	kids    map[*air.Schema][]string
+	// wantField and wantNouns are the argument names and nouns some
+	// consumer asks for: only those are indexed.
+	wantField map[string]bool
+	wantNouns map[string]bool
+	// ranked caches, per argument shape, its producers in consumer-free
+	// order (rankedProducers).
+	ranked map[argShape][]candidate
+}
+
+// argShape is what the producers of an argument depend on, the consumer
+// aside.
+type argShape struct {
+	snake, noun, fields string
+}
+
+// word returns the memoised snake_case and noun of a name.
+func (ix *yieldIndex) word(name string) words {
+	if w, ok := ix.words[name]; ok {
+		return w
+	}
+	snake := naming.Snake(name)
+	w := words{snake: snake, noun: nounOf(snake)}
+	ix.words[name] = w
+	return w
+}
+
+// argSpec is one identifier input of a consumer.
+type argSpec struct {
+	key    string // input key
+	snake  string // snake_case of the wire name
+	noun   string // resource the identifier names ("" when unknown)
+	fields []string
+}
+
+func (l *lowerer) producerLinks() {
+	all := make([][]argSpec, len(l.ops))
+	for ci, st := range l.ops {
+		all[ci] = l.identifierArgs(st)
+	}
+	ix := l.indexYields(all)
+	links := l.responseLinks()
+	for ci, st := range l.ops {
+		args := all[ci]
+		overrides := map[string]*manifest.Need{}
+		if st.m != nil {
+			for _, n := range st.m.Needs {
+				if n == nil {
+					continue
+				}
+				if !slices.ContainsFunc(args, func(a argSpec) bool { return a.key == n.Argument }) && !hasInput(st.op, n.Argument) {
+					l.addDiag(n.Pos, diag.Error, "manifest/unknown_argument", ci, "needs.%s: %s has no input %q", n.Argument, st.op.ID, n.Argument)
+					continue
+				}
+				overrides[n.Argument] = n
+				if !slices.ContainsFunc(args, func(a argSpec) bool { return a.key == n.Argument }) {
+					args = append(args, argSpec{key: n.Argument})
+				}
+			}
+		}
+		var needs []air.Need
+		for _, a := range args {
+			var from []air.Producer
+			if n, ok := overrides[a.key]; ok {
+				from = l.manifestProducers(ci, n)
+			} else {
+				from = l.inferProducers(ci, a, ix, links[ci][a.key])
+			}
+			if len(from) > 0 {
+				needs = append(needs, air.Need{Argument: a.key, From: from})
+			}
+		}
+		st.op.Needs = needs
+	}
+}
+
+func hasInput(op *air.Operation, key string) bool {
+	for i := range op.Input.Params {
+		if op.Input.Params[i].InputKey() == key {
+			return true
+		}
+	}
+	if op.Input.Body != nil {
+		for i := range op.Input.Body.Fields {
+			if op.Input.Body.Fields[i].InputKey() == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (l *lowerer) manifestProducers(ci int, n *manifest.Need) []air.Producer {
+	out := []air.Producer{}
+	for i, ref := range n.From {
+		pos := n.Pos
+		if i < len(n.FromPos) {
+			pos = n.FromPos[i]
+		}
+		p, hits := l.lookupRef(ref)
+		switch {
+		case p == nil && len(hits) == 0:
+			l.addDiag(pos, diag.Error, "manifest/unknown_operation", ci, "needs.%s: %q names no operation of the service", n.Argument, ref)
+		case p == nil:
+			l.addDiag(pos, diag.Error, "manifest/ambiguous_operation", ci, "needs.%s: %q names more than one operation; use an AIR id", n.Argument, ref)
+		case p.i == ci:
+			l.addDiag(pos, diag.Error, "manifest/invalid_need", ci, "needs.%s: an operation cannot produce its own input", n.Argument)
+		default:
+			if !slices.ContainsFunc(out, func(q air.Producer) bool { return q.Operation == p.op.ID }) {
+				out = append(out, air.Producer{Operation: p.op.ID, Basis: air.ProducerManifest})
+			}
+		}
+	}
+	return out
+}
+
+// identifierArgs lists the consumer's identifier inputs, in input order.
+func (l *lowerer) identifierArgs(st *opState) []argSpec {
+	var out []argSpec
+	op := st.op
+	for i := range op.Input.Params {
+		p := &op.Input.Params[i]
+		snake := naming.Snake(p.Name)
+		switch {
+		case p.In == "path":
+			if p.Schema != nil && (len(p.Schema.Enum) > 0 || p.Schema.Const != nil || slices.Contains(p.Schema.Type, "boolean")) {
+				continue
+			}
+		case p.In == "query" && idLike(snake):
+		default:
+			continue
+		}
+		out = append(out, l.argSpec(p.InputKey(), snake, p.Name, st.spec.Path))
+	}
+	if op.Input.Body != nil {
+		for i := range op.Input.Body.Fields {
+			f := &op.Input.Body.Fields[i]
+			if snake := naming.Snake(f.Name); idLike(snake) {
+				out = append(out, l.argSpec(f.InputKey(), snake, f.Name, st.spec.Path))
+			}
+		}
+	}
+	return out
+}
+
+// idLike reports whether a snake_case input name reads as an identifier.
+func idLike(snake string) bool {
+	return snake == "id" || snake == "ids" || strings.HasSuffix(snake, "_id") || strings.HasSuffix(snake, "_ids")
+}
+
+// argSpec derives the noun and identifying fields of an argument from its
+// name: movie_id → movie/id, pull_number → pull/number, owner → owner/
+// login…, a bare id → the path segment before it (/albums/{id} → album).
+func (l *lowerer) argSpec(key, snake, wire, path string) argSpec {
+	a := argSpec{key: key, snake: snake}
+	parts := strings.Split(snake, "_")
+	last := parts[len(parts)-1]
+	head := strings.Join(parts[:len(parts)-1], "_")
+	switch last {
+	case "id", "ids":
+		a.noun, a.fields = head, []string{"id"}
+	case "number":
+		a.noun, a.fields = head, []string{"number", "id"}
+	case "key", "slug", "sha", "uuid", "code", "handle", "login":
+		a.noun, a.fields = head, []string{last}
+	case "name":
+		a.noun, a.fields = head, []string{"name", "login", "slug"}
+	case "username":
+		a.noun, a.fields = "user", []string{"login", "username", "name"}
+	default:
+		a.noun, a.fields = snake, idFields
+	}
+	if a.noun == "" {
+		a.noun = segmentBefore(path, wire)
+	}
+	a.noun = nounOf(a.noun)
+	return a
+}
+
+// segmentBefore is the literal path segment just before {name} (or the
+// last literal segment when name is not in the path).
+func segmentBefore(path, name string) string {
+	segs := strings.Split(path, "/")
+	lit := ""
+	for _, s := range segs {
+		if s == "{"+name+"}" {
+			return lit
+		}
+		if s != "" && !strings.HasPrefix(s, "{") {
+			lit = s
+		}
+	}
+	return lit
+}
+
+// nounOf normalises a resource word: snake_case, singular.
+func nounOf(w string) string {
+	w = naming.Snake(w)
+	if i := strings.LastIndexByte(w, '_'); i >= 0 {
+		return w[:i+1] + Singularize(w[i+1:])
+	}
+	return Singularize(w)
+}
+
+// indexYields walks every possible producer's answer once.
+func (l *lowerer) indexYields(args [][]argSpec) *yieldIndex {
+	ix := &yieldIndex{byField: map[string][]yield{}, byNoun: map[string][]yield{}, words: map[string]words{},
+		keys: map[*air.Schema][]string{}, kids: map[*air.Schema][]string{}, wantField: map[string]bool{}, wantNouns: map[string]bool{}}
+	for _, as := range args {
+		for _, a := range as {
+			ix.wantField[a.snake] = true
+			ix.wantNouns[a.noun] = true
+		}
+	}
+	w := &yieldWalk{l: l, ix: ix, seen: map[string]bool{}}
+	for i, st := range l.ops {
+		if !producerKind(st.op) || st.op.Output.Schema == nil {
+			continue
+		}
+		w.op, w.nodes = i, 0
+		w.walk(st.op.Output.Schema, producerNouns(st), 0)
+	}
+	for n := range ix.byNoun {
+		ix.nouns = append(ix.nouns, n)
+	}
+	sort.Strings(ix.nouns)
+	return ix
+}
+
+// producerKind: reads and creates produce identifiers; updates and deletes
+// are not how an agent finds one.
+func producerKind(op *air.Operation) bool {
+	return op.Effect.Kind == air.KindRead || op.Effect.Action == "create" || op.Effect.Action == "search"
+}
+
+// producerNouns are the resources the top level of an answer is about: the
+// last literal path segment, the effect's resource, and the values of an
+// enumerated path parameter (/trending/{media_type} with media_type one of
+// movie, tv: its results are movies or shows).
+func producerNouns(st *opState) []string {
+	var out []string
+	for i := range st.op.Input.Params {
+		p := &st.op.Input.Params[i]
+		if p.In != "path" || p.Schema == nil || len(p.Schema.Enum) > 8 {
+			continue
+		}
+		for _, e := range p.Schema.Enum {
+			var v string
+			if json.Unmarshal(e, &v) == nil && v != "" {
+				out = append(out, nounOf(v))
+			}
+		}
+	}
+	segs := strings.Split(st.spec.Path, "/")
+	for i := len(segs) - 1; i >= 0; i-- {
+		if s := segs[i]; s != "" && !strings.HasPrefix(s, "{") {
+			out = append(out, nounOf(s))
+			break
+		}
+	}
+	if r := st.op.Effect.Resource; r != "" && !slices.Contains(out, nounOf(r)) {
+		out = append(out, nounOf(r))
+	}
+	return out
+}
+
+type yieldWalk struct {
+	l     *lowerer
+	ix    *yieldIndex
+	op    int
+	nodes int
+	seen  map[string]bool // named schemas on the current path (cycles)
+	path  []string        // the walk's position: property names, "[]" for items
+	// nounBuf[d] holds the context of a property at depth d, reused.
+	nounBuf [maxYieldDepth + 2][]string
+}
+
+// words memoises the snake_case and noun of property and schema names,
+// which repeat across a spec's answers.
+type words struct{ snake, noun string }
+
+func (w *yieldWalk) walk(s *air.Schema, nouns []string, depth int) {
+	if s == nil || w.nodes >= maxYieldNodes || depth > maxYieldDepth {
+		return
+	}
+	w.nodes++
+	if name, ok := air.RefName(s.Ref); ok {
+		if w.seen[name] {
+			return
+		}
+		target := w.l.spec.Schemas[name]
+		if target == nil {
+			return
+		}
+		w.seen[name] = true
+		defer delete(w.seen, name)
+		nouns = append(slices.Clip(nouns), w.ix.word(name).noun)
+		w.walk(target, nouns, depth)
+		return
+	}
+	for _, group := range [][]*air.Schema{s.AllOf, s.OneOf, s.AnyOf} {
+		for _, sub := range group {
+			w.walk(sub, nouns, depth)
+		}
+	}
+	if s.Items != nil {
+		w.path = append(w.path, "[]")
+		w.walk(s.Items, nouns, depth)
+		w.path = w.path[:len(w.path)-1]
+	}
+	if len(s.Properties) == 0 {
+		return
+	}
+	if kids := w.ix.idKids(s); len(kids) > 0 {
+		for _, n := range nouns {
+			if w.ix.wantNoun(n) {
+				w.ix.byNoun[n] = w.add(w.ix.byNoun[n], kids)
+			}
+		}
+	}
+	for _, k := range w.ix.sortedKeys(s) {
+		v := s.Properties[k]
+		wk := w.ix.word(k)
+		w.path = append(w.path, k)
+		if w.ix.wantField[wk.snake] {
+			if sub := w.object(v); sub != nil {
+				if kids := w.ix.idKids(sub); len(kids) > 0 {
+					w.ix.byField[wk.snake] = w.add(w.ix.byField[wk.snake], kids)
+				}
+			} else {
+				w.ix.byField[wk.snake] = w.add(w.ix.byField[wk.snake], nil)
+			}
+		}
+		next := nouns
+		if !containerProps[wk.noun] {
+			w.nounBuf[depth+1] = append(w.nounBuf[depth+1][:0], wk.noun)
+			next = w.nounBuf[depth+1]
+		}
+		w.walk(v, next, depth+1)
+		w.path = w.path[:len(w.path)-1]
+	}
+}
+
+// idKids lists the identifying properties (idFields) an object schema
+// has, memoised per schema.
+func (ix *yieldIndex) idKids(s *air.Schema) []string {
+	if k, ok := ix.kids[s]; ok {
+		return k
+	}
+	var kids []string
+	for _, f := range idFields {
+		if _, ok := s.Properties[f]; ok {
+			kids = append(kids, f)
+		}
+	}
+	ix.kids[s] = kids
+	return kids
+}
+
+// pathLen is the length joinPath(path) would have.
+func pathLen(path []string) int {
+	n := 0
+	for i, seg := range path {
+		if i > 0 && seg != "[]" {
+			n++
+		}
+		n += len(seg)
+	}
+	return n
+}
+
+// joinPath writes a walk path: property names joined by ".", "[]" for
+// array items ("results[].owner").
+func joinPath(path []string) string {
+	var b strings.Builder
+	for i, seg := range path {
+		if i > 0 && seg != "[]" {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// sortedKeys memoises, per schema (named schemas are shared), its property
+// names in byte order: the walk is bounded, so its order decides what it
+// reaches and must not be map order.
+func (ix *yieldIndex) sortedKeys(s *air.Schema) []string {
+	if ks, ok := ix.keys[s]; ok {
+		return ks
+	}
+	ks := slices.Sorted(maps.Keys(s.Properties))
+	ix.keys[s] = ks
+	return ks
+}
+
+// wantNoun reports whether some consumer's argument names the resource n,
+// exactly or as a prefix of four letters or more (nounsMatching).
+func (ix *yieldIndex) wantNoun(n string) bool {
+	if n == "" {
+		return false
+	}
+	if ix.wantNouns[n] {
+		return true
+	}
+	for i := 4; i < len(n); i++ {
+		if ix.wantNouns[n[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// add appends the yield at the walk's position (kids: the identifying
+// properties of the object there, nil for a scalar) to ys, keeping one
+// yield per producer: the one nearest the top of the answer, then the
+// first in byte order, whatever order the walk met them in (a producer's
+// yields are added one after the other, so only the last element can be
+// its own). The path string is built only for a yield that is kept.
+func (w *yieldWalk) add(ys []yield, kids []string) []yield {
+	if n := len(ys); n > 0 && ys[n-1].op == w.op {
+		o := ys[n-1].path
+		if l := pathLen(w.path); l < len(o) || l == len(o) && joinPath(w.path) < o {
+			ys[n-1] = yield{op: w.op, path: joinPath(w.path), kids: kids}
+		}
+		return ys
+	}
+	return append(ys, yield{op: w.op, path: joinPath(w.path), kids: kids})
+}
+
+// object resolves s to the object schema it names (one reference deep),
+// or nil when it is not an object with properties.
+func (w *yieldWalk) object(s *air.Schema) *air.Schema {
+	if s == nil {
+		return nil
+	}
+	if name, ok := air.RefName(s.Ref); ok {
+		s = w.l.spec.Schemas[name]
+	}
+	if s == nil || len(s.Properties) == 0 {
+		return nil
+	}
+	return s
+}
+
+// responseLinks collects the OpenAPI links of every operation's success
+// responses: consumer index → argument key → producers.
+func (l *lowerer) responseLinks() map[int]map[string][]air.Producer {
+	out := map[int]map[string][]air.Producer{}
+	var byRoute map[string]int
+	for pi, st := range l.ops {
+		for _, r := range st.spec.Responses {
+			if r == nil || len(r.Status) == 0 || r.Status[0] != '2' {
+				continue
+			}
+			for _, lk := range r.Links {
+				target, hits := l.lookupRef(lk.OperationID)
+				if target == nil && len(hits) == 0 {
+					if byRoute == nil {
+						byRoute = map[string]int{}
+						for i, o := range l.ops {
+							byRoute[o.spec.Method+" "+o.spec.Path] = i
+						}
+					}
+					if i, ok := byRoute[lk.OperationID]; ok {
+						target = l.ops[i]
+					}
+				}
+				if target == nil {
+					l.addDiag(l.opPos(st), diag.Warning, "lower/unknown_link_target", pi,
+						"response link %q names %q, which is not an operation of the service; it is ignored", lk.Name, lk.OperationID)
+					continue
+				}
+				if target.i == pi {
+					continue
+				}
+				for _, lp := range lk.Parameters {
+					field, ok := linkField(lp.Expression)
+					if !ok {
+						continue
+					}
+					name := lp.Name
+					if _, after, found := strings.Cut(name, "."); found && slices.Contains([]string{"path", "query", "header", "cookie"}, name[:strings.IndexByte(name, '.')]) {
+						name = after
+					}
+					key := ""
+					for i := range target.op.Input.Params {
+						if target.op.Input.Params[i].Name == name {
+							key = target.op.Input.Params[i].InputKey()
+						}
+					}
+					if key == "" {
+						continue
+					}
+					if out[target.i] == nil {
+						out[target.i] = map[string][]air.Producer{}
+					}
+					out[target.i][key] = append(out[target.i][key], air.Producer{Operation: st.op.ID, Field: field, Basis: air.ProducerLink})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// linkField turns a link's "$response.body#/results/0/id" into the field
+// path "results[].id"; other expressions are not a field of the answer.
+func linkField(expr string) (string, bool) {
+	ptr, ok := strings.CutPrefix(expr, "$response.body#")
+	if !ok {
+		return "", false
+	}
+	ptr = strings.TrimPrefix(ptr, "/")
+	if ptr == "" {
+		return "", true
+	}
+	var b strings.Builder
+	for i, seg := range strings.Split(ptr, "/") {
+		seg = air.UnescapePointer(seg)
+		if _, err := strconv.Atoi(seg); err == nil {
+			b.WriteString("[]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String(), true
+}
+
+// candidate is one inferred producer with its ranking key.
+type candidate struct {
+	p    air.Producer
+	op   int
+	rank int // action rank
+	req  int // required inputs
+	segs int // path segments
+}
+
+// rankedCap bounds the consumer-free ranking kept per argument shape; the
+// consumer-specific order is taken among these.
+const rankedCap = 48
+
+// rankedProducers lists the producers of an argument shape, best first by
+// action, required inputs, path length, field path and id; computed once
+// per shape.
+func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
+	shape := argShape{snake: a.snake, noun: a.noun, fields: strings.Join(a.fields, ",")}
+	if c, ok := ix.ranked[shape]; ok {
+		return c
+	}
+	best := map[int]candidate{}
+	consider := func(y yield, field string) {
+		if field == "" {
+			return
+		}
+		p := l.ops[y.op]
+		c := candidate{p: air.Producer{Operation: p.op.ID, Field: field, Basis: air.ProducerField}, op: y.op,
+			rank: actionRank(p.op), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/")}
+		if o, ok := best[y.op]; !ok || len(c.p.Field) < len(o.p.Field) || len(c.p.Field) == len(o.p.Field) && c.p.Field < o.p.Field {
+			best[y.op] = c
+		}
+	}
+	if !slices.Contains(idFields, a.snake) && a.snake != "ids" {
+		for _, y := range ix.byField[a.snake] {
+			consider(y, pick(y, a.fields))
+		}
+	}
+	if a.noun != "" {
+		for _, n := range nounsMatching(ix, a.noun) {
+			for _, y := range ix.byNoun[n] {
+				consider(y, pick(y, a.fields))
+			}
+		}
+	}
+	cands := slices.Collect(maps.Values(best))
+	slices.SortFunc(cands, func(x, y candidate) int {
+		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.req, y.req), cmp.Compare(x.segs, y.segs),
+			cmp.Compare(len(x.p.Field), len(y.p.Field)), strings.Compare(x.p.Operation, y.p.Operation))
+	})
+	if len(cands) > rankedCap {
+		cands = cands[:rankedCap]
+	}
+	if ix.ranked == nil {
+		ix.ranked = map[argShape][]candidate{}
+	}
+	ix.ranked[shape] = cands
+	return cands
+}
+
+func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air.Producer) []air.Producer {
+	out := linked
+	if a.snake == "" || len(out) >= maxProducers {
+		return out
+	}
+	cons := l.ops[ci].op
+	// The best maxProducers by action, then (the consumer-specific part)
+	// the fewest inputs the consumer's caller does not already have, then
+	// the shared ranking's order: an insertion into a fixed array.
+	type pickd struct {
+		c     *candidate
+		extra int
+	}
+	var best [maxProducers]pickd
+	n := 0
+	ranked := l.rankedProducers(ix, a)
+	for i := range ranked {
+		c := &ranked[i]
+		p := l.ops[c.op].op
+		if c.op == ci || hasInput(p, a.key) || slices.ContainsFunc(out, func(q air.Producer) bool { return q.Operation == p.ID }) {
+			continue
+		}
+		x := pickd{c, missingInputs(p, cons)}
+		j := n
+		for j > 0 && (x.c.rank < best[j-1].c.rank || x.c.rank == best[j-1].c.rank && x.extra < best[j-1].extra) {
+			j--
+		}
+		if j >= maxProducers {
+			continue
+		}
+		copy(best[j+1:], best[j:min(n, maxProducers-1)])
+		best[j] = x
+		n = min(n+1, maxProducers)
+	}
+	for _, b := range best[:n] {
+		if len(out) >= maxProducers {
+			break
+		}
+		out = append(out, b.c.p)
+	}
+	return out
+}
+
+// pick is the field path of y that yields an argument preferring fields:
+// the scalar itself, or the first preferred identifying property of the
+// object.
+func pick(y yield, fields []string) string {
+	if y.kids == nil {
+		return y.path
+	}
+	for _, f := range fields {
+		if slices.Contains(y.kids, f) {
+			if y.path == "" {
+				return f
+			}
+			return y.path + "." + f
+		}
+	}
+	return ""
+}
+
+// nounsMatching lists the indexed nouns that name the argument's resource:
+// the noun itself, and nouns it is a prefix of when it has four letters or
+// more (repo → repository).
+func nounsMatching(ix *yieldIndex, noun string) []string {
+	var out []string
+	if _, ok := ix.byNoun[noun]; ok {
+		out = append(out, noun)
+	}
+	if len(noun) >= 4 {
+		i := sort.SearchStrings(ix.nouns, noun)
+		for ; i < len(ix.nouns) && strings.HasPrefix(ix.nouns[i], noun); i++ {
+			if ix.nouns[i] != noun && !strings.Contains(ix.nouns[i][len(noun):], "_") {
+				out = append(out, ix.nouns[i])
+			}
+		}
+	}
+	return out
+}
+
+// requiredInputs counts the operation's required inputs.
+func requiredInputs(p *air.Operation) int {
+	n := 0
+	for i := range p.Input.Params {
+		if p.Input.Params[i].Required {
+			n++
+		}
+	}
+	if p.Input.Body != nil {
+		for i := range p.Input.Body.Fields {
+			if p.Input.Body.Fields[i].Required {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// missingInputs counts the producer's required inputs the consumer does not
+// take: a producer callable with what the caller already has ranks first.
+func missingInputs(p, c *air.Operation) int {
+	n := 0
+	for i := range p.Input.Params {
+		if q := &p.Input.Params[i]; q.Required && !hasInput(c, q.InputKey()) {
+			n++
+		}
+	}
+	if p.Input.Body != nil {
+		for i := range p.Input.Body.Fields {
+			if f := &p.Input.Body.Fields[i]; f.Required && !hasInput(c, f.InputKey()) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// actionRank orders producers by how an agent finds an identifier from a
+// name: search, then list, then get, then anything else.
+func actionRank(op *air.Operation) int {
+	switch op.Effect.Action {
+	case "search":
+		return 0
+	case "list":
+		return 1
+	case "get":
+		return 2
+	}
+	return 3
+}

@@ -1,0 +1,136 @@
+package lower
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/compiler/manifest"
+	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+func lowerNeeds(t *testing.T, man string) (*air.Document, string) {
+	t.Helper()
+	spec, err := openapi.Load("testdata/needs/movies.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m *manifest.Manifest
+	if man != "" {
+		var md interface{ HasErrors() bool }
+		m, md = manifestDecode(man)
+		if md.HasErrors() {
+			t.Fatalf("manifest: %v", md)
+		}
+	}
+	doc, ds := Lower(spec, m, nil)
+	return doc, text(ds)
+}
+
+func manifestDecode(src string) (*manifest.Manifest, interface{ HasErrors() bool }) {
+	m, d := manifest.Decode("anvil.yaml", []byte(src))
+	return m, d
+}
+
+func needsOf(doc *air.Document, id string) string {
+	op := doc.Operation(id)
+	if op == nil {
+		return "no operation " + id
+	}
+	b, _ := json.Marshal(op.Needs)
+	return string(b)
+}
+
+// TestProducerLinks: an id input is linked to the operations whose answers
+// carry it (a search's results of the resource's schema, a list of the
+// resource), a declared OpenAPI link is recorded with its field, an enum
+// path parameter needs nothing, and an operation never produces its own
+// input.
+func TestProducerLinks(t *testing.T) {
+	doc, ds := lowerNeeds(t, "")
+	for _, c := range []struct{ id, want string }{
+		// A search first, then what yields a movie id without needing one.
+		{"movies.movie.get", `[{"argument":"movie_id","from":[{"operation":"movies.movie.search","field":"results[].id","basis":"field"},` +
+			`{"operation":"movies.trending.get","field":"results[].id","basis":"field"},{"operation":"movies.person.get","field":"known_for[].id","basis":"field"}]}]`},
+		// The enum of /trending/{media_type} names what its results are.
+		{"movies.person.get", `[{"argument":"person_id","from":[{"operation":"movies.trending.get","field":"results[].id","basis":"field"}]}]`},
+		{"movies.trending.get", `null`},
+		{"movies.tracks.create", `[{"argument":"playlist_id","from":[{"operation":"movies.playlists.create","field":"id","basis":"link"}]}]`},
+	} {
+		if got := needsOf(doc, c.id); got != c.want {
+			t.Errorf("%s needs\n got %s\nwant %s", c.id, got, c.want)
+		}
+	}
+	if strings.Contains(ds, "error") {
+		t.Errorf("diagnostics: %s", ds)
+	}
+}
+
+// TestProducerLinksManifest: needs: replaces the inferred producers of the
+// inputs it names (an empty list removes them), and bad references are
+// coded errors.
+func TestProducerLinksManifest(t *testing.T) {
+	doc, ds := lowerNeeds(t, `
+operations:
+  getMovieImages:
+    needs: {movie_id: [getTrending, searchMovie]}
+  getMovie:
+    needs: {movie_id: []}
+`)
+	if got, want := needsOf(doc, "movies.images.list_movie"), `[{"argument":"movie_id","from":[{"operation":"movies.trending.get","basis":"manifest"},{"operation":"movies.movie.search","basis":"manifest"}]}]`; got != want {
+		t.Errorf("images: got %s\nwant %s", got, want)
+	}
+	if got := needsOf(doc, "movies.movie.get"); got != "null" {
+		t.Errorf("emptied: %s", got)
+	}
+	if strings.Contains(ds, "error") {
+		t.Errorf("diagnostics: %s", ds)
+	}
+	_, ds = lowerNeeds(t, `
+operations:
+  getMovie:
+    needs: {film_id: [searchMovie], movie_id: [nosuchOp, getMovie]}
+`)
+	for _, code := range []string{"manifest/unknown_argument", "manifest/unknown_operation", "manifest/invalid_need"} {
+		if !strings.Contains(ds, code) {
+			t.Errorf("no %s in\n%s", code, ds)
+		}
+	}
+}
+
+// TestDistinctTitles: titles are trimmed to one line, and titles the spec
+// repeats gain the path words they lack.
+func TestDistinctTitles(t *testing.T) {
+	doc, _ := lowerNeeds(t, "")
+	for id, want := range map[string]string{
+		"movies.movie.search":       "Search Movies",
+		"movies.movie.get":          "Get movie details",
+		"movies.person.get":         "Get person details",
+		"movies.images.list_movie":  "Get movie images",
+		"movies.images.list_person": "Get person images",
+	} {
+		op := doc.Operation(id)
+		if op == nil {
+			var ids []string
+			for _, o := range doc.Operations {
+				ids = append(ids, o.ID)
+			}
+			t.Fatalf("no %s in %v", id, ids)
+		}
+		if op.DisplayName != want {
+			t.Errorf("%s: %q, want %q", id, op.DisplayName, want)
+		}
+	}
+	for _, c := range []struct{ title, path, want string }{
+		{"Get Images", "/3/tv/{tv_id}/season/{season_number}/images", "Get tv season images"},
+		{"Images", "/movie/{id}/images", "Movie images"},
+		{"Get TV Images", "/tv/{id}/images", "Get TV Images"},
+		{"List", "/v1/widgets", "Widgets list"},
+		{"Get an organization secret", "/orgs/{org}/actions/secrets/{name}", "Get an organization orgs actions secret"},
+	} {
+		if got := withContext(c.title, pathContext(c.title, c.path)); got != c.want {
+			t.Errorf("withContext(%q, %q) = %q, want %q", c.title, c.path, got, c.want)
+		}
+	}
+}

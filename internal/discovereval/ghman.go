@@ -1,0 +1,170 @@
+package discovereval
+
+import (
+	"bufio"
+	"compress/gzip"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Tasks from a text the team did not write: the GitHub CLI's manual pages
+// (Debian package gh, fetched by scripts/fetch-specs.sh). GitHub wrote each
+// page for the CLI; its NAME line ("gh-issue-list - List issues in a
+// repository") and the comment of each example ("# download all assets
+// from a specific release") say in plain words what a command does. The
+// command's REST operations (testdata/gh_commands.txt) are the gold.
+
+// StepTask is a task whose answer is a sequence of calls: Steps[i] lists
+// the operations (alternatives) that do step i.
+type StepTask struct {
+	ID    string // "<command>#name" or "<command>#example-<n>"
+	Query string
+	Steps [][]string
+}
+
+// Half is the half of a task set a task belongs to.
+type Half string
+
+const (
+	Dev  Half = "dev"  // may be looked at and tuned against
+	Test Half = "test" // only scored
+)
+
+// HalfOf splits tasks by a hash of their id (FNV-1a, 32 bits): the split
+// is decided before any task is read and never changes with the set.
+func HalfOf(id string) Half {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	if h.Sum32()%2 == 0 {
+		return Dev
+	}
+	return Test
+}
+
+// ParseCommands reads gh_commands.txt: "<command> => <step> [> <step>...]",
+// alternatives in a step comma separated.
+func ParseCommands(r io.Reader) (map[string][][]string, error) {
+	out := map[string][][]string{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		cmd, rest, ok := strings.Cut(line, "=>")
+		cmd = strings.TrimSpace(cmd)
+		if !ok || cmd == "" {
+			return nil, fmt.Errorf("line %d: want <command> => <operationId>[, ...][ > ...]", n)
+		}
+		var steps [][]string
+		for _, st := range strings.Split(rest, ">") {
+			var alts []string
+			for _, a := range strings.Split(st, ",") {
+				if a = strings.TrimSpace(a); a != "" {
+					alts = append(alts, a)
+				}
+			}
+			if len(alts) == 0 {
+				return nil, fmt.Errorf("line %d: empty step", n)
+			}
+			steps = append(steps, alts)
+		}
+		if _, dup := out[cmd]; dup {
+			return nil, fmt.Errorf("line %d: %s listed twice", n, cmd)
+		}
+		out[cmd] = steps
+	}
+	return out, sc.Err()
+}
+
+// ManPage is what a page says in plain words.
+type ManPage struct {
+	Summary  string   // the NAME line's description
+	Examples []string // the example comments, in order
+}
+
+// ParseManPage reads a gh manual page (roff, as gh's generator writes it):
+// the line after .SH NAME's .PP, and the "# ..." comment lines inside the
+// .SH EXAMPLE section.
+func ParseManPage(r io.Reader) (ManPage, error) {
+	var p ManPage
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	section := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if sec, ok := strings.CutPrefix(line, ".SH "); ok {
+			section = strings.Trim(sec, `"`)
+			continue
+		}
+		switch section {
+		case "NAME":
+			if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && p.Summary == "" {
+				p.Summary = unroff(desc)
+			}
+		case "EXAMPLE":
+			if c, ok := strings.CutPrefix(line, "# "); ok {
+				if c = unroff(c); len(strings.Fields(c)) >= 2 {
+					p.Examples = append(p.Examples, c)
+				}
+			}
+		}
+	}
+	return p, sc.Err()
+}
+
+// unroff undoes the roff escapes gh's pages use.
+func unroff(s string) string {
+	s = strings.NewReplacer(`\-`, "-", `\(aq`, "'", `\(cq`, "'", `\[la]`, "<", `\[ra]`, ">", `\fB`, "", `\fR`, "", `\fI`, "", `\fC`, "", `\\`, `\`).Replace(s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// GHTasks reads the manual page of every command of the mapping from dir
+// (gh-<words>.1.gz) and returns its tasks: the summary and each example
+// comment, verbatim, with the command's steps. A page the mapping names but
+// dir lacks is an error.
+func GHTasks(dir string, commands map[string][][]string) ([]StepTask, error) {
+	cmds := make([]string, 0, len(commands))
+	for c := range commands {
+		cmds = append(cmds, c)
+	}
+	sort.Strings(cmds)
+	var out []StepTask
+	for _, c := range cmds {
+		file := filepath.Join(dir, strings.ReplaceAll(c, " ", "-")+".1.gz")
+		p, err := readManPage(file)
+		if err != nil {
+			return nil, err
+		}
+		if p.Summary == "" {
+			return nil, fmt.Errorf("%s: no NAME line", file)
+		}
+		out = append(out, StepTask{ID: c + "#name", Query: p.Summary, Steps: commands[c]})
+		for i, e := range p.Examples {
+			out = append(out, StepTask{ID: fmt.Sprintf("%s#example-%d", c, i+1), Query: e, Steps: commands[c]})
+		}
+	}
+	return out, nil
+}
+
+func readManPage(file string) (ManPage, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return ManPage{}, err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return ManPage{}, fmt.Errorf("%s: %w", file, err)
+	}
+	p, err := ParseManPage(io.LimitReader(z, 1<<20))
+	if err != nil {
+		return ManPage{}, fmt.Errorf("%s: %w", file, err)
+	}
+	return p, nil
+}

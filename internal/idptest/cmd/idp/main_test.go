@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"github.com/anvil-dev/anvil/internal/idptest"
+)
+
+const config = `# a CLI with a loopback redirect, asking for the gateway as its resource
+access_token_ttl: 90s
+clients:
+  - id: cli
+    redirect_uris: [http://127.0.0.1:8765/callback]
+    resources: [http://127.0.0.1:9/mcp]
+users:
+  - subject: u-1
+    username: ada
+    password: s3cret-pw
+    groups: [eng]
+`
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "idp.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// The process prints its issuer first; a client then logs in through the
+// Browser (knowing only the issuer) and gets a token with the config's
+// TTL and the user's claims. Cancelling (SIGINT) stops it with status 0.
+func TestRunServesTheConfig(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	served, stop := context.WithCancel(ctx)
+	outR, outW := io.Pipe()
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(served, []string{"-config", writeConfig(t, config)}, outW, &stderr)
+		outW.Close()
+	}()
+	line, err := bufio.NewReader(outR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no issuer line: %v", err)
+	}
+	issuer := strings.TrimSpace(line)
+	if !strings.HasPrefix(issuer, "http://127.0.0.1:") {
+		t.Fatalf("issuer line %q", line)
+	}
+
+	resp, err := http.Get(issuer + "/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Auth  string `json:"authorization_endpoint"`
+		Token string `json:"token_endpoint"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&md)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &oauth2.Config{
+		ClientID:    "cli",
+		Endpoint:    oauth2.Endpoint{AuthURL: md.Auth, TokenURL: md.Token, AuthStyle: oauth2.AuthStyleInParams},
+		RedirectURL: "http://127.0.0.1:8765/callback",
+		Scopes:      []string{"openid", "offline_access"},
+	}
+	verifier := oauth2.GenerateVerifier()
+	authURL := cfg.AuthCodeURL("st", oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", "http://127.0.0.1:9/mcp"))
+	browser := &idptest.Browser{Issuer: issuer}
+	r, err := browser.Login(ctx, authURL, "ada", "s3cret-pw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cfg.Exchange(ctx, r.Code, oauth2.VerifierOption(verifier))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := time.Until(tok.Expiry); left > 90*time.Second || left < 80*time.Second || tok.RefreshToken == "" {
+		t.Errorf("token expires in %v, refresh token %t", left, tok.RefreshToken != "")
+	}
+
+	stop()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if s := stderr.String(); !strings.Contains(s, "idp: client cli (public)") || !strings.Contains(s, "idp: user ada (sub u-1)") || strings.Contains(s, "s3cret") {
+		t.Errorf("stderr %q", s)
+	}
+}
+
+func TestRunRefusesBadInput(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"no config":   {nil, "usage: idp -config FILE"},
+		"missing":     {[]string{"-config", filepath.Join(t.TempDir(), "none.yaml")}, "no such file"},
+		"unknown key": {[]string{"-config", writeConfig(t, "clients:\n  - id: a\n    secrett: x\n")}, "line 3: field secrett not found"},
+		"invalid":     {[]string{"-config", writeConfig(t, "clients:\n  - id: a\n  - id: a\n")}, `clients[1]: id "a" is used twice`},
+		"public addr": {[]string{"-config", writeConfig(t, "users: []\n"), "-addr", "0.0.0.0:0"}, "not a loopback"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), tc.args, &stdout, &stderr); code != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", name, code, stdout.String(), stderr.String(), tc.want)
+		}
+	}
+}

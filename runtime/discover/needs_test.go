@@ -1,0 +1,96 @@
+package discover
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+)
+
+// needsIndex: a movie API where the credits take a movie_id that the
+// search and the popular list produce.
+func needsIndex(t *testing.T) *Index {
+	t.Helper()
+	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
+	popular := op("movie_popular", "Get popular movies", "GET", "/movie/popular", "list", "popular", "The most popular movies.")
+	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie: actors, director.", "movie_id")
+	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{
+		{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField},
+		{Operation: popular.ID, Field: "results[].id", Basis: air.ProducerField}}}}
+	b := NewBuilder()
+	for _, o := range []air.Operation{search, popular, credits} {
+		if err := b.Add("tmdb", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Build()
+}
+
+// TestProducerReturnedWithConsumer: a query that names a film, not an id,
+// gets the credits and, right after them, the search that yields the
+// movie_id; the result says what it needs and what the producer is for.
+// A query with an id gets no producer.
+func TestProducerReturnedWithConsumer(t *testing.T) {
+	ix := needsIndex(t)
+	rs := ix.Search("who directed the film Heat cast", Options{Limit: 2})
+	if got := strings.Join(names(rs), " "); got != "tmdb__movie_credits tmdb__search_movie" {
+		t.Fatalf("got %s", got)
+	}
+	if len(rs[0].Needs) != 1 || rs[0].Needs[0].Argument != "movie_id" || len(rs[0].Needs[0].From) != 2 {
+		t.Errorf("needs %+v", rs[0].Needs)
+	}
+	if strings.Join(rs[1].ProducerFor, ",") != "tmdb__movie_credits" {
+		t.Errorf("producer_for %v", rs[1].ProducerFor)
+	}
+	if rs := ix.Search("credits of movie 949", Options{Limit: 2}); len(rs) > 1 && rs[1].ProducerFor != nil {
+		t.Errorf("an id was given, yet a producer was added: %v", names(rs))
+	}
+}
+
+// TestProducerLinksGrantFiltered: a producer the caller may not see is
+// neither listed in needs nor returned.
+func TestProducerLinksGrantFiltered(t *testing.T) {
+	ix := needsIndex(t)
+	allow := func(e *Entry) bool { return e.Name != "tmdb__search_movie" }
+	rs := ix.Search("who directed the film Heat cast", Options{Limit: 5, Allow: allow})
+	for _, r := range rs {
+		if r.Entry.Name == "tmdb__search_movie" {
+			t.Fatalf("hidden producer returned: %v", names(rs))
+		}
+		for _, n := range r.Needs {
+			for _, p := range n.From {
+				if p.Name == "tmdb__search_movie" {
+					t.Errorf("hidden producer listed in needs of %s", r.Entry.Name)
+				}
+			}
+		}
+	}
+	if rs[0].Entry.Name != "tmdb__movie_credits" || len(rs[0].Needs) != 1 || rs[0].Needs[0].From[0].Name != "tmdb__movie_popular" {
+		t.Errorf("got %v %+v", names(rs), rs[0].Needs)
+	}
+	b, _ := MarshalResponse(rs[:1])
+	if strings.Contains(string(b), "search_movie") {
+		t.Errorf("hidden tool in the answer: %s", b)
+	}
+}
+
+// TestCatalogueWordsAndPlaceholders: "latest" does not outrank what the
+// query is about, and a {placeholder} is not a path word.
+func TestCatalogueWordsAndPlaceholders(t *testing.T) {
+	latest := op("movie_latest", "Get latest", "GET", "/movie/latest", "get", "latest", "The most recently created movie.")
+	person := op("person_movie_credits", "Get person movie credits", "GET", "/person/{person_id}/movie_credits", "get", "credit", "The films a person worked on.", "person_id")
+	episodes := op("tv_season", "Get season details", "GET", "/tv/{tv_id}/season/{season_number}", "get", "season", "A season of a show.")
+	b := NewBuilder()
+	for _, o := range []air.Operation{latest, person, episodes} {
+		if err := b.Add("tmdb", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	if rs := ix.Search("latest film credits of a person", Options{}); rs[0].Entry.Name != "tmdb__person_movie_credits" {
+		t.Errorf("latest outranks the subject: %v", names(rs))
+	}
+	if rs := ix.Search("number", Options{}); len(rs) > 0 && rs[0].Entry.Name == "tmdb__tv_season" && rs[0].Score > 0 {
+		t.Errorf("a path placeholder matched: %v", names(rs))
+	}
+}
