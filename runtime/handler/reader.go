@@ -131,57 +131,82 @@ func (r *ArgReader) fit() {
 }
 
 // misfit keeps the current member's value, of another type than its
-// field's, in Wrong.
-func (r *ArgReader) misfit() {
+// field's, in Wrong, after clear empties the field (unless the value is
+// not JSON: the reading stops).
+func (r *ArgReader) misfit(clear func()) {
+	if r.err != nil {
+		return
+	}
 	if v, ok := r.value(); ok {
+		clear()
 		r.c.SetWrong(string(r.key), v)
 	}
 }
 
-// readInto reads the current member's value into dst with parse: the
-// value when it is of dst's type, else nothing in dst and the value in
-// Wrong.
-func readInto[T any](r *ArgReader, dst *Opt[T], parse func(*ArgReader) (T, bool)) {
-	if r.err != nil {
-		return
-	}
-	if v, ok := parse(r); ok {
-		*dst = Of(v)
-		r.fit()
-	} else if r.err == nil {
-		*dst = Opt[T]{}
-		r.misfit()
-	}
-}
-
-// readNullable is readInto for a nullable argument.
-func readNullable[T any](r *ArgReader, dst *Opt[T], parse func(*ArgReader) (T, bool)) {
-	if r.null() {
-		*dst = Opt[T]{Set: true, Null: true}
-		r.fit()
-		return
-	}
-	readInto(r, dst, parse)
-}
-
 // String reads a string argument.
-func (r *ArgReader) String(dst *Opt[string]) { readInto(r, dst, (*ArgReader).stringValue) }
+func (r *ArgReader) String(dst *Opt[string]) {
+	if r.err == nil {
+		if v, ok := r.stringValue(); ok {
+			*dst = Of(v)
+			r.fit()
+		} else {
+			r.misfit(func() { *dst = Opt[string]{} })
+		}
+	}
+}
 
 // StringOrNull reads a nullable string argument.
-func (r *ArgReader) StringOrNull(dst *Opt[string]) { readNullable(r, dst, (*ArgReader).stringValue) }
+func (r *ArgReader) StringOrNull(dst *Opt[string]) {
+	if r.null() {
+		*dst = Opt[string]{Set: true, Null: true}
+		r.fit()
+		return
+	}
+	r.String(dst)
+}
 
 // Bool reads a boolean argument.
-func (r *ArgReader) Bool(dst *Opt[bool]) { readInto(r, dst, (*ArgReader).boolValue) }
+func (r *ArgReader) Bool(dst *Opt[bool]) {
+	if r.err == nil {
+		if v, ok := r.boolValue(); ok {
+			*dst = Of(v)
+			r.fit()
+		} else {
+			r.misfit(func() { *dst = Opt[bool]{} })
+		}
+	}
+}
 
 // BoolOrNull reads a nullable boolean argument.
-func (r *ArgReader) BoolOrNull(dst *Opt[bool]) { readNullable(r, dst, (*ArgReader).boolValue) }
+func (r *ArgReader) BoolOrNull(dst *Opt[bool]) {
+	if r.null() {
+		*dst = Opt[bool]{Set: true, Null: true}
+		r.fit()
+		return
+	}
+	r.Bool(dst)
+}
 
 // Number reads a number argument, keeping its text (as json.Number).
-func (r *ArgReader) Number(dst *Opt[json.Number]) { readInto(r, dst, (*ArgReader).numberValue) }
+func (r *ArgReader) Number(dst *Opt[json.Number]) {
+	if r.err == nil {
+		if v, ok := r.numberValue(); ok {
+			*dst = Of(v)
+			r.fit()
+		} else {
+			r.misfit(func() { *dst = Opt[json.Number]{} })
+		}
+	}
+}
 
 // NumberOrNull reads a nullable number argument.
 func (r *ArgReader) NumberOrNull(dst *Opt[json.Number]) {
-	readNullable(r, dst, (*ArgReader).numberValue)
+	if r.null() {
+		*dst = Opt[json.Number]{Set: true, Null: true}
+		r.fit()
+		return
+	}
+	r.Number(dst)
 }
 
 // stringValue reads a string value, if there is one.
