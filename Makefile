@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench load load-procs fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs fuzz race clean
 
 all: build
 
@@ -97,7 +97,7 @@ check-drift:
 ## size against the description's size are measured by make scale
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	@echo "bench: gateway start and size against the spec's size: make scale; compile against libopenapi's model: make compilebench (docs/scale.md)"
+	@echo "bench: gateway start and size against the spec's size: make scale; compile against libopenapi's model: make compilebench (docs/scale.md); anvil diff against oasdiff, and its memory: make diffbench (docs/diff.md)"
 
 ## discover-eval: the search evaluation in full: every task set, both halves,
 ## runtime/discover next to plain BM25 (docs/discovery.md, "Evaluation")
@@ -136,6 +136,20 @@ COMPILEBENCH_ROUNDS ?= 3
 COMPILEBENCH_BASE ?=
 compilebench: build
 	$(GO) run ./internal/compilebench -anvil $(ANVIL) -specs $(COMPILEBENCH_SPECS) -rounds $(COMPILEBENCH_ROUNDS) $(if $(COMPILEBENCH_BASE),-base $(COMPILEBENCH_BASE))
+
+## diffbench: anvil diff against oasdiff (built from the Go module proxy into
+## .cache/oasdiff-bin, never a dependency of Anvil) on real published pairs
+## (GitHub, Figma, Slack, Spotify; scripts/fetch-specs.sh diffbench): recall of
+## oasdiff's ERR-level operations with each miss listed, and both tools' wall
+## time, CPU and peak RSS in the same rounds; then anvil diff's peak RSS against
+## the larger input on DIFFBENCH_MEMORY (internal/diffbench; several minutes,
+## most of it oasdiff on GitHub and anvil diff on Microsoft Graph beta)
+DIFFBENCH_PAIRS ?= github,figma,slack,spotify
+DIFFBENCH_MEMORY ?= github,stripe,msgraph-beta
+DIFFBENCH_ROUNDS ?= 3
+diffbench: build
+	@scripts/fetch-specs.sh diffbench
+	$(GO) run ./internal/diffbench -anvil $(ANVIL) -pairs $(DIFFBENCH_PAIRS) -memory $(DIFFBENCH_MEMORY) -rounds $(DIFFBENCH_ROUNDS)
 
 ## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
 ## proxy and the mock upstream, all on loopback: req/s at 64 connections and

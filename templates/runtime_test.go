@@ -133,7 +133,7 @@ func render(t *testing.T, files map[string][]byte, name, to string, data any) {
 	funcs := template.FuncMap{"json": func(v any) (string, error) {
 		b, err := json.Marshal(v)
 		return string(b), err
-	}}
+	}, "jsdoc": func(s string) string { return s }} // the fixtures' titles are plain text
 	tmpl, err := template.New(path.Base(name)).Funcs(funcs).Option("missingkey=error").ParseFS(FS, name)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	gatewayemit "github.com/anvil-dev/anvil/compiler/emit/gateway"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -64,9 +65,15 @@ func runCompileGateway(e *env, c *cli.Context) error {
 		}
 		importPath = p
 	}
-	model, err := gatewayModel(ws, yard, importPath)
+	model, dirs, err := gatewayModel(ws, yard, importPath)
 	if err != nil {
 		return fail(1, "%v", err)
+	}
+	if l := workspaceDiagnostics(model, dirs); len(l) > 0 {
+		printDiagnostics(e, l, false)
+		if l.HasErrors() {
+			return fail(1, "the workspace %s cannot make a gateway: %d error(s) above; nothing was written", ws, len(l))
+		}
 	}
 	tree, stats, err := gatewayemit.Generate(model)
 	if err != nil {
@@ -110,13 +117,17 @@ func keepUnformatted(err error) error {
 // fleet gateway serves from (same bundles, same connector ids), and turns it
 // into the generator's view model: every served operation under its wire
 // name. It reads AIR only; nothing of the server is involved.
-func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, error) {
+//
+// dirs holds each connector's bundle directory, by id, for positions.
+func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, map[string]string, error) {
 	bundles, err := air.LoadWorkspace(ws)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	model := &gatewayemit.Workspace{Yard: yard, ImportPath: importPath}
+	dirs := map[string]string{}
 	for _, b := range bundles {
+		dirs[b.ID] = b.Dir
 		mc := gatewayemit.Connector{ID: b.ID, Doc: b.Doc, BundleHash: b.BundleHash}
 		for i := range b.Doc.Operations {
 			op := &b.Doc.Operations[i]
@@ -126,7 +137,28 @@ func gatewayModel(ws, yard, importPath string) (*gatewayemit.Workspace, error) {
 		}
 		model.Connectors = append(model.Connectors, mc)
 	}
-	return model, nil
+	return model, dirs, nil
+}
+
+// workspaceDiagnostics checks, before anything is generated, what would
+// make the generated tree not build: connector ids the tree would name
+// alike, or that take a name it reserves (gateway/connector_id_collision,
+// positioned at each bundle's air.json and naming both connectors).
+func workspaceDiagnostics(model *gatewayemit.Workspace, dirs map[string]string) diag.List {
+	var l diag.List
+	ids := make([]string, len(model.Connectors))
+	for i, c := range model.Connectors {
+		ids[i] = c.ID
+	}
+	at := func(id string) diag.Pos { return diag.Pos{File: filepath.Join(dirs[id], air.DocumentFile)} }
+	for _, c := range gatewayemit.Collisions(ids) {
+		l = append(l, diag.Diagnostic{Pos: at(c.ID), Level: diag.Error, Code: gatewayemit.CodeConnectorCollision, Message: c.Error()[len(gatewayemit.CodeConnectorCollision)+2:]})
+		if c.With != "" {
+			l = append(l, diag.Diagnostic{Pos: at(c.With), Level: diag.Error, Code: gatewayemit.CodeConnectorCollision,
+				Message: fmt.Sprintf("connector %q is named like %q in the generated gateway (see %s)", c.With, c.ID, at(c.ID).File)})
+		}
+	}
+	return l
 }
 
 // importPathOf derives the Go import path of dir from the go.mod of the

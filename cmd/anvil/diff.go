@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
 
@@ -84,30 +84,60 @@ func runDiff(e *env, c *cli.Context) error {
 	return nil
 }
 
-// diffPaths compares two specs or bundles: AIR-level always, and, when both
-// are specs, the spec-level comparison. The two sides compile in parallel;
-// libopenapi runs only after Anvil's loader has read both specs, so every
-// file reference it follows has been confined to its spec's directory. A
-// spec-level comparison libopenapi cannot do is a warning, not an error:
-// the AIR-level report stands on its own.
+// Bounds of `anvil diff` (docs/diff.md, "Memory and input bounds").
+const (
+	// maxDiffSpecBytes bounds each spec file a diff reads: a larger one is
+	// refused with CodeDiffInputTooLarge before anything is parsed.
+	// Microsoft Graph beta's description, the largest measured, is 47 MB.
+	maxDiffSpecBytes = 64 << 20
+	// diffMemoryFactor is the soft memory limit of a diff, in multiples of
+	// the larger input; the garbage collector works harder near it rather
+	// than letting the heap double.
+	diffMemoryFactor = 16
+	// minDiffMemory is the limit's floor: the runtime and the binary
+	// itself take about 20 MB before any input is read.
+	minDiffMemory = 48 << 20
+)
+
+// CodeDiffInputTooLarge refuses a spec past maxDiffSpecBytes.
+const CodeDiffInputTooLarge = "diff/input_too_large"
+
+// diffPaths compares two specs or bundles: AIR-level always and, when both
+// are specs, each operation's surface (every security alternative, every
+// request and success response media type) and the spec-level comparison
+// of the document's frame. To hold memory near the inputs' size, the
+// phases run one after the other and each leaves only its result behind:
+// libopenapi's comparison of the two frames, then the old side's compile
+// (its AIR and surfaces), then the new side's. libopenapi runs only after
+// Anvil's loader has read both specs' frames, and file references are not
+// followed in a frame. A spec-level comparison libopenapi cannot do is a
+// warning, not an error: the rest of the report stands on its own.
 func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool) (*diff.Report, []string, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
 		return nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
 	}
-	var (
-		wg             sync.WaitGroup
-		oldDoc, newDoc *air.Document
-		oerr, nerr     error
-		warnings       []string
-	)
-	wg.Add(2)
-	go func() { defer wg.Done(); oldDoc, oerr = diffSide(oldPath, oldBundle, man) }()
-	go func() { defer wg.Done(); newDoc, nerr = diffSide(newPath, newBundle, man) }()
-	wg.Wait()
-	if err := errors.Join(oerr, nerr); err != nil {
-		return nil, nil, fail(2, "%v", err)
+	largest := int64(0)
+	for _, side := range []struct {
+		path   string
+		bundle bool
+	}{{oldPath, oldBundle}, {newPath, newBundle}} {
+		if side.bundle {
+			continue
+		}
+		st, err := os.Stat(side.path)
+		if err != nil {
+			return nil, nil, fail(2, "%v", err)
+		}
+		if st.Size() > maxDiffSpecBytes {
+			return nil, nil, fail(2, "%s: %s is %d bytes, more than anvil diff reads (%d)", CodeDiffInputTooLarge, side.path, st.Size(), maxDiffSpecBytes)
+		}
+		largest = max(largest, st.Size())
 	}
+	if largest > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(max(diffMemoryFactor*largest, minDiffMemory)))
+	}
+	var warnings []string
 	var spec []diff.Change
 	if oldBundle || newBundle {
 		warnings = append(warnings, "a bundle side has no spec text: only the AIR-level comparison runs")
@@ -116,15 +146,38 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool
 		if spec, err = specLevel(oldPath, newPath); err != nil {
 			warnings = append(warnings, "spec-level comparison skipped: "+err.Error())
 		}
+		releaseMemory()
 	}
-	changes := diff.WithSpecChanges(diff.Compare(oldDoc, newDoc), spec, oldDoc, newDoc)
+	oldSide, err := diffSide(oldPath, oldBundle, man)
+	if err != nil {
+		return nil, nil, fail(2, "%v", err)
+	}
+	releaseMemory()
+	newSide, err := diffSide(newPath, newBundle, man)
+	if err != nil {
+		return nil, nil, fail(2, "%v", err)
+	}
+	if oldBundle != newBundle {
+		oldSide.Surfaces, newSide.Surfaces = nil, nil
+	}
+	changes := diff.WithSpecChanges(diff.CompareSides(oldSide, newSide), spec, oldSide.Doc, newSide.Doc)
 	return diff.NewReport(changes), warnings, nil
 }
 
+// releaseMemory collects what a finished phase left and returns it to the
+// operating system, so the next phase's peak does not stack on it.
+func releaseMemory() { debug.FreeOSMemory() }
+
+// specLevel runs libopenapi's comparison over the two specs' frames
+// (openapi.Frame): document-level parts only.
 func specLevel(oldPath, newPath string) ([]diff.Change, error) {
 	side := func(p string) (specdiff.Side, error) {
 		b, err := os.ReadFile(p)
-		return specdiff.Side{Name: filepath.ToSlash(p), Dir: filepath.Dir(p), Bytes: b}, err
+		if err != nil {
+			return specdiff.Side{}, err
+		}
+		frame, err := openapi.Frame(filepath.ToSlash(p), b)
+		return specdiff.Side{Name: filepath.ToSlash(p), Bytes: frame}, err
 	}
 	o, err := side(oldPath)
 	if err != nil {
@@ -150,8 +203,9 @@ func isBundle(p string) bool {
 }
 
 // diffSide loads a bundle's AIR, or compiles a spec (with the manifest) in
-// memory: nothing is written.
-func diffSide(p string, bundle bool, man *manifest.Manifest) (*air.Document, error) {
+// memory, nothing written, with the surfaces of its operations. What a
+// comparison does not read (the compile's diagnostics) is dropped at once.
+func diffSide(p string, bundle bool, man *manifest.Manifest) (diff.Side, error) {
 	if bundle {
 		dir := p
 		if filepath.Base(p) == air.DocumentFile {
@@ -159,18 +213,20 @@ func diffSide(p string, bundle bool, man *manifest.Manifest) (*air.Document, err
 		}
 		doc, err := air.Load(dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s is not a compiled bundle: %v", p, err)
+			return diff.Side{}, fmt.Errorf("%s is not a compiled bundle: %v", p, err)
 		}
-		return doc, nil
+		doc.Diagnostics = nil
+		return diff.Side{Doc: doc}, nil
 	}
-	spec, err := openapi.Load(p, nil)
+	spec, err := openapi.Load(p, &openapi.Options{AllMediaTypes: true, MaxFileSize: maxDiffSpecBytes})
 	if err != nil {
 		var f *diag.Failure
 		if errors.As(err, &f) && len(f.Diagnostics) > 0 {
-			return nil, fmt.Errorf("%s", f.Diagnostics[0].String())
+			return diff.Side{}, fmt.Errorf("%s", f.Diagnostics[0].String())
 		}
-		return nil, err
+		return diff.Side{}, err
 	}
 	doc, _ := lower.Lower(spec, man, nil)
-	return doc, nil
+	doc.Diagnostics = nil
+	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}, nil
 }

@@ -68,7 +68,7 @@ func TestDiffJSONShape(t *testing.T) {
 		Changes []map[string]any
 	}
 	json.Unmarshal([]byte(stdout), &r)
-	if r.Summary["breaking"] != 4 || len(r.Summary) != 2 {
+	if r.Summary["breaking"] != 4 || r.Summary["unknown"] != 0 || len(r.Summary) != 3 {
 		t.Errorf("summary %v", r.Summary)
 	}
 	want := []string{"breaking", "detail", "kind", "method", "new_location", "old_location", "operation_id", "path", "tool"}

@@ -9,6 +9,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/compiler/lock"
+	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -46,6 +47,9 @@ func recordApprovals(ctx context.Context, doc *air.Document, bundleDir, manifest
 		if m == "" {
 			return "", nil
 		}
+		if err := originIsManifestOf(bundleDir, m, doc); err != nil {
+			return "", err
+		}
 		manifest = m
 	}
 	path := lock.PathFor(manifest)
@@ -71,4 +75,20 @@ func keepOrigin(tree files.Tree, dir string) files.Tree {
 		tree.Add(lock.OriginFile, b)
 	}
 	return tree
+}
+
+// originIsManifestOf checks that m, the manifest a bundle's origin record
+// names (already confined by lock.ManifestOf), is an anvil manifest the
+// bundle could have been compiled from: it decodes without errors and
+// names the bundle's service, or none. Otherwise the lock would be written
+// beside a file that has nothing to do with the bundle.
+func originIsManifestOf(bundleDir, m string, doc *air.Document) error {
+	man, l := manifest.Load(m)
+	if l.HasErrors() || man == nil {
+		return &lock.OriginError{Bundle: bundleDir, Reason: fmt.Sprintf("names %s, which is not a valid anvil manifest", m)}
+	}
+	if man.Service != nil && man.Service.Name != "" && man.Service.Name != doc.Service.ID {
+		return &lock.OriginError{Bundle: bundleDir, Reason: fmt.Sprintf("names %s, the manifest of service %q, not of this bundle's %q", m, man.Service.Name, doc.Service.ID)}
+	}
+	return nil
 }

@@ -160,3 +160,76 @@ func TestLockManifestOverrideAndBadLock(t *testing.T) {
 		t.Errorf("a hand-edited lock: exit %d, %s", code, stderr)
 	}
 }
+
+// TestApproveConfinesTheOrigin is issue 30's regression test: approve
+// wrote anvil.lock wherever the bundle's anvil.origin.json pointed (a
+// "../.." path outside the manifest's directory; an absolute path printed
+// "Recorded" and lost the lock). The lock now goes only beside the
+// manifest the record names, which must be a regular file holding a
+// manifest of the bundle's service; any other record is refused with
+// lock/origin_refused and nothing is written.
+func TestApproveConfinesTheOrigin(t *testing.T) {
+	dir := t.TempDir()
+	oldSpec, _, man := specPair(t, dir, "input_type_changed")
+	out := filepath.Join(dir, "bundle")
+	if code, _, stderr := runCLI(t, "", "compile", oldSpec, "--manifest", man, "--out", out); code != 0 {
+		t.Fatalf("compile: %d %s", code, stderr)
+	}
+	elsewhere := filepath.Join(dir, "elsewhere", "deep")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	if err := os.WriteFile(other, []byte("version: 1\nservice:\n  name: another\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(man, filepath.Join(dir, "link.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	for _, origin := range []string{
+		man,                   // absolute
+		"../elsewhere/deep",   // a directory
+		"../../../../../../x", // nothing there
+		"../link.yaml",        // a symlink
+		"../old.yaml",         // not a manifest
+		"../other.yaml",       // a manifest of another service
+	} {
+		rec := `{"manifest": "` + filepath.ToSlash(origin) + `"}`
+		if err := os.WriteFile(filepath.Join(out, lock.OriginFile), []byte(rec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runCLI(t, "", "approve", out, "tracker.issues.get")
+		if code == 0 || !strings.Contains(stderr, lock.CodeOriginRefused) || strings.Contains(stdout, "Recorded") {
+			t.Errorf("origin %s: exit %d\n%s%s", origin, code, stdout, stderr)
+		}
+		if s := states(t, out); s["tracker.issues.get"] != air.StateReviewRequired {
+			t.Errorf("origin %s: the refused approve changed the bundle: %v", origin, s)
+		}
+	}
+	for _, p := range []string{filepath.Join(dir, lock.FileName), filepath.Join(elsewhere, lock.FileName), filepath.Join(dir, "elsewhere", lock.FileName)} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("a refused approve wrote %s", p)
+		}
+	}
+	// A lock that is a symlink is refused too.
+	if err := os.WriteFile(filepath.Join(out, lock.OriginFile), []byte(`{"manifest": "../anvil.yaml"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(elsewhere, "target.lock")
+	if err := os.Symlink(target, filepath.Join(dir, lock.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "", "approve", out, "tracker.issues.get"); code == 0 || !strings.Contains(stderr, lock.CodeOriginRefused) {
+		t.Errorf("symlinked lock: exit %d %s", code, stderr)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Error("approve wrote through the symlinked lock")
+	}
+	// The record compile wrote still works.
+	if err := os.Remove(filepath.Join(dir, lock.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runCLI(t, "", "approve", out, "tracker.issues.get"); code != 0 || !strings.Contains(stdout, "Recorded the approvals in "+filepath.Join(dir, lock.FileName)) {
+		t.Errorf("the compiled origin: exit %d %s%s", code, stdout, stderr)
+	}
+}

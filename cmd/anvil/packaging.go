@@ -155,7 +155,10 @@ func runPackageHarness(e *env, c *cli.Context) error {
 	if err := addReleaseFiles(tree, doc, step); err != nil {
 		return fail(1, "%v", err)
 	}
-	if err := tree.WriteTo(out); err != nil {
+	// A regeneration replaces and removes only what the previous packaging
+	// wrote (its manifest) and leaves node_modules, dist and the person's
+	// own files alone.
+	if err := tree.Sync(out, harness.ManifestFile); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
 	n := 0

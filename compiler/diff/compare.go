@@ -9,11 +9,35 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// Compare returns every change from the old document to the new one.
-// Operations are paired by method and path (path parameter names ignored),
-// then by the spec's operationId; what is left is added or removed.
+// Side is one side of a comparison: its AIR, and, when it was compiled
+// from a spec, the surface of each operation (by SurfaceKey); a bundle has
+// none, and then only the AIR contracts are compared.
+type Side struct {
+	Doc      *air.Document
+	Surfaces map[string]*Surface
+}
+
+func (s Side) surface(op *air.Operation) *Surface {
+	return s.Surfaces[SurfaceKey(op.SourceRef.Method, op.SourceRef.Path)]
+}
+
+// Compare returns every change from the old document to the new one (the
+// AIR contracts only: see CompareSides).
 func Compare(oldDoc, newDoc *air.Document) []Change {
+	return CompareSides(Side{Doc: oldDoc}, Side{Doc: newDoc})
+}
+
+// CompareSides returns every change from the old side to the new one.
+// Operations are paired by method and path (path parameter names ignored),
+// then by the spec's operationId; what is left is added or removed. A pair
+// whose two sides both have a surface is also compared on it: every
+// security alternative and scope set, and the request and success
+// response media types AIR's contract does not carry.
+func CompareSides(oldSide, newSide Side) []Change {
+	oldDoc, newDoc := oldSide.Doc, newSide.Doc
 	var changes []Change
+	contracts := newMemo(oldDoc.Schemas, newDoc.Schemas)
+	var surfaces *memo // the spec's named schemas: every surface of a side shares them
 	pairs, removed, added := match(oldDoc, newDoc)
 	for _, o := range removed {
 		changes = append(changes, opChange(o, nil, OperationRemoved, true, "%s %s removed", o.SourceRef.Method, o.SourceRef.Path))
@@ -30,8 +54,18 @@ func Compare(oldDoc, newDoc *air.Document) []Change {
 		case !os && ns:
 			changes = append(changes, opChange(o, n, OperationServed, false, "now served (was %s)", o.State))
 		}
-		for _, f := range CompareContracts(ContractOf(oldDoc, o), ContractOf(newDoc, n)) {
+		airAuth := false
+		for _, f := range compareContracts(ContractOf(oldDoc, o), ContractOf(newDoc, n), contracts) {
 			changes = append(changes, opChange(o, n, f.Kind, f.Breaking, "%s", f.Detail))
+			airAuth = airAuth || f.Kind == AuthChanged
+		}
+		if os, ns := oldSide.surface(o), newSide.surface(n); os != nil && ns != nil {
+			if surfaces == nil {
+				surfaces = newMemo(os.Defs, ns.Defs)
+			}
+			for _, f := range compareSurfaces(os, ns, primaryOf(o), primaryOf(n), surfaces, airAuth) {
+				changes = append(changes, opChange(o, n, f.Kind, f.Breaking, "%s", f.Detail))
+			}
 		}
 	}
 	return changes
@@ -47,6 +81,12 @@ type Finding struct {
 // CompareContracts returns what changed from one contract to the other, in
 // a deterministic order. The approval lock names changes with it.
 func CompareContracts(o, n *Contract) []Finding {
+	return compareContracts(o, n, newMemo(o.Defs, n.Defs))
+}
+
+// compareContracts is CompareContracts with the pair comparisons kept in
+// m, which must hold o's and n's Defs.
+func compareContracts(o, n *Contract, m *memo) []Finding {
 	var out []Finding
 	add := func(kind string, breaking bool, format string, args ...any) {
 		out = append(out, Finding{Kind: kind, Breaking: breaking, Detail: fmt.Sprintf(format, args...)})
@@ -56,13 +96,13 @@ func CompareContracts(o, n *Contract) []Finding {
 		// the contract below, so a move alone is not breaking.
 		add(OperationRenamed, false, "moved from %s %s to %s %s", o.Method, o.Path, n.Method, n.Path)
 	}
-	for _, f := range compareSchemas(input, o.Input, n.Input, o.Defs, n.Defs) {
+	for _, f := range compareSchemas(m, input, o.Input, n.Input) {
 		add(f.kind, f.breaking, "%s", f.detail)
 	}
 	if o.Status != n.Status {
 		add(OutputStatusChanged, true, "success status %d → %d", o.Status, n.Status)
 	}
-	for _, f := range compareSchemas(output, o.Output, n.Output, o.Defs, n.Defs) {
+	for _, f := range compareSchemas(m, output, o.Output, n.Output) {
 		add(f.kind, f.breaking, "%s", f.detail)
 	}
 	if oa, na := authText(o.Auth), authText(n.Auth); oa != na {

@@ -43,6 +43,7 @@ const (
 	InputConstraintTighter = "input_constraint_tightened"
 	InputConstraintLooser  = "input_constraint_loosened"
 	InputDefaultChanged    = "input_default_changed"
+	InputMediaTypeRemoved  = "input_media_type_removed" // a request media type the operation no longer accepts
 
 	OutputPropertyRemoved   = "output_property_removed"
 	OutputPropertyAdded     = "output_property_added"
@@ -53,6 +54,7 @@ const (
 	OutputConstraintLooser  = "output_constraint_loosened"
 	OutputConstraintTighter = "output_constraint_tightened"
 	OutputStatusChanged     = "output_status_changed"
+	OutputMediaTypeRemoved  = "output_media_type_removed" // a success response's media type is gone
 
 	AuthChanged         = "auth_changed"
 	EffectClassChanged  = "effect_class_changed"
@@ -64,6 +66,12 @@ const (
 	// SpecChanged is a spec-level change (compiler/diff/specdiff) that no
 	// AIR-level change of the same operation already accounts for.
 	SpecChanged = "spec_changed"
+
+	// ComparisonIncomplete says that part of an operation could not be
+	// compared (a bound was reached, a side could not be read): its
+	// changes are unknown, so the report's verdict is Unknown unless a
+	// breaking change already makes it Major.
+	ComparisonIncomplete = "comparison_incomplete"
 )
 
 // kindOrder orders changes of one operation in a report.
@@ -80,11 +88,11 @@ var minorKinds = map[string]bool{
 var Kinds = []string{
 	OperationAdded, OperationRemoved, OperationRenamed, OperationServed, OperationUnserved,
 	InputRequiredAdded, InputAdded, InputRemoved, InputTypeChanged, InputFormatChanged, InputEnumRemoved,
-	InputEnumAdded, InputConstraintTighter, InputConstraintLooser, InputDefaultChanged,
+	InputEnumAdded, InputConstraintTighter, InputConstraintLooser, InputDefaultChanged, InputMediaTypeRemoved,
 	OutputPropertyRemoved, OutputPropertyAdded, OutputTypeChanged, OutputFormatChanged, OutputEnumAdded,
-	OutputEnumRemoved, OutputConstraintLooser, OutputConstraintTighter, OutputStatusChanged,
+	OutputEnumRemoved, OutputConstraintLooser, OutputConstraintTighter, OutputStatusChanged, OutputMediaTypeRemoved,
 	AuthChanged, EffectClassChanged, UndoLost, UndoGained, ConfirmationAdded, ConfirmationRemoved,
-	SpecChanged,
+	SpecChanged, ComparisonIncomplete,
 }
 
 func init() {
@@ -113,12 +121,17 @@ const (
 	Minor = "minor"
 	Patch = "patch"
 	None  = "none"
+	// Unknown: some part could not be compared (a comparison_incomplete
+	// change) and nothing compared was breaking; it may be Major.
+	Unknown = "unknown"
 )
 
-// Summary counts a report's changes.
+// Summary counts a report's changes: breaking, non-breaking, and the
+// comparison_incomplete entries (unknown), which count as neither.
 type Summary struct {
 	Breaking    int `json:"breaking"`
 	NonBreaking int `json:"non_breaking"`
+	Unknown     int `json:"unknown"`
 }
 
 // Report is a whole comparison: the verdict, the counts and every change in
@@ -142,9 +155,12 @@ func NewReport(changes []Change) *Report {
 	})
 	r.Changes = slices.Compact(r.Changes)
 	for _, c := range r.Changes {
-		if c.Breaking {
+		switch {
+		case c.Kind == ComparisonIncomplete:
+			r.Summary.Unknown++
+		case c.Breaking:
 			r.Summary.Breaking++
-		} else {
+		default:
 			r.Summary.NonBreaking++
 		}
 	}
@@ -153,30 +169,36 @@ func NewReport(changes []Change) *Report {
 }
 
 // Verdict is the semver step a set of changes calls for: major for any
-// breaking change, minor for an addition, patch for anything else, none for
-// no change.
+// breaking change, else unknown when some part could not be compared,
+// minor for an addition, patch for anything else, none for no change.
 func Verdict(changes []Change) string {
 	v := None
+	unknown := false
 	for _, c := range changes {
 		switch {
 		case c.Breaking:
 			return Major
+		case c.Kind == ComparisonIncomplete:
+			unknown = true
 		case minorKinds[c.Kind]:
 			v = Minor
 		case v == None:
 			v = Patch
 		}
 	}
+	if unknown {
+		return Unknown
+	}
 	return v
 }
 
 // HasLevel reports whether the report holds a change at the --fail-on
-// level: "breaking" (a breaking change), "any" (any change) or "none"
-// (never).
+// level: "breaking" (a breaking change, or a part not compared, which may
+// hide one), "any" (any change) or "none" (never).
 func (r *Report) HasLevel(level string) bool {
 	switch level {
 	case "breaking":
-		return r.Summary.Breaking > 0
+		return r.Summary.Breaking > 0 || r.Summary.Unknown > 0
 	case "any":
 		return len(r.Changes) > 0
 	}

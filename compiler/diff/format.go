@@ -24,7 +24,22 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // headline is the first line of the text and Markdown forms.
 func (r *Report) headline() string {
-	return fmt.Sprintf("semver: %s (%d breaking, %d non-breaking)", r.Semver, r.Summary.Breaking, r.Summary.NonBreaking)
+	h := fmt.Sprintf("semver: %s (%d breaking, %d non-breaking", r.Semver, r.Summary.Breaking, r.Summary.NonBreaking)
+	if r.Summary.Unknown > 0 {
+		h += fmt.Sprintf(", %d not compared", r.Summary.Unknown)
+	}
+	return h + ")"
+}
+
+// level is a change's first word in the text form.
+func (c Change) level() string {
+	switch {
+	case c.Kind == ComparisonIncomplete:
+		return "UNKNOWN "
+	case c.Breaking:
+		return "BREAKING"
+	}
+	return "change  "
 }
 
 // subject names the operation of a change: tool, method and path.
@@ -56,15 +71,14 @@ func (c Change) where() string {
 // WriteText writes one line per change under the verdict line:
 //
 //	BREAKING <kind> <tool> <METHOD> <path>: <detail> (<old location> → <new location>)
+//
+// with "change  " for a non-breaking change and "UNKNOWN " for a part not
+// compared.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(r.headline() + "\n")
 	for _, c := range r.Changes {
-		level := "change  "
-		if c.Breaking {
-			level = "BREAKING"
-		}
-		fmt.Fprintf(&b, "%s %s %s: %s (%s)\n", level, c.Kind, c.subject(), c.Detail, c.where())
+		fmt.Fprintf(&b, "%s %s %s: %s (%s)\n", c.level(), c.Kind, c.subject(), c.Detail, c.where())
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -79,7 +93,10 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 		b.WriteString("\n| | change | operation | detail | spec (old → new) |\n| --- | --- | --- | --- | --- |\n")
 		for _, c := range r.Changes {
 			level := ""
-			if c.Breaking {
+			switch {
+			case c.Kind == ComparisonIncomplete:
+				level = "**unknown**"
+			case c.Breaking:
 				level = "**breaking**"
 			}
 			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s |\n", level, c.Kind, mdCell(c.subject()), mdCell(c.Detail), mdCell(c.where()))

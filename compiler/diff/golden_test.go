@@ -17,7 +17,6 @@ import (
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/golden"
-	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // wantBreaking is the hand-checked verdict of each case's own kind (the
@@ -33,6 +32,7 @@ var wantBreaking = map[string]bool{
 	diff.OutputConstraintLooser: true, diff.OutputConstraintTighter: false, diff.OutputStatusChanged: true,
 	diff.AuthChanged: true, diff.EffectClassChanged: false, diff.UndoLost: true, diff.UndoGained: false,
 	diff.ConfirmationAdded: true, diff.ConfirmationRemoved: false, diff.SpecChanged: true,
+	diff.InputMediaTypeRemoved: true, diff.OutputMediaTypeRemoved: true, diff.ComparisonIncomplete: false,
 }
 
 // TestGolden runs one case per change kind (golden/diff/<kind>.txtar: a
@@ -58,6 +58,9 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			ar := txtar.Parse(raw)
+			if kind == diff.ComparisonIncomplete {
+				defer diff.SetMaxNodes(3)()
+			}
 			report := run(t, ar)
 			found := false
 			for _, c := range report.Changes {
@@ -98,20 +101,26 @@ func TestGolden(t *testing.T) {
 // run compiles both sides as anvil diff does and builds the report.
 func run(t *testing.T, ar *txtar.Archive) *diff.Report {
 	t.Helper()
-	oldDoc := compile(t, ar, "old")
-	newDoc := compile(t, ar, "new")
-	spec, err := specdiff.Compare(specdiff.Side{Name: "old.yaml", Bytes: section(ar, "old.yaml")},
-		specdiff.Side{Name: "new.yaml", Bytes: section(ar, "new.yaml")})
+	oldSide := compile(t, ar, "old")
+	newSide := compile(t, ar, "new")
+	frame := func(name string) specdiff.Side {
+		b, err := openapi.Frame(name, section(ar, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return specdiff.Side{Name: name, Bytes: b}
+	}
+	spec, err := specdiff.Compare(frame("old.yaml"), frame("new.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return diff.NewReport(diff.WithSpecChanges(diff.Compare(oldDoc, newDoc), spec, oldDoc, newDoc))
+	return diff.NewReport(diff.WithSpecChanges(diff.CompareSides(oldSide, newSide), spec, oldSide.Doc, newSide.Doc))
 }
 
-func compile(t *testing.T, ar *txtar.Archive, side string) *air.Document {
+func compile(t *testing.T, ar *txtar.Archive, side string) diff.Side {
 	t.Helper()
 	specName := side + ".yaml"
-	spec, err := openapi.LoadBytes(specName, section(ar, specName), nil)
+	spec, err := openapi.LoadBytes(specName, section(ar, specName), &openapi.Options{AllMediaTypes: true})
 	if err != nil {
 		t.Fatalf("%s: %v", specName, err)
 	}
@@ -139,7 +148,7 @@ func compile(t *testing.T, ar *txtar.Archive, side string) *air.Document {
 			t.Logf("%s: %s", side, d)
 		}
 	}
-	return doc
+	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}
 }
 
 func section(ar *txtar.Archive, name string) []byte {

@@ -12,12 +12,20 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// Bounds of one schema walk: descriptions nest and recurse ($ref cycles), and
-// a change-free pair of definitions is not walked twice.
-const (
-	maxDepth = 24
-	maxNodes = 50000
-)
+// maxNodes bounds the schema pairs one comparison (a memo: a whole `anvil
+// diff`, or one contract pair of the lock) visits. Nesting has no bound of
+// its own: inline schemas are finite (the loader bounds their depth and
+// the input its size), and each pair of named definitions is walked once
+// per memo however many operations and paths reach it ($ref cycles
+// included), so the work ends within the input's own size. The budget only
+// guards against pairings that multiply (alternatives of alternatives); a
+// comparison that reaches it says so with a comparison_incomplete finding
+// in each operation it could not finish, whose verdict is then unknown.
+var maxNodes = 20_000_000
+
+// maxRefHops bounds a chain of references to references; a longer chain is
+// left unresolved and the comparison marked incomplete.
+const maxRefHops = 64
 
 // direction says whose values a schema describes: the caller's (input) or
 // the upstream's (output). It decides which way a change breaks.
@@ -35,45 +43,150 @@ type finding struct {
 	detail   string
 }
 
-// walker compares two schemas of one direction.
-type walker struct {
-	dir        direction
-	oldDefs    map[string]*air.Schema
-	newDefs    map[string]*air.Schema
-	out        []finding
-	nodes      int
-	stack      map[[2]string]bool // ref pairs being walked (cycle guard)
-	visitedRef map[[2]string]bool // ref pairs walked already in this comparison
+// pairKey names a pair of named definitions compared in one direction.
+type pairKey struct {
+	dir      direction
+	old, new string
 }
 
-func compareSchemas(dir direction, o, n *air.Schema, oldDefs, newDefs map[string]*air.Schema) []finding {
-	w := &walker{dir: dir, oldDefs: oldDefs, newDefs: newDefs, stack: map[[2]string]bool{}, visitedRef: map[[2]string]bool{}}
-	w.walk("", o, n, 0)
-	return w.out
+// entry is one item of a comparison: a difference at a path (kind set), or
+// a pair of named definitions reached at that path (sub set). Paths are
+// relative to the pair (or the root schema) the entry belongs to.
+type entry struct {
+	kind     string
+	breaking bool
+	path     string
+	msg      string
+	sub      *pairResult
+}
+
+// pairResult is the comparison of one pair of named definitions, made
+// once and independent of where it is reached: nested pairs are entries,
+// expanded when a finding list is made (expand).
+type pairResult struct {
+	key     pairKey
+	entries []entry
+	partial bool // cut short by the budget or an unresolvable chain
+}
+
+// memo holds the pair comparisons of one pair of definition tables.
+type memo struct {
+	oldDefs, newDefs map[string]*air.Schema
+	pairs            map[pairKey]*pairResult
+	nodes            int
+	incomplete       string // why comparing stopped ("" while it has not)
+}
+
+func newMemo(oldDefs, newDefs map[string]*air.Schema) *memo {
+	return &memo{oldDefs: oldDefs, newDefs: newDefs, pairs: map[pairKey]*pairResult{}}
+}
+
+// walker writes the entries of one schema pair of one direction.
+type walker struct {
+	m    *memo
+	dir  direction
+	out  *[]entry
+	cut  bool // this walk stopped early
+	into *pairResult
+}
+
+func compareSchemas(m *memo, dir direction, o, n *air.Schema) []finding {
+	label := "response"
+	if dir == input {
+		label = "input"
+	}
+	return compareSchemasAs(m, dir, label, o, n)
+}
+
+// compareSchemasAs compares o and n, every detail starting with label. Each
+// pair of named definitions is reported once, at the first path that
+// reaches it; a comparison that could not finish ends with a
+// comparison_incomplete finding.
+func compareSchemasAs(m *memo, dir direction, label string, o, n *air.Schema) []finding {
+	var entries []entry
+	w := &walker{m: m, dir: dir, out: &entries}
+	w.walk("", o, n)
+	var out []finding
+	partial := expand(label, "", entries, map[pairKey]bool{}, &out)
+	if partial || w.cut {
+		out = append(out, finding{kind: ComparisonIncomplete, detail: label + ": not compared to the end: " + m.incomplete})
+	}
+	return out
+}
+
+// expand turns entries into findings under label, the paths prefixed,
+// each nested pair expanded once; it reports whether a partial pair was
+// reached.
+func expand(label, prefix string, entries []entry, seen map[pairKey]bool, out *[]finding) bool {
+	partial := false
+	for _, e := range entries {
+		p := joinPath(prefix, e.path)
+		if e.sub != nil {
+			if seen[e.sub.key] {
+				continue
+			}
+			seen[e.sub.key] = true
+			if e.sub.partial {
+				partial = true
+			}
+			if expand(label, p, e.sub.entries, seen, out) {
+				partial = true
+			}
+			continue
+		}
+		where := label
+		if p != "" {
+			where += " `" + p + "`"
+		}
+		*out = append(*out, finding{kind: e.kind, breaking: e.breaking, detail: where + ": " + e.msg})
+	}
+	return partial
+}
+
+// joinPath puts a relative path under prefix: "a" and "b" make "a.b",
+// "a" and "[]" make "a[]".
+func joinPath(prefix, rel string) string {
+	switch {
+	case rel == "":
+		return prefix
+	case prefix == "":
+		return rel
+	case rel[0] == '[' || rel[0] == '{':
+		return prefix + rel
+	}
+	return prefix + "." + rel
 }
 
 func (w *walker) add(kind string, breaking bool, path, format string, args ...any) {
-	where := "response"
-	if w.dir == input {
-		where = "input"
-	}
-	if path != "" {
-		where += " `" + path + "`"
-	}
-	w.out = append(w.out, finding{kind: kind, breaking: breaking, detail: where + ": " + fmt.Sprintf(format, args...)})
+	*w.out = append(*w.out, entry{kind: kind, breaking: breaking, path: path, msg: fmt.Sprintf(format, args...)})
 }
 
-// resolve follows $ref chains; it returns the schema and the last ref name.
-func resolve(s *air.Schema, defs map[string]*air.Schema) (*air.Schema, string) {
+// stop records why comparing stopped; what is left is not compared.
+func (w *walker) stop(format string, args ...any) {
+	if w.m.incomplete == "" {
+		w.m.incomplete = fmt.Sprintf(format, args...)
+	}
+	w.cut = true
+	if w.into != nil {
+		w.into.partial = true
+	}
+}
+
+// resolve follows $ref chains; it returns the schema, the last ref name,
+// and false when a chain is longer than maxRefHops.
+func resolve(s *air.Schema, defs map[string]*air.Schema) (*air.Schema, string, bool) {
 	name := ""
-	for i := 0; s != nil && s.Ref != "" && i < 16; i++ {
+	for i := 0; s != nil && s.Ref != ""; i++ {
+		if i == maxRefHops {
+			return s, name, false
+		}
 		n, ok := refName(s.Ref)
 		if !ok || defs[n] == nil {
-			return s, name
+			return s, name, true
 		}
 		name, s = n, defs[n]
 	}
-	return s, name
+	return s, name, true
 }
 
 func join(path, key string) string {
@@ -83,21 +196,58 @@ func join(path, key string) string {
 	return path + "." + key
 }
 
-func (w *walker) walk(path string, o, n *air.Schema, depth int) {
-	if o == nil || n == nil || depth > maxDepth || w.nodes > maxNodes {
+// pair returns the comparison of two named definitions, walking them the
+// first time. The result is entered before the walk, so a cycle back to
+// the pair finds it (and expand stops there).
+func (w *walker) pair(key pairKey, o, n *air.Schema) *pairResult {
+	if r := w.m.pairs[key]; r != nil {
+		return r
+	}
+	r := &pairResult{key: key}
+	w.m.pairs[key] = r
+	if w.m.incomplete != "" {
+		r.partial = true
+		return r
+	}
+	sub := &walker{m: w.m, dir: w.dir, out: &r.entries, into: r}
+	sub.body("", o, n)
+	if sub.cut {
+		w.cut = true
+		if w.into != nil {
+			w.into.partial = true
+		}
+	}
+	return r
+}
+
+func (w *walker) walk(path string, o, n *air.Schema) {
+	if o == nil || n == nil {
 		return
 	}
-	w.nodes++
-	o, on := resolve(o, w.oldDefs)
-	n, nn := resolve(n, w.newDefs)
-	if on != "" && nn != "" {
-		key := [2]string{on, nn}
-		if w.stack[key] || w.visitedRef[key] {
-			return
-		}
-		w.stack[key], w.visitedRef[key] = true, true
-		defer delete(w.stack, key)
+	if w.m.incomplete != "" {
+		w.stop("")
+		return
 	}
+	if w.m.nodes++; w.m.nodes > maxNodes {
+		w.stop("more than %d schema pairs compared", maxNodes)
+		return
+	}
+	o, on, ok1 := resolve(o, w.m.oldDefs)
+	n, nn, ok2 := resolve(n, w.m.newDefs)
+	if !ok1 || !ok2 {
+		w.stop("a $ref chain longer than %d hops (at `%s`)", maxRefHops, path)
+		return
+	}
+	if on != "" && nn != "" {
+		r := w.pair(pairKey{w.dir, on, nn}, o, n)
+		*w.out = append(*w.out, entry{path: path, sub: r})
+		return
+	}
+	w.body(path, o, n)
+}
+
+// body compares two resolved schemas.
+func (w *walker) body(path string, o, n *air.Schema) {
 	if !w.types(path, o, n) {
 		return // disjoint types: what is under them is not comparable
 	}
@@ -107,16 +257,16 @@ func (w *walker) walk(path string, o, n *air.Schema, depth int) {
 	if w.dir == input && len(o.Default) > 0 && len(n.Default) > 0 && !sameJSON(o.Default, n.Default) {
 		w.add(InputDefaultChanged, true, path, "default %s → %s", compact(o.Default), compact(n.Default))
 	}
-	w.properties(path, o, n, depth)
+	w.properties(path, o, n)
 	if o.Items != nil && n.Items != nil {
-		w.walk(path+"[]", o.Items, n.Items, depth+1)
+		w.walk(path+"[]", o.Items, n.Items)
 	}
 	if o.AdditionalProperties != nil && n.AdditionalProperties != nil {
-		w.walk(path+"{}", o.AdditionalProperties, n.AdditionalProperties, depth+1)
+		w.walk(path+"{}", o.AdditionalProperties, n.AdditionalProperties)
 	}
-	w.composition(path, "oneOf", o.OneOf, n.OneOf, depth)
-	w.composition(path, "anyOf", o.AnyOf, n.AnyOf, depth)
-	w.composition(path, "allOf", o.AllOf, n.AllOf, depth)
+	w.composition(path, "oneOf", o.OneOf, n.OneOf)
+	w.composition(path, "anyOf", o.AnyOf, n.AnyOf)
+	w.composition(path, "allOf", o.AllOf, n.AllOf)
 }
 
 // typeSet is the schema's type names; nil means any type.
@@ -386,7 +536,7 @@ func (w *walker) constraints(path string, o, n *air.Schema) {
 	}
 }
 
-func (w *walker) properties(path string, o, n *air.Schema, depth int) {
+func (w *walker) properties(path string, o, n *air.Schema) {
 	keys := make([]string, 0, len(o.Properties)+len(n.Properties))
 	for k := range o.Properties {
 		keys = append(keys, k)
@@ -424,17 +574,17 @@ func (w *walker) properties(path string, o, n *air.Schema, depth int) {
 			case w.dir == output && !oreq && nreq:
 				w.add(OutputConstraintTighter, false, p, "now always present")
 			}
-			w.walk(p, op, np, depth+1)
+			w.walk(p, op, np)
 		}
 	}
 }
 
 // composition compares oneOf/anyOf/allOf lists: pairwise when they have the
 // same length, otherwise by how many alternatives there are.
-func (w *walker) composition(path, word string, o, n []*air.Schema, depth int) {
+func (w *walker) composition(path, word string, o, n []*air.Schema) {
 	if len(o) == len(n) {
 		for i := range o {
-			w.walk(path, o[i], n[i], depth+1)
+			w.walk(path, o[i], n[i])
 		}
 		return
 	}

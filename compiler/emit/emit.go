@@ -10,7 +10,10 @@
 package emit
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -40,4 +43,55 @@ func ShortList(l []string) []string {
 		return l
 	}
 	return append(append([]string(nil), l[:NamedResources]...), fmt.Sprintf("%d more", len(l)-NamedResources))
+}
+
+// EffectLabel is how the SDKs and SKILL.md name an effect class
+// (docs/manifest.md, "effect").
+func EffectLabel(class string) string {
+	switch class {
+	case air.ClassRead:
+		return "read"
+	case air.ClassReversible:
+		return "write, can be undone"
+	case air.ClassCompensable:
+		return "write, can be compensated (not undone)"
+	}
+	return "write, cannot be undone"
+}
+
+// ToolName is the operation's tool name in its bundle (the gateway serves
+// it as <connector>__<tool>): its MCP tool name, else its canonical name.
+func ToolName(op *air.Operation) string {
+	if op.MCP.ToolName != "" {
+		return op.MCP.ToolName
+	}
+	return op.CanonicalName
+}
+
+// LiteralType is the JSON type of a literal value (an enum member or a
+// const): string, boolean, integer, number, array, object or null; "" when
+// it is not JSON.
+func LiteralType(v json.RawMessage) string {
+	var x any
+	d := json.NewDecoder(bytes.NewReader(v))
+	d.UseNumber()
+	if d.Decode(&x) != nil {
+		return ""
+	}
+	switch t := x.(type) {
+	case string:
+		return "string"
+	case bool:
+		return "boolean"
+	case json.Number:
+		if strings.ContainsAny(t.String(), ".eE") {
+			return "number"
+		}
+		return "integer"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }

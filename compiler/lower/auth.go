@@ -238,27 +238,34 @@ func defaultGrant(authType string) string {
 	return ""
 }
 
-// checkAuthFlow reports, once per security scheme, an effective auth that
-// still runs an unsupported OAuth2 flow (auth/unsupported_oauth_flow, an
-// error: the gateway would ask for settings that cannot exist). The fix is
-// an auth: block in the manifest, at the top for every operation or on the
-// operation, naming a type the gateway runs.
-func (l *lowerer) checkAuthFlow(a air.Auth, pos diag.Pos, where string, opIdx int) {
+// CodeUnsupportedOAuthFlow is the warning of a security scheme that offers
+// only OAuth2 flows the gateway cannot run.
+const CodeUnsupportedOAuthFlow = "auth/unsupported_oauth_flow"
+
+// checkAuthFlow returns why an operation's effective auth cannot run (an
+// OAuth2 flow the gateway cannot run), or "". The operation is then
+// blocked, not the compile failed: the rest of the description stays
+// servable. The warning (auth/unsupported_oauth_flow) is reported once per
+// security scheme and says what the manifest needs: an auth: block, at the
+// top for every operation or on the operation, naming a type the gateway
+// runs.
+func (l *lowerer) checkAuthFlow(a air.Auth, pos diag.Pos, where string, opIdx int) string {
 	if a.Provider == nil {
-		return
+		return ""
 	}
 	why := unsupportedFlows[a.Provider.Grant]
 	if why == "" || l.flowReported[a.Scheme] {
-		return
+		return why
 	}
 	if l.flowReported == nil {
 		l.flowReported = map[string]bool{}
 	}
 	l.flowReported[a.Scheme] = true
-	l.addDiag(pos, diag.Error, "auth/unsupported_oauth_flow", opIdx,
-		"%s uses security scheme %q, which offers only %s; add an auth: block to anvil.yaml (at the top level to cover every operation, or under this operation) naming a type the gateway runs, "+
+	l.addDiag(pos, diag.Warning, CodeUnsupportedOAuthFlow, opIdx,
+		"%s uses security scheme %q, which offers only %s; every operation that needs it is blocked (not served, not approvable) until anvil.yaml has an auth: block (at the top level to cover every operation, or under the operation) naming a type the gateway runs, "+
 			"for example {type: oauth2_authorization_code, provider: {authorization_endpoint: <url>, token_endpoint: <url>}}, {type: oauth2_client_credentials, provider: {token_endpoint: <url>}} or {type: api_key, carrier: {in: header, name: <header>}}",
 		where, a.Scheme, why)
+	return why
 }
 
 // operationAuth is the auth an operation runs with. The spec's security
@@ -267,7 +274,9 @@ func (l *lowerer) checkAuthFlow(a air.Auth, pos diag.Pos, where string, opIdx in
 // does, so a service-level block covers every operation that does not set
 // its own. An operation whose spec requires no credential (security: [])
 // stays public: that is a statement about the operation, not a default.
-func (l *lowerer) operationAuth(st *opState, m *manifest.Operation) air.Auth {
+//
+// blocked is why the auth cannot run ("" when it can; checkAuthFlow).
+func (l *lowerer) operationAuth(st *opState, m *manifest.Operation) (a air.Auth, blocked string) {
 	sop := st.spec
 	opAuth := l.serviceAuth
 	if sop.HasSecurity {
@@ -291,8 +300,7 @@ func (l *lowerer) operationAuth(st *opState, m *manifest.Operation) air.Auth {
 	if m.Auth != nil {
 		opAuth = applyManifestAuth(m.Auth, opAuth)
 	}
-	l.checkAuthFlow(opAuth, l.opPos(st), fmt.Sprintf("%s %s", sop.Method, sop.Path), st.i)
-	return opAuth
+	return opAuth, l.checkAuthFlow(opAuth, l.opPos(st), fmt.Sprintf("%s %s", sop.Method, sop.Path), st.i)
 }
 
 // checkReview enforces the contract's rule for approving an operation that

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -156,27 +157,38 @@ func flowSpec(flow string) *openapi.Spec {
 }
 
 // TestUnsupportedOAuthFlows: a scheme offering only the implicit or the
-// password flow is an error once (not one per operation) that says what to
-// write, and a manifest auth: block naming a type clears it. Before, the
-// implicit flow was lowered silently as an authorization code flow with no
-// token endpoint.
+// password flow is a warning once (not one per operation) that says what
+// to write; the operations that need it are blocked, even when the
+// manifest approves them, and the rest of the compile stands (issue 30:
+// it was an error that stopped packaging every operation). A manifest
+// auth: block naming a type clears it. Before that, the implicit flow was
+// lowered silently as an authorization code flow with no token endpoint.
 func TestUnsupportedOAuthFlows(t *testing.T) {
 	for _, flow := range []string{"implicit", "password"} {
-		doc, ds := Lower(flowSpec(flow), nil, nil)
+		approve := &manifest.Manifest{File: "anvil.yaml", Operations: []*manifest.OperationEntry{{Key: "listPets", Op: &manifest.Operation{State: air.StateApproved}}}}
+		doc, ds := Lower(flowSpec(flow), approve, nil)
 		var found []string
 		for _, d := range ds {
-			if d.Code == "auth/unsupported_oauth_flow" {
+			if d.Code == CodeUnsupportedOAuthFlow {
 				found = append(found, d.Message)
-				if d.Level != "error" {
+				if d.Level != diag.Warning {
 					t.Errorf("%s: level %s", flow, d.Level)
 				}
 			}
 		}
-		if len(found) != 1 || !strings.Contains(found[0], "add an auth: block to anvil.yaml") || !strings.Contains(found[0], `"legacy"`) {
+		if ds.HasErrors() {
+			t.Errorf("%s: the compile fails:\n%s", flow, text(ds))
+		}
+		if len(found) != 1 || !strings.Contains(found[0], "is blocked (not served, not approvable) until anvil.yaml has an auth: block") || !strings.Contains(found[0], `"legacy"`) {
 			t.Errorf("%s: diagnostics %q", flow, found)
 		}
 		if a := doc.Operations[0].Auth; a == nil || a.Provider == nil || a.Provider.Grant != flow {
 			t.Errorf("%s: auth %+v", flow, a)
+		}
+		for i, want := range []string{air.StateBlocked, air.StateBlocked, air.StateReviewRequired} {
+			if got := doc.Operations[i].State; got != want {
+				t.Errorf("%s: operation %s is %s, want %s", flow, doc.Operations[i].ID, got, want)
+			}
 		}
 
 		man := &manifest.Manifest{File: "anvil.yaml", Auth: &manifest.Auth{Type: "oauth2_authorization_code",

@@ -193,7 +193,9 @@ func (l *lowerer) run() *air.Document {
 	// Operations.
 	for _, st := range l.ops {
 		l.lowerOp(st)
+		l.nameSDKInputs(st)
 	}
+	l.checkWire(doc)
 	for _, st := range l.ops {
 		l.publishSchema(st)
 		st.p1Confirm = st.op.Confirmation.Required
@@ -464,7 +466,7 @@ func (l *lowerer) lowerOp(st *opState) {
 	}
 
 	var skip *air.Carrier
-	opAuth := l.operationAuth(st, m)
+	opAuth, unrunnable := l.operationAuth(st, m)
 	if (opAuth.Type == air.AuthAPIKey || opAuth.Type == air.AuthCustomHeader) && opAuth.Carrier != nil && opAuth.Carrier.Name != "Authorization" {
 		skip = opAuth.Carrier
 	}
@@ -518,6 +520,12 @@ func (l *lowerer) lowerOp(st *opState) {
 	}
 	if m.State != "" {
 		op.State = m.State
+	}
+	if unrunnable != "" {
+		// Whatever the manifest's state says: the gateway cannot get a
+		// credential for it (auth/unsupported_oauth_flow says what to add).
+		op.State = air.StateBlocked
+		op.ReviewNotes = append(op.ReviewNotes, "Blocked: its auth uses "+unrunnable+"; give it an auth: block in anvil.yaml naming a type the gateway runs.")
 	}
 	l.checkReview(st, m, opAuth)
 	if p := m.Pagination; p != nil {

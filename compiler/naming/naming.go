@@ -198,3 +198,32 @@ func GoUnexported(s string) string {
 	r, n := utf8.DecodeRuneInString(e)
 	return string(unicode.ToLower(r)) + e[n:]
 }
+
+// SDKControls are the names of the safety and transport controls an SDK
+// method or CLI command takes beside an operation's own inputs (Python
+// keyword arguments; the CLI's flags are their kebab forms): confirm,
+// dry_run, idempotency_key and stage do what SKILL.md says, headers and
+// timeout shape the call. An input whose snake_case key is one of them would
+// shadow the control (dry_run=True sending the field instead of asking for a
+// plan), so lowering gives that input another SDK name (SDKInputName) and
+// every SDK and the CLI use it.
+var SDKControls = []string{"confirm", "dry_run", "idempotency_key", "stage", "headers", "timeout"}
+
+// IsSDKControl reports whether snake is the snake_case name of an SDK control.
+func IsSDKControl(snake string) bool {
+	for _, c := range SDKControls {
+		if c == snake {
+			return true
+		}
+	}
+	return false
+}
+
+// SDKInputName is the SDK name of an input whose key shadows a control:
+// its snake_case key followed by "_field" (dry_run → dry_run_field, and
+// --dry-run-field on the CLI), with a numeric suffix when another input of
+// the operation already has that name. taken holds the snake_case names of
+// the operation's inputs; the result is recorded in it.
+func SDKInputName(key string, taken map[string]bool) string {
+	return Unique(Snake(key)+"_field", taken, "_")
+}

@@ -148,6 +148,11 @@ type Options struct {
 	// the root of FS when FS is set. An OS path, or a slash path in FS; it
 	// must hold the entry document.
 	Base string
+	// AllMediaTypes also loads the media types a request body or response
+	// declares besides the one chosen for it (RequestBody.Others,
+	// Response.Others): `anvil diff` compares them all, a compile needs
+	// only the chosen one.
+	AllMediaTypes bool
 }
 
 // Load reads the description at path (YAML or JSON, told apart by content),

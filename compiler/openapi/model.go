@@ -86,6 +86,15 @@ type RequestBody struct {
 	ContentType string // preferring application/json, then +json, form, multipart, other
 	Schema      *air.Schema
 	Description string
+	// Others are the media types not chosen, in the order written; loaded
+	// only with Options.AllMediaTypes.
+	Others []Media `json:",omitempty"`
+}
+
+// Media is one media type of a request body or response, and its schema.
+type Media struct {
+	ContentType string
+	Schema      *air.Schema
 }
 
 // Response is one declared response.
@@ -96,6 +105,9 @@ type Response struct {
 	Schema      *air.Schema
 	// Links are the response's OpenAPI 3 links, in the order written.
 	Links []*Link `json:",omitempty"`
+	// Others are the media types not chosen, in the order written; loaded
+	// only with Options.AllMediaTypes.
+	Others []Media `json:",omitempty"`
 }
 
 // Link is one OpenAPI 3 response link: the operation it leads to and how

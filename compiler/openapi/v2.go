@@ -154,6 +154,7 @@ func (l *loader) operationV2(spec *Spec, p *pathCtx, consumes, produces []string
 				rb.Schema = l.schema(body.doc, sm.val, 0)
 			}
 		}
+		rb.Others = l.otherTypes(consumes, rb.ContentType, rb.Schema)
 		op.RequestBody = rb
 	case len(form) > 0:
 		op.RequestBody = l.formBody(form, consumes)
@@ -168,6 +169,7 @@ func (l *loader) operationV2(spec *Spec, p *pathCtx, consumes, produces []string
 				if out.ContentType == "" {
 					out.ContentType = "application/json"
 				}
+				out.Others = l.otherTypes(produces, out.ContentType, out.Schema)
 			}
 		}
 	})

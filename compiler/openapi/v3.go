@@ -282,6 +282,7 @@ func (l *loader) operationV3(spec *Spec, p *pathCtx) {
 			if ct, media := chooseMedia(content); media != nil {
 				out.ContentType = ct
 				out.Schema = l.mediaSchema(rdoc, ct, media)
+				out.Others = l.otherMedia(rdoc, content, ct)
 			}
 		}
 		out.Links = l.linksV3(rdoc, r.member("links"))
@@ -394,7 +395,38 @@ func (l *loader) requestBodyV3(doc *document, m *member) *RequestBody {
 		ContentType: ct,
 		Schema:      l.mediaSchema(bdoc, ct, media),
 		Description: l.text(bdoc, b.member("description")),
+		Others:      l.otherMedia(bdoc, content, ct),
 	}
+}
+
+// otherMedia loads the media types of content besides chosen, in the order
+// written, when Options.AllMediaTypes asks for them.
+func (l *loader) otherMedia(doc *document, content *node, chosen string) []Media {
+	if !l.opts.AllMediaTypes {
+		return nil
+	}
+	var out []Media
+	for i := range content.kids {
+		if ct := content.kids[i].key; ct != chosen {
+			out = append(out, Media{ContentType: ct, Schema: l.mediaSchema(doc, ct, content.kids[i].val)})
+		}
+	}
+	return out
+}
+
+// otherTypes pairs each Swagger 2.0 media type besides chosen with the one
+// schema they all share, when Options.AllMediaTypes asks for them.
+func (l *loader) otherTypes(types []string, chosen string, schema *air.Schema) []Media {
+	if !l.opts.AllMediaTypes {
+		return nil
+	}
+	var out []Media
+	for _, ct := range types {
+		if ct != chosen {
+			out = append(out, Media{ContentType: ct, Schema: schema})
+		}
+	}
+	return out
 }
 
 // mediaRank orders media types: JSON, +json, form, multipart, others.

@@ -43,10 +43,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/anvil-dev/anvil/internal/procstat"
 	"github.com/anvil-dev/anvil/internal/scalebench/realspec"
 )
 
@@ -311,25 +311,8 @@ func modelOnce(cfg config, self, spec string) (modelRun, error) {
 // and its exit code; err is for a process that could not start, was killed
 // or timed out.
 func runMeasured(cmd *exec.Cmd) (usage, int, error) {
-	var u usage
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	start := time.Now()
-	err := cmd.Run()
-	u.wall = time.Since(start)
-	var exit *exec.ExitError
-	if err != nil && !errors.As(err, &exit) {
-		return u, -1, err
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return u, -1, errors.New("no rusage for the process")
-	}
-	u.cpu = time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
-	u.peak = ru.Maxrss * 1024
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return u, -1, fmt.Errorf("killed by %v", ws.Signal())
-	}
-	return u, cmd.ProcessState.ExitCode(), nil
+	u, code, err := procstat.Run(cmd)
+	return usage{wall: u.Wall, cpu: u.CPU, peak: u.Peak}, code, err
 }
 
 // fileBytes reads a file through and returns its size.

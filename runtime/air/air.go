@@ -268,6 +268,12 @@ type Param struct {
 	// Ref, in a stored document only, names the shared parameter
 	// (Document.Parameters) this one is; the other fields are then empty.
 	Ref string `json:"ref,omitempty"`
+	// SDKName, when set, is the name the SDKs and the CLI give this input
+	// instead of its key, because the key would shadow one of their
+	// controls (a query parameter named dry_run is dry_run_field, so
+	// dry_run=True still asks for a plan). Lowering decides it; the tool
+	// input key is Key either way.
+	SDKName string `json:"sdkName,omitempty"`
 }
 
 // Body projections.
@@ -295,6 +301,9 @@ type BodyField struct {
 	Name     string `json:"name"` // the wire name in the body
 	Key      string `json:"key"`  // the input key callers use
 	Required bool   `json:"required"`
+	// SDKName is the SDKs' and the CLI's name for the field when its key
+	// would shadow one of their controls (see Param.SDKName).
+	SDKName string `json:"sdkName,omitempty"`
 }
 
 // Output describes a successful response.

@@ -335,7 +335,9 @@ func (b *Builder) EndBody() {
 
 // Do makes the request: method on the URL written, with the query, the
 // headers, cookies and body given, and the headers every upstream request
-// carries unless an input set them (Accept: accept; User-Agent).
+// carries unless an input set them (Accept: accept; User-Agent). A URL that
+// does not parse, or whose path has a dot segment (upstream.KeepsPathShape),
+// is refused as upstream.BuildRequest refuses it.
 func (b *Builder) Do(ctx context.Context, method, accept string) (*http.Request, error) {
 	if b.err != nil {
 		return nil, b.err
@@ -352,6 +354,11 @@ func (b *Builder) Do(ctx context.Context, method, accept string) (*http.Request,
 	req, err := http.NewRequestWithContext(ctx, method, b.u.String(), rd)
 	if err != nil {
 		return nil, buildError(b.op, "The arguments do not make a valid upstream URL.", false)
+	}
+	// The check upstream.BuildRequest applies: no path value may make a
+	// dot segment, as written or percent-decoded, whatever its style.
+	if !upstream.KeepsPathShape(req.URL.EscapedPath()) {
+		return nil, buildError(b.op, upstream.DotSegmentMessage, false)
 	}
 	for _, h := range b.hdr[:b.nh] {
 		req.Header.Set(h.name, h.value)

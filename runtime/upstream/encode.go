@@ -25,8 +25,10 @@ import (
 
 // PathSegment escapes a path value like encodeURIComponent (every byte
 // except A-Z a-z 0-9 - _ . ! ~ * ' ( ) as %XX), and also the dot segments
-// "." and ".." (as %2E and %2E%2E), so an argument cannot climb the
-// upstream's path.
+// "." and ".." (as %2E and %2E%2E). Escaping alone does not stop a value
+// from climbing the upstream's path (a proxy or server that decodes the
+// path first sees the dot segment again): both gateways refuse such a path
+// with DotSegmentError before it is sent (KeepsPathShape).
 func PathSegment(s string) string {
 	switch s {
 	case ".":
@@ -219,6 +221,92 @@ func PathValue(v any, name, style string, explode bool) (string, bool) {
 // the path's shape: it is not empty and not the dot segment "." or "..".
 func SafePathSegment(s string) bool {
 	return s != "" && s != "." && s != ".."
+}
+
+// DotSegmentMessage is the validation_error message of an upstream path
+// that KeepsPathShape refuses; both gateways word it alike.
+const DotSegmentMessage = "A path input must not make a dot segment (. or ..) of the upstream path, encoded or not."
+
+// maxPathDecodes bounds how many rounds of percent-decoding KeepsPathShape
+// follows: a path still changing after that many is refused (fail closed).
+const maxPathDecodes = 4
+
+// KeepsPathShape reports whether the escaped URL path p keeps its shape
+// however a server or proxy on the way reads it: no segment is "." or ".."
+// as written or after percent-decoding it once or repeatedly (%2E%2E,
+// %252E%252E), with "/" and "\" both taken as separators (a decoded %2F or
+// %5C starts a new segment) and a ";" parameter stripped from a segment
+// ("..;x" is ".." to Tomcat). Invalid escapes are left as written, as a
+// lenient decoder would. Every path value of both gateways goes through
+// it: upstream.BuildRequest and the generated builders' handler.NewRequest
+// refuse a path it rejects with a validation_error (DotSegmentMessage), so
+// the check does not depend on the parameter's style (simple, label,
+// matrix) or on how the value was rendered.
+func KeepsPathShape(p string) bool {
+	for range maxPathDecodes {
+		if hasDotSegment(p) {
+			return false
+		}
+		d := percentDecode(p)
+		if d == p {
+			return true
+		}
+		p = d
+	}
+	return false
+}
+
+// hasDotSegment reports a "." or ".." segment of p, split on "/" and "\",
+// each segment cut at its first ";".
+func hasDotSegment(p string) bool {
+	for len(p) > 0 {
+		i := strings.IndexAny(p, "/\\")
+		seg := p
+		if i >= 0 {
+			seg, p = p[:i], p[i+1:]
+		} else {
+			p = ""
+		}
+		if j := strings.IndexByte(seg, ';'); j >= 0 {
+			seg = seg[:j]
+		}
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
+}
+
+// percentDecode decodes every valid %XX escape of s and leaves anything
+// else as it is.
+func percentDecode(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) {
+			if h, l := unhex(s[i+1]), unhex(s[i+2]); h >= 0 && l >= 0 {
+				out = append(out, byte(h<<4|l))
+				i += 2
+				continue
+			}
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'f':
+		return int(c-'a') + 10
+	case 'A' <= c && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
 
 func pathValue(v any, name, style string, explode bool) (string, bool) {

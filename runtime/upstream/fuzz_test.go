@@ -8,6 +8,9 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/envelope"
 )
 
 // FuzzBuildRequest checks that any path and query argument gives a request
@@ -27,7 +30,7 @@ func FuzzBuildRequest(f *testing.F) {
 			return
 		}
 		segs := strings.Split(req.URL.EscapedPath(), "/")
-		if len(segs) != 6 || segs[3] == "." || segs[3] == ".." {
+		if len(segs) != 6 || !KeepsPathShape(req.URL.EscapedPath()) {
 			t.Fatalf("owner %q escaped its segment: %s", owner, req.URL.EscapedPath())
 		}
 		if got, err := url.PathUnescape(segs[3]); err != nil || got != owner {
@@ -118,4 +121,49 @@ func TestPathArrayOfEmptiesRefused(t *testing.T) {
 	if _, err := BuildRequest(context.Background(), "https://api.github.example", op, map[string]any{"owner": "o", "repo": []any{""}}); AsEnvelope(err).Code != "validation_error" {
 		t.Errorf("simple [\"\"]: %v", err)
 	}
+}
+
+// FuzzDotSegmentsRefused: whatever a path value is and whatever the style,
+// a request the AIR-driven handler builds never has a dot segment in its
+// path, as written or percent-decoded (issue 30), and a refusal is the
+// validation_error of DotSegmentMessage or another coded error.
+func FuzzDotSegmentsRefused(f *testing.F) {
+	for _, s := range []string{"..", ".", "%2E%2E", "%252E.", "../x", `..\x`, "..;x", "a", "a\x00..", ".\x00"} {
+		f.Add(s, byte(0))
+		f.Add(s, byte(0x83))
+	}
+	styles := []air.ParamStyle{"", "simple", "label", "matrix"}
+	f.Fuzz(func(t *testing.T, value string, shape byte) {
+		var v any = value
+		if shape&1 != 0 { // NUL-separated array elements
+			parts := strings.Split(value, "\x00")
+			arr := make([]any, len(parts))
+			for i, p := range parts {
+				arr[i] = p
+			}
+			v = arr
+		}
+		op := listIssues()
+		op.Input.Params[0].Style = styles[int(shape>>1)%len(styles)]
+		explode := shape&0x80 != 0
+		op.Input.Params[0].Explode = &explode
+		req, err := BuildRequest(context.Background(), "https://api.github.example/v3", op, map[string]any{"owner": v, "repo": "r"})
+		if err != nil {
+			if AsEnvelope(err).Code != envelope.ValidationError {
+				t.Fatalf("%#v: %v", v, err)
+			}
+			return
+		}
+		p := req.URL.EscapedPath()
+		for range 8 {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
+				if seg, _, _ = strings.Cut(seg, ";"); seg == "." || seg == ".." {
+					t.Fatalf("%#v (%s) sent as %s: dot segment %q after decoding", v, op.Input.Params[0].Style, req.URL.EscapedPath(), seg)
+				}
+			}
+			if d, err := url.PathUnescape(p); err == nil {
+				p = d
+			}
+		}
+	})
 }

@@ -37,8 +37,9 @@ const (
 // Param.Name / BodyField.Name:
 //
 //   - path: substituted with encodeURIComponent escaping ("/" → %2F, space
-//     → %20; a value of "." or ".." is escaped as %2E); arrays and objects
-//     use the simple, label or matrix style lowering recorded (air.Param.Wire);
+//     → %20); arrays and objects use the simple, label or matrix style
+//     lowering recorded (air.Param.Wire); a path with a "." or ".." segment,
+//     as written or percent-decoded (KeepsPathShape), is refused;
 //   - query: in declaration order, in the recorded style; arrays as repeated
 //     keys (form, explode) or joined (explode false, spaceDelimited,
 //     pipeDelimited); objects as name[key]=value (deepObject) or as compact
@@ -145,6 +146,9 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 	req, err := http.NewRequestWithContext(ctx, method, sb.String(), rd)
 	if err != nil {
 		return nil, validation(op.ID, "", "path", "The arguments do not make a valid upstream URL.")
+	}
+	if !KeepsPathShape(req.URL.EscapedPath()) {
+		return nil, validation(op.ID, "", "path", DotSegmentMessage)
 	}
 	for k, v := range header {
 		req.Header[k] = v

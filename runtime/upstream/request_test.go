@@ -117,9 +117,8 @@ func TestBuildPathEscaping(t *testing.T) {
 		owner, want string
 	}{
 		{"a/b c", "/repos/a%2Fb%20c/hello/issues"},
-		{"..", "/repos/%2E%2E/hello/issues"},
-		{".", "/repos/%2E/hello/issues"},
 		{"...", "/repos/.../hello/issues"},
+		{"a..b", "/repos/a..b/hello/issues"},
 		{"ø?#&=+%", "/repos/%C3%B8%3F%23%26%3D%2B%25/hello/issues"},
 		{"it's(ok)!*~_-", "/repos/it's(ok)!*~_-/hello/issues"},
 	}
@@ -134,6 +133,44 @@ func TestBuildPathEscaping(t *testing.T) {
 		}
 		if req.URL.RawQuery != "" {
 			t.Errorf("owner %q: query %q", tt.owner, req.URL.RawQuery)
+		}
+	}
+}
+
+// TestDotSegmentsRefused is the regression test of issue 30: a path value
+// that is, or decodes to, a dot segment was escaped (%2E%2E) and sent, and
+// an upstream or proxy that normalises the encoding climbed the path. It
+// is now a validation_error in every path style, however it is decoded.
+func TestDotSegmentsRefused(t *testing.T) {
+	tr := true
+	for _, tt := range []struct {
+		style   string
+		explode bool
+		owner   any
+	}{
+		{"", false, ".."}, {"", false, "."}, {"", false, "../admin"}, {"", false, `..\x`},
+		{"", false, "%2E%2E"}, {"", false, "%252e%252E"}, {"", false, "..;jsessionid=1"},
+		{"", false, "a/../../b"}, {"", false, []any{"x", "/.."}}, {"", false, map[string]any{"a": "/.."}},
+		{"label", false, "."}, {"label", true, []any{"%2E"}}, {"label", false, "%2E"},
+		{"matrix", true, []any{"x", "/.."}},
+	} {
+		op := listIssues()
+		op.Input.Params[0].Style = air.ParamStyle(tt.style)
+		if tt.explode {
+			op.Input.Params[0].Explode = &tr
+		}
+		req, err := BuildRequest(context.Background(), "https://api.github.example/v3", op, map[string]any{"owner": tt.owner, "repo": "r"})
+		if env := AsEnvelope(err); env == nil || env.Code != envelope.ValidationError || env.Message != DotSegmentMessage {
+			path := ""
+			if req != nil {
+				path = req.URL.EscapedPath()
+			}
+			t.Errorf("%s explode=%v %#v: path %q, err %v", tt.style, tt.explode, tt.owner, path, err)
+		}
+	}
+	for _, ok := range []any{[]any{"..", "x"}, "...", "a.b", ".x", "x.", "%2E%2E%2E", "a%2Fb", "100%", "%zz"} {
+		if _, err := BuildRequest(context.Background(), "https://api.github.example", listIssues(), map[string]any{"owner": ok, "repo": "r"}); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
 		}
 	}
 }

@@ -101,6 +101,7 @@ function operationHelp(spec, op) {
   if (op.confirm) rows.push(["--" + op.flags.confirm, "required: this write needs confirmation" + (op.reason ? " (" + op.reason + ")" : "")]);
   if (op.idempotencyKey) rows.push(["--" + op.flags.idempotencyKey + " <key>", "the idempotency key sent upstream"]);
   rows.push(["--" + op.flags.dryRun, "return the gateway's plan; nothing changes"]);
+  rows.push(["--" + (op.flags.stage || "stage"), "perform the operation's draft form instead (where it declares one)"]);
   rows.push(["--" + op.flags.input + " <file.json>", "base arguments from a JSON object"]);
   rows.push(["--" + op.flags.json, "print {\"data\", \"effect\"}"]);
   const width = rows.reduce((w, r) => Math.max(w, r[0].length), 0);
@@ -137,7 +138,7 @@ function distance(a, b) {
 function knownFlags(op) {
   const out = op.inputs.map((i) => i.flag);
   const f = op.flags;
-  out.push(f.input, f.body, f.confirm, f.idempotencyKey, f.dryRun, f.json, "help", "schema");
+  out.push(f.input, f.body, f.confirm, f.idempotencyKey, f.dryRun, f.stage || "stage", f.json, "help", "schema");
   return out;
 }
 
@@ -214,7 +215,7 @@ function parseJSONObject(op, text, what) {
 
 // parseFlags turns the arguments after the command words into tool arguments.
 function parseFlags(spec, op, rest) {
-  const out = { args: {}, json: false };
+  const out = { args: {}, json: false, stage: false };
   const byFlag = new Map(op.inputs.map((i) => [i.flag, i]));
   const values = [];
   let inputFile, body, key, confirm = false, dryRun = false;
@@ -246,6 +247,8 @@ function parseFlags(spec, op, rest) {
       confirm = value === undefined ? true : value === "true";
     } else if (name === op.flags.dryRun) {
       dryRun = value === undefined ? true : value === "true";
+    } else if (name === (op.flags.stage || "stage")) {
+      out.stage = value === undefined ? true : value === "true";
     } else if (name === op.flags.json) {
       out.json = true;
     } else if (name === op.flags.idempotencyKey) {
@@ -543,7 +546,7 @@ function readToken(op) {
   return token;
 }
 
-async function callTool(spec, url, connector, op, args) {
+async function callTool(spec, url, connector, op, args, meta) {
   const token = readToken(op);
   const agent = "anvil-harness-cli/" + connector;
   const base = {
@@ -572,7 +575,7 @@ async function callTool(spec, url, connector, op, args) {
       jsonrpc: "2.0",
       id: 2,
       method: "tools/call",
-      params: { name: connector + "__" + op.tool, arguments: args },
+      params: meta ? { name: connector + "__" + op.tool, arguments: args, _meta: meta } : { name: connector + "__" + op.tool, arguments: args },
     }, op);
     const result = resultOf(spec, res, 2, op);
     if (!result || typeof result !== "object") {
@@ -828,7 +831,7 @@ async function main(spec, argv, io) {
   const connector = envOf("ANVIL_GATEWAY_CONNECTOR") || spec.connector;
   let result;
   try {
-    result = await callTool(spec, url, connector, op, parsed.args);
+    result = await callTool(spec, url, connector, op, parsed.args, parsed.stage ? { stage: true } : undefined);
   } catch (e) {
     if (e instanceof CliError) return fail(spec, e, stderr);
     return fail(spec, new CliError("upstream_unavailable", UNREACHABLE, op.id), stderr);

@@ -106,7 +106,7 @@ var semver = regexp.MustCompile(`^v?(\d+)\.(\d+)\.(\d+)`)
 // ErrNotSemver: the previous version has no major.minor.patch to step.
 var ErrNotSemver = errors.New("not a semantic version")
 
-// Bump steps version by a verdict: major → X+1.0.0, minor → X.Y+1.0,
+// Bump steps version by a verdict: major (and unknown) → X+1.0.0, minor → X.Y+1.0,
 // patch → X.Y.Z+1, none → unchanged (pre-release and build parts dropped).
 func Bump(version, verdict string) (string, error) {
 	m := semver.FindStringSubmatch(version)
@@ -122,7 +122,7 @@ func Bump(version, verdict string) (string, error) {
 		n[i] = v
 	}
 	switch verdict {
-	case diff.Major:
+	case diff.Major, diff.Unknown: // what was not compared may have broken
 		n = [3]int{n[0] + 1, 0, 0}
 	case diff.Minor:
 		n = [3]int{n[0], n[1] + 1, 0}

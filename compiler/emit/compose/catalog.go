@@ -152,18 +152,9 @@ func catalogOps(doc *air.Document) []CatalogOp {
 		}
 		o.Method.TypeScript = naming.Unique(ts, tsTaken, "_")
 
-		pyNames := map[string]bool{}
-		for _, in := range o.Inputs {
-			naming.Unique(naming.PyIdent(in.Key), pyNames, "_")
-		}
-		control := func(name string) string {
-			if pyNames[name] {
-				return naming.Unique("anvil_"+name, pyNames, "_")
-			}
-			pyNames[name] = true
-			return name
-		}
-		o.Safety = CatalogSafety{Confirm: control("confirm"), IdempotencyKey: control("idempotency_key"), DryRun: control("dry_run")}
+		// The controls keep their names in every SDK: an input that would
+		// shadow one has another SDK name (air.Param.SDKName).
+		o.Safety = CatalogSafety{Confirm: "confirm", IdempotencyKey: "idempotency_key", DryRun: "dry_run"}
 
 		e := op.Effect
 		switch {

@@ -4,6 +4,11 @@
 package files
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -210,4 +215,186 @@ func Read(dir string) (Tree, error) {
 		return nil
 	})
 	return t, err
+}
+
+// ManifestSchema is the schema string of a Sync manifest.
+const ManifestSchema = "anvil.generated/v1"
+
+// Manifest lists the files a Sync wrote, so that the next Sync into the same
+// directory knows which files are its own: those it replaces or removes, and
+// every other file (node_modules, dist, a person's own files) it leaves alone.
+type Manifest struct {
+	Schema string          `json:"schema"`
+	Files  []ManifestEntry `json:"files"`
+}
+
+// ManifestEntry is one generated file: its slash-separated path, the SHA-256
+// of its bytes (hex) and its mode (octal).
+type ManifestEntry struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Mode   string `json:"mode"`
+}
+
+// manifestOf is the manifest of t, sorted by path.
+func (t Tree) manifestOf() Manifest {
+	m := Manifest{Schema: ManifestSchema, Files: []ManifestEntry{}}
+	for _, name := range t.Names() {
+		f := t[name]
+		sum := sha256.Sum256(f.Data)
+		m.Files = append(m.Files, ManifestEntry{Path: name, SHA256: hex.EncodeToString(sum[:]), Mode: fmt.Sprintf("%04o", f.perm())})
+	}
+	return m
+}
+
+// ReadManifest reads the manifest file of a directory a Sync wrote. A
+// missing file is (nil, nil); an unreadable or malformed one is an error.
+func ReadManifest(path string) (*Manifest, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if len(b) > maxManifest {
+		return nil, fmt.Errorf("files: %s is larger than %d bytes", path, maxManifest)
+	}
+	if err := json.Unmarshal(b, &m); err != nil || m.Schema != ManifestSchema {
+		return nil, fmt.Errorf("files: %s is not an %s manifest (delete it to treat every file as the user's)", path, ManifestSchema)
+	}
+	for _, e := range m.Files {
+		if err := checkName(e.Path); err != nil {
+			return nil, fmt.Errorf("files: %s: %w", path, err)
+		}
+	}
+	return &m, nil
+}
+
+// maxManifest bounds the manifest file a Sync reads (GitHub's full package
+// lists about 3,700 files in well under 1 MiB).
+const maxManifest = 16 << 20
+
+// Sync writes the tree into dir (created when missing) as a regeneration:
+// every file of the tree is written atomically (a temporary sibling renamed
+// into place; a file whose bytes and mode are unchanged is left untouched),
+// the files the previous Sync's manifest lists that the tree no longer has
+// are removed (and directories that leaves empty), and the manifest file
+// manifest (a path in dir) is written last, listing the tree. Every other
+// file in dir is left alone. Before anything is written, every path is
+// checked: no path may pass through a symbolic link or a file, and no file of
+// the tree may land on a directory, so a refused Sync changes nothing. A
+// directory written before manifests existed has none: its files are then all
+// treated as the user's, and only the tree's own paths are overwritten.
+func (t Tree) Sync(dir, manifest string) error {
+	if err := checkName(manifest); err != nil {
+		return err
+	}
+	if _, ok := t[manifest]; ok {
+		return fmt.Errorf("files: the tree has a file at the manifest's path %s", manifest)
+	}
+	names := t.Names()
+	for _, name := range names {
+		if err := checkName(name); err != nil {
+			return err
+		}
+	}
+	old, err := ReadManifest(filepath.Join(dir, filepath.FromSlash(manifest)))
+	if err != nil {
+		return err
+	}
+	for _, name := range append(names, manifest) {
+		if err := checkTarget(dir, name); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range names {
+		f := t[name]
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if same(p, f) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := writeFileAtomic(p, f.Data, f.perm()); err != nil {
+			return err
+		}
+	}
+	if old != nil {
+		for _, e := range old.Files {
+			if _, keep := t[e.Path]; keep || e.Path == manifest {
+				continue
+			}
+			if err := removeGenerated(dir, e.Path); err != nil {
+				return err
+			}
+		}
+	}
+	b, err := json.MarshalIndent(t.manifestOf(), "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, filepath.FromSlash(manifest)), append(b, '\n'), 0o644)
+}
+
+// checkTarget refuses a path whose parents in dir are not all directories
+// (a symbolic link could send the write outside dir) or which names a
+// directory or a non-regular file.
+func checkTarget(dir, name string) error {
+	parts := strings.Split(name, "/")
+	p := dir
+	for i, part := range parts {
+		p = filepath.Join(p, part)
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		last := i == len(parts)-1
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0 && !last:
+			return fmt.Errorf("files: %s is a symbolic link; refusing to write %s through it", p, name)
+		case !last && !st.IsDir():
+			return fmt.Errorf("files: %s is not a directory; refusing to write %s", p, name)
+		case last && st.IsDir():
+			return fmt.Errorf("files: %s is a directory where the generated file %s goes; refusing to replace it", p, name)
+		}
+	}
+	return nil
+}
+
+// same reports whether p already holds f's bytes with f's mode.
+func same(p string, f File) bool {
+	st, err := os.Lstat(p)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != f.perm() || st.Size() != int64(len(f.Data)) {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	return err == nil && bytes.Equal(b, f.Data)
+}
+
+// removeGenerated removes a file a previous Sync wrote (when it is still a
+// regular file or a link: a directory there now is not ours) and then every
+// parent directory up to dir that this leaves empty.
+func removeGenerated(dir, name string) error {
+	if checkTarget(dir, name) != nil {
+		return nil // something else lives there now: not ours to remove
+	}
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for d := filepath.Dir(p); d != filepath.Clean(dir) && strings.HasPrefix(d, filepath.Clean(dir)+string(filepath.Separator)); d = filepath.Dir(d) {
+		if os.Remove(d) != nil { // not empty (or gone): stop
+			break
+		}
+	}
+	return nil
 }

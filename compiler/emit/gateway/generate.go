@@ -82,6 +82,9 @@ func (g *generator) run() (map[string][]byte, error) {
 	used := map[string]bool{"Workspace": true}
 	seen := map[string]bool{}
 	wire := map[string]string{} // tool name -> operation id
+	if c := Collisions(connectorIDs(g.ws)); len(c) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, c[0])
+	}
 	// Name every operation first: draft mappings refer to other operations.
 	for ci := range g.ws.Connectors {
 		c := &g.ws.Connectors[ci]

@@ -31,7 +31,7 @@ type live struct {
 	Mock      *mockupstream.Server
 }
 
-// startLive serves doc as connector cid.
+// startLive serves doc as connector cid in front of the github-mini mock upstream.
 func startLive(t *testing.T, cid string, doc *air.Document) *live {
 	t.Helper()
 	mock, err := mockupstream.Start(mockupstream.Options{Token: liveUpstreamToken})
@@ -39,9 +39,18 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mock.Close() })
+	gw := startLiveAt(t, cid, doc, mock.URL)
+	gw.Mock = mock
+	return gw
+}
+
+// startLiveAt serves doc as connector cid in front of the upstream at
+// upstreamURL, which the gateway's vault holds liveUpstreamToken for.
+func startLiveAt(t *testing.T, cid string, doc *air.Document, upstreamURL string) *live {
+	t.Helper()
 	base := t.TempDir()
 	served := *doc
-	served.Service.Servers = []air.Server{{URL: mock.URL}}
+	served.Service.Servers = []air.Server{{URL: upstreamURL}}
 	bundle, err := air.Files(&served)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +84,7 @@ func startLive(t *testing.T, cid string, doc *air.Document) *live {
 	}
 	tokenFile := filepath.Join(base, "turn.token")
 	writeFile(t, tokenFile, "local-turn-token\n")
-	return &live{URL: srv.URL + "/mcp", TokenFile: tokenFile, Mock: mock}
+	return &live{URL: srv.URL + "/mcp", TokenFile: tokenFile}
 }
 
 // codeBlock returns the body of the first fenced block of lang in md.
@@ -317,8 +326,13 @@ func runDocExamples(t *testing.T, doc *air.Document) {
 		t.Errorf("SKILL.md shows no TypeScript import")
 		writeFile(t, filepath.Join(pkg, "skill_example.ts"), "export {};\n")
 	}
-	writeFile(t, filepath.Join(pkg, "typescript", "readme_example.ts"),
-		fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts")))
+	// The README imports the installed package by name (npm_test.go runs it
+	// so); here it is compiled against the package's source.
+	readme := fill(t, codeBlock(t, string(tree["typescript/README.md"].Data), "ts"))
+	if !strings.Contains(readme, `from "anvil-github";`) {
+		t.Errorf("typescript/README.md does not import the package by name:\n%s", readme)
+	}
+	writeFile(t, filepath.Join(pkg, "typescript", "readme_example.ts"), strings.Replace(readme, `from "anvil-github";`, `from "./src/index.ts";`, 1))
 	writeFile(t, filepath.Join(pkg, "package.json"), `{"type":"module"}`)
 	writeFile(t, filepath.Join(pkg, "tsconfig.docs.json"), `{"extends": "./typescript/tsconfig.json",
   "compilerOptions": {"rootDir": ".", "outDir": "docs-out"},

@@ -1,17 +1,12 @@
 package harness
 
 import (
-	"errors"
 	"path/filepath"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/lower"
-	"github.com/anvil-dev/anvil/compiler/manifest"
-	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/internal/exampledoc"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -25,47 +20,20 @@ func repoRoot() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
-var (
-	miniOnce sync.Once
-	miniDoc  []byte
-	miniErr  error
-)
+// example compiles examples/<name> (exampledoc) and returns a fresh copy of
+// the document and the compile's diagnostics, or fails the test.
+func example(t testing.TB, name string) (*air.Document, diag.List) {
+	t.Helper()
+	doc, ds, err := exampledoc.Compile(name)
+	if err != nil {
+		t.Fatalf("compile %s: %v", name, err)
+	}
+	return doc, ds
+}
 
 // githubMini compiles examples/github-mini with the real compiler and returns
 // a fresh copy of the document.
 func githubMini(t testing.TB) *air.Document {
-	t.Helper()
-	miniOnce.Do(func() {
-		root := repoRoot()
-		spec, err := openapi.Load(filepath.Join(root, "examples", "github-mini", "openapi.yaml"), nil)
-		if err != nil {
-			miniErr = err
-			return
-		}
-		man, ds := manifest.Load(filepath.Join(root, "examples", "github-mini", "anvil.yaml"))
-		if ds.HasErrors() {
-			miniErr = diagErr(ds)
-			return
-		}
-		doc, ds := lower.Lower(spec, man, nil)
-		if ds.HasErrors() {
-			miniErr = diagErr(ds)
-			return
-		}
-		miniDoc, miniErr = air.Marshal(doc)
-	})
-	if miniErr != nil {
-		t.Fatalf("compile github-mini: %v", miniErr)
-	}
-	doc, err := air.Parse(miniDoc)
-	if err != nil {
-		t.Fatalf("parse github-mini AIR: %v", err)
-	}
+	doc, _ := example(t, "github-mini")
 	return doc
-}
-
-func diagErr(ds diag.List) error {
-	var b strings.Builder
-	_ = ds.WriteText(&b)
-	return errors.New(b.String())
 }

@@ -271,7 +271,13 @@ type runResult struct {
 // run runs a program with exactly env (nothing inherited) and a deadline.
 func run(t *testing.T, env []string, stdin string, name string, args ...string) runResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runFor(t, 60*time.Second, env, stdin, name, args...)
+}
+
+// runFor is run with a deadline of its own (a build).
+func runFor(t *testing.T, limit time.Duration, env []string, stdin string, name string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = env

@@ -1,6 +1,7 @@
 // Package harness renders one connector's harness package from an AIR
 // document: SKILL.md and its references, input schemas and examples, the
-// Python and TypeScript SDKs, the bin/<connector> CLI and harness.json. Every
+// Python, TypeScript and Go SDKs (the Go module from compiler/emit/gosdk,
+// under go/), the bin/<connector> CLI and harness.json. Every
 // SDK and the CLI call the Anvil gateway (MCP over Streamable HTTP) and
 // nothing else.
 //
@@ -20,6 +21,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/emit/gosdk"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/templates"
 )
@@ -36,6 +38,12 @@ var (
 	// ErrTemplate: a template failed to parse or execute (a bug in Anvil).
 	ErrTemplate = errors.New("harness: template failed")
 )
+
+// ManifestFile is the package's list of the files anvil package harness
+// wrote (files.Manifest): a repackaging into the same directory replaces and
+// removes only those, and leaves every other file (node_modules, dist, a
+// person's own tests) alone.
+const ManifestFile = "anvil-generated.json"
 
 // Render renders the whole harness package of connector c: tools are called
 // as <c.ID>__<tool>, the CLI is bin/<c.ID>, and harness.json records
@@ -90,6 +98,13 @@ func Render(c emit.Connector) (files.Tree, error) {
 		}
 		tree.Add("examples/"+name+".json", ex)
 	}
+	gt, err := gosdk.Render(c)
+	if err != nil {
+		return nil, err
+	}
+	for name, f := range gt {
+		tree.AddMode(path.Join("go", name), f.Data, f.Mode)
+	}
 	hj, err := harnessJSON(v, c.BundleHash)
 	if err != nil {
 		return nil, err
@@ -140,6 +155,7 @@ func exampleInput(v *pkgView, i int) ([]byte, error) {
 // funcs are the helpers every template set gets.
 var funcs = template.FuncMap{
 	"pystr": pyString,
+	"toml":  tomlString,
 	"jsstr": jsString,
 	"pydoc": pyDoc,
 	"jsdoc": jsDoc,

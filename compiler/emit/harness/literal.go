@@ -63,14 +63,61 @@ func asciiJSON(s string) string {
 	return b.String()
 }
 
-// pyDoc makes text safe inside a triple-quoted Python docstring.
+// pyDoc makes text safe inside a triple-quoted (not raw) Python docstring:
+// backslashes and quotes that could end it are escaped, and so is every
+// character Python source cannot hold as it is (NUL, the other C0 controls
+// but tab and newline, DEL, and bytes that are not UTF-8).
 func pyDoc(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	s = strings.ReplaceAll(s, `"""`, `\"\"\"`)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	s = strings.ReplaceAll(b.String(), `"""`, `\"\"\"`)
 	if strings.HasSuffix(s, `"`) {
 		s += " "
 	}
 	return s
+}
+
+// tomlString writes a TOML basic string: quotes, backslashes and every
+// control character (which TOML does not allow raw) escaped, and text that
+// is not UTF-8 replaced.
+func tomlString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == utf8.RuneError:
+			b.WriteString(`\ufffd`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // mdCell makes text safe inside a Markdown table cell, on one line.
@@ -79,8 +126,11 @@ func mdCell(s string) string {
 	return strings.ReplaceAll(s, "|", `\|`)
 }
 
-// oneLine collapses whitespace.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine collapses whitespace and replaces bytes that are not UTF-8 (every
+// generated file is UTF-8 text).
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ToValidUTF8(s, "\uFFFD")), " ")
+}
 
 // firstSentence returns the first sentence of s (up to the first ". ").
 func firstSentence(s string) string {

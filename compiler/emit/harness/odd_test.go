@@ -131,9 +131,9 @@ print(json.dumps(out))
 	out := decodeJSON(t, r.Stdout)
 	want := map[string]string{
 		"search_thing": `["self","class_","x_request_id","page","tags","from_","type","match","self_","invoke",` +
-			`"confirm","idempotency_key","dry_run","headers","timeout"]`,
-		"replace_tree":           `["self","tree_id","body","confirm","idempotency_key","dry_run","headers","timeout"]`,
-		"ping":                   `["self","confirm","idempotency_key","dry_run","headers","timeout"]`,
+			`"confirm","idempotency_key","dry_run","stage","headers","timeout"]`,
+		"replace_tree":           `["self","tree_id","body","confirm","idempotency_key","dry_run","stage","headers","timeout"]`,
+		"ping":                   `["self","confirm","idempotency_key","dry_run","stage","headers","timeout"]`,
 		"search_thing_paginated": `["self","kwargs"]`,
 		"ops":                    `["search_thing","replace_tree","ping"]`,
 		"errors":                 `["idempotency_required","confirmation_required","auth_required"]`,

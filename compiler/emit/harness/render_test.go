@@ -129,7 +129,7 @@ func TestConnectorOverride(t *testing.T) {
 	ops := h["operations"].([]any)
 	first := ops[0].(map[string]any)
 	if h["connector"] != "gh_work" || h["bundleHash"] != nil || first["tool"] != "gh_work__github_list_issue" ||
-		first["cli"] != "gh_work issues list" || jsonOf(h["entrypoints"]) != `{"cli":"bin/gh_work","python":"python/anvil_github","skill":"SKILL.md","typescript":"typescript/src/index.ts"}` {
+		first["cli"] != "gh_work issues list" || jsonOf(h["entrypoints"]) != `{"cli":"bin/gh_work","go":"go","python":"python/anvil_github","skill":"SKILL.md","typescript":"typescript/src/index.ts"}` {
 		t.Errorf("harness.json = %s", tree["harness.json"].Data)
 	}
 	if !strings.Contains(string(tree["SKILL.md"].Data), "\nname: gh-work\n") {
@@ -229,11 +229,11 @@ func TestGeneratedMarkersAndNoLeaks(t *testing.T) {
 			if !strings.HasPrefix(s, "<!-- "+marker+" -->\n") {
 				t.Errorf("%s lacks the marker", name)
 			}
-		case strings.HasSuffix(name, ".py"), strings.HasSuffix(name, ".toml"):
+		case strings.HasSuffix(name, ".py"), strings.HasSuffix(name, ".pyi"), strings.HasSuffix(name, ".toml"), strings.HasSuffix(name, "/py.typed"):
 			if !strings.HasPrefix(s, "# "+marker+"\n") {
 				t.Errorf("%s lacks the marker", name)
 			}
-		case strings.HasSuffix(name, ".ts"):
+		case strings.HasSuffix(name, ".ts"), strings.HasSuffix(name, ".go"), name == "go/go.mod":
 			if !strings.HasPrefix(s, "// "+marker+"\n") {
 				t.Errorf("%s lacks the marker", name)
 			}
@@ -313,28 +313,36 @@ func TestSkillStaysShortForLargeAPIs(t *testing.T) {
 	}
 }
 
-func TestSafetyControlRenames(t *testing.T) {
+// TestSafetyControlsAreNeverRenamed: a document whose inputs take the
+// controls' names without the SDK names lowering gives them (an older
+// document, or one built by hand) still never shadows a control: the input
+// moves aside, the control keeps its name.
+func TestSafetyControlsAreNeverRenamed(t *testing.T) {
 	doc := bigDocument(1)
 	op := &doc.Operations[0]
 	for _, k := range []string{"confirm", "dry_run", "headers", "timeout", "class"} {
 		op.Input.Params = append(op.Input.Params, air.Param{Name: k, Key: k, In: "query", Schema: &air.Schema{Type: air.Types{"string"}}})
 	}
+	op.Input.Params = append(op.Input.Params, air.Param{Name: "stage", Key: "stage", SDKName: "stage_field", In: "query", Schema: &air.Schema{Type: air.Types{"string"}}})
 	op.Confirmation.Required = true
+	op.Input.Safety.ConfirmKey = "anvil_confirm"
 	tree, err := Render(emit.Connector{ID: "big", Doc: doc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	client := string(tree["python/anvil_big/client.py"].Data)
-	for _, want := range []string{"        confirm: Optional[str] = None,", "        anvil_confirm: bool = False,",
-		"        anvil_dry_run: bool = False,", "        anvil_headers: Optional[Dict[str, str]] = None,",
-		"        anvil_timeout: Optional[float] = None,", "        class_: Optional[str] = None,",
-		"        idempotency_key: Optional[str] = None,", `"class": class_,`, "confirm=anvil_confirm,"} {
+	for _, want := range []string{"        confirm_2: Optional[str] = None,", "        confirm: bool = False,",
+		"        dry_run: bool = False,", "        headers: Optional[Dict[str, str]] = None,", "        stage_field: Optional[str] = None,",
+		"        timeout: Optional[float] = None,", "        class_: Optional[str] = None,",
+		"        idempotency_key: Optional[str] = None,", `"class": class_,`, `"confirm": confirm_2,`, `"stage": stage_field,`, "confirm=confirm,"} {
 		if !strings.Contains(client, want) {
 			t.Errorf("client.py lacks %q", want)
 		}
 	}
 	cli := string(tree["bin/big"].Data)
-	if !strings.Contains(cli, `"confirm": "anvil-confirm"`) || !strings.Contains(cli, `"confirmKey": "anvil_confirm"`) {
-		t.Errorf("CLI flags for a business 'confirm' input are wrong")
+	for _, want := range []string{`"confirm": "confirm"`, `"dryRun": "dry-run"`, `"stage": "stage"`, `"confirmKey": "anvil_confirm"`, `"flag": "confirm-2"`, `"flag": "stage-field"`} {
+		if !strings.Contains(cli, want) {
+			t.Errorf("bin/big lacks %s", want)
+		}
 	}
 }

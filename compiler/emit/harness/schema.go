@@ -2,10 +2,14 @@ package harness
 
 import (
 	"encoding/json"
-	"github.com/anvil-dev/anvil/compiler/naming"
-	"sort"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
+	"github.com/anvil-dev/anvil/compiler/naming"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -84,9 +88,9 @@ func (c schemas) jsonType(root, s *air.Schema) string {
 	case s.Items != nil || len(s.PrefixItems) > 0:
 		return "array"
 	case len(s.Enum) > 0:
-		return literalType(s.Enum[0])
+		return emit.LiteralType(s.Enum[0])
 	case len(s.Const) > 0:
-		return literalType(s.Const)
+		return emit.LiteralType(s.Const)
 	}
 	for _, alts := range [][]*air.Schema{s.OneOf, s.AnyOf, s.AllOf} {
 		for _, a := range alts {
@@ -96,32 +100,6 @@ func (c schemas) jsonType(root, s *air.Schema) string {
 		}
 	}
 	return ""
-}
-
-// literalType is the JSON type of a literal value.
-func literalType(v json.RawMessage) string {
-	var x any
-	d := json.NewDecoder(strings.NewReader(string(v)))
-	d.UseNumber()
-	if d.Decode(&x) != nil {
-		return ""
-	}
-	switch t := x.(type) {
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case json.Number:
-		if strings.ContainsAny(t.String(), ".eE") {
-			return "number"
-		}
-		return "integer"
-	case []any:
-		return "array"
-	case map[string]any:
-		return "object"
-	}
-	return "null"
 }
 
 // example picks an example value for an input: an explicit example, the
@@ -394,7 +372,7 @@ func wrap(t string) string {
 
 // tsLiteral writes a JSON literal as a TS literal type.
 func tsLiteral(v json.RawMessage) string {
-	switch literalType(v) {
+	switch emit.LiteralType(v) {
 	case "string", "integer", "number", "boolean", "null":
 		return string(compact(v))
 	}
@@ -410,17 +388,19 @@ func tsKey(k string) string {
 	return string(b)
 }
 
-// jsDoc makes text safe inside a /** */ comment, on one line.
+// jsDoc makes text safe inside a /** */ or // comment, on one line: white
+// space (line terminators included) collapsed, "*/" broken, and control
+// characters (and bytes that are not UTF-8) written as \uXXXX text.
 func jsDoc(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "*/", "*\\/")
+	var b strings.Builder
+	for _, r := range strings.Join(strings.Fields(s), " ") {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			fmt.Fprintf(&b, `\u%04x`, r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return strings.ReplaceAll(b.String(), "*/", "*\\/")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/anvil-dev/anvil/compiler/emit/gosdk"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -39,6 +40,7 @@ type pyControls struct {
 	Confirm string `json:"confirm"`
 	Idem    string `json:"idempotency_key"`
 	DryRun  string `json:"dry_run"`
+	Stage   string `json:"stage"`
 	Headers string `json:"headers"`
 	Timeout string `json:"timeout"`
 }
@@ -100,7 +102,7 @@ func pySpec(v *pkgView) (string, error) {
 	for _, o := range v.Ops {
 		od := pyOperationDoc{Method: o.PyMethod, ID: o.ID, Tool: o.Tool, Summary: o.Summary, Kind: o.Kind,
 			EffectClass: o.Class, Confirm: o.Confirm, ConfirmKey: nullable(o.ConfirmKey), ConfirmArg: o.PyConfirm,
-			IdemArg: o.PyIdem, Controls: pyControls{o.PyConfirm, o.PyIdem, o.PyDryRun, o.PyHeaders, o.PyTimeout},
+			IdemArg: o.PyIdem, Controls: pyControls{o.PyConfirm, o.PyIdem, o.PyDryRun, o.PyStage, o.PyHeaders, o.PyTimeout},
 			Idempotency: idemOf(o), Inputs: []pyInputDoc{}, Undo: undoJSON(o.Undo)}
 		for _, in := range o.Inputs {
 			od.Inputs = append(od.Inputs, pyInputDoc{Name: in.Py, Key: in.Key, Required: in.Required})
@@ -143,6 +145,7 @@ type cliFlags struct {
 	Confirm string `json:"confirm"`
 	Idem    string `json:"idempotencyKey"`
 	DryRun  string `json:"dryRun"`
+	Stage   string `json:"stage"`
 	JSON    string `json:"json"`
 }
 
@@ -202,8 +205,8 @@ func cliSpec(v *pkgView) (string, error) {
 		od := cliOperationDoc{ID: o.ID, Words: strings.Fields(o.Words), Tool: o.Tool, Summary: o.Summary,
 			Description: o.Description, Usage: o.Usage, Effect: o.Kind, Label: o.Label, Confirm: o.Confirm,
 			ConfirmKey: nullable(o.ConfirmKey), Reason: o.Reason, IdemInput: nullable(o.IdemInput),
-			Flags: cliFlags{Input: safetyFlag(o, "input"), Body: safetyFlag(o, "body"), Confirm: safetyFlag(o, "confirm"),
-				Idem: safetyFlag(o, "idempotency-key"), DryRun: safetyFlag(o, "dry-run"), JSON: safetyFlag(o, "json")},
+			Flags: cliFlags{Input: safetyFlag(o, "input"), Body: safetyFlag(o, "body"), Confirm: "confirm",
+				Idem: "idempotency-key", DryRun: "dry-run", Stage: "stage", JSON: safetyFlag(o, "json")},
 			Inputs: []cliInputDoc{}, Undo: undoJSON(o.Undo), Schema: o.Schema}
 		if od.Schema == nil {
 			od.Schema = &air.Schema{Type: air.Types{"object"}}
@@ -248,12 +251,14 @@ type harnessEntry struct {
 	CLI        string `json:"cli"`
 	Python     string `json:"python"`
 	TypeScript string `json:"typescript"`
+	Go         string `json:"go"`
 }
 
 type harnessRequires struct {
 	CLI        string `json:"cli"`
 	Python     string `json:"python"`
 	TypeScript string `json:"typescript"`
+	Go         string `json:"go"`
 }
 
 type harnessOpEntry struct {
@@ -274,11 +279,12 @@ func harnessJSON(v *pkgView, bundleHash string) ([]byte, error) {
 		Service:       harnessService{ID: v.ServiceID, Version: v.ServiceVersion},
 		Gateway:       harnessGateway{URLEnv: "ANVIL_GATEWAY_URL", TokenFileEnv: "ANVIL_GATEWAY_TOKEN_FILE"},
 		Entrypoints: harnessEntry{Skill: "SKILL.md", CLI: "bin/" + v.Connector, Python: "python/" + v.PyPackage,
-			TypeScript: "typescript/src/index.ts"},
+			TypeScript: "typescript/src/index.ts", Go: "go"},
 		Requires: harnessRequires{
 			CLI:        "Node.js 18 or later (no dependencies)",
 			Python:     "Python 3.9 or later (standard library only)",
-			TypeScript: "TypeScript 5.8 or later (tsc), or Node.js 22.6 or later with type stripping",
+			TypeScript: "Node.js 18 or later once built (npm install runs prepare: tsc builds dist/), or Node.js 22.6 or later with type stripping",
+			Go:         "Go " + gosdk.GoVersion + " or later (standard library only; module " + gosdk.ModulePath(v.Connector) + ")",
 		},
 		Operations: []harnessOpEntry{},
 	}

@@ -42,11 +42,13 @@ type pkgView struct {
 	AnyConfirm     bool
 	AnyCarrier     bool
 	AnyUndo        bool
+	AnyStaged      bool // some operation has a draft form (stage=True)
 	AnyPaginated   bool
 	Errors         []errorRow
 	ExitCodes      []exitRow
 	ErrorCodes     []string
 	PySpec         string // Python literal of the operation table
+	PyResults      string // results.pyi's TypedDicts and result aliases
 	CLISpec        string // JSON of the CLI's SPEC
 	TSSpec         string // JSON of the TypeScript SDK's SPEC
 	TSNamed        []tsNamed
@@ -95,8 +97,10 @@ type opView struct {
 	PyConfirm string
 	PyIdem    string
 	PyDryRun  string
+	PyStage   string
 	PyHeaders string
 	PyTimeout string
+	PyResult  string // the result type in results.pyi
 	PyCall    string // example call with required inputs
 	TSCall    string // the same in TypeScript, with typed example values
 
@@ -129,6 +133,7 @@ type needView struct {
 // inputView is one business input of an operation.
 type inputView struct {
 	Key         string // the tool input key
+	SDKName     string // the SDKs' name when the key would shadow a control (air.Param.SDKName), else ""
 	Name        string // wire name upstream
 	In          string // path | query | header | cookie | body
 	Py          string
@@ -228,19 +233,6 @@ var errorAdvice = []struct{ code, advice string }{
 	{envelope.UnknownUpstreamError, "Something unexpected failed. Report the `trace_id`."},
 }
 
-// labelFor is the effect label of a class (docs/manifest.md, "effect").
-func labelFor(class string) string {
-	switch class {
-	case air.ClassRead:
-		return "read"
-	case air.ClassReversible:
-		return "write, can be undone"
-	case air.ClassCompensable:
-		return "write, can be compensated (not undone)"
-	}
-	return "write, cannot be undone"
-}
-
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 var pep440 = regexp.MustCompile(`^[0-9]+(\.[0-9]+)*$`)
 
@@ -300,14 +292,14 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	for _, op := range served {
 		byID[op.ID] = op
 	}
-	wire := func(op *air.Operation) string { return connector + "__" + toolName(op) }
+	wire := func(op *air.Operation) string { return connector + "__" + emit.ToolName(op) }
 
 	resources := []string{}
 	for _, op := range served {
 		o := &opView{
 			ID:          op.ID,
 			Canonical:   op.CanonicalName,
-			Tool:        toolName(op),
+			Tool:        emit.ToolName(op),
 			WireTool:    wire(op),
 			Description: oneLine(op.Description),
 			Kind:        op.Effect.Kind,
@@ -333,7 +325,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		if o.Summary == "" {
 			o.Summary = op.CanonicalName
 		}
-		o.ClassLabel = labelFor(o.Class)
+		o.ClassLabel = emit.EffectLabel(o.Class)
 		o.Label = o.ClassLabel
 		if o.Confirm {
 			o.Label += ", needs confirm"
@@ -377,22 +369,22 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		o.KeyRequired = o.IdemMode == air.IdemRequired && o.IdemDerivation != "request_fingerprint"
 		o.KeyDerived = !o.KeyRequired && (o.IdemMode == air.IdemKeySupported || o.IdemDerivation == "request_fingerprint")
 
-		// Python names.
+		// Python names and CLI flags. The controls keep their names: an
+		// input that would shadow one has its SDK name from lowering
+		// (air.Param.SDKName); seeding the controls here also keeps a
+		// document lowered before that rule from shadowing them.
 		pyNames := map[string]bool{}
 		flags := map[string]bool{"help": true, "schema": true}
+		for _, c := range naming.SDKControls {
+			pyNames[c] = true
+			flags[naming.Kebab(c)] = true
+		}
 		for _, in := range inputs {
 			in.Py = naming.Unique(in.Py, pyNames, "_")
 			in.Flag = naming.Unique(in.Flag, flags, "-")
 		}
-		safe := func(name string) string {
-			if pyNames[name] {
-				return naming.Unique("anvil_"+name, pyNames, "_")
-			}
-			pyNames[name] = true
-			return name
-		}
-		o.PyConfirm, o.PyIdem, o.PyDryRun = safe("confirm"), safe("idempotency_key"), safe("dry_run")
-		o.PyHeaders, o.PyTimeout = safe("headers"), safe("timeout")
+		o.PyConfirm, o.PyIdem, o.PyDryRun, o.PyStage = "confirm", "idempotency_key", "dry_run", "stage"
+		o.PyHeaders, o.PyTimeout = "headers", "timeout"
 		o.PyMethod = naming.Unique(naming.PyIdent(op.CanonicalName), pyTaken, "_")
 		o.TSMethod = naming.Camel(op.CanonicalName)
 		if o.TSMethod == "" || !naming.IsJSIdent(o.TSMethod) {
@@ -499,6 +491,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 				st.Discard = d.Discard.Operation
 			}
 			o.Staged = st
+			v.AnyStaged = true
 		}
 	}
 
@@ -524,6 +517,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 			title, v.Reads, v.Writes, resourceList(emit.ShortList(resources)), connector, v.SearchCommand)
 	}
 
+	v.PyResults = pyResults(c, v.Ops, served)
 	for _, name := range drainNamed(ts) {
 		v.TSNamed = append(v.TSNamed, name)
 	}
@@ -648,13 +642,6 @@ func orDefault(s, d string) string {
 	return s
 }
 
-func toolName(op *air.Operation) string {
-	if op.MCP.ToolName != "" {
-		return op.MCP.ToolName
-	}
-	return op.CanonicalName
-}
-
 // cliWords are the operation's command words without the service id.
 func cliWords(op *air.Operation) []string {
 	f := strings.Fields(op.CLI.Command)
@@ -686,7 +673,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 	isCarrier := func(in, name string) bool {
 		return idem.HasCarrier() && in == idem.Mechanism && strings.EqualFold(name, idem.Key)
 	}
-	add := func(key, name, in string, required bool, s *air.Schema, desc string, example json.RawMessage) {
+	add := func(key, sdkName, name, in string, required bool, s *air.Schema, desc string, example json.RawMessage) {
 		if p := property(root, key); p != nil {
 			s = p
 		}
@@ -694,7 +681,8 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			desc = description(c.resolve(root, s))
 		}
 		t := c.jsonType(root, s)
-		iv := &inputView{Key: key, Name: name, In: in, Py: naming.PyIdent(key), Flag: naming.Kebab(key), Type: t,
+		sdk := orDefault(sdkName, key)
+		iv := &inputView{Key: key, SDKName: sdkName, Name: name, In: in, Py: naming.PyIdent(sdk), Flag: naming.Kebab(sdk), Type: t,
 			Required: required, Description: oneLine(desc)}
 		if iv.Flag == "" {
 			iv.Flag = "input-" + fmt.Sprint(len(inputs)+1)
@@ -716,7 +704,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			carrierKey = key
 			continue
 		}
-		add(key, p.Name, p.In, p.Required, p.Schema, p.Description, p.Example)
+		add(key, p.SDKName, p.Name, p.In, p.Required, p.Schema, p.Description, p.Example)
 	}
 	if b := op.Input.Body; b != nil {
 		if b.Projection == air.ProjectionWhole {
@@ -724,7 +712,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			if len(b.Fields) == 1 && b.Fields[0].Key != "" {
 				key = b.Fields[0].Key
 			}
-			add(key, "", "body", b.Required, b.Schema, "", nil)
+			add(key, "", "", "body", b.Required, b.Schema, "", nil)
 		} else {
 			bs := c.resolve(root, b.Schema)
 			for _, f := range b.Fields {
@@ -737,7 +725,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 				if bs != nil && bs.Properties != nil {
 					fs = bs.Properties[f.Name]
 				}
-				add(key, f.Name, "body", f.Required, fs, "", nil)
+				add(key, f.SDKName, f.Name, "body", f.Required, fs, "", nil)
 			}
 		}
 	}
@@ -792,13 +780,16 @@ func usage(o *opView) string {
 		}
 	}
 	if o.Confirm {
-		parts = append(parts, "--"+safetyFlag(o, "confirm"))
+		parts = append(parts, "--confirm")
 	}
 	return strings.Join(parts, " ")
 }
 
-// safetyFlag is the CLI flag of a reserved option, renamed only when a
-// business input already uses it.
+// safetyFlag is the CLI flag of an option that is not a control (--input,
+// --body, --json), renamed only when a business input already uses it. The
+// controls (--confirm, --idempotency-key, --dry-run, --stage) are never
+// renamed: an input that would shadow one has another flag
+// (naming.SDKControls).
 func safetyFlag(o *opView, name string) string {
 	for _, in := range o.Inputs {
 		if in.Flag == name {
@@ -936,3 +927,25 @@ func jsonText(v any) (string, error) {
 
 // pretty marshals v indented with a trailing newline.
 func pretty(v any) ([]byte, error) { return air.Marshal(v) }
+
+// pyResults names each operation's result type (opView.PyResult) and
+// writes results.pyi's declarations: the TypedDicts of the response schemas
+// and one alias per operation (or the operation's own TypedDict when its
+// response is an object declared in place).
+func pyResults(c schemas, ops []*opView, served []*air.Operation) string {
+	g := newPyTypes(c)
+	var aliases strings.Builder
+	for i, o := range ops {
+		out := served[i].Output.Schema
+		o.PyResult = g.className(served[i].CanonicalName + "_result")
+		switch {
+		case out == nil:
+			aliases.WriteString(o.PyResult + " = Any\n")
+		case out.Ref == "" && out.Bool == nil && len(out.Properties) > 0 && len(out.OneOf)+len(out.AnyOf)+len(out.AllOf) == 0:
+			g.want = append(g.want, pyWant{name: o.PyResult, root: out, schema: out})
+		default:
+			aliases.WriteString(o.PyResult + " = " + g.expr(out, out, o.PyResult+"Item", 0) + "\n")
+		}
+	}
+	return g.decls() + "\n# The result of each operation's method.\n" + aliases.String()
+}

@@ -1,5 +1,6 @@
 """One call: local gates, then the gateway, then the result."""
 
+import time
 from typing import Any, Dict, Iterator, Optional
 
 from ._dry_run import DRY_RUN_ARG
@@ -17,10 +18,14 @@ def invoke(
     confirm: bool = False,
     idempotency_key: Optional[str] = None,
     dry_run: bool = False,
+    stage: bool = False,
     headers: Optional[Dict[str, str]] = None,
     timeout: Optional[float] = None,
 ) -> Any:
-    """Call the operation behind a Python method with tool-input arguments."""
+    """Call the operation behind a Python method with tool-input arguments.
+
+    stage=True asks the gateway for the operation's draft form (``_meta.stage``).
+    """
     op = operation(method)
     args = {key: value for key, value in arguments.items() if value is not None}
     check_confirmation(op, confirm)
@@ -42,17 +47,55 @@ def invoke(
     if dry_run:
         call_args[DRY_RUN_ARG] = True
     client.last_effect = None
-    result = transport.call_tool(
-        transport.connector + "__" + op["tool"],
-        call_args,
-        operation=op["id"],
-        headers=headers,
-        timeout=timeout,
-    )
-    meta = result.get("_meta")
-    if isinstance(meta, dict) and isinstance(meta.get("effect"), dict):
-        client.last_effect = meta["effect"]
-    return decode_tool_result(result, op["id"])
+    retries = getattr(client, "max_retries", 0) if retry_allowed(op, key) else 0
+    attempt = 0
+    while True:
+        try:
+            result = transport.call_tool(
+                transport.connector + "__" + op["tool"],
+                call_args,
+                meta={"stage": True} if stage else None,
+                operation=op["id"],
+                headers=headers,
+                timeout=timeout,
+            )
+            meta = result.get("_meta")
+            if isinstance(meta, dict) and isinstance(meta.get("effect"), dict):
+                client.last_effect = meta["effect"]
+            return decode_tool_result(result, op["id"])
+        except AnvilError as err:
+            if attempt >= retries or not err.retryable or err.code not in RETRIED_CODES:
+                raise
+            time.sleep(retry_delay(attempt, err.retry_after_ms))
+            attempt += 1
+
+
+#: The codes a call is retried on: the gateway or upstream was busy or did
+#: not answer, so the same call may succeed later.
+RETRIED_CODES = ("rate_limited", "upstream_unavailable", "upstream_timeout")
+
+#: The first backoff and its cap, in seconds (doubling: 0.5, 1, 2, 4, 8, 8, ...).
+RETRY_BASE_DELAY = 0.5
+RETRY_MAX_DELAY = 8.0
+#: The longest Retry-After (retry_after_ms) the client waits for before a retry.
+RETRY_AFTER_CAP = 60.0
+
+
+def retry_allowed(op: Dict[str, Any], key: Optional[str]) -> bool:
+    """Whether a failed call of op may be sent again: a read, or a write
+    whose idempotency key goes upstream (so a repeat is deduplicated there)."""
+    if op["kind"] == "read":
+        return True
+    return key is not None and bool(op["idempotency"]["input"])
+
+
+def retry_delay(attempt: int, retry_after_ms: Optional[int]) -> float:
+    """Seconds to wait before retry number attempt+1: the gateway's
+    retry_after_ms when it gave one (capped at RETRY_AFTER_CAP), else
+    exponential backoff from RETRY_BASE_DELAY up to RETRY_MAX_DELAY."""
+    if retry_after_ms is not None and retry_after_ms >= 0:
+        return min(retry_after_ms / 1000.0, RETRY_AFTER_CAP)
+    return min(RETRY_BASE_DELAY * (2 ** attempt), RETRY_MAX_DELAY)
 
 
 def paginate_keywords(

@@ -438,7 +438,11 @@ class GatewayTransport:
         self, status: int, headers: Dict[str, str], body: bytes, want: int, operation: Optional[str]
     ) -> Any:
         if status >= 400:
-            raise _http_error(status, body, operation)
+            err = _http_error(status, body, operation)
+            after = headers.get("retry-after", "").strip()
+            if err.retry_after_ms is None and after.isdigit():
+                err.retry_after_ms = int(after) * 1000
+            raise err
         for message in _messages(headers, body):
             if not isinstance(message, dict) or message.get("id") != want:
                 continue
@@ -458,11 +462,15 @@ class GatewayTransport:
         name: str,
         arguments: Dict[str, Any],
         *,
+        meta: Optional[Dict[str, Any]] = None,
         operation: Optional[str] = None,
         headers: Optional[Dict[str, str]] = None,
         timeout: Optional[float] = None,
     ) -> Dict[str, Any]:
-        """Call one tool in a fresh MCP session and return the raw tools/call result."""
+        """Call one tool in a fresh MCP session and return the raw tools/call result.
+
+        meta, when given, is sent as the call's ``_meta`` (``{"stage": true}``).
+        """
         token = self.read_token(operation)
         wait = timeout if timeout is not None else self.timeout
         base = {
@@ -499,7 +507,10 @@ class GatewayTransport:
             )
             if status >= 400:
                 raise _http_error(status, body, operation)
-            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+            params = {"name": name, "arguments": arguments}  # type: Dict[str, Any]
+            if meta:
+                params["_meta"] = meta
+            call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
             status, answer_headers, body = self._post(call, session_headers, wait, operation)
             result = self._result(status, answer_headers, body, 2, operation)
             if not isinstance(result, dict):

@@ -37,6 +37,8 @@ def problems(path):
     defined = set(dir(builtins)) | {"__file__", "__name__", "__doc__"}
     used = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue  # a compiler directive, not a name
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for alias in node.names:
                 name = (alias.asname or alias.name).split(".")[0]

@@ -388,3 +388,81 @@ class TransportTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ErrorClassesTest(unittest.TestCase):
+    def test_every_code_has_its_subclass(self):
+        errors = pkg.errors
+        self.assertEqual(sorted(errors.ERROR_CLASSES), sorted(errors.ERROR_CODES))
+        for code, cls in errors.ERROR_CLASSES.items():
+            e = errors.AnvilError(code, "m", operation="o")
+            self.assertIs(type(e), cls)
+            self.assertIsInstance(e, errors.AnvilError)
+            self.assertEqual((e.code, e.message, e.operation), (code, "m", "o"))
+        self.assertIs(type(errors.AnvilError("nope", "m")), errors.UnknownUpstreamError)
+        self.assertIsInstance(errors.PolicyDenied("policy_denied", "m"), errors.PolicyDenied)
+
+
+class _FlakyTransport:
+    """Answers each call with the next of answers: an AnvilError to raise or a result."""
+
+    connector = "shop"
+
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def call_tool(self, name, arguments, **kwargs):
+        self.calls.append((name, dict(arguments)))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+class _Client:
+    def __init__(self, transport, max_retries=2):
+        self._gateway = transport
+        self.max_retries = max_retries
+        self.last_effect = None
+
+
+class RetryTest(unittest.TestCase):
+    def limited(self, after_ms=1):
+        return pkg.errors.AnvilError("rate_limited", "slow down", retryable=True, retry_after_ms=after_ms)
+
+    def ok(self):
+        return {"content": [{"type": "text", "text": "[1]"}]}
+
+    def test_reads_are_retried_after_retry_after(self):
+        t = _FlakyTransport([self.limited(), self.limited(), self.ok()])
+        self.assertEqual(pkg._invoke.invoke(_Client(t), "list_item", {}), [1])
+        self.assertEqual(len(t.calls), 3)
+
+    def test_retries_stop_at_max_retries(self):
+        t = _FlakyTransport([self.limited(), self.limited(), self.ok()])
+        with self.assertRaises(pkg.errors.RateLimited):
+            pkg._invoke.invoke(_Client(t, max_retries=1), "list_item", {})
+        self.assertEqual(len(t.calls), 2)
+
+    def test_keyed_writes_are_retried_with_the_same_key(self):
+        t = _FlakyTransport([self.limited(), self.ok()])
+        pkg._invoke.invoke(_Client(t), "delete_item", {"id": 1}, confirm=True)
+        self.assertEqual(len(t.calls), 2)
+        self.assertEqual(t.calls[0][1]["idempotency_key"], t.calls[1][1]["idempotency_key"])
+
+    def test_writes_without_a_key_and_other_codes_are_not_retried(self):
+        op = dict(pkg.operations.operation("delete_item"), idempotency=dict(
+            pkg.operations.operation("delete_item")["idempotency"], input=None))
+        self.assertFalse(pkg._invoke.retry_allowed(op, "k"))
+        self.assertFalse(pkg._invoke.retry_allowed(op, None))
+        t = _FlakyTransport([pkg.errors.AnvilError("not_found", "no", retryable=True), self.ok()])
+        with self.assertRaises(pkg.errors.NotFound):
+            pkg._invoke.invoke(_Client(t), "list_item", {})
+        self.assertEqual(len(t.calls), 1)
+
+    def test_backoff_doubles_up_to_its_cap_and_honours_retry_after(self):
+        d = pkg._invoke.retry_delay
+        self.assertEqual([d(i, None) for i in range(6)], [0.5, 1.0, 2.0, 4.0, 8.0, 8.0])
+        self.assertEqual(d(0, 1500), 1.5)
+        self.assertEqual(d(0, 10 ** 9), 60.0)

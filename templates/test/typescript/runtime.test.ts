@@ -11,10 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
+import { AnvilError, ERROR_CLASSES, ERROR_CODES, PolicyDenied, UnknownUpstreamError, isErrorCode } from "./errors.ts";
 import { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult, httpError, jsonrpcError, toolsUrl } from "./gateway.ts";
 import type { ToolResult, TransportCallOptions } from "./gateway.ts";
-import { invoke, operationFor } from "./invoke.ts";
+import { invoke, operationFor, retryDelayMs } from "./invoke.ts";
 import { canonicalJson, checkConfirmation, deriveIdempotencyKey, resolveIdempotencyKey } from "./safety.ts";
 import { SPEC } from "./spec.ts";
 
@@ -191,4 +191,55 @@ test("toolsUrl: the GET /tools route beside the gateway's MCP endpoint", () => {
   assert.equal(toolsUrl("http://127.0.0.1:8931/mcp", { search: "list items", connector: "shop", limit: undefined }),
     "http://127.0.0.1:8931/tools?search=list+items&connector=shop");
   assert.equal(toolsUrl("https://gw.example/anvil/mcp/?x=1#f", { search: "a&b", limit: "5" }), "https://gw.example/anvil/tools?search=a%26b&limit=5");
+});
+
+test("every code has its AnvilError subclass", () => {
+  for (const code of ERROR_CODES) {
+    const e = new AnvilError(code, "m", { operation: "o" });
+    assert.ok(e instanceof ERROR_CLASSES[code]);
+    assert.ok(e instanceof AnvilError);
+    assert.ok(e instanceof Error);
+    assert.equal(e.code, code);
+    assert.equal(e.name, ERROR_CLASSES[code].name);
+    assert.equal(e.operation, "o");
+  }
+  assert.ok(new AnvilError("nope", "m") instanceof UnknownUpstreamError);
+  assert.ok(new PolicyDenied("policy_denied", "m") instanceof PolicyDenied);
+});
+
+/** A transport answering each call with the next of answers (an error to throw or a result). */
+function flaky(answers: Array<Error | ToolResult>, maxRetries = 2) {
+  const calls: Array<Record<string, unknown>> = [];
+  const transport = {
+    connector: "shop",
+    maxRetries,
+    async callTool(_name: string, args: Record<string, unknown>): Promise<ToolResult> {
+      calls.push({ ...args });
+      const next = answers.shift();
+      if (next instanceof Error) throw next;
+      return next as ToolResult;
+    },
+  };
+  return { transport: transport as unknown as GatewayTransport, calls };
+}
+
+const limited = () => new AnvilError("rate_limited", "slow down", { retryable: true, retryAfterMs: 1 });
+const ok: ToolResult = { content: [{ type: "text", text: "[1]" }] };
+
+test("reads and keyed writes are retried; other writes and codes are not", async () => {
+  let f = flaky([limited(), limited(), ok]);
+  assert.deepEqual(await invoke(f.transport, SPEC.operations.listItem, {}, {}, () => {}), [1]);
+  assert.equal(f.calls.length, 3);
+  f = flaky([limited(), limited(), ok], 1);
+  await assert.rejects(invoke(f.transport, SPEC.operations.listItem, {}, {}, () => {}), (e: unknown) => e instanceof AnvilError && e.code === "rate_limited");
+  assert.equal(f.calls.length, 2);
+  f = flaky([limited(), ok]);
+  await invoke(f.transport, SPEC.operations.deleteItem, { id: 1 }, { confirm: true }, () => {});
+  assert.equal(f.calls.length, 2);
+  assert.equal(f.calls[0].idempotency_key, f.calls[1].idempotency_key);
+  f = flaky([new AnvilError("not_found", "no", { retryable: true }), ok]);
+  await assert.rejects(invoke(f.transport, SPEC.operations.listItem, {}, {}, () => {}));
+  assert.equal(f.calls.length, 1);
+  assert.deepEqual([0, 1, 2, 3, 4, 5].map((i) => retryDelayMs(i, null)), [500, 1000, 2000, 4000, 8000, 8000]);
+  assert.equal(retryDelayMs(0, 1500), 1500);
 });

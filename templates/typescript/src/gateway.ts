@@ -34,12 +34,19 @@ export interface ClientOptions {
   userAgent?: string;
   /** Milliseconds each HTTP request may take. */
   timeoutMs?: number;
+  /**
+   * How many times a retryable failure (rate_limited, upstream_unavailable, upstream_timeout) is sent
+   * again, for reads and writes whose idempotency key goes upstream only; default 2, 0 turns retries off.
+   */
+  maxRetries?: number;
   /** The fetch to use (for example a proxy-aware one); default the global fetch. */
   fetch?: typeof fetch;
 }
 
 /** Per-request transport options. */
 export interface TransportCallOptions {
+  /** Sent as the call's _meta ({ stage: true }). */
+  meta?: Record<string, unknown>;
   operation?: string;
   headers?: Record<string, string>;
   timeoutMs?: number;
@@ -290,6 +297,8 @@ export class GatewayTransport {
   readonly connector: string;
   readonly userAgent: string;
   readonly timeoutMs: number;
+  /** See ClientOptions.maxRetries. */
+  readonly maxRetries: number;
   readonly #tokenFile: string | undefined;
   readonly #tokenProvider: TokenProvider | undefined;
   readonly #fetch: typeof fetch;
@@ -310,6 +319,7 @@ export class GatewayTransport {
     this.connector = options.gatewayConnector || env("ANVIL_GATEWAY_CONNECTOR") || DEFAULT_CONNECTOR;
     this.userAgent = options.userAgent || DEFAULT_USER_AGENT;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.maxRetries = options.maxRetries ?? 2;
     this.#tokenFile = options.tokenFile;
     this.#tokenProvider = options.tokenProvider;
     this.#fetch = options.fetch ?? globalThis.fetch;
@@ -427,7 +437,9 @@ export class GatewayTransport {
       headers["Mcp-Protocol-Version"] = typeof version === "string" && version !== "" ? version : PROTOCOL_VERSION;
       const note = await this.#send("POST", headers, JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }), options);
       if (note.status >= 400) throw httpError(note.status, note.body, operation);
-      const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name, arguments: args } };
+      const params: Record<string, unknown> = { name, arguments: args };
+      if (options.meta !== undefined) params._meta = options.meta;
+      const call = { jsonrpc: "2.0", id: 2, method: "tools/call", params };
       const answer = await this.#send("POST", headers, JSON.stringify(call), options);
       const result = resultOf(answer, 2, operation);
       if (!isRecord(result)) {

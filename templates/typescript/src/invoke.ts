@@ -16,6 +16,8 @@ export interface CallOptions {
   idempotencyKey?: string;
   /** Returns the gateway's plan; nothing changes. */
   dryRun?: boolean;
+  /** Performs the operation's draft form instead (operations that declare one); lastEffect.staged says how to promote or discard it. */
+  stage?: boolean;
   /** Extra HTTP headers for the gateway. */
   headers?: Record<string, string>;
   /** Milliseconds each HTTP request may take. */
@@ -69,15 +71,38 @@ export async function invoke(
   if (key !== undefined && op.idempotency.input !== null) callArgs[op.idempotency.input] = key;
   if (options.dryRun === true) callArgs[SPEC.dryRunArg] = true;
   onEffect(null);
-  const result = await transport.callTool(transport.connector + "__" + op.tool, callArgs, {
-    operation: op.id,
-    headers: options.headers,
-    timeoutMs: options.timeoutMs,
-    signal: options.signal,
-  });
-  const effect = result._meta?.effect;
-  if (typeof effect === "object" && effect !== null && !Array.isArray(effect)) {
-    onEffect(effect as Record<string, unknown>);
+  const retries = op.kind === "read" || (key !== undefined && op.idempotency.input !== null) ? transport.maxRetries : 0;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const result = await transport.callTool(transport.connector + "__" + op.tool, callArgs, {
+        operation: op.id,
+        meta: options.stage === true ? { stage: true } : undefined,
+        headers: options.headers,
+        timeoutMs: options.timeoutMs,
+        signal: options.signal,
+      });
+      const effect = result._meta?.effect;
+      if (typeof effect === "object" && effect !== null && !Array.isArray(effect)) {
+        onEffect(effect as Record<string, unknown>);
+      }
+      return decodeToolResult(result, op.id);
+    } catch (e) {
+      if (attempt >= retries || !(e instanceof AnvilError) || !e.retryable || !RETRIED_CODES.includes(e.code) || options.signal?.aborted) {
+        throw e;
+      }
+      await new Promise((resolve) => setTimeout(resolve, retryDelayMs(attempt, e.retryAfterMs)));
+    }
   }
-  return decodeToolResult(result, op.id);
+}
+
+/** The codes a call is retried on: the gateway or upstream was busy or did not answer. */
+export const RETRIED_CODES: readonly string[] = ["rate_limited", "upstream_unavailable", "upstream_timeout"];
+
+/**
+ * Milliseconds to wait before retry attempt+1: the gateway's retry_after_ms (capped at a minute),
+ * else 500 ms doubling up to 8 s.
+ */
+export function retryDelayMs(attempt: number, retryAfterMs: number | null): number {
+  if (retryAfterMs !== null && retryAfterMs >= 0) return Math.min(retryAfterMs, 60000);
+  return Math.min(500 * 2 ** attempt, 8000);
 }

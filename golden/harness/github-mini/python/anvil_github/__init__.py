@@ -12,11 +12,46 @@ from typing import Any
 
 from ._gateway import DEFAULT_CONNECTOR, GatewayTransport
 from .client import GithubClient
-from .errors import ERROR_CODES, AnvilError
+from .errors import (
+    ERROR_CLASSES,
+    ERROR_CODES,
+    AnvilError,
+    AuthRequired,
+    ConfirmationRequired,
+    Conflict,
+    IdempotencyRequired,
+    NotFound,
+    PermissionDenied,
+    PolicyDenied,
+    RateLimited,
+    SchemaMismatch,
+    UnknownUpstreamError,
+    UnsafeRetryBlocked,
+    UnsupportedOperation,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    ValidationError,
+)
 
 __all__ = [
     "GithubClient",
     "AnvilError",
+    "AuthRequired",
+    "ConfirmationRequired",
+    "Conflict",
+    "IdempotencyRequired",
+    "NotFound",
+    "PermissionDenied",
+    "PolicyDenied",
+    "RateLimited",
+    "SchemaMismatch",
+    "UnknownUpstreamError",
+    "UnsafeRetryBlocked",
+    "UnsupportedOperation",
+    "UpstreamTimeout",
+    "UpstreamUnavailable",
+    "ValidationError",
+    "ERROR_CLASSES",
     "ERROR_CODES",
     "DEFAULT_CONNECTOR",
     "GatewayTransport",

@@ -28,6 +28,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -73,6 +74,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -127,6 +129,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -172,6 +175,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -232,6 +236,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -277,6 +282,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -331,6 +337,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -376,6 +383,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -436,6 +444,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -481,6 +490,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -541,6 +551,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },
@@ -586,6 +597,7 @@ SPEC = json.loads(r'''{
         "confirm": "confirm",
         "idempotency_key": "idempotency_key",
         "dry_run": "dry_run",
+        "stage": "stage",
         "headers": "headers",
         "timeout": "timeout"
       },

@@ -3,7 +3,27 @@
 
 export { GithubClient } from "./client.ts";
 export type { CallOptions } from "./client.ts";
-export { AnvilError, ERROR_CODES, isErrorCode } from "./errors.ts";
+export {
+  AnvilError,
+  AuthRequired,
+  ConfirmationRequired,
+  Conflict,
+  ERROR_CLASSES,
+  ERROR_CODES,
+  IdempotencyRequired,
+  isErrorCode,
+  NotFound,
+  PermissionDenied,
+  PolicyDenied,
+  RateLimited,
+  SchemaMismatch,
+  UnknownUpstreamError,
+  UnsafeRetryBlocked,
+  UnsupportedOperation,
+  UpstreamTimeout,
+  UpstreamUnavailable,
+  ValidationError,
+} from "./errors.ts";
 export type { AnvilErrorInit, ErrorCode } from "./errors.ts";
 export { DEFAULT_CONNECTOR, GatewayTransport, decodeToolResult } from "./gateway.ts";
 export type { ClientOptions, SearchResult, TokenProvider, ToolResult } from "./gateway.ts";
