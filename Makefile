@@ -63,7 +63,7 @@ test: deps lint check-drift
 ## ./... runs them too
 SLOW_TESTS = TestDifferentialEffectVariants|TestGitHubGeneratedGateway
 slow:
-	$(GO) test -count=1 -v -run '^TestDifferentialEffectVariants$$' ./runtime/frontdoor
+	$(GO) test -count=1 -v -run '^TestDifferentialEffectVariants$$' ./runtime/serve
 	$(GO) test -count=1 -v -run '^TestGitHubGeneratedGateway$$' ./cmd/anvil
 
 ## lint: gofmt and go vet

@@ -18,15 +18,15 @@ import (
 // location and style, array and object inputs, form, raw-text and
 // octet-stream bodies, whole bodies, idempotency carriers the inputs do not
 // declare (header, query and body), nullable inputs and every scalar
-// constraint. runtime/frontdoor's tests serve it generically from
+// constraint. runtime/serve's tests serve it generically from
 // testdata/sink and link its generated gateway (internal/testgen/sink) to
 // compare the two handler by handler; this test keeps both committed trees
 // equal to what compile --workspace writes (ANVIL_UPDATE_GOLDEN=1 rewrites
 // them).
 const (
-	sinkWorkspace = "../../runtime/frontdoor/testdata/sink"
-	sinkGen       = "../runtime/frontdoor/internal/testgen/sink" // relative to golden/
-	sinkImport    = "github.com/anvil-dev/anvil/runtime/frontdoor/internal/testgen"
+	sinkWorkspace = "../../runtime/serve/testdata/sink"
+	sinkGen       = "../runtime/serve/internal/testgen/sink" // relative to golden/
+	sinkImport    = "github.com/anvil-dev/anvil/runtime/serve/internal/testgen"
 )
 
 func sinkSchema(t *testing.T, s string) *air.Schema {
@@ -181,7 +181,7 @@ func sinkDoc(t *testing.T) *air.Document {
 	}
 }
 
-// TestGeneratedSinkGolden keeps runtime/frontdoor's sink bundle and its
+// TestGeneratedSinkGolden keeps runtime/serve's sink bundle and its
 // generated gateway equal to what this test and compile --workspace write.
 func TestGeneratedSinkGolden(t *testing.T) {
 	rendered, err := air.Files(sinkDoc(t))

@@ -21,7 +21,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 // TestGitHubGeneratedGateway generates the gateway of GitHub's full REST
@@ -181,7 +181,7 @@ func serveGeneric(t *testing.T, ws string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, ToolSurface: "full"}, f, nil)
+	g, err := serve.NewGateway(serve.Config{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port, ToolSurface: "full"}, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 // connectGateway is a gateway serving github (a key connector, upstream the
@@ -54,7 +54,7 @@ func newConnectGateway(t *testing.T) *connectGateway {
 // environment vars until the test ends.
 func serveFleet(t *testing.T, ws string, port int, vars map[string]string) {
 	t.Helper()
-	cfg, err := frontdoor.ConfigFromEnv(func(k string) string { return vars[k] })
+	cfg, err := serve.ConfigFromEnv(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func serveFleet(t *testing.T, ws string, port int, vars map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := frontdoor.New(cfg, f, nil)
+	g, err := serve.NewGateway(cfg, f, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,12 @@ import (
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 )
 
-// gatewayFixture is the compiled github-mini bundle the runtime/frontdoor tests
+// gatewayFixture is the compiled github-mini bundle the runtime/serve tests
 // serve (they may not import the compiler). Its server stays
 // https://api.github.example; the tests point it at their mock upstream.
-const gatewayFixture = "../../runtime/frontdoor/testdata/workspace/github"
+const gatewayFixture = "../../runtime/serve/testdata/workspace/github"
 
-// TestGatewayFixture keeps runtime/frontdoor's committed bundle equal to what
+// TestGatewayFixture keeps runtime/serve's committed bundle equal to what
 // compile makes of the example; ANVIL_UPDATE_GOLDEN=1 (make golden) rewrites it.
 func TestGatewayFixture(t *testing.T) {
 	got, err := files.Read(compileExample(t))

@@ -9,7 +9,7 @@ import (
 )
 
 // fxToolsWS is the committed github-mini workspace the gateway tests serve.
-const fxToolsWS = "../../runtime/frontdoor/testdata/workspace"
+const fxToolsWS = "../../runtime/serve/testdata/workspace"
 
 func TestToolsCommand(t *testing.T) {
 	code, out, errOut := runCLI(t, "", "tools", fxToolsWS)

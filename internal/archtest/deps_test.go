@@ -12,6 +12,8 @@ const module = "github.com/anvil-dev/anvil"
 
 type pkg struct {
 	ImportPath string
+	Dir        string
+	GoFiles    []string
 	Imports    []string
 	Deps       []string // every package it links, transitively (tests excluded)
 }

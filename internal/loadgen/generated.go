@@ -5,7 +5,7 @@ import (
 
 	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 // startGenerated serves the generated github-mini gateway (gen/github-mini,
@@ -13,7 +13,7 @@ import (
 // configuration — the same audience, JWKS, vault and connection — on its
 // own listener and audit log, its upstream pointed at the mock through
 // ANVIL_UPSTREAM_GITHUB_URL. It returns the base URL and a stop function.
-func startGenerated(cfg frontdoor.Config, mockURL, auditFile string) (string, func(), error) {
+func startGenerated(cfg serve.Config, mockURL, auditFile string) (string, func(), error) {
 	cfg.AuditFile = auditFile
 	env := map[string]string{fleet.UpstreamURLEnv("github"): mockURL}
 	cfg.Getenv = func(k string) string { return env[k] }

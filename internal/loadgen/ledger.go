@@ -10,7 +10,7 @@ import (
 
 	"github.com/anvil-dev/anvil/internal/pgtest"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 // The keyed-write rows: POST /call/github__github_create_comment with a
@@ -33,7 +33,7 @@ const (
 // ledgerTargets returns the keyed-write targets. Without PostgreSQL it
 // prints one line saying why the PostgreSQL row is skipped and returns the
 // embedded row alone.
-func ledgerTargets(st *stack, procs *procOptions, cfg frontdoor.Config, ws, dir string, writeTok, connectTok string, client *http.Client) ([]target, error) {
+func ledgerTargets(st *stack, procs *procOptions, cfg serve.Config, ws, dir string, writeTok, connectTok string, client *http.Client) ([]target, error) {
 	var seq atomic.Int64
 	keyed := func(base string) func() (func() error, func(), error) {
 		return func() (func() error, func(), error) {

@@ -41,7 +41,8 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/door/mcpdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 const (
@@ -58,7 +59,7 @@ func main() {
 		}
 		return
 	}
-	bundle := flag.String("bundle", "runtime/frontdoor/testdata/workspace/github", "the github-mini bundle to serve")
+	bundle := flag.String("bundle", "runtime/serve/testdata/workspace/github", "the github-mini bundle to serve")
 	duration := flag.Duration("duration", 4*time.Second, "how long each target is measured, per phase (throughput, latency)")
 	conns := flag.Int("conns", 64, "concurrent connections for the throughput runs")
 	rounds := flag.Int("rounds", 8, "interleaved rounds the measurements are split into")
@@ -160,7 +161,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
 		return err
 	}
-	cfg := frontdoor.Config{
+	cfg := serve.Config{
 		Host: "127.0.0.1",
 		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: audience,
 			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
@@ -195,11 +196,11 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	connectTok, turnTok := connectFor("local:loadgen"), turnFor("local:loadgen")
 	client := &http.Client{Transport: tunedTransport(conns), Timeout: 10 * time.Second}
-	// A gateway holds at most frontdoor.MaxSessionsPerSubject MCP sessions
+	// A gateway holds at most mcpdoor.MaxSessionsPerSubject MCP sessions
 	// per person, and the MCP rows open one per connection: they are
 	// spread over enough people, each connected (the gateways share the
 	// vault directory).
-	mcpToks := make([]string, (conns+frontdoor.MaxSessionsPerSubject-1)/frontdoor.MaxSessionsPerSubject)
+	mcpToks := make([]string, (conns+mcpdoor.MaxSessionsPerSubject-1)/mcpdoor.MaxSessionsPerSubject)
 	for i := range mcpToks {
 		sub := "local:loadgen"
 		if i > 0 {
@@ -314,13 +315,13 @@ func verdict(ok bool) string {
 }
 
 // mcpTarget opens an MCP session on base per worker and calls mcpCall on
-// it; the workers take the tokens in turn, frontdoor.MaxSessionsPerSubject
+// it; the workers take the tokens in turn, mcpdoor.MaxSessionsPerSubject
 // workers each.
 func mcpTarget(base string, tokens []string, mcpCall string) func() (func() error, func(), error) {
 	var workers atomic.Int64
 	return func() (func() error, func(), error) {
 		n := int(workers.Add(1) - 1)
-		token := tokens[n/frontdoor.MaxSessionsPerSubject%len(tokens)]
+		token := tokens[n/mcpdoor.MaxSessionsPerSubject%len(tokens)]
 		c := &http.Client{Transport: tunedTransport(1), Timeout: 10 * time.Second}
 		h := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
 			"Accept": {"application/json, text/event-stream"}}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 // audience is the gateways' configured token audience (both gateways take
@@ -56,7 +56,7 @@ type procOptions struct {
 
 // startInProcess serves the bare proxy, the generic gateway and the
 // generated one (generated.go) in this process.
-func startInProcess(st *stack, cfg frontdoor.Config, ws, generatedAudit string, conns int) error {
+func startInProcess(st *stack, cfg serve.Config, ws, generatedAudit string, conns int) error {
 	mockURL, _ := url.Parse(st.mock)
 	base, stop, err := serveHandler(bareProxy(mockURL, conns))
 	if err != nil {
@@ -85,13 +85,13 @@ func startInProcess(st *stack, cfg frontdoor.Config, ws, generatedAudit string, 
 
 // serveGateway serves the fleet f in this process with cfg on a free
 // loopback port; it returns the base URL and a stop function.
-func serveGateway(cfg frontdoor.Config, f *fleet.Fleet) (string, func(), error) {
+func serveGateway(cfg serve.Config, f *fleet.Fleet) (string, func(), error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
 	cfg.Port = ln.Addr().(*net.TCPAddr).Port
-	g, err := frontdoor.New(cfg, f, nil)
+	g, err := serve.NewGateway(cfg, f, nil)
 	if err != nil {
 		ln.Close()
 		return "", nil, err
@@ -136,7 +136,7 @@ func serveHandler(h http.Handler) (string, func(), error) {
 
 // startProcesses starts the bare proxy as a child and the two gateway
 // binaries, each on its own port, and waits until they answer /healthz.
-func startProcesses(st *stack, o *procOptions, cfg frontdoor.Config, ws, generatedAudit string) error {
+func startProcesses(st *stack, o *procOptions, cfg serve.Config, ws, generatedAudit string) error {
 	var err error
 	if st.proxy, err = startChild(st, "proxy", st.mock); err != nil {
 		return fmt.Errorf("the bare proxy: %w", err)
@@ -154,7 +154,7 @@ func startProcesses(st *stack, o *procOptions, cfg frontdoor.Config, ws, generat
 
 // gatewayEnv is cfg as a gateway process's environment (without the audit
 // file, which each gateway has its own of).
-func gatewayEnv(cfg frontdoor.Config) []string {
+func gatewayEnv(cfg serve.Config) []string {
 	return []string{
 		"ANVIL_INBOUND_AUTH_MODE=branchyard",
 		"ANVIL_INBOUND_ISSUER=" + cfg.Auth.Issuer,

@@ -2,8 +2,6 @@ package auth
 
 import (
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -142,39 +140,6 @@ func TestWWWAuthenticate(t *testing.T) {
 	}
 	if got := (&Error{Code: CodeInvalidToken, Message: "a\\b\r\nc"}).WWWAuthenticate(""); strings.ContainsAny(got, "\\\r\n") {
 		t.Errorf("unsafe header value %q", got)
-	}
-}
-
-func TestWriteError(t *testing.T) {
-	f := newFixture(t, nil)
-	_, err := f.verify(authtest.Mint(f.key, with(turnClaims(), "iss", "elsewhere")))
-	rec := httptest.NewRecorder()
-	WriteError(rec, err, "https://gw.example/mcp")
-	if rec.Code != http.StatusUnauthorized {
-		t.Errorf("status %d", rec.Code)
-	}
-	if got := rec.Header().Get("WWW-Authenticate"); got != `Bearer realm="mcp", error="invalid_token", error_description="Token issuer is not accepted.", resource_metadata="https://gw.example/.well-known/oauth-protected-resource"` {
-		t.Errorf("WWW-Authenticate %s", got)
-	}
-	if got := rec.Header().Get("Content-Type"); got != "application/json" {
-		t.Errorf("Content-Type %s", got)
-	}
-	if got := rec.Body.String(); got != `{"error":{"code":"invalid_token","message":"Token issuer is not accepted."}}` {
-		t.Errorf("body %s", got)
-	}
-
-	rec = httptest.NewRecorder()
-	_, err = f.v.Verify(t.Context(), "")
-	WriteError(rec, err, "http://127.0.0.1/mcp")
-	if rec.Code != 401 || rec.Body.String() != `{"error":{"code":"invalid_request","message":"No bearer token was presented."}}` ||
-		rec.Header().Get("WWW-Authenticate") != `Bearer realm="mcp", error="invalid_request", error_description="No bearer token was presented."` {
-		t.Errorf("invalid_request: %d %s %s", rec.Code, rec.Header().Get("WWW-Authenticate"), rec.Body)
-	}
-
-	rec = httptest.NewRecorder()
-	WriteError(rec, errors.New("boom"), "")
-	if rec.Code != 401 || !strings.Contains(rec.Body.String(), `"invalid_token"`) {
-		t.Errorf("plain error: %d %s", rec.Code, rec.Body)
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/anvil-dev/anvil/runtime/envelope"
 )
 
 // Error codes of an authentication failure (the body's error.code and the
@@ -27,7 +25,8 @@ var (
 )
 
 // Error is an authentication failure. Every failure of [Verifier.Verify] is
-// one; the gateway answers it with [WriteError].
+// one; runtime/identity/branchyard answers it with its WWWAuthenticate
+// challenge.
 type Error struct {
 	// Status is the HTTP status: 401.
 	Status int
@@ -104,21 +103,4 @@ func quoteSafe(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// WriteError answers an authentication failure: its status (401), the
-// WWW-Authenticate challenge for resource, and the body
-// {"error":{"code":…,"message":…}}. An error that is not an [*Error] is
-// answered as 401 invalid_token.
-func WriteError(w http.ResponseWriter, err error, resource string) {
-	var e *Error
-	if !errors.As(err, &e) || e == nil {
-		e = invalidToken("Token is invalid.")
-	}
-	status := e.Status
-	if status == 0 {
-		status = http.StatusUnauthorized
-	}
-	w.Header().Set("WWW-Authenticate", e.WWWAuthenticate(resource))
-	envelope.WriteSimple(w, status, e.Code, e.Message)
 }

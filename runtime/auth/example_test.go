@@ -3,8 +3,6 @@ package auth_test
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"time"
@@ -59,41 +57,4 @@ func Example() {
 	// Output:
 	// local:e2e-person 1 false
 	// denied policy/grant_denied {"index":0,"connector":"github","operations":["*"],"mode":"read"}
-}
-
-// Refuse a request whose token does not verify.
-func ExampleWriteError() {
-	dir, err := os.MkdirTemp("", "yard")
-	if err != nil {
-		panic(err)
-	}
-	defer os.RemoveAll(dir)
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := authtest.WriteJWKS(jwks, authtest.NewKey("by-example0000")); err != nil {
-		panic(err)
-	}
-	cfg := auth.Config{Mode: auth.ModeBranchyard, Issuer: "branchyard:local:e2e",
-		Audience: "https://gw.example/mcp", JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway}
-	v, err := auth.NewVerifier(cfg, nil)
-	if err != nil {
-		panic(err)
-	}
-	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claims, err := v.Verify(r.Context(), r.Header.Get("Authorization"))
-		if err != nil {
-			auth.WriteError(w, err, cfg.Audience)
-			return
-		}
-		fmt.Fprintln(w, "hello", claims.Subject)
-	})
-
-	rec := httptest.NewRecorder()
-	handler.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/mcp", nil))
-	fmt.Println(rec.Code)
-	fmt.Println(rec.Header().Get("WWW-Authenticate"))
-	fmt.Println(rec.Body.String())
-	// Output:
-	// 401
-	// Bearer realm="mcp", error="invalid_request", error_description="No bearer token was presented.", resource_metadata="https://gw.example/.well-known/oauth-protected-resource"
-	// {"error":{"code":"invalid_request","message":"No bearer token was presented."}}
 }

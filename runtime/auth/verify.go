@@ -4,8 +4,8 @@
 //
 // Build a [Config] with [ConfigFromEnv], a [Verifier] with [NewVerifier], and
 // call [Verifier.Verify] with each request's Authorization header. Every
-// failure is an [*Error] (401, invalid_token or invalid_request) that
-// [WriteError] answers with a WWW-Authenticate challenge.
+// failure is an [*Error] (401, invalid_token or invalid_request), answered
+// with its [Error.WWWAuthenticate] challenge (runtime/identity/branchyard).
 //
 // Verified tokens are remembered (by the SHA-256 of the token, bounded) along
 // with the exact key that verified them. A remembered token is reused only

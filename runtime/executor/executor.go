@@ -24,6 +24,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/grant"
 	"github.com/anvil-dev/anvil/runtime/handler"
+	"github.com/anvil-dev/anvil/runtime/identity"
 	"github.com/anvil-dev/anvil/runtime/metrics"
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/tracing"
@@ -31,18 +32,6 @@ import (
 	"github.com/anvil-dev/anvil/runtime/wirejson"
 	"go.opentelemetry.io/otel/trace"
 )
-
-// Principal is who makes a call: the verified claims of a turn token, or the
-// local caller when inbound auth is off.
-type Principal struct {
-	Sub    string
-	Tenant string
-	Branch string
-	Turn   string
-	Grants grant.List
-	// Unrestricted skips grant checks (inbound auth mode none, loopback only).
-	Unrestricted bool
-}
 
 // Credentials resolves the upstream credential of a call.
 type Credentials interface {
@@ -88,7 +77,7 @@ type Call struct {
 	Tool      string
 	Args      json.RawMessage // the arguments object; empty means {}
 	Meta      map[string]any  // the caller's _meta; only idempotency_key and stage are read
-	Principal *Principal
+	Principal *identity.Principal
 }
 
 // Outcome is what a call produced.
@@ -142,7 +131,7 @@ type callState struct {
 	fleet     *fleet.Fleet // the fleet the call runs on, read once
 	start     time.Time
 	traceID   string
-	principal *Principal
+	principal *identity.Principal
 	tool      *fleet.Tool
 	decision  string
 	grantRule json.RawMessage
@@ -518,7 +507,7 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 		account = *st.account
 	}
 	if x.Credentials != nil {
-		apply, cerr := x.Credentials.Resolve(ctx, st.principal.sub(), tool.Connector, op, account)
+		apply, cerr := x.Credentials.Resolve(ctx, st.principal.Subject(), tool.Connector, op, account)
 		if cerr != nil {
 			x.Metrics.VaultError(tool.Connector.ID, cerr.Code)
 			return nil, &Outcome{Err: cerr}
@@ -584,13 +573,6 @@ func answerJSON(resp *upstream.Response) json.RawMessage {
 	}
 	b, _ := wirejson.Marshal(string(resp.Body))
 	return b
-}
-
-func (p *Principal) sub() string {
-	if p == nil {
-		return ""
-	}
-	return p.Sub
 }
 
 // confirmationMissing refuses a call of an operation that needs
@@ -675,7 +657,7 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 	p := st.principal
 	line := audit.Line{
 		Time:           st.start,
-		Sub:            p.sub(),
+		Sub:            p.Subject(),
 		Connector:      st.tool.Connector.ID,
 		Account:        st.account,
 		Operation:      st.tool.Op.ID,

@@ -14,6 +14,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/identity"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 )
 
@@ -36,7 +37,7 @@ func newExecutor(t *testing.T, f *fleet.Fleet) *executor.Executor {
 // holding AIR-driven handlers and one holding generated handlers: the
 // outcomes (refusals, plans, answers, effect reports) are the same.
 func TestOneExecutorTwoHandlers(t *testing.T) {
-	generic, err := fleet.Load("../frontdoor/testdata/workspace")
+	generic, err := fleet.Load("../serve/testdata/workspace")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,18 +59,18 @@ func TestOneExecutorTwoHandlers(t *testing.T) {
 		{"schema", executor.Call{Tool: "github__github_list_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","state":"x"}`)}, "validation_error"},
 		{"confirm false", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":false}`)}, "confirmation_required"},
 		{"grant without confirm", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":true}`),
-			Principal: &executor.Principal{Sub: "p", Grants: write}}, "confirmation_required"},
+			Principal: &identity.Principal{Sub: "p", Grants: write}}, "confirmation_required"},
 		{"write", executor.Call{Tool: "github__github_create_comment", Args: json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b"}`),
-			Meta: map[string]any{"idempotency_key": "k1"}, Principal: &executor.Principal{Sub: "p", Grants: write}}, ""},
+			Meta: map[string]any{"idempotency_key": "k1"}, Principal: &identity.Principal{Sub: "p", Grants: write}}, ""},
 		// A key sent only as an argument becomes the ledger id: it has the same 255-byte cap as a _meta key.
 		{"argument key too long", executor.Call{Tool: "github__github_create_comment",
 			Args:      json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b","idempotency_key":"` + strings.Repeat("k", 256) + `"}`),
-			Principal: &executor.Principal{Sub: "p", Grants: write}}, "validation_error"},
+			Principal: &identity.Principal{Sub: "p", Grants: write}}, "validation_error"},
 		{"argument key at the cap", executor.Call{Tool: "github__github_create_comment",
 			Args:      json.RawMessage(`{"owner":"o","repo":"r","issue_number":7,"body":"b","idempotency_key":"` + strings.Repeat("k", 255) + `"}`),
-			Principal: &executor.Principal{Sub: "p", Grants: write}}, ""},
+			Principal: &identity.Principal{Sub: "p", Grants: write}}, ""},
 		{"grant", executor.Call{Tool: "github__github_create_issue", Args: json.RawMessage(`{"owner":"o","repo":"r","title":"t","confirm":true}`),
-			Principal: &executor.Principal{Sub: "p", Grants: readOnly}}, "policy_denied"},
+			Principal: &identity.Principal{Sub: "p", Grants: readOnly}}, "policy_denied"},
 		{"no draft form", executor.Call{Tool: "github__github_list_issue", Args: json.RawMessage(`{"owner":"o","repo":"r"}`), Meta: map[string]any{"stage": true}}, "unsupported_operation"},
 	}
 	gx, ax := newExecutor(t, generic), newExecutor(t, generated)

@@ -64,7 +64,7 @@ func ledgerInputHash(in handler.Input) string {
 // outcome when the call must not go upstream (a replay, a conflict, or the
 // ledger failing); otherwise st.lease is set and the caller proceeds.
 func (x *Executor) ledgerBegin(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input) *Outcome {
-	k := store.LedgerKey{Subject: st.principal.sub(), ID: tool.Name + " " + *st.ledgerID, Tool: tool.Name, InputHash: ledgerInputHash(in)}
+	k := store.LedgerKey{Subject: st.principal.Subject(), ID: tool.Name + " " + *st.ledgerID, Tool: tool.Name, InputHash: ledgerInputHash(in)}
 	b, err := x.Ledger.Begin(ctx, k)
 	if err != nil {
 		return &Outcome{Err: ledgerError(err)}

@@ -20,6 +20,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/executor"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/identity"
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/embedded"
 	"github.com/anvil-dev/anvil/runtime/upstream"
@@ -76,7 +77,7 @@ func newLedgerRig(t *testing.T) *ledgerRig {
 
 func newLedgerRigWith(t *testing.T, opts store.Options) *ledgerRig {
 	t.Helper()
-	f, err := fleet.Load("../frontdoor/testdata/workspace")
+	f, err := fleet.Load("../serve/testdata/workspace")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func newLedgerRigWith(t *testing.T, opts store.Options) *ledgerRig {
 	return &ledgerRig{x: x, api: api, st: st, audit: auditPath}
 }
 
-var writer = &executor.Principal{Sub: "p", Grants: grant.List{{Connector: "github", Operations: []string{"*"}, Mode: "write", Confirm: "allow"}}}
+var writer = &identity.Principal{Sub: "p", Grants: grant.List{{Connector: "github", Operations: []string{"*"}, Mode: "write", Confirm: "allow"}}}
 
 func (r *ledgerRig) call(tool, args, key string) *executor.Outcome {
 	c := executor.Call{Tool: tool, Args: json.RawMessage(args), Principal: writer}

@@ -18,7 +18,7 @@ import (
 func airFiles(t *testing.T) []string {
 	t.Helper()
 	var out []string
-	for _, root := range []string{"../frontdoor/testdata", "../../golden", "../../examples"} {
+	for _, root := range []string{"../serve/testdata", "../../golden", "../../examples"} {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() && d.Name() == air.DocumentFile {
 				out = append(out, p)

@@ -10,10 +10,23 @@ import (
 	"strings"
 	"time"
 
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
 	"github.com/anvil-dev/anvil/runtime/metrics"
 	"github.com/anvil-dev/anvil/runtime/tracing"
 )
+
+// Observe is a gateway's metrics and tracing (docs/observability.md).
+type Observe struct {
+	// Metrics records calls, upstream legs, token, vault and upstream
+	// errors and MCP sessions; nil records nothing.
+	Metrics *metrics.Metrics
+	// Route serves Metrics at /metrics on the gateway's own listener (the
+	// command line allows it only in auth mode none; otherwise metrics get a
+	// listener of their own, ANVIL_METRICS_ADDR).
+	Route bool
+	// Tracer traces calls and continues an incoming traceparent; nil traces
+	// nothing.
+	Tracer *tracing.Tracer
+}
 
 // The variables that turn metrics on (docs/observability.md).
 const (
@@ -28,7 +41,7 @@ const (
 // environment and starts the separate metrics listener. Both are off unless
 // asked for. stop flushes the spans not yet exported and closes the metrics
 // listener; it is never nil.
-func observeFromEnv(getenv func(string) string, authMode string, stderr io.Writer) (obs frontdoor.Observe, stop func(), err error) {
+func observeFromEnv(getenv func(string) string, authMode string, stderr io.Writer) (obs Observe, stop func(), err error) {
 	stops := []func(){}
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
 )
 
 // DefaultReloadPoll is how often the fleet gateway looks for changed
@@ -25,7 +24,7 @@ const DefaultReloadPoll = time.Second
 // served fleet and logs why.
 type reloader struct {
 	dir  string
-	g    *frontdoor.Gateway
+	g    *Gateway
 	logf func(format string, args ...any)
 	// loaded is the workspace's stamp when the served fleet was read;
 	// seen is the stamp of the previous poll (a change is reloaded once
@@ -124,7 +123,7 @@ func (r *reloader) run(ctx context.Context, hup <-chan os.Signal, interval time.
 // hup is notified of SIGHUP (notifyHUP), from before the workspace was
 // read, so that a SIGHUP while it loads is not the process's end but a
 // reload once it serves. It returns when the watch is set up; stop ends it.
-func watchReload(ctx context.Context, hup chan os.Signal, dir, stamp string, g *frontdoor.Gateway, logf func(string, ...any), interval time.Duration) (stop func()) {
+func watchReload(ctx context.Context, hup chan os.Signal, dir, stamp string, g *Gateway, logf func(string, ...any), interval time.Duration) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	if dir == "" {

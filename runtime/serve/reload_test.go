@@ -22,9 +22,9 @@ import (
 	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
-// fixtureBundle is the compiled github-mini bundle runtime/frontdoor's
+// fixtureBundle is the compiled github-mini bundle the gateway
 // tests serve (kept equal to what compile writes by cmd/anvil's tests).
-const fixtureBundle = "../frontdoor/testdata/workspace/github"
+const fixtureBundle = "testdata/workspace/github"
 
 // syncBuffer is a stderr the test reads while the gateway writes it.
 type syncBuffer struct {

@@ -9,16 +9,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/buildinfo"
-	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
-	"github.com/anvil-dev/anvil/runtime/handler"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/anvil-dev/anvil/runtime/buildinfo"
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
 // Options are the process Main runs in.
@@ -28,7 +28,7 @@ type Options struct {
 	// Getenv reads the environment (os.Getenv).
 	Getenv func(string) string
 	// Gateway tunes the gateway (tests).
-	Gateway *frontdoor.Options
+	Gateway *GatewayOptions
 	// ReloadPoll is how often the fleet gateway over HTTP looks for changed
 	// bundles in its workspace directory (DefaultReloadPoll when zero, never
 	// when negative; SIGHUP reloads either way).
@@ -190,7 +190,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	}
 	// Without --http the workspace is served over stdio, with or without
 	// --fleet (one local caller; the flag only matters to HTTP serving).
-	cfg, err := frontdoor.ConfigFromEnv(o.Getenv)
+	cfg, err := ConfigFromEnv(o.Getenv)
 	if err != nil {
 		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
@@ -198,7 +198,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
-	gopts := frontdoor.Options{}
+	gopts := GatewayOptions{}
 	if o.Gateway != nil {
 		gopts = *o.Gateway
 	}
@@ -207,7 +207,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	defer stopObserve()
-	if obs != (frontdoor.Observe{}) {
+	if obs != (Observe{}) {
 		gopts.Observe = obs
 	}
 	if !f.httpSet {
@@ -253,9 +253,9 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	held := newLoading()
 	var handler switchHandler
 	handler.set(held)
-	srv := frontdoor.HTTPServer(cfg, &handler)
+	srv := httpServer(cfg, &handler)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(frontdoor.LimitListener(ln, cfg, logf)) }()
+	go func() { served <- srv.Serve(limitListener(ln, cfg, logf)) }()
 	// The stamp is taken before the fleet is read, so a change made while
 	// it loads is reloaded.
 	stamp := ""
@@ -286,9 +286,9 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	return nil
 }
 
-// writeReport writes the gateway's startup report (frontdoor.StartupReport)
+// writeReport writes the gateway's startup report (Gateway.StartupReport)
 // as one block.
-func writeReport(w io.Writer, g *frontdoor.Gateway) {
+func writeReport(w io.Writer, g *Gateway) {
 	var b strings.Builder
 	b.WriteString("anvil: startup report\n")
 	for _, l := range g.StartupReport() {
@@ -318,7 +318,7 @@ func writeVersion(w io.Writer, ws *handler.Workspace) {
 
 // newGateway builds the fleet (the generated workspace, else the workspace
 // directory) and the gateway serving it.
-func newGateway(cfg frontdoor.Config, ws *handler.Workspace, positional []string, o *frontdoor.Options) (*frontdoor.Gateway, error) {
+func newGateway(cfg Config, ws *handler.Workspace, positional []string, o *GatewayOptions) (*Gateway, error) {
 	if err := cfg.Check(); err != nil {
 		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
@@ -332,7 +332,7 @@ func newGateway(cfg frontdoor.Config, ws *handler.Workspace, positional []string
 	if err != nil {
 		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
-	g, err := frontdoor.New(cfg, fl, o)
+	g, err := NewGateway(cfg, fl, o)
 	if err != nil {
 		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}

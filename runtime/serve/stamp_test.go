@@ -16,7 +16,7 @@ func stampWorkspace(t testing.TB, n int) string {
 			t.Fatal(err)
 		}
 		for _, name := range []string{"air.json", "generation.json"} {
-			b, err := os.ReadFile(filepath.Join("../frontdoor/testdata/workspace/github", name))
+			b, err := os.ReadFile(filepath.Join("testdata/workspace/github", name))
 			if err != nil {
 				t.Fatal(err)
 			}

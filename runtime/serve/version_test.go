@@ -17,7 +17,7 @@ import (
 )
 
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
-// github bundle's generation.json; runtime/frontdoor/testdata/workspace is
+// github bundle's generation.json; runtime/serve/testdata/workspace is
 // the same bundle).
 const githubMiniHash = "7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20"
 

@@ -25,7 +25,7 @@ import (
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 const (
@@ -171,7 +171,7 @@ func startLiveLayout(t *testing.T, cids []string, adjust func(cid string, doc *a
 	if err != nil {
 		t.Fatalf("fleet: %v", err)
 	}
-	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
+	g, err := serve.NewGateway(serve.Config{Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
 		VaultKeyFile: keyFile, VaultDir: filepath.Join(base, "vault")}, fl, nil)
 	if err != nil {
 		t.Fatalf("gateway: %v", err)

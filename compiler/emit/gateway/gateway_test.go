@@ -15,8 +15,8 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// The generated code's behaviour is tested where it runs: runtime/frontdoor
-// compares the committed trees (gen/github-mini, runtime/frontdoor/internal/
+// The generated code's behaviour is tested where it runs: runtime/serve
+// compares the committed trees (gen/github-mini, runtime/serve/internal/
 // testgen/sink) handler by handler with the generic code and drives the
 // built binary with a differential script. These tests cover the printer.
 

@@ -17,7 +17,7 @@ import (
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 // liveUpstreamToken is the mock upstream's bearer; only the gateway's vault holds it.
@@ -65,7 +65,7 @@ func startLiveAt(t *testing.T, cid string, doc *air.Document, upstreamURL string
 	if err != nil {
 		t.Fatalf("fleet: %v", err)
 	}
-	g, err := frontdoor.New(frontdoor.Config{Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
+	g, err := serve.NewGateway(serve.Config{Host: "127.0.0.1", AllowedHosts: "127.0.0.1",
 		VaultKeyFile: keyFile, VaultDir: filepath.Join(base, "vault")}, fl, nil)
 	if err != nil {
 		t.Fatalf("gateway: %v", err)

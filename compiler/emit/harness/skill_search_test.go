@@ -7,7 +7,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/discover"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/door/mcpdoor"
 )
 
 // skillSearchMaxBytes is the size a large connector's SKILL.md stays under
@@ -17,8 +17,8 @@ const skillSearchMaxBytes = 6000
 // TestSkillSearchThresholdIsTheGateways keeps the compiler's copy of the
 // threshold equal to the gateway's (the compiler may not import it).
 func TestSkillSearchThresholdIsTheGateways(t *testing.T) {
-	if skillSearchThreshold != frontdoor.AutoDiscoverThreshold {
-		t.Errorf("skillSearchThreshold = %d, the gateway's AutoDiscoverThreshold = %d", skillSearchThreshold, frontdoor.AutoDiscoverThreshold)
+	if skillSearchThreshold != mcpdoor.AutoDiscoverThreshold {
+		t.Errorf("skillSearchThreshold = %d, the gateway's AutoDiscoverThreshold = %d", skillSearchThreshold, mcpdoor.AutoDiscoverThreshold)
 	}
 	if skillSearchThreshold != discover.MaxLimit {
 		t.Errorf("skillSearchThreshold = %d, discover.MaxLimit = %d", skillSearchThreshold, discover.MaxLimit)

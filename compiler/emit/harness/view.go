@@ -577,7 +577,7 @@ func searchCommand(resources []string) string {
 // skillSearchThreshold is the number of served operations above which
 // SKILL.md lists none of them and tells the agent to search instead. It is
 // the gateway's own threshold for serving search instead of a full tool list
-// (frontdoor.AutoDiscoverThreshold = discover.MaxLimit, 50: up to that many,
+// (mcpdoor.AutoDiscoverThreshold = discover.MaxLimit, 50: up to that many,
 // one search page could hold every tool), restated here because the
 // compiler may not import the gateway's packages; a test keeps them equal.
 const skillSearchThreshold = 50

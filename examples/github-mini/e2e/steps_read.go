@@ -59,6 +59,17 @@ type pyError struct {
 	Message string         `json:"message"`
 	Code    any            `json:"code"`
 	Details map[string]any `json:"details"`
+	Bases   []string       `json:"bases"`
+}
+
+// is reports whether the exception is an instance of the named class.
+func (e *pyError) is(class string) bool {
+	for _, b := range e.Bases {
+		if b == class {
+			return true
+		}
+	}
+	return e.Type == class
 }
 
 func (e *pyError) String() string {
@@ -100,8 +111,8 @@ func (r *runner) readTurn() {
 			return fmt.Errorf("create_issue returned %v instead of raising", hr.Created)
 		}
 		dcode, _ := hr.CreateError.Details["code"].(string)
-		if hr.CreateError.Type != "AnvilError" || hr.CreateError.Code != "policy_denied" || dcode != "policy/grant_denied" {
-			return fmt.Errorf("create_issue raised %s, want AnvilError policy_denied with details.code policy/grant_denied", hr.CreateError)
+		if hr.CreateError.Type != "PolicyDenied" || !hr.CreateError.is("AnvilError") || hr.CreateError.Code != "policy_denied" || dcode != "policy/grant_denied" {
+			return fmt.Errorf("create_issue raised %s, want PolicyDenied (an AnvilError) policy_denied with details.code policy/grant_denied", hr.CreateError)
 		}
 		return nil
 	})

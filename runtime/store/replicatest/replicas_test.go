@@ -27,7 +27,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/fleet"
-	"github.com/anvil-dev/anvil/runtime/frontdoor"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 var (
@@ -67,7 +67,7 @@ type cluster struct {
 	key      authtest.Key
 	base     string // the proxy
 	aud      string
-	gateways []*frontdoor.Gateway
+	gateways []*serve.Gateway
 	backends []string
 	jti      atomic.Int64
 	client   *http.Client
@@ -94,7 +94,7 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 	t.Cleanup(func() { _ = mock.Close() })
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
-	doc, err := air.Load("../../frontdoor/testdata/workspace/github")
+	doc, err := air.Load("../../serve/testdata/workspace/github")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 			c.backends = append(c.backends, fmt.Sprintf("http://127.0.0.1:%d", port))
 			continue
 		}
-		cfg := frontdoor.Config{
+		cfg := serve.Config{
 			Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
 			Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: c.aud,
 				JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
@@ -161,7 +161,7 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := frontdoor.New(cfg, f, &frontdoor.Options{Logf: t.Logf})
+		g, err := serve.NewGateway(cfg, f, &serve.GatewayOptions{Logf: t.Logf})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,6 +53,9 @@ class EnvSpy(collections.abc.MutableMapping):
 
 def describe(e):
     d = {"type": type(e).__name__, "message": str(e)[:500]}
+    # The SDK raises one class per error code under AnvilError; a caller that
+    # catches the base must still catch it.
+    d["bases"] = [c.__name__ for c in type(e).__mro__]
     for attr in ("code", "details"):
         if hasattr(e, attr):
             d[attr] = getattr(e, attr)

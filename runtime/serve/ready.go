@@ -1,0 +1,124 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/anvil-dev/anvil/runtime/fleet"
+	"github.com/anvil-dev/anvil/runtime/httpkit"
+	"github.com/anvil-dev/anvil/runtime/identity"
+	"github.com/anvil-dev/anvil/runtime/wirejson"
+)
+
+// Build says what a gateway binary was built from: the module version and
+// VCS revision (buildinfo.Version). The bundles it serves are reported with
+// their connectors' BundleHash (compiled in for a generated gateway).
+type Build struct {
+	Module, Revision string
+}
+
+// Reload serves f from now on: calls that start after Reload returns run on
+// f, calls in flight finish on the fleet they started with, and the MCP
+// tools become f's, which the SDK announces to open sessions with
+// notifications/tools/list_changed.
+// The ANVIL_UPSTREAM_<C>_URL overrides are applied to f first; when they
+// fail, the served fleet is kept.
+func (g *Gateway) Reload(f *fleet.Fleet) error {
+	if f == nil {
+		return errors.New("no fleet to serve")
+	}
+	if err := fleet.ApplyUpstreamOverrides(f, g.cfg.Getenv); err != nil {
+		return err
+	}
+	g.reloadMu.Lock()
+	defer g.reloadMu.Unlock()
+	g.served.Store(f)
+	g.mcp.Reload(f)
+	return nil
+}
+
+// reloadState is what /readyz says about the last reload.
+type reloadState struct {
+	mu     sync.Mutex
+	failed bool
+	at     time.Time
+}
+
+// SetReloadFailed records whether the last attempt to reload the workspace
+// failed (the served fleet is then the one loaded before); /readyz reports
+// it without the reason, which goes to the log.
+func (g *Gateway) SetReloadFailed(failed bool) {
+	g.reloadState.mu.Lock()
+	g.reloadState.failed = failed
+	g.reloadState.mu.Unlock()
+}
+
+// serveHealth answers /healthz: always 200 while the process serves, and
+// cheap (no file or network is read).
+func (g *Gateway) serveHealth(w http.ResponseWriter, r *http.Request) {
+	httpkit.WriteJSON(w, http.StatusOK, wirejson.Object("status", "ok", "fleet", true, "bundles", len(g.Fleet().Connectors)))
+}
+
+// readyTimeout bounds the JWKS check of /readyz.
+const readyTimeout = 2 * time.Second
+
+// serveReady answers /readyz: the served bundles (each with its tool count
+// and generation.json bundleHash), the vault, the state store, the inbound
+// keys and the build. It is 503 with "ready":false when no tool is served,
+// the state store does not answer, or, in branchyard mode, the JWKS cannot
+// be read now.
+func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
+	f := g.Fleet()
+	type bundle struct {
+		ID         string `json:"id"`
+		ServiceID  string `json:"serviceId"`
+		ToolCount  int    `json:"toolCount"`
+		BundleHash string `json:"bundleHash"`
+		Ready      bool   `json:"ready"`
+	}
+	bs := []bundle{}
+	for _, c := range f.Connectors {
+		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), BundleHash: c.BundleHash, Ready: true})
+	}
+	ready := len(f.Tools) > 0
+	jwks := "none"
+	if kc, ok := g.ident.(identity.KeyChecker); ok {
+		g.watch.Poll() // a JWKS file changed or removed before this request is seen
+		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+		err := kc.CheckKeys(ctx)
+		cancel()
+		if err != nil {
+			jwks, ready = "unreadable", false
+		} else {
+			jwks = "ok"
+		}
+	}
+	storeState := "none"
+	if g.state != nil {
+		if err := g.StateReady(r.Context()); err != nil {
+			storeState, ready = "down", false
+		} else {
+			storeState = "ok"
+		}
+	}
+	vaultState := "none"
+	if g.vault != nil {
+		vaultState = "open"
+	}
+	g.reloadState.mu.Lock()
+	reload := "ok"
+	if g.reloadState.failed {
+		reload = "failed"
+	}
+	g.reloadState.mu.Unlock()
+	status := http.StatusOK
+	if !ready {
+		status = http.StatusServiceUnavailable
+	}
+	httpkit.WriteJSON(w, status, wirejson.Object("ready", ready, "bundles", bs,
+		"vault", vaultState, "store", storeState, "jwks", jwks, "reload", reload,
+		"build", wirejson.Object("module", g.build.Module, "revision", g.build.Revision)))
+}
