@@ -91,3 +91,25 @@ func Source(name string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// Verbatim is every real source file of FS as an emitter copies it into a
+// package (Marked), by its path in FS: what golden trees derive from
+// instead of holding copies.
+func Verbatim() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := fs.WalkDir(FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".tmpl") || strings.HasSuffix(p, ".pyc") {
+			return err
+		}
+		b, err := fs.ReadFile(FS, p)
+		if err != nil {
+			return err
+		}
+		out["templates/"+p] = Marked(p, b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("templates: %w", err)
+	}
+	return out, nil
+}

@@ -117,34 +117,61 @@ func TestApproveStopsOnSignal(t *testing.T) {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 	before := snapshot(t, dir)
-	stopped := 0
-	for _, c := range []struct {
-		sig   syscall.Signal
-		after time.Duration
-	}{{syscall.SIGTERM, 100 * time.Millisecond}, {syscall.SIGINT, 500 * time.Millisecond}} {
+	approve := func(sig syscall.Signal, after time.Duration) (stopped bool, stderr string) {
 		cmd := exec.Command(bin, "approve", bundle, "--all", "--manifest", filepath.Join(dir, "anvil.yaml"))
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var buf bytes.Buffer
+		cmd.Stderr = &buf
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(c.after)
-		cmd.Process.Signal(c.sig)
+		time.Sleep(after)
+		cmd.Process.Signal(sig)
 		err := cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); err == nil || (ok && ws.Signaled()) {
-			continue // finished before the signal, or got it before it listened: nothing to check
+		ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		// Finished before the signal, or got it before it listened: nothing to check.
+		return err != nil && !(ok && ws.Signaled()), buf.String()
+	}
+	// The signal must land while approve works, so the delays are fractions
+	// of how long a whole approval takes on this machine now (measured on a
+	// copy), not fixed times that a loaded machine overruns.
+	whole := measureApproval(t, bin, dir)
+	stopped := 0
+	for i, frac := range []float64{0.5, 0.3, 0.7, 0.2, 0.85, 0.4, 0.6} {
+		sig := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}[i%2]
+		after := time.Duration(frac * float64(whole))
+		ok, stderr := approve(sig, after)
+		if !ok {
+			continue
 		}
 		stopped++
-		if !strings.Contains(stderr.String(), "Approval interrupted: nothing was changed") {
-			t.Errorf("%v after %v: %s", c.sig, c.after, stderr.String())
+		if !strings.Contains(stderr, "Approval interrupted: nothing was changed") {
+			t.Errorf("%v after %v: %s", sig, after, stderr)
 		}
 		if now := snapshot(t, dir); now != before {
-			t.Errorf("%v after %v changed the files:\n%s\nwas\n%s", c.sig, c.after, now, before)
+			t.Fatalf("%v after %v changed the files:\n%s\nwas\n%s", sig, after, now, before)
+		}
+		if stopped == 2 {
+			break
 		}
 	}
 	if stopped == 0 {
-		t.Error("approve finished before every signal: nothing was tested")
+		t.Errorf("approve (%v in whole) finished or had not started listening at every signal: nothing was tested", whole)
 	}
+}
+
+// measureApproval times one uninterrupted `approve --all` of a copy of dir.
+func measureApproval(t *testing.T, bin, dir string) time.Duration {
+	t.Helper()
+	cp := t.TempDir()
+	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	cmd := exec.Command(bin, "approve", filepath.Join(cp, "ws", "syn"), "--all", "--manifest", filepath.Join(cp, "anvil.yaml"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("approve: %v\n%s", err, out)
+	}
+	return time.Since(start)
 }
 
 // snapshot lists dir's files with the sha256 of each.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/anvil-dev/anvil/internal/testinput"
 )
 
 // githubSpec returns the cached GitHub REST description, or skips (fails
@@ -23,14 +25,7 @@ func cachedSpec(tb testing.TB, name string) string {
 	if dir == "" {
 		dir = filepath.Join("..", "..", ".cache", "specs")
 	}
-	p := filepath.Join(dir, name)
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("%s is missing: run scripts/fetch-specs.sh", p)
-		}
-		tb.Skipf("%s is missing: run scripts/fetch-specs.sh", p)
-	}
-	return p
+	return testinput.File(tb, filepath.Join(dir, name), "run scripts/fetch-specs.sh")
 }
 
 func benchCompile(b *testing.B, args ...string) {

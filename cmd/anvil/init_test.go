@@ -147,15 +147,8 @@ func TestInitGithubMini(t *testing.T) {
 // TestInitRealSpecs: on the real-world descriptions (when fetched), every
 // operation is listed once and the manifest compiles with no diagnostic.
 func TestInitRealSpecs(t *testing.T) {
-	dir := os.Getenv("ANVIL_SPECS_DIR")
-	if dir == "" {
-		t.Skip("ANVIL_SPECS_DIR is not set")
-	}
 	for _, name := range []string{"github.json", "stripe.json"} {
-		spec := filepath.Join(dir, name)
-		if _, err := os.Stat(spec); err != nil {
-			t.Skipf("%s not fetched", spec)
-		}
+		spec := cachedSpec(t, name)
 		t.Run(name, func(t *testing.T) {
 			text, doc := initAndCompile(t, spec)
 			if n := strings.Count(text, "\n    state: review_required\n"); n != len(doc.Operations) {

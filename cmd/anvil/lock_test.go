@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/tools/txtar"
-
 	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/golden"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -21,21 +19,16 @@ func specPair(t *testing.T, dir, kind string) (oldSpec, newSpec, manifest string
 	return writeCase(t, dir, kind, func(m string) string { return strings.ReplaceAll(m, "state: approved", "state: review_required") })
 }
 
-// writeCase writes a golden/diff case's files into dir, the manifest
-// passed through edit.
+// writeCase writes a golden/diff case's spec pair and manifest into dir
+// (old.yaml, new.yaml, anvil.yaml), the manifest passed through edit.
 func writeCase(t *testing.T, dir, kind string, edit func(string) string) (oldSpec, newSpec, manifest string) {
 	t.Helper()
-	raw, err := os.ReadFile(golden.Path("diff/" + kind + ".txtar"))
+	c, err := golden.ReadDiffCase(kind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar := txtar.Parse(raw)
-	for _, f := range ar.Files {
-		data := f.Data
-		if f.Name == "anvil.yaml" {
-			data = []byte(edit(string(data)))
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.Name), data, 0o644); err != nil {
+	for name, data := range map[string][]byte{"old.yaml": c.OldSpec, "new.yaml": c.NewSpec, "anvil.yaml": []byte(edit(string(c.OldManifest)))} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

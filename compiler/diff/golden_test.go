@@ -3,8 +3,6 @@ package diff_test
 import (
 	"bytes"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -36,32 +34,31 @@ var wantBreaking = map[string]bool{
 }
 
 // TestGolden runs one case per change kind (golden/diff/<kind>.txtar: a
-// spec pair, a manifest or a manifest pair, and the expected text report).
+// spec pair, a manifest or a manifest pair, each held once as
+// golden.ReadDiffCase describes, and the expected text report).
 // The report must hold the kind with its hand-checked breaking verdict and
 // equal the golden text; ANVIL_UPDATE_GOLDEN=1 rewrites the report section.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob(golden.Path("diff/*.txtar"))
+	kinds, err := golden.DiffKinds()
 	if err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
-	for _, file := range files {
-		kind := strings.TrimSuffix(filepath.Base(file), ".txtar")
+	for _, kind := range kinds {
 		seen[kind] = true
 		t.Run(kind, func(t *testing.T) {
 			want, ok := wantBreaking[kind]
 			if !ok {
-				t.Fatalf("%s names no change kind", file)
+				t.Fatalf("golden/diff/%s.txtar names no change kind", kind)
 			}
-			raw, err := os.ReadFile(file)
+			c, err := golden.ReadDiffCase(kind)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ar := txtar.Parse(raw)
 			if kind == diff.ComparisonIncomplete {
 				defer diff.SetMaxNodes(3)()
 			}
-			report := run(t, ar)
+			report := run(t, c)
 			found := false
 			for _, c := range report.Changes {
 				if c.Kind == kind {
@@ -82,11 +79,11 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			if golden.Updating() {
-				set(ar, "report", b.Bytes())
-				if err := os.WriteFile(file, txtar.Format(ar), 0o644); err != nil {
+				set(c.Archive, "report", b.Bytes())
+				if err := os.WriteFile(c.File, txtar.Format(c.Archive), 0o644); err != nil {
 					t.Fatal(err)
 				}
-			} else if w := string(section(ar, "report")); w != b.String() {
+			} else if w := string(c.Report); w != b.String() {
 				t.Errorf("report differs (-want +got):\n%s", cmp.Diff(w, b.String()))
 			}
 		})
@@ -99,65 +96,46 @@ func TestGolden(t *testing.T) {
 }
 
 // run compiles both sides as anvil diff does and builds the report.
-func run(t *testing.T, ar *txtar.Archive) *diff.Report {
+func run(t *testing.T, c *golden.DiffCase) *diff.Report {
 	t.Helper()
-	oldSide := compile(t, ar, "old")
-	newSide := compile(t, ar, "new")
-	frame := func(name string) specdiff.Side {
-		b, err := openapi.Frame(name, section(ar, name))
+	oldSide := compile(t, "old.yaml", c.OldSpec, "old.anvil.yaml", c.OldManifest)
+	newSide := compile(t, "new.yaml", c.NewSpec, "new.anvil.yaml", c.NewManifest)
+	frame := func(name string, text []byte) specdiff.Side {
+		b, err := openapi.Frame(name, text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return specdiff.Side{Name: name, Bytes: b}
 	}
-	spec, err := specdiff.Compare(frame("old.yaml"), frame("new.yaml"))
+	spec, err := specdiff.Compare(frame("old.yaml", c.OldSpec), frame("new.yaml", c.NewSpec))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return diff.NewReport(diff.WithSpecChanges(diff.CompareSides(oldSide, newSide), spec, oldSide.Doc, newSide.Doc))
 }
 
-func compile(t *testing.T, ar *txtar.Archive, side string) diff.Side {
+func compile(t *testing.T, specName string, specText []byte, manName string, manText []byte) diff.Side {
 	t.Helper()
-	specName := side + ".yaml"
-	spec, err := openapi.LoadBytes(specName, section(ar, specName), &openapi.Options{AllMediaTypes: true})
+	spec, err := openapi.LoadBytes(specName, specText, &openapi.Options{AllMediaTypes: true})
 	if err != nil {
 		t.Fatalf("%s: %v", specName, err)
 	}
-	manName := side + ".anvil.yaml"
-	text := section(ar, manName)
-	if text == nil {
-		manName, text = "anvil.yaml", section(ar, "anvil.yaml")
-	}
-	var man *manifest.Manifest
-	if text != nil {
-		m, l := manifest.Decode(manName, text)
-		if l.HasErrors() {
-			t.Fatalf("%s: %v", manName, l)
-		}
-		man = m
+	man, l := manifest.Decode(manName, manText)
+	if l.HasErrors() {
+		t.Fatalf("%s: %v", manName, l)
 	}
 	doc, l := lower.Lower(spec, man, nil)
 	if l.HasErrors() {
 		var b bytes.Buffer
 		_ = l.WriteText(&b)
-		t.Fatalf("%s does not compile cleanly:\n%s", side, b.String())
+		t.Fatalf("%s does not compile cleanly:\n%s", specName, b.String())
 	}
 	for _, d := range l {
 		if d.Level == diag.Warning {
-			t.Logf("%s: %s", side, d)
+			t.Logf("%s: %s", specName, d)
 		}
 	}
 	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}
-}
-
-func section(ar *txtar.Archive, name string) []byte {
-	for _, f := range ar.Files {
-		if f.Name == name {
-			return f.Data
-		}
-	}
-	return nil
 }
 
 func set(ar *txtar.Archive, name string, data []byte) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/anvil-dev/anvil/internal/testinput"
+
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -133,10 +135,7 @@ func TestEncoderMatchesCanonicalGitHub(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
-	p := filepath.Join(specsDir(), "github.json")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s is missing: run scripts/fetch-specs.sh", p)
-	}
+	p := testinput.File(t, filepath.Join(specsDir(), "github.json"), "run scripts/fetch-specs.sh")
 	s, err := openapi.Load(p, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvil-dev/anvil/internal/testinput"
+
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -31,16 +33,7 @@ func specsDir() string {
 // missing the test fails under CI and is skipped (loudly) otherwise.
 func realSpec(tb testing.TB, name string) string {
 	tb.Helper()
-	p := filepath.Join(specsDir(), name)
-	if _, err := os.Stat(p); err != nil {
-		msg := "real spec " + p + " is missing: run scripts/fetch-specs.sh (or set ANVIL_SPECS_DIR)"
-		if os.Getenv("CI") != "" {
-			tb.Fatal(msg)
-		}
-		fmt.Fprintln(os.Stderr, "!!! SKIPPING: "+msg)
-		tb.Skip("SKIPPING: " + msg)
-	}
-	return p
+	return testinput.File(tb, filepath.Join(specsDir(), name), "run scripts/fetch-specs.sh (or set ANVIL_SPECS_DIR)")
 }
 
 // checkRefs verifies that every "#/$defs/<name>" reference in the spec names

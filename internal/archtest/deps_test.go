@@ -167,8 +167,9 @@ func TestCompilerStageDirection(t *testing.T) {
 
 // testOnly lists packages that are test infrastructure: a real OpenID
 // provider (internal/idptest, built on zitadel/oidc) issues tokens with
-// test passwords and must never be linked into anything Anvil ships.
-var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc"}
+// test passwords and must never be linked into anything Anvil ships;
+// internal/testinput decides how a test treats a missing input.
+var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput"}
 
 // shipped lists the trees whose packages end up in Anvil's binaries and
 // generated gateways; their tests may use test infrastructure, their code

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/anvil-dev/anvil/internal/testinput"
 )
 
 // ghTasks reads the gh manual page tasks; a missing input fails under CI
@@ -12,12 +14,7 @@ import (
 func ghTasks(t *testing.T) []StepTask {
 	t.Helper()
 	dir := filepath.Join(specsDir(), "gh-man")
-	if _, err := os.Stat(filepath.Join(dir, "gh-issue-list.1.gz")); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s missing under CI: scripts/fetch-specs.sh fetches it", dir)
-		}
-		t.Skipf("%s not present (run scripts/fetch-specs.sh)", dir)
-	}
+	testinput.File(t, filepath.Join(dir, "gh-issue-list.1.gz"), "scripts/fetch-specs.sh fetches it")
 	f, err := os.Open(filepath.Join("testdata", "gh_commands.txt"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,14 +3,16 @@ package compose
 import (
 	"bytes"
 	"errors"
-	"github.com/anvil-dev/anvil/compiler/emit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
+
 	"github.com/anvil-dev/anvil/golden"
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/templates"
 )
 
 // stubPackage writes a harness.json, all the composite looks for in a package.
@@ -35,7 +37,11 @@ func TestGoldenGitHubMini(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.CheckTree(t, "compose/github-mini", tree.Bytes())
+	verbatim, err := templates.Verbatim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckTree(t, "compose/github-mini", tree.Bytes(), verbatim)
 
 	// Deterministic: the same input renders the same bytes, wherever it lives.
 	other := t.TempDir()

@@ -2,10 +2,12 @@ package harness
 
 import (
 	"bytes"
-	"github.com/anvil-dev/anvil/compiler/emit"
 	"testing"
 
+	"github.com/anvil-dev/anvil/compiler/emit"
+
 	"github.com/anvil-dev/anvil/golden"
+	"github.com/anvil-dev/anvil/templates"
 )
 
 func renderMini(t testing.TB) map[string][]byte {
@@ -18,7 +20,11 @@ func renderMini(t testing.TB) map[string][]byte {
 }
 
 func TestGoldenGithubMini(t *testing.T) {
-	golden.CheckTree(t, "harness/github-mini", renderMini(t))
+	verbatim, err := templates.Verbatim()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckTree(t, "harness/github-mini", renderMini(t), verbatim)
 }
 
 func TestDeterministic(t *testing.T) {

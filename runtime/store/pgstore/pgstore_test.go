@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/internal/pgtest"
+	"github.com/anvil-dev/anvil/internal/testinput"
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/pgstore"
 	"github.com/anvil-dev/anvil/runtime/store/storetest"
@@ -46,7 +47,7 @@ func TestMain(m *testing.M) {
 func need(t testing.TB) *pgtest.Server {
 	t.Helper()
 	if server == nil {
-		t.Skip(pgtest.SkipLine(skipReason))
+		testinput.Missing(t, "%s (scripts/ci-postgres.sh installs PostgreSQL)", pgtest.SkipLine(skipReason))
 	}
 	return server
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/internal/pgtest"
+	"github.com/anvil-dev/anvil/internal/testinput"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
@@ -265,7 +266,7 @@ func (c *cluster) connectKey(key string) {
 func postgresDSN(t *testing.T) string {
 	t.Helper()
 	if server == nil {
-		t.Skip(pgtest.SkipLine(skipReason))
+		testinput.Missing(t, "%s (scripts/ci-postgres.sh installs PostgreSQL)", pgtest.SkipLine(skipReason))
 	}
 	dsn, err := server.NewSchema()
 	if err != nil {
