@@ -58,6 +58,9 @@ type Options struct {
 	// it is lowered (tools that check lowering against its input, or time
 	// the stages).
 	OnLoaded func(spec *openapi.Spec)
+	// Pins are the names anvil.lock keeps for approved operations
+	// (compiler/lock.Lock.Pins; lower.Pin); nil derives every name afresh.
+	Pins []lower.Pin
 }
 
 // Code of an Endpoint that CheckEndpoint refuses.
@@ -124,6 +127,7 @@ func Compile(in Inputs, opts Options) (*air.Document, diag.List) {
 		ServiceID:     opts.ServiceID,
 		HumanApproval: opts.HumanApproval,
 		SourceName:    portableName(in.Spec),
+		Pins:          opts.Pins,
 	})
 	all = append(all, l...)
 	all.Sort()

@@ -13,6 +13,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/sources"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -88,6 +89,13 @@ func runCompile(e *env, c *cli.Context) error {
 
 	var rec sources.Recorder
 	opts := compiler.Options{ServiceID: c.String("service"), HumanApproval: approval, Endpoint: endpoint}
+	var lk *lock.Lock // approvals and pinned names recorded by anvil approve (anvil.lock beside the manifest)
+	if m := c.String("manifest"); m != "" {
+		if lk, err = loadLock(m); err != nil {
+			return err
+		}
+		opts.Pins = lk.Pins()
+	}
 	if in.fs == nil { // a --source snapshot is already stored
 		opts.OnRead = rec.Record
 		opts.Base, rec.Base = in.base, in.base // $refs stay inside it (issue 15)
@@ -104,12 +112,8 @@ func runCompile(e *env, c *cli.Context) error {
 		}
 		return silentExit(1)
 	}
-	if m := c.String("manifest"); m != "" { // approvals recorded by anvil approve (anvil.lock beside the manifest)
-		l, err := applyLock(m, doc)
-		if err != nil {
-			return err
-		}
-		all = append(all, l...)
+	if lk != nil {
+		all = append(all, applyLock(lk, c.String("manifest"), doc)...)
 		all.Sort()
 	}
 	snapshot := in.snapshot

@@ -12,6 +12,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/compiler/diff/specdiff"
+	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
@@ -51,6 +52,7 @@ func runDiff(e *env, c *cli.Context) error {
 		return fail(2, "--fail-on must be breaking, any or none, not %q", failOn)
 	}
 	var man *manifest.Manifest
+	var pins []lower.Pin
 	if p := c.String("manifest"); p != "" {
 		m, l := manifest.Load(p)
 		if l.HasErrors() {
@@ -58,9 +60,17 @@ func runDiff(e *env, c *cli.Context) error {
 			return fail(2, "the manifest %s has errors", p)
 		}
 		man = m
+		// Both specs compile as anvil compile would: with the names
+		// anvil.lock pins, so the report shows only the renames that
+		// recompiling could not avoid.
+		lk, err := lock.Load(lock.PathFor(p))
+		if err != nil {
+			return fail(2, "%v", err)
+		}
+		pins = lk.Pins()
 	}
 	oldPath, newPath := c.Args().Get(0), c.Args().Get(1)
-	report, warn, err := diffPaths(oldPath, newPath, man, c.IsSet("manifest"))
+	report, warn, err := diffPaths(oldPath, newPath, man, pins, c.IsSet("manifest"))
 	if err != nil {
 		return err
 	}
@@ -112,7 +122,7 @@ const CodeDiffInputTooLarge = "diff/input_too_large"
 // Anvil's loader has read both specs' frames, and file references are not
 // followed in a frame. A spec-level comparison libopenapi cannot do is a
 // warning, not an error: the rest of the report stands on its own.
-func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool) (*diff.Report, []string, error) {
+func diffPaths(oldPath, newPath string, man *manifest.Manifest, pins []lower.Pin, manifestSet bool) (*diff.Report, []string, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
 		return nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
@@ -148,12 +158,12 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, manifestSet bool
 		}
 		releaseMemory()
 	}
-	oldSide, err := diffSide(oldPath, oldBundle, man)
+	oldSide, err := diffSide(oldPath, oldBundle, man, pins)
 	if err != nil {
 		return nil, nil, fail(2, "%v", err)
 	}
 	releaseMemory()
-	newSide, err := diffSide(newPath, newBundle, man)
+	newSide, err := diffSide(newPath, newBundle, man, pins)
 	if err != nil {
 		return nil, nil, fail(2, "%v", err)
 	}
@@ -202,10 +212,11 @@ func isBundle(p string) bool {
 	return filepath.Base(p) == air.DocumentFile
 }
 
-// diffSide loads a bundle's AIR, or compiles a spec (with the manifest) in
-// memory, nothing written, with the surfaces of its operations. What a
-// comparison does not read (the compile's diagnostics) is dropped at once.
-func diffSide(p string, bundle bool, man *manifest.Manifest) (diff.Side, error) {
+// diffSide loads a bundle's AIR, or compiles a spec (with the manifest and
+// the lock's pinned names) in memory, nothing written, with the surfaces of
+// its operations. What a comparison does not read (the compile's
+// diagnostics) is dropped at once.
+func diffSide(p string, bundle bool, man *manifest.Manifest, pins []lower.Pin) (diff.Side, error) {
 	if bundle {
 		dir := p
 		if filepath.Base(p) == air.DocumentFile {
@@ -226,7 +237,7 @@ func diffSide(p string, bundle bool, man *manifest.Manifest) (diff.Side, error) 
 		}
 		return diff.Side{}, err
 	}
-	doc, _ := lower.Lower(spec, man, nil)
+	doc, _ := lower.Lower(spec, man, &lower.Options{Pins: pins})
 	doc.Diagnostics = nil
 	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}, nil
 }

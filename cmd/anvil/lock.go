@@ -13,15 +13,22 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// applyLock applies the anvil.lock beside manifest to a freshly lowered
-// document (compile's call site); a lock that cannot be read is an error.
-func applyLock(manifest string, doc *air.Document) (diag.List, error) {
-	path := lock.PathFor(manifest)
-	l, err := lock.Load(path)
+// loadLock reads the anvil.lock beside manifest (an empty lock when there
+// is none): compile gives its pinned names to lowering (Lock.Pins) and
+// applies its approvals to the result (applyLock). A lock that cannot be
+// read is an error.
+func loadLock(manifest string) (*lock.Lock, error) {
+	l, err := lock.Load(lock.PathFor(manifest))
 	if err != nil {
 		return nil, fail(1, "%v", err)
 	}
-	return l.Apply(doc, path), nil
+	return l, nil
+}
+
+// applyLock applies the lock beside manifest to a freshly lowered document
+// (compile's call site).
+func applyLock(l *lock.Lock, manifest string, doc *air.Document) diag.List {
+	return l.Apply(doc, lock.PathFor(manifest))
 }
 
 // withOrigin adds the bundle's record of its manifest to the files written.

@@ -281,8 +281,8 @@ func (e *encoder) walkRefs(names []string, s *air.Schema) []string {
 
 // entry returns the compact pieces of a lock entry whose contract is the
 // pieces c.
-func entry(id, method, path, fp string, c []piece) ([]piece, error) {
-	env, err := air.MarshalCompact(Entry{Operation: id, Method: method, Path: path, Fingerprint: fp})
+func entry(e Entry, c []piece) ([]piece, error) {
+	env, err := air.MarshalCompact(Entry{Operation: e.Operation, Method: e.Method, Path: e.Path, Names: e.Names, Fingerprint: e.Fingerprint})
 	if err != nil {
 		return nil, err
 	}

@@ -70,9 +70,18 @@ func checkEncoder(t *testing.T, doc *air.Document) {
 	if old.Schema != SchemaV1 {
 		t.Fatalf("the reference lock loaded as %s", old.Schema)
 	}
-	sameBytes(t, "the v1 reference lock written as v2", marshal(t, old), got)
+	// An entry read from v1 has no names (v3 records them when an
+	// operation is approved); otherwise the reference is written as v3.
+	bare := &Lock{Approvals: slices.Clone(l.Approvals)}
+	for i := range bare.Approvals {
+		if bare.Approvals[i].Names == nil {
+			t.Fatalf("%s: Record kept no names", bare.Approvals[i].Operation)
+		}
+		bare.Approvals[i].Names = nil
+	}
+	sameBytes(t, "the v1 reference lock written as v3", marshal(t, old), marshal(t, bare))
 	back := loadBytes(t, got)
-	sameBytes(t, "a v2 lock loaded and written again", marshal(t, back), got)
+	sameBytes(t, "a v3 lock loaded and written again", marshal(t, back), got)
 	for i, e := range back.Approvals {
 		if want := old.Approvals[i]; e.Fingerprint != want.Fingerprint || e.Operation != want.Operation {
 			t.Fatalf("%s: v2 fingerprint %s, v1 %s", e.Operation, e.Fingerprint, want.Fingerprint)

@@ -11,7 +11,9 @@
 // examples) is not part of it: rewording does not revoke an approval. Its bytes are canonical JSON (entries
 // sorted by operation id, maps by key), so it diffs and merges well in git.
 // Since anvil.lock/v2 the named schemas the contracts reach are stored once
-// for the whole lock, not in every contract (shared.go); v1 is still read.
+// for the whole lock, not in every contract (shared.go); since v3 each entry
+// also records the names the operation was approved under (Names), which
+// compile gives back to it (Pins, lower.Pin). v1 and v2 are still read.
 package lock
 
 import (
@@ -30,6 +32,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/diff"
+	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
@@ -37,9 +40,15 @@ import (
 const FileName = "anvil.lock"
 
 // Schema is the lock format's version string, the one Marshal writes.
-// v2 stores each named schema the approvals reach once, in "schemas",
-// and each entry's contract without them (shared.go).
-const Schema = "anvil.lock/v2"
+// v3 adds each entry's names (Entry.Names) to v2, which stores each named
+// schema the approvals reach once, in "schemas", and each entry's contract
+// without them (shared.go). Fingerprints are the same in every version.
+const Schema = "anvil.lock/v3"
+
+// SchemaV2 is the version v3 replaced, still read: its entries have no
+// names, so only their AIR ids are pinned (Pins). The next approve
+// rewrites it as v3.
+const SchemaV2 = "anvil.lock/v2"
 
 // SchemaV1 is the version v2 replaced, still read: each contract carried
 // every named schema it reaches, so a lock repeated each once per
@@ -74,9 +83,12 @@ type Lock struct {
 
 // Entry is one approved operation.
 type Entry struct {
-	Operation   string `json:"operation"` // the AIR id
-	Method      string `json:"method"`
-	Path        string `json:"path"`
+	Operation string `json:"operation"` // the AIR id
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	// Names (v3) are the other names the operation was approved under;
+	// nil in a v1 or v2 lock.
+	Names       *Names `json:"names,omitempty"`
 	Fingerprint string `json:"fingerprint"` // "sha256:<hex>" of the canonical contract
 	// Contract is what was approved: self-contained (diff.Contract.Closure)
 	// in a v1 lock, and in a v2 lock when it carries "defs"; else the
@@ -89,6 +101,37 @@ type Entry struct {
 	op  *air.Operation
 	// table is the v2 lock's Schemas when Contract leaves them out.
 	table map[string]*air.Schema
+}
+
+// Names are the names of an approved operation besides its AIR id, kept
+// across recompiles (Pins) while its method, path and operationId stay.
+type Names struct {
+	// OperationID is the spec's operationId ("" when it has none).
+	OperationID   string `json:"operationId"`
+	CanonicalName string `json:"canonicalName"`
+	Tool          string `json:"tool"`
+	CLI           string `json:"cli"`
+}
+
+// namesOf are an operation's names as a v3 entry records them.
+func namesOf(op *air.Operation) *Names {
+	return &Names{OperationID: op.SourceRef.OperationID, CanonicalName: op.CanonicalName, Tool: op.MCP.ToolName, CLI: op.CLI.Command}
+}
+
+// Pins are the names the lock keeps, in entry order, for lowering to give
+// back to the operations (lower.Options.Pins): every entry pins its AIR id
+// by method and path; a v3 entry also its canonical name, tool name and CLI
+// command, while the operationId is the one recorded.
+func (l *Lock) Pins() []lower.Pin {
+	pins := make([]lower.Pin, 0, len(l.Approvals))
+	for _, e := range l.Approvals {
+		p := lower.Pin{Method: e.Method, Path: e.Path, ID: e.Operation}
+		if n := e.Names; n != nil {
+			p.OperationID, p.CanonicalName, p.Tool, p.CLI = n.OperationID, n.CanonicalName, n.Tool, n.CLI
+		}
+		pins = append(pins, p)
+	}
+	return pins
 }
 
 // contract is the entry's self-contained contract, built from the
@@ -125,12 +168,17 @@ func Load(path string) (*Lock, error) {
 	}
 	switch l.Schema {
 	case Schema:
-	case SchemaV1:
-		if l.Schemas != nil {
+	case SchemaV1, SchemaV2:
+		if l.Schema == SchemaV1 && l.Schemas != nil {
 			return nil, fmt.Errorf("%s is not a valid %s: %s has no \"schemas\"", path, FileName, SchemaV1)
 		}
+		for _, e := range l.Approvals {
+			if e.Names != nil {
+				return nil, fmt.Errorf("%s is not a valid %s: %s entries have no \"names\"", path, FileName, l.Schema)
+			}
+		}
 	default:
-		return nil, fmt.Errorf("%s has schema %q; this anvil reads %q and %q", path, l.Schema, Schema, SchemaV1)
+		return nil, fmt.Errorf("%s has schema %q; this anvil reads %q, %q and %q", path, l.Schema, Schema, SchemaV2, SchemaV1)
 	}
 	if err := l.verify(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
@@ -190,7 +238,7 @@ func (l *Lock) Record(ctx context.Context, doc *air.Document, ids []string) erro
 		if err != nil {
 			return err
 		}
-		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Fingerprint: fingerprintOf(c), enc: enc, op: op}
+		e := Entry{Operation: id, Method: op.SourceRef.Method, Path: op.SourceRef.Path, Names: namesOf(op), Fingerprint: fingerprintOf(c), enc: enc, op: op}
 		if i, ok := at[id]; ok {
 			l.Approvals[i] = e
 		} else {

@@ -138,8 +138,8 @@ func TestV1LockLoadsAndApplies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(b), `"schema": "anvil.lock/v2"`) || !strings.Contains(string(b), `"schemas": {`) {
-		t.Errorf("a v1 lock is not written as v2:\n%s", b)
+	if !strings.Contains(string(b), `"schema": "anvil.lock/v3"`) || !strings.Contains(string(b), `"schemas": {`) || strings.Contains(string(b), `"names"`) {
+		t.Errorf("a v1 lock is not written as v3 (its entries without names):\n%s", b)
 	}
 	back := loadBytes(t, b)
 	if back.Approvals[0].Fingerprint != l.Approvals[0].Fingerprint {
@@ -252,7 +252,8 @@ func TestV2RefusesEditedLocks(t *testing.T) {
 		"unknown field":   {`"fingerprint":`, `"extra": 1, "fingerprint":`, "unknown field"},
 		"extra schema":    {`"schemas": {`, `"schemas": {"Spare": {"type": "string"},`, `schemas["Spare"] is reached by no approval`},
 		"null schema":     {`"schemas": {`, `"schemas": {"Spare": null,`, `schemas["Spare"] is null`},
-		"v1 with schemas": {`anvil.lock/v2`, `anvil.lock/v1`, `anvil.lock/v1 has no "schemas"`},
+		"v1 with schemas": {`anvil.lock/v3`, `anvil.lock/v1`, `anvil.lock/v1 has no "schemas"`},
+		"v2 with names":   {`anvil.lock/v3`, `anvil.lock/v2`, `anvil.lock/v2 entries have no "names"`},
 	} {
 		if !strings.Contains(good, c.old) {
 			t.Fatalf("%s: the lock lacks %q:\n%s", name, c.old, good)
@@ -340,5 +341,29 @@ func TestV2DanglingReferenceStaysDangling(t *testing.T) {
 	}
 	if got := back.Approvals[1]; got.Operation != "mini.other" || Fingerprint(got.contract()) != Fingerprint(c) {
 		t.Errorf("the dangling entry read back as %+v", got.contract())
+	}
+}
+
+// TestPinsFromEntries: a v3 entry pins the names its operation was
+// approved under, and lowering with those pins gives them back; an entry
+// read from v2 pins the AIR id alone.
+func TestPinsFromEntries(t *testing.T) {
+	doc := compile(t, spec)
+	op := &doc.Operations[0]
+	l := &Lock{}
+	if err := l.Record(context.Background(), doc, []string{op.ID}); err != nil {
+		t.Fatal(err)
+	}
+	back := loadBytes(t, marshal(t, l))
+	want := lower.Pin{Method: op.SourceRef.Method, Path: op.SourceRef.Path, OperationID: op.SourceRef.OperationID,
+		ID: op.ID, CanonicalName: op.CanonicalName, Tool: op.MCP.ToolName, CLI: op.CLI.Command}
+	if got := back.Pins(); len(got) != 1 || got[0] != want {
+		t.Errorf("v3 pins %+v, want %+v", got, want)
+	}
+	v2 := strings.Replace(string(marshal(t, l)), Schema, SchemaV2, 1)
+	i, j := strings.Index(v2, `"names": {`), strings.Index(v2, `"fingerprint"`)
+	v2 = v2[:i] + v2[j:]
+	if got := loadBytes(t, []byte(v2)).Pins(); len(got) != 1 || got[0] != (lower.Pin{Method: want.Method, Path: want.Path, ID: want.ID}) {
+		t.Errorf("v2 pins %+v", got)
 	}
 }

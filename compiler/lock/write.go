@@ -16,8 +16,9 @@ import (
 
 // write streams the lock's canonical bytes (air.Marshal's: indented
 // JSON, then a newline) to w one entry at a time, so a lock of tens of
-// thousands of operations is never whole in memory. It always writes v2
-// (shared.go): a first pass picks the named schemas the lock shares, the
+// thousands of operations is never whole in memory. It always writes v3
+// (shared.go; an entry loaded from v1 or v2 keeps having no names until it
+// is approved again): a first pass picks the named schemas the lock shares, the
 // second writes each entry without them and then each of them once. It
 // stops with ctx's error when ctx ends.
 func (l *Lock) write(ctx context.Context, w io.Writer) error {
@@ -189,7 +190,7 @@ func (l *Lock) share(ctx context.Context, enc *encoder) (map[string]*air.Schema,
 // named schemas the lock shares.
 func (e Entry) pieces(enc *encoder, whole bool) ([]piece, error) {
 	if !layoutHolds {
-		b, err := air.MarshalCompact(Entry{Operation: e.Operation, Method: e.Method, Path: e.Path, Fingerprint: e.Fingerprint, Contract: e.contract()})
+		b, err := air.MarshalCompact(Entry{Operation: e.Operation, Method: e.Method, Path: e.Path, Names: e.Names, Fingerprint: e.Fingerprint, Contract: e.contract()})
 		return []piece{{b: b}}, err
 	}
 	c := e.whole(enc)
@@ -214,7 +215,7 @@ func (e Entry) pieces(enc *encoder, whole bool) ([]piece, error) {
 		last := p[len(p)-1]
 		p = append(p[:len(p)-1], piece{b: []byte(`,"defs":{}`)}, last)
 	}
-	return entry(e.Operation, e.Method, e.Path, e.Fingerprint, p)
+	return entry(e, p)
 }
 
 // WriteFile writes the lock to path atomically: into a temporary file

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/anvil-dev/anvil/compiler/naming"
+	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // Routed names (AIR ids, canonical names, tool names) are ASCII: AIR's
@@ -62,20 +63,24 @@ func asciiWords(s string) []string { return naming.Words(foldASCII(s)) }
 
 // Name lengths.
 const (
-	// MaxToolName is the longest tool name Lower produces, so that a
-	// gateway's served name <connector>__<tool> stays within the REST
-	// route's 128 characters for any connector id up to 62 characters (and
-	// within the 64 characters many MCP clients accept for short ones). A
-	// longer canonical name is shortened (see shortenNames).
-	MaxToolName = 64
 	// minCanonical is the least a canonical name is shortened to, however
 	// long the service id.
-	minCanonical = 24
+	minCanonical = 16
 	// maxDerivedServiceID caps a service id derived from the title.
 	maxDerivedServiceID = 32
-	// hashLen is the number of hex digits of the hash a shortened name ends in.
-	hashLen = 8
+	// hashLen is the number of hex digits of the hash a cut name ends in.
+	hashLen = 6
 )
+
+// MaxToolName is the longest tool name Lower gives a service: the tool
+// name <service>_<canonical> is kept so that the served name
+// <service>__<tool> fits air.MaxWireName (64), for a bundle served under a
+// connector id as long as its service id; the canonical name keeps at
+// least minCanonical characters whatever the service id's length (the
+// gateway then fits the served name, air.FitWireName).
+func MaxToolName(service string) int {
+	return len(service) + 1 + canonicalBudget(service)
+}
 
 // validServiceID is what AIR's schema accepts as a service id.
 var validServiceID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -126,41 +131,93 @@ func sanitizeServiceID(id string) string {
 	return out
 }
 
-// canonicalBudget is the longest canonical name that keeps the tool name
-// <service>_<canonical> within MaxToolName (never less than minCanonical).
+// canonicalBudget is the longest canonical name that keeps
+// <service>__<service>_<canonical> within air.MaxWireName (never less than
+// minCanonical).
 func canonicalBudget(service string) int {
-	return max(MaxToolName-len(service)-1, minCanonical)
+	return max(air.MaxWireName-2*len(service)-3, minCanonical)
 }
 
-// shortenName cuts a name longer than budget to budget characters: its head
-// (cut at a word boundary when one is near) and "_" plus the first hashLen hex
-// digits of the SHA-256 of the whole name, so that different long names stay
-// different and the result does not depend on any other operation.
+// fillerWords are left out of a name that must be shortened: they join the
+// words that say what it does ("list_repos_for_authenticated_user").
+var fillerWords = set("a", "an", "the", "for", "of", "to", "from", "by", "with", "in", "on", "at", "into", "and", "or", "as")
+
+// abbreviations are the short forms a name that must be shortened takes,
+// each in wide use in API names.
+var abbreviations = map[string]string{
+	"organization": "org", "organizations": "orgs", "repository": "repo", "repositories": "repos",
+	"configuration": "config", "configurations": "configs", "environment": "env", "environments": "envs",
+	"application": "app", "applications": "apps", "information": "info", "administrator": "admin",
+	"administrators": "admins", "statistics": "stats", "identifier": "id", "identifiers": "ids",
+	"parameter": "param", "parameters": "params", "installation": "install", "installations": "installs",
+	"specification": "spec", "specifications": "specs", "authentication": "auth", "description": "desc",
+}
+
+// shortenName brings a name longer than budget within it, readably: it
+// drops a word the name already said, then filler words (fillerWords),
+// then abbreviates long words (abbreviations), each step only while the
+// name is still too long; if that is not enough it cuts the name (at a
+// word boundary when one is in the second half) and ends it in "_" and the
+// first hashLen hex digits of the SHA-256 of the whole name. Every step
+// reads the name alone, so the result depends on nothing but the name
+// (the operation's own identity), never on other operations.
 func shortenName(name string, budget int) string {
 	if len(name) <= budget {
 		return name
 	}
+	words := strings.Split(name, "_")
+	joined := func() string { return strings.Join(words, "_") }
+	seen := map[string]bool{}
+	kept := words[:0:0]
+	for _, w := range words {
+		if !seen[w] || w == "" {
+			kept = append(kept, w)
+		}
+		seen[w] = true
+	}
+	words = kept
+	if s := joined(); len(s) <= budget {
+		return s
+	}
+	kept = words[:0:0]
+	for i, w := range words {
+		if i == 0 || !fillerWords[w] {
+			kept = append(kept, w)
+		}
+	}
+	words = kept
+	if s := joined(); len(s) <= budget {
+		return s
+	}
+	for i, w := range words {
+		if a, ok := abbreviations[w]; ok {
+			words[i] = a
+		}
+	}
+	if s := joined(); len(s) <= budget {
+		return s
+	}
 	sum := sha256.Sum256([]byte(name))
 	tail := "_" + hex.EncodeToString(sum[:])[:hashLen]
-	head := name[:max(budget-len(tail), 1)]
+	s := joined()
+	head := s[:max(budget-len(tail), 1)]
 	if i := strings.LastIndexByte(head, '_'); i >= len(head)/2 {
 		head = head[:i]
 	}
 	return strings.TrimRight(head, "_") + tail
 }
 
-// shortenNames shortens every canonical name (and so its tool name) that
-// would make the tool name longer than MaxToolName. It returns the indexes of
-// the operations it changed.
+// shortenNames shortens every canonical name (and so its tool name) longer
+// than canonicalBudget, except a pinned one. It returns the indexes of the
+// operations it changed.
 func shortenNames(service string, ops []*routing) []int {
 	budget := canonicalBudget(service)
 	var changed []int
 	for i, r := range ops {
-		if len(r.Canonical) <= budget {
+		if len(r.Canonical) <= budget || r.fixed[kindTool] {
 			continue
 		}
-		r.Canonical = shortenName(r.Canonical, budget)
-		r.Tool = service + "_" + r.Canonical
+		r.set(service, kindTool, shortenName(r.Canonical, budget))
 		changed = append(changed, i)
 	}
 	return changed

@@ -45,26 +45,45 @@
 // path; info weak_operation_name). The CLI command keeps the resource word
 // as written.
 //
-// Collisions are resolved on the CLI commands, then the tool names, then the
-// ids, repeatedly: each operation sharing a name gets "_tok" appended to its
-// id, canonical name, CLI command and tool name, where tok is the shortest of
-// its path tokens (literal segments, parameter names, the method) that no
-// other sharer has, or failing that one some sharer lacks; a member with no
-// such token keeps its name if it is the only one, else members get _2, _3,
-// …. Every operation of a large API therefore gets a unique id, tool and CLI
-// command. Each resolution is an info naming_collision_resolved. An
-// operation with no operationId, or a one-word one, gets the info
-// weak_operation_name (unless the manifest renames it).
+// Collisions are resolved on each kind of name on its own (CLI command,
+// tool name, id: a CLI collision changes no tool name or id), and every
+// operation sharing a name is qualified by its own identity alone: "_" and
+// its literal path segments that are not words of the name, in path order
+// (github.variables.list_orgs_actions), then, where that leaves two alike
+// or adds nothing, "_" and 4 hex digits of the SHA-256 of its method and
+// path (parameter names left out); operations alike even then (the same
+// route twice) are numbered. So an operation's names depend only on it and
+// on the operations sharing its derived name, never on the rest of the
+// spec or its order, and no name passes from one operation to another
+// when an operation joins or leaves a group. Each resolution is an info
+// naming_collision_resolved. An operation with no operationId, or a
+// one-word one, gets the info weak_operation_name (unless the manifest
+// renames it).
 //
-// Tool names are at most MaxToolName (64) characters, so that a served name
-// <connector>__<tool> fits the REST route's 128 for any connector id up to
-// 62 characters: a canonical name that would make the tool longer is cut
-// (at a word boundary when one is near) and ends in "_" and 8 hex digits of
-// the SHA-256 of the full name, so the result depends on nothing but the
-// name (info naming_shortened); collisions are then resolved again. The
-// canonical name keeps at least 24 characters, so a service id longer than
-// 39 characters lengthens tools accordingly. Ids and CLI commands are not
-// shortened.
+// Options.Pins (anvil.lock's names of approved operations, compiler/lock)
+// are applied first: an approved operation keeps its id, canonical name,
+// tool name and CLI command while its method, path (parameter names aside)
+// and operationId stay, and the others sharing a pinned name are
+// qualified around it (info naming_pinned when a pin keeps a name that
+// differs from today's derivation; warning naming_pin_ignored for a pin
+// that no longer fits the rules). The manifest's name override still
+// renames the canonical name, tool and CLI (never the id).
+//
+// A served name is <connector>__<tool> (air.WireToolName), and clients
+// accept at most 64 characters (air.MaxWireName). Lowering keeps
+// <service>__<service>_<canonical> within 64, that is the canonical name
+// within 61 - 2*len(service) characters (at least 16): a bundle served
+// under a connector id no longer than its service id (its directory in the
+// workspace named by the service id, as anvil compile writes it) is served
+// under exactly <connector>__<tool>; under a longer connector id the
+// gateway fits the name (air.FitWireName). A longer canonical name is
+// shortened readably, each step only while still too long: a repeated word
+// is dropped, then filler words (for, of, the, …), then long words take
+// their common abbreviations (organization → org, repository → repo, …);
+// if that is not enough the name is cut at a word boundary and ends in "_"
+// and 6 hex digits of the SHA-256 of the whole name (info
+// naming_shortened). Every step reads the name alone; collisions are then
+// resolved again. Ids and CLI commands are not shortened.
 //
 // # Effect defaults
 //
@@ -103,6 +122,17 @@
 // none; the manifest's confirmation block overrides (human_approval: true
 // forces required); Options.HumanApproval "all" forces every mutation and
 // "unsafe" every mutation the classification flags, both with humanApproval.
+//
+// # Structured output
+//
+// A JSON success response with a schema gets Output.StructuredSchema, the
+// tool's MCP outputSchema (outschema.go): the schema of structuredContent
+// (the answer when it is an object, else {"result": answer}), inlined
+// without $refs, loosened to type, properties, additionalProperties,
+// items, prefixItems, anyOf and allOf (no required, enum, format, bounds;
+// oneOf becomes anyOf), nested at most 6 deep and within
+// MaxStructuredSchemaBytes (8 KiB) of compact JSON, the depth lowered until
+// it fits. docs/mcp.md states the rule the gateway applies with it.
 //
 // # Inputs
 //

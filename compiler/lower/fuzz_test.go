@@ -9,6 +9,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/golden"
+	"github.com/anvil-dev/anvil/runtime/air"
 	"golang.org/x/tools/txtar"
 )
 
@@ -32,7 +33,17 @@ func FuzzNames(f *testing.F) {
 		if b.Canonical == "" {
 			t.Error("empty canonical name")
 		}
-		_ = pathTokens(path, method)
+		for _, tok := range pathTokens(path) {
+			if !pinnedCanonical.MatchString(tok) {
+				t.Errorf("path token %q of %q is not snake_case ASCII", tok, path)
+			}
+		}
+		if n := shortenName(b.Canonical, minCanonical); len(n) > max(minCanonical, 1+hashLen+1) {
+			t.Errorf("shortenName(%q) = %q, longer than %d", b.Canonical, n, minCanonical)
+		}
+		if w := air.FitWireName("svc", "svc_"+b.Canonical); len(w) > air.MaxWireName {
+			t.Errorf("served name %q is longer than %d", w, air.MaxWireName)
+		}
 		for _, s := range []string{path, method, opID} {
 			if k := InputKey(s); !validKey.MatchString(k) && utf8.ValidString(s) && strings.IndexFunc(k, func(r rune) bool { return r > 127 }) < 0 {
 				t.Errorf("InputKey(%q) = %q", s, k)

@@ -32,6 +32,10 @@ type Options struct {
 	// The returned diagnostics keep their positions as loaded. Nil: as loaded.
 	SourceName func(file string) string
 
+	// Pins are the names anvil.lock keeps for approved operations (see
+	// Pin); nil: every name is derived afresh.
+	Pins []Pin
+
 	// schemaBudget overrides DefaultInputSchemaBudget (tests); zero: the default.
 	schemaBudget int
 }
@@ -95,6 +99,13 @@ type lowerer struct {
 	serviceAuth air.Auth // after the manifest's auth block
 
 	budget *budgetCache // see boundInputSchema
+
+	// structuredCache holds the structured output schema derived for each
+	// (small) response schema, by its JSON (structuredSchema).
+	structuredCache map[string]*air.Schema
+	// structuredMemo and recursive serve loosenNamed (outschema.go).
+	structuredMemo map[structuredKey]structuredMemo
+	recursive      map[string]bool
 
 	// flowReported holds the security schemes already reported as using an
 	// OAuth2 flow the gateway cannot run (checkAuthFlow).
@@ -160,8 +171,8 @@ func (l *lowerer) run() *air.Document {
 		Diagnostics:  []air.Diagnostic{},
 	}
 
-	// Names: derive, resolve collisions, match the manifest, apply the
-	// name overrides, resolve again.
+	// Names: derive, apply anvil.lock's pins, resolve collisions, match
+	// the manifest, apply the name overrides, resolve again, shorten.
 	grammar := ""
 	if l.man != nil {
 		grammar = l.man.PathGrammar
@@ -169,11 +180,13 @@ func (l *lowerer) run() *air.Document {
 	routes := make([]*routing, 0, len(l.spec.Operations))
 	for i, sop := range l.spec.Operations {
 		b := deriveNames(l.service, sop.Path, sop.Method, sop.OperationID, grammar)
-		r := &routing{ID: b.ID, Canonical: b.Canonical, CLI: b.CLI, Tool: l.service + "_" + b.Canonical, tokens: pathTokens(sop.Path, sop.Method)}
+		r := &routing{ID: b.ID, Canonical: b.Canonical, CLI: b.CLI, Tool: l.service + "_" + b.Canonical,
+			route: routeKey(sop.Method, sop.Path), tokens: pathTokens(sop.Path)}
 		st := &opState{i: i, spec: sop, base: b, r: r, op: &doc.Operations[i]}
 		l.ops = append(l.ops, st)
 		routes = append(routes, r)
 	}
+	l.applyPins(routes)
 	l.noteCollisions(resolveCollisions(l.service, routes))
 	l.buildRefs(false)
 	l.matchManifest()
@@ -275,15 +288,15 @@ func (l *lowerer) serviceID() string {
 	return id
 }
 
-// shorten keeps every tool name within MaxToolName characters (see
-// shortenNames), resolving any collision that shortening causes, and notes
-// each shortened name as info naming_shortened.
+// shorten keeps every tool name within MaxToolName(service) characters
+// (see shortenNames), resolving any collision that shortening causes, and
+// notes each shortened name as info naming_shortened.
 func (l *lowerer) shorten(routes []*routing) {
 	for round := 0; round < 4; round++ {
 		changed := shortenNames(l.service, routes)
 		for _, i := range changed {
 			l.addDiag(l.opPos(l.ops[i]), diag.Info, "naming_shortened", i,
-				"the tool name would be longer than %d characters; canonical name shortened to %q (tool %s)", MaxToolName, routes[i].Canonical, routes[i].Tool)
+				"the served name %s__<tool> would be longer than %d characters; canonical name shortened to %q (tool %s)", l.service, air.MaxWireName, routes[i].Canonical, routes[i].Tool)
 		}
 		if len(changed) == 0 {
 			return
@@ -423,10 +436,13 @@ func (l *lowerer) applyNameOverride(st *opState) {
 	}
 	st.resource = Singularize(res)
 	if c := nameSnake(verb + "_" + Singularize(res)); c != "" {
-		st.r.Canonical = c
+		st.r.rename(l.service, kindTool, c)
+	} else {
+		st.r.rename(l.service, kindTool, st.r.Canonical)
 	}
-	st.r.CLI = l.service + " " + res + " " + verb
-	st.r.Tool = l.service + "_" + st.r.Canonical
+	st.r.rename(l.service, kindCLI, l.service+" "+res+" "+verb)
+	// The author's names replace pinned ones; the id stays pinned.
+	st.r.fixed[kindTool], st.r.fixed[kindCLI] = false, false
 }
 
 // lowerOp fills one AIR operation (everything but the effect contract).
@@ -491,6 +507,7 @@ func (l *lowerer) lowerOp(st *opState) {
 		}
 	}
 	out, errs := output(sop)
+	out.StructuredSchema = l.structuredSchema(out)
 
 	*op = air.Operation{
 		ID:            st.r.ID,

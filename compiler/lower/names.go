@@ -290,40 +290,29 @@ func lastLiteral(segs []string, end int) int {
 	return -1
 }
 
-// pathTokens are the candidate collision suffixes of an operation: its literal
-// path segments (snake_case, in path order), then its parameter names, then
-// its method in lower case.
-func pathTokens(path, method string) []string {
-	var lit, params []string
+// pathTokens are the qualifier candidates of an operation (collide.go):
+// its literal path segments and a custom method's name, snake_case, in
+// path order, each once. Parameters and the method are not among them: a
+// suffix names where an operation is, and the route hash tells apart what
+// the segments do not.
+func pathTokens(path string) []string {
+	var out []string
 	seen := map[string]bool{}
-	for _, s := range splitPath(path) {
-		if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.ContainsAny(s[i:], "{}") {
-			if t := nameSnake(s[i+1:]); t != "" && !seen[t] {
-				seen[t] = true
-				lit = append(lit, t)
-			}
-			s = s[:i]
-		}
-		if isParamSeg(s) {
-			if t := nameSnake(s[1 : len(s)-1]); t != "" {
-				params = append(params, t)
-			}
-			continue
-		}
-		if t := nameSnake(cleanSegment(s)); t != "" && !seen[t] {
+	add := func(t string) {
+		if t != "" && !seen[t] {
 			seen[t] = true
-			lit = append(lit, t)
+			out = append(out, t)
 		}
 	}
-	out := lit
-	for _, p := range params {
-		if !seen[p] {
-			seen[p] = true
-			out = append(out, p)
+	for _, s := range splitPath(path) {
+		custom := ""
+		if i := strings.LastIndexByte(s, ':'); i >= 0 && !strings.ContainsAny(s[i:], "{}") {
+			custom, s = s[i+1:], s[:i]
 		}
-	}
-	if m := strings.ToLower(method); !seen[m] {
-		out = append(out, m)
+		if !isParamSeg(s) {
+			add(nameSnake(cleanSegment(s)))
+		}
+		add(nameSnake(custom))
 	}
 	return out
 }

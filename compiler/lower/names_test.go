@@ -1,6 +1,8 @@
 package lower
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,7 +99,7 @@ func TestDeriveNames(t *testing.T) {
 }
 
 func route(service, id, canonical, cli, path, method string) *routing {
-	return &routing{ID: id, Canonical: canonical, CLI: cli, Tool: service + "_" + canonical, tokens: pathTokens(path, method)}
+	return &routing{ID: id, Canonical: canonical, CLI: cli, Tool: service + "_" + canonical, route: routeKey(method, path), tokens: pathTokens(path)}
 }
 
 func TestCollisionsThreeWay(t *testing.T) {
@@ -107,10 +109,13 @@ func TestCollisionsThreeWay(t *testing.T) {
 		route("gh", "gh.issues.list", "list_issue_c", "gh issues list", "/orgs/{org}/issues", "GET"),
 	}
 	notes := resolveCollisions("gh", ops)
+	// Every member is qualified by its own path (/issues has no segment
+	// the name lacks: the route hash); the tool names, which do not
+	// collide, are left alone.
 	want := [][3]string{
-		{"gh.issues.list_repo", "gh_list_issue_a_repo", "gh issues list_repo"},
-		{"gh.issues.list", "gh_list_issue_b", "gh issues list"},
-		{"gh.issues.list_org", "gh_list_issue_c_org", "gh issues list_org"},
+		{"gh.issues.list_repos", "gh_list_issue_a", "gh issues list_repos"},
+		{"gh.issues.list_" + routeHash("GET /issues"), "gh_list_issue_b", "gh issues list_" + routeHash("GET /issues")},
+		{"gh.issues.list_orgs", "gh_list_issue_c", "gh issues list_orgs"},
 	}
 	for i, w := range want {
 		got := [3]string{ops[i].ID, ops[i].Tool, ops[i].CLI}
@@ -121,7 +126,7 @@ func TestCollisionsThreeWay(t *testing.T) {
 			t.Errorf("op %d: tool %q does not follow canonical %q", i, ops[i].Tool, ops[i].Canonical)
 		}
 	}
-	if len(notes) != 2 || notes[0].op != 0 || notes[1].op != 2 || !strings.Contains(notes[0].message, `CLI command "gh issues list" is shared by 3 operations; appended "_repo"`) {
+	if len(notes) != 6 || notes[0].op != 0 || notes[5].op != 2 || notes[0].message != `CLI command "gh issues list" is shared by 3 operations; this operation's CLI command is now "gh issues list_repos"` {
 		t.Errorf("notes = %+v", notes)
 	}
 }
@@ -143,16 +148,78 @@ func TestCollisionsToolAndID(t *testing.T) {
 	for _, r := range ops {
 		got = append(got, r.ID+" "+r.Tool+" "+r.CLI)
 	}
+	h := routeHash("GET /e")
 	want := []string{
-		"s.a.list_a s_dup_a s a list_a", // the shortest token wins
-		"s.b.list_b s_dup_b s b list_b",
-		"s.c.get_x s_get_c_x s c get_x",
-		"s.c.get_y s_get_d_y s d get_y",
-		"s.e.list s_e s e list",
-		"s.e.list_2 s_e_2 s e list_2",
+		"s.a.list s_dup_v1_a s a list", // every segment the name lacks, in path order
+		"s.b.list s_dup_v2_b s b list",
+		"s.c.get_x s_get_c s c get", // only the id collides, so only the id changes
+		"s.c.get_y s_get_d s d get",
+		"s.e.list_" + h + " s_e_" + h + " s e list_" + h,
+		"s.e.list_" + h + "_2 s_e_" + h + "_2 s e list_" + h + "_2",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestCollisionsStableUnderUnrelatedChanges: an operation's names depend
+// on its own identity and on the operations sharing its name, never on
+// the others or on the spec's order; an operation joining a group
+// qualifies every member, so no name passes from one operation to
+// another; a pinned name is kept and the others are qualified around it.
+func TestCollisionsStableUnderUnrelatedChanges(t *testing.T) {
+	names := func(ops []*routing) map[string]string {
+		out := map[string]string{}
+		for _, r := range ops {
+			out[r.route] = r.ID + " " + r.Tool + " " + r.CLI
+		}
+		return out
+	}
+	base := func() []*routing {
+		return []*routing{
+			route("s", "s.variables.list", "list_org_variables", "s variables list", "/orgs/{org}/actions/variables", "GET"),
+			route("s", "s.variables.list", "list_repo_variables", "s variables list", "/repos/{owner}/{repo}/actions/variables", "GET"),
+			route("s", "s.jobs.get", "get_job", "s jobs get", "/repos/{owner}/{repo}/actions/jobs/{job_id}", "GET"),
+		}
+	}
+	before := base()
+	resolveCollisions("s", before)
+	// An unrelated operation joins (another jobs.get elsewhere), and the
+	// order changes: the variables keep their names.
+	after := append([]*routing{route("s", "s.jobs.get", "get_runner_job", "s jobs get", "/orgs/{org}/runners/jobs/{job_id}", "GET")}, base()...)
+	slices.Reverse(after)
+	resolveCollisions("s", after)
+	b, a := names(before), names(after)
+	for _, k := range []string{"GET /orgs/{}/actions/variables", "GET /repos/{}/{}/actions/variables"} {
+		if b[k] != a[k] || b[k] == "" {
+			t.Errorf("%s: %q before, %q after an unrelated operation joined", k, b[k], a[k])
+		}
+	}
+	if got := a["GET /repos/{}/{}/actions/jobs/{}"]; got != "s.jobs.get_repos_actions s_get_job s jobs get_repos_actions" {
+		t.Errorf("the group joined: %q", got)
+	}
+	if b["GET /repos/{}/{}/actions/jobs/{}"] != "s.jobs.get s_get_job s jobs get" {
+		t.Errorf("alone: %q", b["GET /repos/{}/{}/actions/jobs/{}"])
+	}
+	// Pinned, the first jobs.get keeps its bare id; the newcomer is qualified.
+	pinned := []*routing{
+		route("s", "s.jobs.get", "get_job", "s jobs get", "/repos/{owner}/{repo}/actions/jobs/{job_id}", "GET"),
+		route("s", "s.jobs.get", "get_runner_job", "s jobs get", "/orgs/{org}/runners/jobs/{job_id}", "GET"),
+	}
+	pinned[0].fixed = [nameKinds]bool{true, true, true}
+	resolveCollisions("s", pinned)
+	if pinned[0].ID != "s.jobs.get" || pinned[0].CLI != "s jobs get" || pinned[1].ID != "s.jobs.get_orgs_runners" {
+		t.Errorf("pinned: %q %q, newcomer %q", pinned[0].ID, pinned[0].CLI, pinned[1].ID)
+	}
+	// Two pins of one name: the first keeps it.
+	twice := []*routing{
+		route("s", "s.a.list", "x", "s a list", "/a", "GET"),
+		route("s", "s.a.list", "y", "s b list", "/b/a", "GET"),
+	}
+	twice[0].fixed[kindID], twice[1].fixed[kindID] = true, true
+	resolveCollisions("s", twice)
+	if twice[0].ID != "s.a.list" || twice[1].ID != "s.a.list_b" {
+		t.Errorf("two pins of one id: %q %q", twice[0].ID, twice[1].ID)
 	}
 }
 
@@ -194,14 +261,18 @@ func TestCollisionDiagnostics(t *testing.T) {
 		t.Errorf("service id %q", doc.Service.ID)
 	}
 	got := text(ds)
-	want := `api.yaml:9:5: info naming_collision_resolved: CLI command "shop orders list" is shared by 2 operations; appended "_id" to this operation's names (id shop.orders.list_id, tool shop_list_user_orders_id, CLI "shop orders list_id")
+	h := routeHash("GET /orders")
+	want := `api.yaml:3:5: info naming_collision_resolved: CLI command "shop orders list" is shared by 2 operations; this operation's CLI command is now "shop orders list_` + h + `"
+api.yaml:3:5: info naming_collision_resolved: id "shop.orders.list" is shared by 2 operations; this operation's id is now "shop.orders.list_` + h + `"
+api.yaml:9:5: info naming_collision_resolved: CLI command "shop orders list" is shared by 2 operations; this operation's CLI command is now "shop orders list_users"
+api.yaml:9:5: info naming_collision_resolved: id "shop.orders.list" is shared by 2 operations; this operation's id is now "shop.orders.list_users"
 api.yaml:15:5: info weak_operation_name: GET /ping: the operation has no operationId; its canonical name "list_ping" comes from its path
 `
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if doc.Operations[1].ID != "shop.orders.list_id" || doc.Diagnostics[0].OperationID != "shop.orders.list_id" {
-		t.Errorf("ids: %s / %+v", doc.Operations[1].ID, doc.Diagnostics[0])
+	if doc.Operations[1].ID != "shop.orders.list_users" || doc.Operations[1].MCP.ToolName != "shop_list_user_orders" || doc.Diagnostics[2].OperationID != "shop.orders.list_users" {
+		t.Errorf("ids: %s / %+v", doc.Operations[1].ID, doc.Diagnostics[2])
 	}
 }
 
@@ -230,14 +301,45 @@ func TestNameOverride(t *testing.T) {
 	}
 	want := []string{
 		"shop.orders.list | browse_purchase | shop_browse_purchase | shop purchases browse | purchase",
-		// missing resource: effect.resource (order); the override collides with getCart's, so both get a token
-		"shop.orders.get_orders | show_order_orders | shop_show_order_orders | shop order show_orders | order",
-		"shop.carts.get_carts | show_order_carts | shop_show_order_carts | shop orders show_carts | order",
+		// missing resource: effect.resource (order); the override's canonical
+		// name collides with getCart's, so both canonical names (and tools)
+		// are qualified; the ids and CLI commands do not collide
+		"shop.orders.get | show_order_" + routeHash("GET /orders/{}") + " | shop_show_order_" + routeHash("GET /orders/{}") + " | shop order show | order",
+		"shop.carts.get | show_order_carts | shop_show_order_carts | shop orders show | order",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if doc.Operations[0].State != air.StateReviewRequired {
 		t.Errorf("state %s", doc.Operations[0].State)
+	}
+}
+
+// TestShorteningExamples checks the examples docs/mcp.md gives of names
+// shortened for service github.
+func TestShorteningExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/mcp.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "| derived canonical name | shortened |\n| --- | --- |\n")
+	if !ok {
+		t.Fatal("docs/mcp.md has no shortening table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := 0
+	for _, row := range strings.Split(table, "\n") {
+		cells := strings.Split(strings.Trim(row, "| "), " | ")
+		if len(cells) != 2 {
+			t.Fatalf("row %q", row)
+		}
+		in, want := strings.Trim(cells[0], "`"), strings.Trim(cells[1], "`")
+		if got := shortenName(in, canonicalBudget("github")); got != want {
+			t.Errorf("%s: shortened to %s, the docs say %s", in, got, want)
+		}
+		rows++
+	}
+	if rows < 4 {
+		t.Errorf("%d examples", rows)
 	}
 }

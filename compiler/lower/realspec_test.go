@@ -10,12 +10,14 @@ import (
 	"testing"
 
 	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/internal/testinput"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // realSpecsDir holds the real-world descriptions scripts/fetch-specs.sh
-// downloads; tests that need them skip when they are absent.
+// downloads; a test that needs one fails under CI when it is absent and
+// skips loudly elsewhere (testinput).
 func realSpecsDir() string {
 	if d := os.Getenv("ANVIL_SPECS_DIR"); d != "" {
 		return d
@@ -25,10 +27,7 @@ func realSpecsDir() string {
 
 func loadRealSpec(t testing.TB, name string) *openapi.Spec {
 	t.Helper()
-	p := filepath.Join(realSpecsDir(), name)
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("%s not present (run scripts/fetch-specs.sh)", p)
-	}
+	p := testinput.File(t, filepath.Join(realSpecsDir(), name), "run scripts/fetch-specs.sh (or set ANVIL_SPECS_DIR)")
 	spec, err := openapi.Load(p, nil)
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)

@@ -18,6 +18,7 @@ var (
 	asciiToolName  = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 	asciiCanonical = regexp.MustCompile(`^[a-z0-9_]+$`)
 	asciiID        = regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)+$`)
+	servedName     = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 )
 
 // checkRouted asserts what `anvil compile` promises of every document: ids,
@@ -35,9 +36,15 @@ func checkRouted(t *testing.T, doc *air.Document) {
 			}
 			seen[n] = op.SourceRef.Method + " " + op.SourceRef.Path
 		}
-		limit := max(MaxToolName, len(doc.Service.ID)+1+minCanonical)
-		if !asciiID.MatchString(op.ID) || !asciiCanonical.MatchString(op.CanonicalName) || !asciiToolName.MatchString(op.MCP.ToolName) || len(op.MCP.ToolName) > limit {
+		if !asciiID.MatchString(op.ID) || !asciiCanonical.MatchString(op.CanonicalName) || !asciiToolName.MatchString(op.MCP.ToolName) || len(op.MCP.ToolName) > MaxToolName(doc.Service.ID) {
 			t.Errorf("names out of AIR's forms: id %q canonical %q tool %q", op.ID, op.CanonicalName, op.MCP.ToolName)
+		}
+		// Served under its service id, every name fits as it is when the
+		// service id leaves room; it always fits once fitted.
+		w := air.WireToolName(doc.Service.ID, op)
+		fits := len(doc.Service.ID) <= air.MaxWireName-3-6 // room for the fitted name's hash
+		if (fits && !servedName.MatchString(w)) || (2*len(doc.Service.ID)+3+minCanonical <= air.MaxWireName && w != doc.Service.ID+"__"+op.MCP.ToolName) {
+			t.Errorf("served name %q of tool %q", w, op.MCP.ToolName)
 		}
 		b, _ := json.Marshal(op.Input.Schema)
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
@@ -100,7 +107,7 @@ func TestRobustNames(t *testing.T) {
 	}
 	del, post := opAt(t, doc, "DELETE", "/items/{id}"), opAt(t, doc, "POST", "/items/{id}")
 	for _, op := range []*air.Operation{del, post} {
-		if len(op.MCP.ToolName) > MaxToolName || !strings.HasPrefix(op.CanonicalName, "remove_the_item_from_the_catalogue") {
+		if len(op.MCP.ToolName) > MaxToolName(doc.Service.ID) || !strings.HasPrefix(op.CanonicalName, "remove_item_catalogue") {
 			t.Errorf("long name: canonical %q tool %q (%d)", op.CanonicalName, op.MCP.ToolName, len(op.MCP.ToolName))
 		}
 	}

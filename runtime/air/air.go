@@ -39,8 +39,13 @@ type Document struct {
 	// operations declare alike, once; those operations refer to it
 	// (Param.Ref). A loaded document's operations hold their parameters
 	// whole (Link).
-	Parameters  map[string]*Param `json:"parameters,omitempty"`
-	Diagnostics []Diagnostic      `json:"diagnostics"`
+	Parameters map[string]*Param `json:"parameters,omitempty"`
+	// StructuredSchemas holds, in a stored document, each structured output
+	// schema that several operations share, once, under a name derived from
+	// its content; those operations refer to it (Output.StructuredRef). A
+	// loaded document's operations hold their schemas (Link).
+	StructuredSchemas map[string]*Schema `json:"structuredSchemas,omitempty"`
+	Diagnostics       []Diagnostic       `json:"diagnostics"`
 }
 
 // Service describes the upstream API a document compiles.
@@ -312,6 +317,21 @@ type Output struct {
 	ContentType string  `json:"contentType,omitempty"`
 	Schema      *Schema `json:"schema,omitempty"`
 	Description string  `json:"description,omitempty"`
+	// StructuredSchema is the tool's MCP outputSchema: what the
+	// structuredContent of a successful call conforms to (the answer when
+	// it is an object, else {"result": <answer>}). Lowering derives it from
+	// a JSON success response (compiler/lower, outschema.go): an object
+	// schema, self-contained (no $ref), bounded, and made only of type,
+	// properties, additionalProperties, items, prefixItems, anyOf and
+	// allOf, with no "required", so leaving out the members of an answer
+	// that do not conform always makes it conform (docs/mcp.md). Nil when
+	// the success response is not JSON or declares no schema; optional, so
+	// a document without it is read as before.
+	StructuredSchema *Schema `json:"structuredSchema,omitempty"`
+	// StructuredRef, in a stored document, names the shared structured
+	// schema (Document.StructuredSchemas) this operation's is; empty once
+	// loaded.
+	StructuredRef string `json:"structuredRef,omitempty"`
 }
 
 // ErrorCase is a declared non-success response.

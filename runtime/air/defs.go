@@ -2,6 +2,8 @@ package air
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -281,7 +283,70 @@ func Stored(d *Document) *Document {
 		}
 	}
 	out.Parameters, out.Operations = shareParams(out.Operations)
+	out.StructuredSchemas, out.Operations = shareStructured(out.Operations)
 	return &out
+}
+
+// shareStructured moves each structured output schema that several of
+// ops hold alike into a table, under "s" and the first 12 hex digits of
+// the SHA-256 of its compact JSON (so an entry's name does not depend on
+// which operations share it), and leaves those operations a reference
+// (Output.StructuredRef). ops is not changed: the operations that change
+// are copies. A large API returns the same few types from many
+// operations: GitHub's 926 JSON operations have 435 distinct structured
+// schemas, Microsoft Graph beta's 22,000 have about 2,000.
+func shareStructured(ops []Operation) (map[string]*Schema, []Operation) {
+	keys := make([]string, len(ops))
+	count := map[string]int{}
+	for i := range ops {
+		s := ops[i].Output.StructuredSchema
+		if s == nil || ops[i].Output.StructuredRef != "" {
+			continue
+		}
+		b, err := appendSchemaJSON(nil, s)
+		if err != nil {
+			continue
+		}
+		keys[i] = string(b)
+		count[keys[i]]++
+	}
+	var table map[string]*Schema
+	out := ops
+	cloned := false
+	for i := range ops {
+		if count[keys[i]] < 2 {
+			continue
+		}
+		sum := sha256.Sum256([]byte(keys[i]))
+		name := "s" + hex.EncodeToString(sum[:])[:12]
+		if table == nil {
+			table = map[string]*Schema{}
+		}
+		if _, ok := table[name]; !ok {
+			table[name] = ops[i].Output.StructuredSchema
+		}
+		if !cloned {
+			out, cloned = slices.Clone(ops), true
+		}
+		out[i].Output.StructuredSchema, out[i].Output.StructuredRef = nil, name
+	}
+	return table, out
+}
+
+// ResolveStructured gives op back the shared structured output schema it
+// refers to (Output.StructuredRef), as Link does; a reference the
+// document does not hold is an error.
+func (d *Document) ResolveStructured(op *Operation) error {
+	name := op.Output.StructuredRef
+	if name == "" {
+		return nil
+	}
+	s := d.StructuredSchemas[name]
+	if s == nil {
+		return fmt.Errorf("air: operation %s refers to the structured schema %q, which the document does not hold", op.ID, name)
+	}
+	op.Output.StructuredSchema, op.Output.StructuredRef = s, ""
+	return nil
 }
 
 // unprojected returns props without the properties Link restores (the
@@ -313,8 +378,8 @@ func (d *Document) unprojected(in *Input, props map[string]*Schema) map[string]*
 }
 
 // Link makes a loaded document whole again, as Stored found it: each
-// operation gets back its shared parameters (ResolveParams; an unknown
-// reference is an error), its input schema the properties projecting its
+// operation gets back its shared parameters (ResolveParams) and structured
+// output schema (ResolveStructured; an unknown reference is an error), its input schema the properties projecting its
 // parameters and body fields (LinkParams, linkBodyFields), and then its
 // $defs (linkDefs). Loaders call it.
 func (d *Document) Link() error {
@@ -322,8 +387,11 @@ func (d *Document) Link() error {
 		if err := d.ResolveParams(&d.Operations[i]); err != nil {
 			return err
 		}
+		if err := d.ResolveStructured(&d.Operations[i]); err != nil {
+			return err
+		}
 	}
-	d.Parameters = nil
+	d.Parameters, d.StructuredSchemas = nil, nil
 	d.eachPart(func(ops []Operation) {
 		for i := range ops {
 			LinkParams(&ops[i])

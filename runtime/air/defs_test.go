@@ -2,6 +2,8 @@ package air
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -192,6 +194,55 @@ func TestParametersSharedOnce(t *testing.T) {
 	}
 	bad := bytes.Replace(stored, []byte(`{"ref":"query.per_page"}`), []byte(`{"ref":"query.nope"}`), 1)
 	if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), `"query.nope"`) {
+		t.Errorf("an unknown reference: %v", err)
+	}
+}
+
+// TestStructuredSchemasSharedOnce: a structured output schema several
+// operations hold alike is stored once, under a name its content decides,
+// and referred to; one held once stays in its operation; loading gives
+// each operation its schema back, and an unknown reference is refused.
+func TestStructuredSchemasSharedOnce(t *testing.T) {
+	user := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"login": {Type: Types{"string"}}}}
+	op := func(id string, s *Schema) Operation {
+		return Operation{ID: id, Input: Input{Schema: &Schema{Type: Types{"object"}}}, Output: Output{StructuredSchema: s}}
+	}
+	other := &Schema{Type: Types{"object"}, Properties: map[string]*Schema{"result": {Type: Types{"array"}}}}
+	doc := &Document{Schema: SchemaVersion, Service: Service{ID: "x"},
+		Operations: []Operation{op("x.a.get", user), op("x.b.get", user), op("x.c.list", other), op("x.d.delete", nil)}}
+	files, err := Files(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := files[DocumentFile]
+	if n := bytes.Count(stored, []byte(`"login"`)); n != 1 {
+		t.Errorf("the shared schema is written %d times:\n%s", n, stored)
+	}
+	b, _ := MarshalCompact(user)
+	sum := sha256.Sum256(b)
+	ref := `"structuredRef":"s` + hex.EncodeToString(sum[:])[:12] + `"`
+	if n := bytes.Count(stored, []byte(ref)); n != 2 || !bytes.Contains(stored, []byte(`"structuredSchema":{"type":"object","properties":{"result"`)) {
+		t.Errorf("%d references %s, or the unshared schema moved:\n%s", n, ref, stored)
+	}
+	if doc.Operations[0].Output.StructuredSchema != user || doc.Operations[0].Output.StructuredRef != "" {
+		t.Error("storing changed the document")
+	}
+	got, err := Parse(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range got.Operations {
+		want, _ := Marshal(doc.Operations[i].Output)
+		have, _ := Marshal(got.Operations[i].Output)
+		if !bytes.Equal(want, have) {
+			t.Errorf("%s: output %s, want %s", got.Operations[i].ID, have, want)
+		}
+	}
+	if got.StructuredSchemas != nil {
+		t.Error("a loaded document keeps the shared table")
+	}
+	bad := bytes.Replace(stored, []byte(ref), []byte(`"structuredRef":"s000000000000"`), 1)
+	if _, err := Parse(bad); err == nil || !strings.Contains(err.Error(), `"s000000000000"`) {
 		t.Errorf("an unknown reference: %v", err)
 	}
 }

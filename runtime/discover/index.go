@@ -60,9 +60,10 @@ type Need struct {
 	From     []*Entry
 }
 
-// ServedName is the wire name a fleet gateway serves an operation under.
+// ServedName is the wire name a fleet gateway serves an operation under
+// (air.WireToolName).
 func ServedName(connector string, op *air.Operation) string {
-	return connector + "__" + op.MCP.ToolName
+	return air.WireToolName(connector, op)
 }
 
 // field is one weighted text field of an entry.

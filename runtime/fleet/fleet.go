@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -44,7 +43,7 @@ type Connector struct {
 
 // Tool is one served operation under its wire name.
 type Tool struct {
-	Name      string // <connector>__<toolName>
+	Name      string // <connector>__<toolName>, fitted to 64 characters (air.WireToolName)
 	Connector *Connector
 	Op        *air.Operation
 	GrantOp   grant.Op
@@ -64,6 +63,11 @@ type Tool struct {
 	listing   json.RawMessage // the entry's JSON
 	mcpTool   *mcp.Tool       // the same entry
 	listed    *mcp.Tool       // the same, its description trimmed for tools/list
+
+	// listOutput puts the outputSchema in the entry (ListOutputSchemas).
+	listOutput bool
+	outputOnce sync.Once
+	output     json.RawMessage // OutputSchema's answer
 }
 
 // Fleet is the set of connectors and tools a gateway serves.
@@ -248,8 +252,9 @@ func (t *Tool) entry() {
 	})
 }
 
-// unprefixed returns the bundle-level tool name.
-func (t *Tool) unprefixed() string { return strings.TrimPrefix(t.Name, t.Connector.ID+"__") }
+// unprefixed returns the bundle-level tool name (AIR's; the served name
+// ends in it unless air.FitWireName had to shorten it).
+func (t *Tool) unprefixed() string { return t.Op.MCP.ToolName }
 
 // MCPTool is the tool's full tools/list entry.
 func (t *Tool) MCPTool() *mcp.Tool {

@@ -10,7 +10,8 @@ import (
 )
 
 // mcpTool builds the tools/list entry of a tool: name, title, description,
-// the served input schema, annotations and the anvil/* _meta keys.
+// the served input schema, the outputSchema when the MCP door asked for
+// it (ListOutputSchemas), annotations and the anvil/* _meta keys.
 func mcpTool(t *Tool) *mcp.Tool {
 	op := t.Op
 	schema, err := json.Marshal(op.Input.Schema)
@@ -44,11 +45,18 @@ func mcpTool(t *Tool) *mcp.Tool {
 		meta["anvil/effect_class"] = air.EffectClassOf(op)
 		meta["anvil/effect_contract"] = effect.Contract(op)
 	}
+	var output any
+	if t.listOutput {
+		if o := t.OutputSchema(); o != nil {
+			output = o
+		}
+	}
 	return &mcp.Tool{
-		Name:        t.Name,
-		Title:       op.DisplayName,
-		Description: desc,
-		InputSchema: json.RawMessage(schema),
+		Name:         t.Name,
+		OutputSchema: output,
+		Title:        op.DisplayName,
+		Description:  desc,
+		InputSchema:  json.RawMessage(schema),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           op.DisplayName,
 			ReadOnlyHint:    readOnly,

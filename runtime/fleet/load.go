@@ -235,6 +235,10 @@ func decodeOperations(list []byte, doc *air.Document, in *interner) ([]air.Opera
 					*j.err = err
 					continue
 				}
+				if err := doc.ResolveStructured(j.op); err != nil {
+					*j.err = err
+					continue
+				}
 				// Under the interner's lock: operations sharing a parameter
 				// share its schema, which interning rewrites in place, and
 				// LinkParams reads it (its properties are then interned too).
@@ -304,6 +308,7 @@ func (in *interner) operation(op *air.Operation) {
 		b.Schema = in.schema(b.Schema)
 	}
 	op.Output.Schema = in.schema(op.Output.Schema)
+	op.Output.StructuredSchema = in.schema(op.Output.StructuredSchema)
 }
 
 // schema returns the interned copy of s (s itself when it is the first of

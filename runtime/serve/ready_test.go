@@ -68,7 +68,7 @@ func TestReadyzNotReadyWithoutTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := serveOnce(t, g, "/readyz")
-	want := `{"ready":false,"bundles":[{"id":"github","serviceId":"github","toolCount":0,"bundleHash":"7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20","ready":true}],` +
+	want := `{"ready":false,"bundles":[{"id":"github","serviceId":"github","toolCount":0,"bundleHash":"6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7","ready":true}],` +
 		`"vault":"none","store":"none","jwks":"none","reload":"ok","build":{"module":"v9.9.9","revision":"abc"}}`
 	if a.status != 503 || a.body != want {
 		t.Errorf("readyz: %d %s\nwant %s", a.status, a.body, want)
@@ -92,7 +92,7 @@ func TestStartupReport(t *testing.T) {
 	}
 	got := strings.Join(g.StartupReport(), "\n")
 	want := `inbound auth: none (loopback callers only, every tool unrestricted)
-connector github: 12 tool(s), bundleHash 7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20
+connector github: 12 tool(s), bundleHash 6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7
 vault: no key file (ANVIL_VAULT_KEY_FILE unset): connections cannot be stored
 egress allowlist: empty, every upstream host is blocked (set ANVIL_ALLOWED_HOSTS, or ANVIL_ENV=dev for development)
 warning: no vault: calls to connectors that need a credential will answer auth_required

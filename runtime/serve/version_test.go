@@ -19,7 +19,7 @@ import (
 // githubMiniHash is the bundleHash gen/github-mini was generated from (the
 // github bundle's generation.json; runtime/serve/testdata/workspace is
 // the same bundle).
-const githubMiniHash = "7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20"
+const githubMiniHash = "6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7"
 
 func TestVersion(t *testing.T) {
 	line := buildinfo.Read().String()

@@ -292,7 +292,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 	for _, op := range served {
 		byID[op.ID] = op
 	}
-	wire := func(op *air.Operation) string { return connector + "__" + emit.ToolName(op) }
+	wire := func(op *air.Operation) string { return air.FitWireName(connector, emit.ToolName(op)) }
 
 	resources := []string{}
 	for _, op := range served {

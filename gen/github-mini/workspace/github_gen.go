@@ -21,7 +21,7 @@ var githubConnectorAIR string
 func githubConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        githubConnectorAIR,
-		BundleHash: "7c42948f63830301b16a4d3829db6e3229e6ec31529b77e0f64ad19b3cdf5e20",
+		BundleHash: "6ce179c3c1cfbf5e34b1ec7841594381936063b8c6b2a48e529313da168850c7",
 		ID:         "github",
 		Ops:        slices.Concat(ops000.Ops()),
 	}
