@@ -156,7 +156,8 @@ diffbench: build
 ## load: the fleet gateway (/call and MCP tools/call) against a bare reverse
 ## proxy and the mock upstream, all on loopback: req/s at 64 connections and
 ## single-client p50/p99 side by side, and the proxy given the gateway's own
-## requests; then keyed writes through the idempotency ledger on the embedded
+## requests; the same gateway in inbound auth mode oidc (tokens of a real
+## OpenID provider) beside it; then keyed writes through the idempotency ledger on the embedded
 ## store and on PostgreSQL (a throwaway server from /usr/lib/postgresql, or
 ## ANVIL_TEST_POSTGRES; one line says when that row is skipped)
 ## (internal/loadgen; about a minute and a half)

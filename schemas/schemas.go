@@ -22,3 +22,17 @@ const ManifestID = "https://anvil.invalid/schemas/anvil.manifest.schema.json"
 //
 //go:embed anvil.manifest.schema.json
 var Manifest []byte
+
+// PolicyFile is the repository path of the identity policy schema.
+const PolicyFile = "schemas/anvil.policy.schema.json"
+
+// PolicyID is the policy schema's $id.
+const PolicyID = "https://anvil.invalid/schemas/anvil.policy.schema.json"
+
+// Policy is the JSON Schema (draft 2020-12) of the identity policy file of
+// inbound auth mode oidc (ANVIL_INBOUND_POLICY_FILE). The runtime's policy
+// decoder (runtime/policy) and this schema are checked against each other
+// by that package's tests, block by block.
+//
+//go:embed anvil.policy.schema.json
+var Policy []byte

@@ -117,8 +117,11 @@ func TestApproveStopsOnSignal(t *testing.T) {
 		t.Fatalf("compile: %v\n%s", err, out)
 	}
 	before := snapshot(t, dir)
-	approve := func(sig syscall.Signal, after time.Duration) (stopped bool, stderr string) {
-		cmd := exec.Command(bin, "approve", bundle, "--all", "--manifest", filepath.Join(dir, "anvil.yaml"))
+	// Each attempt works on a fresh copy of dir: an attempt the signal
+	// missed finishes the approval, and the next must start from scratch.
+	approve := func(sig syscall.Signal, after time.Duration) (stopped bool, stderr, now string) {
+		cp := copyTree(t, dir)
+		cmd := exec.Command(bin, "approve", filepath.Join(cp, "ws", "syn"), "--all", "--manifest", filepath.Join(cp, "anvil.yaml"))
 		var buf bytes.Buffer
 		cmd.Stderr = &buf
 		if err := cmd.Start(); err != nil {
@@ -129,7 +132,7 @@ func TestApproveStopsOnSignal(t *testing.T) {
 		err := cmd.Wait()
 		ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 		// Finished before the signal, or got it before it listened: nothing to check.
-		return err != nil && !(ok && ws.Signaled()), buf.String()
+		return err != nil && !(ok && ws.Signaled()), buf.String(), snapshot(t, cp)
 	}
 	// The signal must land while approve works, so the delays are fractions
 	// of how long a whole approval takes on this machine now (measured on a
@@ -139,7 +142,7 @@ func TestApproveStopsOnSignal(t *testing.T) {
 	for i, frac := range []float64{0.5, 0.3, 0.7, 0.2, 0.85, 0.4, 0.6} {
 		sig := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}[i%2]
 		after := time.Duration(frac * float64(whole))
-		ok, stderr := approve(sig, after)
+		ok, stderr, now := approve(sig, after)
 		if !ok {
 			continue
 		}
@@ -147,7 +150,7 @@ func TestApproveStopsOnSignal(t *testing.T) {
 		if !strings.Contains(stderr, "Approval interrupted: nothing was changed") {
 			t.Errorf("%v after %v: %s", sig, after, stderr)
 		}
-		if now := snapshot(t, dir); now != before {
+		if now != before {
 			t.Fatalf("%v after %v changed the files:\n%s\nwas\n%s", sig, after, now, before)
 		}
 		if stopped == 2 {
@@ -159,13 +162,20 @@ func TestApproveStopsOnSignal(t *testing.T) {
 	}
 }
 
-// measureApproval times one uninterrupted `approve --all` of a copy of dir.
-func measureApproval(t *testing.T, bin, dir string) time.Duration {
+// copyTree copies dir into a new temporary directory and returns it.
+func copyTree(t *testing.T, dir string) string {
 	t.Helper()
 	cp := t.TempDir()
 	if err := os.CopyFS(cp, os.DirFS(dir)); err != nil {
 		t.Fatal(err)
 	}
+	return cp
+}
+
+// measureApproval times one uninterrupted `approve --all` of a copy of dir.
+func measureApproval(t *testing.T, bin, dir string) time.Duration {
+	t.Helper()
+	cp := copyTree(t, dir)
 	start := time.Now()
 	cmd := exec.Command(bin, "approve", filepath.Join(cp, "ws", "syn"), "--all", "--manifest", filepath.Join(cp, "anvil.yaml"))
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -77,6 +77,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			connectorsCommand(e),
 			keysCommand(e),    // keys.go
 			tokenCommand(e),   // token.go
+			policyCommand(e),  // policy.go
 			vaultCommand(e),   // vault.go
 			versionCommand(e), // version.go
 			toolsCommand(e),   // tools.go

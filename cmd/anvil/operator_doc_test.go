@@ -23,21 +23,30 @@ const operatorDoc = "../../docs/operator.md"
 // UPSTREAM_PORT set to free ports. Every line of the ```text blocks must
 // match a line of the output, in order, "…" matching any text.
 func TestOperatorDoc(t *testing.T) {
+	runDoc(t, operatorDoc, fmt.Sprintf("PORT=%d", freePort(t)), fmt.Sprintf("UPSTREAM_PORT=%d", freePort(t)))
+}
+
+// runDoc runs a walk-through page as written: its ```sh blocks, in order,
+// in one bash from the repository root with env added (free ports), and
+// fails unless every line of its ```text blocks matches a line of the
+// output, in order. The page must start from make build and show output.
+func runDoc(t *testing.T, page string, env ...string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds anvil and runs a gateway")
 	}
 	for _, tool := range []string{"bash", "make", "curl"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("docs/operator.md needs %s: %v", tool, err)
+			t.Fatalf("%s needs %s: %v", page, tool, err)
 		}
 	}
-	doc, err := os.ReadFile(operatorDoc)
+	doc, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
 	}
 	script, want := docBlocks(string(doc))
 	if !strings.HasPrefix(script, "make build\n") || len(want) == 0 {
-		t.Fatalf("docs/operator.md should start from make build and show output; blocks:\n%s", script)
+		t.Fatalf("%s should start from make build and show output; blocks:\n%s", page, script)
 	}
 	repo, err := filepath.Abs("../..")
 	if err != nil {
@@ -47,9 +56,9 @@ func TestOperatorDoc(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", "set -euo pipefail\n"+script)
 	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", freePort(t)), fmt.Sprintf("UPSTREAM_PORT=%d", freePort(t)))
-	// Its own process group, so that the gateway and the mock it starts in
-	// the background are stopped whatever happens.
+	cmd.Env = append(os.Environ(), env...)
+	// Its own process group, so that the servers it starts in the
+	// background are stopped whatever happens.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stdout, stderr bytes.Buffer

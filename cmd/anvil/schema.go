@@ -21,6 +21,16 @@ func schemaCommand(e *env) *cli.Command {
 				_, err := e.stdout.Write(schemas.Manifest)
 				return err
 			},
+		}, {
+			Name:  "policy",
+			Usage: "print the JSON Schema (draft 2020-12) of the identity policy (inbound auth mode oidc)",
+			Action: func(c *cli.Context) error {
+				if c.NArg() > 0 {
+					return fail(1, "schema policy takes no arguments")
+				}
+				_, err := e.stdout.Write(schemas.Policy)
+				return err
+			},
 		}},
 	}
 }

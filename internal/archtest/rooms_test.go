@@ -22,6 +22,7 @@ var builders = map[string][]string{
 	module + "/runtime/store/backend": {"Open", "FromEnv"},
 	module + "/runtime/auth":          {"NewVerifier"},
 	module + "/runtime/connect":       {"New"},
+	module + "/runtime/tokenexchange": {"New"},
 }
 
 // builderPackages are what only the composition root imports: the state
@@ -33,6 +34,8 @@ var builderPackages = []string{
 	module + "/runtime/store/pgstore",
 	module + "/runtime/auth",
 	module + "/runtime/identity/branchyard",
+	module + "/runtime/identity/oidc",
+	module + "/runtime/policy",
 }
 
 // TestOnlyServeBuildsState fails when a call-path package other than

@@ -7,6 +7,8 @@
 //   - bare proxy:   GET /repos/octo/hello/pulls through the proxy;
 //   - gateway REST: POST /call/github__github_list_pull;
 //   - gateway MCP:  tools/call github__github_list_pull on open sessions;
+//   - the same two in inbound auth mode oidc, with access tokens of a real
+//     OpenID provider (oidc.go);
 //   - keyed writes through the idempotency ledger, on the embedded store
 //     and on PostgreSQL (ledger.go);
 //
@@ -72,8 +74,8 @@ func main() {
 		os.Exit(2)
 	}
 	// A hung run never outlives its budget: two phases of -duration for
-	// each of at most 12 targets, and set-up.
-	budget := 2*12*(*duration) + 2*time.Minute
+	// each of at most 14 targets, and set-up.
+	budget := 2*14*(*duration) + 2*time.Minute
 	time.AfterFunc(budget, func() {
 		fmt.Fprintf(os.Stderr, "loadgen: still running after %v; giving up\n", budget)
 		os.Exit(1)
@@ -226,6 +228,11 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	mcpHeader := http.Header{"Authorization": {"Bearer " + turnTok}, "Content-Type": {"application/json"},
 		"Accept": {"application/json, text/event-stream"}, "Mcp-Session-Id": {"loadgen"}, "Mcp-Protocol-Version": {"2025-06-18"}}
+	oidcBase, oidcToks, err := startOIDC(&st, procs, cfg, ws, dir, len(mcpToks), client) // oidc.go
+	if err != nil {
+		return err
+	}
+	oidcCall := http.Header{"Authorization": {"Bearer " + oidcToks[0]}, "Content-Type": {"application/json"}}
 	targets := []target{
 		{"upstream", simple("GET", st.mock+upstreamPath, upstreamHeader, "")},
 		{"bare proxy", simple("GET", st.proxy+upstreamPath, upstreamHeader, "")},
@@ -235,6 +242,8 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		{"gateway MCP", mcpTarget(st.gateway, mcpToks, mcpCall)},
 		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
 		{"generated MCP", mcpTarget(st.generated, mcpToks, mcpCall)},
+		{"oidc /call", simple("POST", oidcBase+"/call/github__github_list_pull", oidcCall, listBody)},
+		{"oidc MCP", mcpTarget(oidcBase, oidcToks, mcpCall)},
 	}
 	reads := len(targets)
 	writeTok := mint(map[string]any{"by_branch": "main", "by_turn": "1",
@@ -270,6 +279,7 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 	}
 	printGenerated(targets, results) // generated.go
 	printSameRequest(targets, results)
+	printOIDC(targets, results)   // oidc.go
 	printLedger(targets, results) // ledger.go
 	for _, r := range results {
 		if r.errors > 0 {

@@ -58,6 +58,8 @@ func DecisionFor(errorCode string) string {
 //	decision, grant, upstream_status, latency_ms, input_sha256, error_code,
 //	rule, dry_run, trace_id, effect_class, ledger_id, staged_for
 //
+// followed by iss for an OIDC caller and replay for a ledger replay.
+//
 // The keys that may be null are pointer fields (or a RawMessage for Grant):
 // nil is written as null, anything else as its value. Optional turns an
 // empty string into nil.
@@ -105,6 +107,10 @@ type Line struct {
 	// Replay marks a write answered from the gateway's idempotency ledger
 	// (nothing went upstream); written as "replay":true, and only then.
 	Replay bool
+	// Issuer is the iss of the caller's OIDC access token (inbound auth
+	// mode oidc), written as "iss" after staged_for, and only when set: a
+	// Branchyard line keeps the contract's keys exactly.
+	Issuer string
 }
 
 // Optional returns &s, or nil for the empty string: the value of a nullable
@@ -168,6 +174,9 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 	b = appendString(b, "effect_class", l.EffectClass)
 	b = appendNullable(b, "ledger_id", l.LedgerID)
 	b = appendNullable(b, "staged_for", l.StagedFor)
+	if l.Issuer != "" {
+		b = appendString(b, "iss", l.Issuer)
+	}
 	if l.Replay {
 		b = append(b, `,"replay":true`...)
 	}

@@ -506,3 +506,21 @@ func TestWatchedLogger(t *testing.T) {
 		t.Fatalf("after a removal without a poll: %s", got)
 	}
 }
+
+// TestIssuerLine: an OIDC caller's line ends with its issuer (before a
+// replay's mark); a line without one has no iss key at all.
+func TestIssuerLine(t *testing.T) {
+	l := Line{Time: t0, Sub: "okta:ada", Connector: "github", Operation: "github.issues.list", Decision: DecisionAllowed,
+		InputSHA256: "sha256:abc", TraceID: "trace_3", EffectClass: "read", Issuer: "https://idp.example/", Replay: true}
+	got, err := l.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(got), `,"staged_for":null,"iss":"https://idp.example/","replay":true}`) {
+		t.Errorf("%s", got)
+	}
+	l.Issuer = ""
+	if got, _ := l.MarshalJSON(); strings.Contains(string(got), `"iss"`) {
+		t.Errorf("%s", got)
+	}
+}

@@ -14,6 +14,10 @@ const (
 	ModeNone = "none"
 	// ModeBranchyard verifies per-turn EdDSA tokens and enforces their grant.
 	ModeBranchyard = "branchyard"
+	// ModeOIDC verifies OAuth 2.1 access tokens of the OpenID providers an
+	// identity policy trusts, and grants what its rules give their claims
+	// (runtime/identity/oidc, runtime/policy).
+	ModeOIDC = "oidc"
 )
 
 // Environment variables read by [ConfigFromEnv].
@@ -23,6 +27,8 @@ const (
 	EnvAudience = "ANVIL_INBOUND_AUDIENCE"
 	EnvJWKSURI  = "ANVIL_INBOUND_JWKS_URI"
 	EnvLeeway   = "ANVIL_INBOUND_LEEWAY_SECONDS"
+	// EnvPolicyFile is the identity policy of oidc mode.
+	EnvPolicyFile = "ANVIL_INBOUND_POLICY_FILE"
 )
 
 // Leeway bounds.
@@ -33,7 +39,7 @@ const (
 
 // Config is the inbound auth configuration.
 type Config struct {
-	// Mode is ModeNone or ModeBranchyard.
+	// Mode is ModeNone, ModeBranchyard or ModeOIDC.
 	Mode string
 	// Issuer is the yard's issuer: its server URL, or branchyard:local:<yard id>.
 	Issuer string
@@ -46,17 +52,22 @@ type Config struct {
 	// Leeway is the clock skew allowed on exp, nbf and iat: 0 to 300 s.
 	// ConfigFromEnv defaults it to 60 s.
 	Leeway time.Duration
+	// PolicyFile is the identity policy (oidc mode only): the trusted
+	// issuers, which take the place of Issuer and JWKSURI, and the rules.
+	PolicyFile string
 }
 
-// Enabled reports whether tokens must be verified (Mode is branchyard).
-func (c Config) Enabled() bool { return c.Mode == ModeBranchyard }
+// Enabled reports whether tokens must be verified (Mode is branchyard or
+// oidc).
+func (c Config) Enabled() bool { return c.Mode == ModeBranchyard || c.Mode == ModeOIDC }
 
 // ConfigFromEnv reads the inbound auth configuration through getenv (pass
 // os.Getenv). ANVIL_INBOUND_AUTH_MODE defaults to none, in which case nothing
 // else is read. In branchyard mode ANVIL_INBOUND_ISSUER,
-// ANVIL_INBOUND_AUDIENCE and ANVIL_INBOUND_JWKS_URI are required and
-// ANVIL_INBOUND_LEEWAY_SECONDS (0 to 300) defaults to 60. Errors wrap
-// [ErrConfig] and name the variable at fault.
+// ANVIL_INBOUND_AUDIENCE and ANVIL_INBOUND_JWKS_URI are required; in oidc
+// mode ANVIL_INBOUND_AUDIENCE and ANVIL_INBOUND_POLICY_FILE (the issuers are
+// the policy's). ANVIL_INBOUND_LEEWAY_SECONDS (0 to 300) defaults to 60.
+// Errors wrap [ErrConfig] and name the variable at fault.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	mode := strings.TrimSpace(getenv(EnvMode))
 	if mode == "" {
@@ -65,16 +76,17 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	switch mode {
 	case ModeNone:
 		return Config{Mode: ModeNone, Leeway: DefaultLeeway}, nil
-	case ModeBranchyard:
+	case ModeBranchyard, ModeOIDC:
 	default:
-		return Config{}, fmt.Errorf("%w: %s=%q is not supported by this gateway; use none or branchyard", ErrConfig, EnvMode, mode)
+		return Config{}, fmt.Errorf("%w: %s=%q is not supported by this gateway; use none, branchyard or oidc", ErrConfig, EnvMode, mode)
 	}
 	c := Config{
-		Mode:     mode,
-		Issuer:   strings.TrimSpace(getenv(EnvIssuer)),
-		Audience: strings.TrimSpace(getenv(EnvAudience)),
-		JWKSURI:  strings.TrimSpace(getenv(EnvJWKSURI)),
-		Leeway:   DefaultLeeway,
+		Mode:       mode,
+		Issuer:     strings.TrimSpace(getenv(EnvIssuer)),
+		Audience:   strings.TrimSpace(getenv(EnvAudience)),
+		JWKSURI:    strings.TrimSpace(getenv(EnvJWKSURI)),
+		PolicyFile: strings.TrimSpace(getenv(EnvPolicyFile)),
+		Leeway:     DefaultLeeway,
 	}
 	if s := strings.TrimSpace(getenv(EnvLeeway)); s != "" {
 		n, err := strconv.Atoi(s)
@@ -92,15 +104,19 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 // Validate checks a configuration. ModeNone is always valid; ModeBranchyard
 // needs an issuer, an audience that is https (or http on a loopback host)
 // without userinfo or fragment, a JWKS URI that is https: or file:, and a
-// leeway from 0 to 300 s. Errors wrap [ErrConfig] and name the environment
-// variable the field comes from.
+// leeway from 0 to 300 s; ModeOIDC the audience, the leeway and a policy
+// file, and neither an issuer nor a JWKS URI (the policy lists its
+// issuers). Errors wrap [ErrConfig] and name the environment variable the
+// field comes from.
 func (c Config) Validate() error {
 	switch c.Mode {
 	case ModeNone:
 		return nil
 	case ModeBranchyard:
+	case ModeOIDC:
+		return c.validateOIDC()
 	default:
-		return fmt.Errorf("%w: %s=%q is not supported by this gateway; use none or branchyard", ErrConfig, EnvMode, c.Mode)
+		return fmt.Errorf("%w: %s=%q is not supported by this gateway; use none, branchyard or oidc", ErrConfig, EnvMode, c.Mode)
 	}
 	for _, v := range []struct{ name, value string }{{EnvIssuer, c.Issuer}, {EnvAudience, c.Audience}, {EnvJWKSURI, c.JWKSURI}} {
 		if v.value == "" {
@@ -111,6 +127,26 @@ func (c Config) Validate() error {
 		return err
 	}
 	if _, err := parseJWKSURI(c.JWKSURI); err != nil {
+		return err
+	}
+	if c.Leeway < 0 || c.Leeway > MaxLeeway {
+		return fmt.Errorf("%w: %s must be a whole number of seconds from 0 to 300", ErrConfig, EnvLeeway)
+	}
+	return nil
+}
+
+func (c Config) validateOIDC() error {
+	for _, v := range []struct{ name, value string }{{EnvAudience, c.Audience}, {EnvPolicyFile, c.PolicyFile}} {
+		if v.value == "" {
+			return fmt.Errorf("%w: %s is required when %s=oidc", ErrConfig, v.name, EnvMode)
+		}
+	}
+	for _, v := range []struct{ name, value string }{{EnvIssuer, c.Issuer}, {EnvJWKSURI, c.JWKSURI}} {
+		if v.value != "" {
+			return fmt.Errorf("%w: %s is not read when %s=oidc: list the issuers (and any jwks_uri) in %s", ErrConfig, v.name, EnvMode, EnvPolicyFile)
+		}
+	}
+	if err := checkAudience(c.Audience); err != nil {
 		return err
 	}
 	if c.Leeway < 0 || c.Leeway > MaxLeeway {

@@ -4,7 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/identity"
 )
 
 // Error codes of an authentication failure (the body's error.code and the
@@ -68,18 +69,7 @@ func invalidToken(msg string) *Error {
 // resource_metadata="<origin>/.well-known/oauth-protected-resource" only when
 // resource (the gateway's /mcp URL) is https.
 func (e *Error) WWWAuthenticate(resource string) string {
-	var b strings.Builder
-	b.WriteString(`Bearer realm="mcp", error="`)
-	b.WriteString(quoteSafe(e.Code))
-	b.WriteString(`", error_description="`)
-	b.WriteString(quoteSafe(e.Message))
-	b.WriteByte('"')
-	if meta := resourceMetadata(resource); meta != "" {
-		b.WriteString(`, resource_metadata="`)
-		b.WriteString(quoteSafe(meta))
-		b.WriteByte('"')
-	}
-	return b.String()
+	return identity.Challenge{Error: e.Code, Description: e.Message, ResourceMetadata: resourceMetadata(resource)}.String()
 }
 
 // resourceMetadata is the protected-resource metadata URL for an https
@@ -90,17 +80,4 @@ func resourceMetadata(resource string) string {
 		return ""
 	}
 	return "https://" + u.Host + "/.well-known/oauth-protected-resource"
-}
-
-// quoteSafe makes s safe inside a quoted header parameter.
-func quoteSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '"' || r == '\\':
-			return '\''
-		case r < 0x20 || r == 0x7f:
-			return ' '
-		}
-		return r
-	}, s)
 }

@@ -6,14 +6,15 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"io"
 	"net/http"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/anvil-dev/anvil/runtime/fswatch"
+	"github.com/anvil-dev/anvil/runtime/jsonfetch"
 )
 
 // JWKS limits and timings.
@@ -26,6 +27,9 @@ const (
 	// DefaultRefreshInterval is the default shortest time between two fetches
 	// of an https key set forced by unknown kids.
 	DefaultRefreshInterval = time.Second
+	// fetchTimeout bounds one https fetch of a key set (connect, headers
+	// and body).
+	fetchTimeout = 10 * time.Second
 )
 
 var errJWKSUnreadable = errors.New("key set unreadable")
@@ -324,23 +328,8 @@ func (h *httpsSource) fetch(ctx context.Context) (*keySet, error) {
 
 // download GETs and parses the set.
 func (h *httpsSource) download(ctx context.Context) (*keySet, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.url, nil)
+	raw, err := jsonfetch.Get(ctx, h.client, h.url, MaxJWKSBytes, fetchTimeout)
 	if err != nil {
-		return nil, errJWKSUnreadable
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := h.client.Do(req)
-	if err != nil {
-		return nil, errJWKSUnreadable
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, errJWKSUnreadable
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxJWKSBytes+1))
-	if err != nil || len(raw) > MaxJWKSBytes {
 		return nil, errJWKSUnreadable
 	}
 	return parseKeySet(raw)
@@ -349,16 +338,5 @@ func (h *httpsSource) download(ctx context.Context) (*keySet, error) {
 // defaultHTTPClient fetches key sets with a timeout and follows redirects
 // only to https.
 func defaultHTTPClient() *http.Client {
-	return &http.Client{
-		Timeout: 10 * time.Second,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.URL.Scheme != "https" {
-				return fmt.Errorf("redirect to %s refused", req.URL.Scheme)
-			}
-			if len(via) >= 3 {
-				return errors.New("too many redirects")
-			}
-			return nil
-		},
-	}
+	return jsonfetch.Client(fetchTimeout)
 }

@@ -22,7 +22,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"math"
 	"net/http"
 	"strconv"
@@ -32,8 +31,10 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/anvil-dev/anvil/runtime/canon"
+	"github.com/anvil-dev/anvil/runtime/fswatch"
 	"github.com/anvil-dev/anvil/runtime/grant"
 	"github.com/anvil-dev/anvil/runtime/jsonscan"
+	"github.com/anvil-dev/anvil/runtime/tokencache"
 )
 
 // Limits on tokens and claims.
@@ -105,7 +106,7 @@ type Verifier struct {
 	leeway float64 // seconds
 	now    func() time.Time
 	keys   keySource
-	cache  *tokenCache
+	cache  *tokencache.Cache[*cacheEntry]
 }
 
 // NewVerifier returns a verifier for a branchyard configuration (validated
@@ -146,9 +147,9 @@ func NewVerifier(cfg Config, opts *VerifierOptions) (*Verifier, error) {
 	}
 	switch {
 	case o.CacheSize == 0:
-		v.cache = newTokenCache(DefaultCacheSize)
+		v.cache = newTokenCache(DefaultCacheSize, v.leeway)
 	case o.CacheSize > 0:
-		v.cache = newTokenCache(o.CacheSize)
+		v.cache = newTokenCache(o.CacheSize, v.leeway)
 	}
 	return v, nil
 }
@@ -196,8 +197,8 @@ func (v *Verifier) Verify(ctx context.Context, authorization string) (*Claims, e
 	now := unixSeconds(v.now())
 	var sum string
 	if v.cache != nil {
-		sum = cacheKey(token)
-		if ent := v.cache.get(sum); ent != nil {
+		sum = tokencache.Key(token)
+		if ent, ok := v.cache.Get(sum); ok {
 			set, err := v.keys.current(ctx)
 			if err != nil {
 				return nil, invalidToken(msgKeysUnread)
@@ -211,7 +212,7 @@ func (v *Verifier) Verify(ctx context.Context, authorization string) (*Claims, e
 			}
 			// The key changed or went away: forget the token and verify it
 			// from scratch against the current set.
-			v.cache.remove(sum)
+			v.cache.Remove(sum)
 		}
 	}
 	ent, e := v.verify(ctx, token, now)
@@ -219,7 +220,7 @@ func (v *Verifier) Verify(ctx context.Context, authorization string) (*Claims, e
 		return nil, e
 	}
 	if v.cache != nil {
-		v.cache.put(sum, ent, now, v.leeway)
+		v.cache.Put(sum, ent, now)
 	}
 	c := *ent.claims
 	return &c, nil
@@ -638,4 +639,20 @@ func (t *tokenTimes) check(now, leeway float64) *Error {
 func (v *Verifier) CheckKeys(ctx context.Context) error {
 	_, err := v.keys.current(ctx)
 	return err
+}
+
+// BearerToken returns the token of an Authorization header value "Bearer
+// <token>" (the scheme matched case-insensitively, spaces or tabs around),
+// or false: the rule every inbound identity reads a bearer by.
+func BearerToken(authorization string) (string, bool) {
+	tok, e := bearerToken(authorization)
+	return tok, e == nil
+}
+
+// WellFormedCompact reports whether token holds only base64url characters
+// and dots and every segment is canonical unpadded base64url (see
+// canonicalSegments): a JWS whose spelling could be tampered with in bits
+// the decoder ignores is refused before it is parsed.
+func WellFormedCompact(token string) bool {
+	return compactCharset(token) && canonicalSegments(token)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/grant"
+	"github.com/anvil-dev/anvil/runtime/tokencache"
 )
 
 const (
@@ -422,7 +423,7 @@ func TestCacheHonoursKeyChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := f.v.cache.len(); n != 1 {
+	if n := f.v.cache.Len(); n != 1 {
 		t.Fatalf("cache holds %d tokens", n)
 	}
 
@@ -433,7 +434,7 @@ func TestCacheHonoursKeyChanges(t *testing.T) {
 	}
 	_, err := f.verify(tok)
 	wantAuthError(t, err, CodeInvalidToken, "Token signature is invalid.")
-	if n := f.v.cache.len(); n != 0 {
+	if n := f.v.cache.Len(); n != 0 {
 		t.Errorf("refused token still cached (%d)", n)
 	}
 
@@ -498,7 +499,7 @@ func TestCacheBounded(t *testing.T) {
 		if _, err := f.verify(tok); err != nil {
 			t.Fatal(err)
 		}
-		if n := f.v.cache.len(); n > 8 {
+		if n := f.v.cache.Len(); n > 8 {
 			t.Fatalf("cache holds %d tokens", n)
 		}
 	}
@@ -580,12 +581,13 @@ func TestCacheLongTokens(t *testing.T) {
 			t.Fatalf("claims of the wrong token (jti %.3q…)", c.JTI)
 		}
 	}
-	if n := f.v.cache.len(); n != 2 {
+	if n := f.v.cache.Len(); n != 2 {
 		t.Fatalf("cache holds %d tokens, want 2", n)
 	}
-	for k := range f.v.cache.m {
-		if len(k) != 1+32 || k[0] != 0 {
-			t.Fatalf("a long token is cached under a %d-byte key", len(k))
+	for _, tok := range []string{a, b} {
+		k := tokencache.Key(tok)
+		if _, ok := f.v.cache.Get(k); !ok || len(k) != 1+32 || k[0] != 0 {
+			t.Fatalf("a long token is not cached under its hash (a %d-byte key)", len(k))
 		}
 	}
 }

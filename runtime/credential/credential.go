@@ -2,7 +2,9 @@
 // person's stored connection for the connector and account, read from the
 // connection records (the vault directory, or the shared state store), an
 // API key applied as the connector declares it, or an OAuth access token,
-// refreshed through runtime/connect when it is about to expire. runtime/serve
+// refreshed through runtime/connect when it is about to expire — or, for a
+// connector whose upstream trusts the caller's identity provider, a token
+// exchanged for the caller's own (RFC 8693, runtime/tokenexchange). runtime/serve
 // builds the Resolver and gives it to the executor (executor.Credentials);
 // the connect door writes the records it reads.
 package credential
@@ -18,7 +20,9 @@ import (
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/fswatch"
+	"github.com/anvil-dev/anvil/runtime/identity"
 	"github.com/anvil-dev/anvil/runtime/store"
+	"github.com/anvil-dev/anvil/runtime/tokenexchange"
 	"github.com/anvil-dev/anvil/runtime/upstream"
 	"github.com/anvil-dev/anvil/runtime/vault"
 	"github.com/anvil-dev/anvil/runtime/wirejson"
@@ -29,10 +33,17 @@ type Resolver struct {
 	records connect.Records // nil: no vault, nothing is connected
 	// dir is records when they are the vault directory: its records are
 	// cached (cache.go); shared records are read on every call.
-	dir    *vault.Store
-	cache  credCache
-	oauth  *connect.Service
-	getenv func(string) string
+	dir      *vault.Store
+	cache    credCache
+	oauth    *connect.Service
+	getenv   func(string) string
+	exchange func(connector string) Exchanger
+}
+
+// Exchanger obtains a caller's upstream token by token exchange
+// (*tokenexchange.Exchanger).
+type Exchanger interface {
+	Token(ctx context.Context, p *identity.Principal) (string, error)
 }
 
 // Options are what a Resolver needs beyond the records.
@@ -45,6 +56,9 @@ type Options struct {
 	Watch *fswatch.Handle
 	// Getenv reads ANVIL_CONNECT_<C>_* (the OAuth client of a connector).
 	Getenv func(string) string
+	// Exchange returns the token exchange of a connector, or nil for one
+	// whose calls carry the person's stored connection (nil: none).
+	Exchange func(connector string) Exchanger
 }
 
 // New returns the resolver reading records (nil: none).
@@ -52,7 +66,7 @@ func New(records connect.Records, o *Options) *Resolver {
 	if o == nil {
 		o = &Options{}
 	}
-	r := &Resolver{records: records, oauth: o.OAuth, getenv: o.Getenv}
+	r := &Resolver{records: records, oauth: o.OAuth, getenv: o.Getenv, exchange: o.Exchange}
 	if r.getenv == nil {
 		r.getenv = func(string) string { return "" }
 	}
@@ -64,11 +78,13 @@ func New(records connect.Records, o *Options) *Resolver {
 }
 
 // Resolve returns a function that authenticates the upstream request of op
-// for the person sub and the account, or the refusal: auth_required with
-// a connector/… code when nothing usable is stored, a retryable refusal
-// when the shared store is down (nothing is sent), policy_denied when an
-// OAuth token endpoint is outside the egress allowlist.
-func (r *Resolver) Resolve(ctx context.Context, sub string, c *fleet.Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error) {
+// for the caller p (its Sub is the person) and the account, or the refusal:
+// auth_required with a connector/… code when nothing usable is stored or
+// a token exchange fails, a retryable refusal when the shared store is
+// down (nothing is sent), policy_denied when an OAuth token endpoint is
+// outside the egress allowlist.
+func (r *Resolver) Resolve(ctx context.Context, p *identity.Principal, c *fleet.Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error) {
+	sub := p.Subject()
 	a := c.AuthFor(op)
 	kind := connect.KindOf(a)
 	if kind == connect.KindNone {
@@ -83,6 +99,11 @@ func (r *Resolver) Resolve(ctx context.Context, sub string, c *fleet.Connector, 
 	}
 	if sub == "" {
 		return nil, refuse("connector/unresolved", "The call has no principal to resolve a credential for.")
+	}
+	if r.exchange != nil {
+		if ex := r.exchange(c.ID); ex != nil {
+			return exchanged(ctx, ex, p, a, c.ID, kind, refuse)
+		}
 	}
 	if r.records == nil {
 		return nil, refuse("connector/not_connected", fmt.Sprintf("Connector %s (account %s) is not connected for this person.", c.ID, account))
@@ -144,4 +165,24 @@ func (r *Resolver) oauthCredential(ctx context.Context, c *fleet.Connector, acco
 		return nil, refuse("connector/refresh_failed", fmt.Sprintf("The access of connector %s (account %s) could not be refreshed; try again later.", c.ID, account))
 	}
 	return func(req *http.Request) { upstream.ApplyBearer(req, token) }, nil
+}
+
+// exchanged resolves a connector whose calls carry a token exchanged for
+// the caller's own: applied as the connector's credential (its carrier, or
+// a bearer). The provider refusing the exchange, or a caller without a
+// token of its provider, is auth_required connector/token_exchange_refused;
+// any other failure connector/token_exchange_failed. Nothing is sent.
+func exchanged(ctx context.Context, ex Exchanger, p *identity.Principal, a *air.Auth, connector string, kind connect.Kind,
+	refuse func(code, msg string) *envelope.Error) (func(*http.Request), *envelope.Error) {
+	token, err := ex.Token(ctx, p)
+	switch {
+	case errors.Is(err, tokenexchange.ErrRefused), errors.Is(err, tokenexchange.ErrNoSubjectToken):
+		return nil, refuse("connector/token_exchange_refused", fmt.Sprintf("The identity provider would not exchange this caller's token for one of connector %s.", connector))
+	case err != nil:
+		return nil, refuse("connector/token_exchange_failed", fmt.Sprintf("A token for connector %s could not be obtained from the identity provider; try again later.", connector))
+	}
+	if kind == connect.KindOAuth || a.Type == air.AuthBasic {
+		return func(req *http.Request) { upstream.ApplyBearer(req, token) }, nil
+	}
+	return func(req *http.Request) { upstream.ApplyStatic(req, a, token) }, nil
 }

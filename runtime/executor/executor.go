@@ -38,7 +38,9 @@ type Credentials interface {
 	// Resolve returns a function that authenticates the upstream request, or
 	// an auth_required envelope. It is called only for granted calls, after
 	// the egress check and before anything is sent.
-	Resolve(ctx context.Context, sub string, c *fleet.Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error)
+	// p is the caller: its Sub keys the person's connections, its Token is
+	// what a token exchange trades.
+	Resolve(ctx context.Context, p *identity.Principal, c *fleet.Connector, op *air.Operation, account string) (func(*http.Request), *envelope.Error)
 }
 
 // Executor runs calls: grant, gates, validation, credentials, upstream,
@@ -294,6 +296,32 @@ func (x *Executor) checkGrant(st *callState, tool *fleet.Tool) *envelope.Error {
 		Message: fmt.Sprintf("The grant does not allow %s on connector %s.", tool.Op.ID, tool.Connector.ID)}
 }
 
+// StepUp is the refusal of a call the caller's grant refuses but one of
+// its step-up options (identity.StepUp: the scopes an OIDC caller could
+// add) would allow: 403 insufficient_scope asking for that option's
+// scopes, which the door answers before the call runs (an MCP client then
+// signs in again with them and retries). It is nil for a caller without
+// step-up, an unrestricted one, a tool nobody serves, a call the grant
+// allows, and a refusal no option lifts (that call runs and is refused
+// policy_denied as any other).
+func (x *Executor) StepUp(p *identity.Principal, name string) *identity.Refusal {
+	if p == nil || p.StepUp == nil || p.Unrestricted {
+		return nil
+	}
+	f := x.CurrentFleet()
+	tool := f.Tool(name)
+	if tool == nil || f.Decide(p.Grants, tool).IsAllowed() {
+		return nil
+	}
+	for _, o := range p.StepUp.Options() {
+		if f.Decide(o.Grants, tool).IsAllowed() {
+			x.Metrics.TokenError("insufficient_scope")
+			return p.StepUp.Challenge(o.Scopes)
+		}
+	}
+	return nil
+}
+
 // schemaRefusal refuses arguments that fail tool's input schema.
 func schemaRefusal(tool *fleet.Tool, problem string) *Outcome {
 	return &Outcome{Err: validationError(fmt.Sprintf("The arguments do not match %s's input schema: %s", tool.Name, problem), nil), InvalidParams: true}
@@ -507,7 +535,7 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 		account = *st.account
 	}
 	if x.Credentials != nil {
-		apply, cerr := x.Credentials.Resolve(ctx, st.principal.Subject(), tool.Connector, op, account)
+		apply, cerr := x.Credentials.Resolve(ctx, st.principal, tool.Connector, op, account)
 		if cerr != nil {
 			x.Metrics.VaultError(tool.Connector.ID, cerr.Code)
 			return nil, &Outcome{Err: cerr}
@@ -675,6 +703,7 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		Replay:         st.replay,
 	}
 	if p != nil {
+		line.Issuer = p.Issuer
 		line.ByTenant = optional(p.Tenant)
 		line.ByBranch = optional(p.Branch)
 		line.ByTurn = optional(p.Turn)

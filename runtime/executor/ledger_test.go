@@ -263,7 +263,7 @@ func TestLedgerUnavailable(t *testing.T) {
 // flakyCreds refuses the first resolve (auth_required), then allows.
 type flakyCreds struct{ n atomic.Int32 }
 
-func (c *flakyCreds) Resolve(context.Context, string, *fleet.Connector, *air.Operation, string) (func(*http.Request), *envelope.Error) {
+func (c *flakyCreds) Resolve(context.Context, *identity.Principal, *fleet.Connector, *air.Operation, string) (func(*http.Request), *envelope.Error) {
 	if c.n.Add(1) == 1 {
 		return nil, &envelope.Error{Code: envelope.AuthRequired, Message: "connect first"}
 	}

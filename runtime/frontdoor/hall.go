@@ -60,6 +60,43 @@ type Hall struct {
 	// resource metadata (/.well-known/oauth-protected-resource).
 	Resource             string
 	AuthorizationServers []string
+	// Metadata, when set, is the protected resource metadata instead
+	// (auth mode oidc, whose policy may change it on reload): it is
+	// answered at /.well-known/oauth-protected-resource and at the RFC 9728
+	// location of Resource (the well-known path followed by Resource's
+	// path, /.well-known/oauth-protected-resource/mcp).
+	Metadata func() ResourceMetadata
+}
+
+// ResourceMetadata is a protected resource metadata document (RFC 9728).
+type ResourceMetadata struct {
+	// Resource is the resource identifier; left out when OmitResource.
+	Resource     string
+	OmitResource bool
+	// AuthorizationServers are the issuers clients may get tokens from.
+	AuthorizationServers []string
+	// ScopesSupported are the scopes a client may ask for (left out when
+	// empty).
+	ScopesSupported []string
+}
+
+// document is the metadata's JSON: resource, authorization_servers,
+// scopes_supported when any, and bearer_methods_supported (header only).
+func (m ResourceMetadata) document() []byte {
+	var kv []any
+	if !m.OmitResource {
+		kv = append(kv, "resource", m.Resource)
+	}
+	servers := m.AuthorizationServers
+	if servers == nil {
+		servers = []string{}
+	}
+	kv = append(kv, "authorization_servers", servers)
+	if len(m.ScopesSupported) > 0 {
+		kv = append(kv, "scopes_supported", m.ScopesSupported)
+	}
+	kv = append(kv, "bearer_methods_supported", []string{"header"})
+	return wirejson.Object(kv...)
 }
 
 // ErrIncomplete is New's error for a Hall without its identity or a door.
@@ -91,6 +128,20 @@ func New(h Hall) (http.Handler, error) {
 			h.Connect.Serve(w, r, c.Principal.Subject())
 		})
 	limits := h.Limits.WithDefaults()
+	metadata := func(w http.ResponseWriter) {
+		if h.Metadata != nil {
+			httpkit.WriteJSON(w, http.StatusOK, h.Metadata().document())
+			return
+		}
+		httpkit.WriteJSON(w, http.StatusOK, wirejson.Object("resource", h.Resource, "authorization_servers", h.AuthorizationServers))
+	}
+	// RFC 9728 section 3.1: the metadata of https://gw/mcp is at
+	// https://gw/.well-known/oauth-protected-resource/mcp.
+	const wellKnown = "/.well-known/oauth-protected-resource"
+	suffixed := ""
+	if u, err := url.Parse(h.Resource); err == nil && strings.Trim(u.Path, "/") != "" && h.Metadata != nil {
+		suffixed = wellKnown + strings.TrimSuffix(u.Path, "/")
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.LoopbackOnly && !localRequest(w, r) {
 			return
@@ -112,8 +163,8 @@ func New(h Hall) (http.Handler, error) {
 			h.Ready.ServeHTTP(w, r)
 		case p == "/metrics" && h.MetricsRoute != nil:
 			h.MetricsRoute.ServeHTTP(w, r)
-		case p == "/.well-known/oauth-protected-resource":
-			httpkit.WriteJSON(w, http.StatusOK, wirejson.Object("resource", h.Resource, "authorization_servers", h.AuthorizationServers))
+		case p == wellKnown || (p == suffixed && suffixed != ""):
+			metadata(w)
 		case p == "/connect/callback":
 			h.Connect.ServeCallback(w, r)
 		case strings.HasPrefix(p, "/connect/"):

@@ -5,20 +5,25 @@
 // implementation yields the same types, so nothing after the front hall
 // depends on how the caller was verified: None (the local person of inbound
 // auth mode none) lives here, Branchyard's EdDSA tokens in
-// runtime/identity/branchyard.
+// runtime/identity/branchyard, and OAuth 2.1 access tokens of OpenID
+// providers, whose grants come from a policy file, in runtime/identity/oidc.
 package identity
 
 import (
 	"context"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/envelope"
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
-// Principal is who makes a call: the verified claims of a turn token, or the
-// local caller when inbound auth is off.
+// Principal is who makes a call: the verified claims of a turn token, the
+// grants a policy gives an OIDC access token, or the local caller when
+// inbound auth is off.
 type Principal struct {
+	// Sub is the person: the token's subject (in OIDC mode with the
+	// issuer's subject prefix), the key of their connections and ledger.
 	Sub    string
 	Tenant string
 	Branch string
@@ -26,6 +31,17 @@ type Principal struct {
 	Grants grant.List
 	// Unrestricted skips grant checks (inbound auth mode none, loopback only).
 	Unrestricted bool
+	// Issuer is the iss of an OIDC access token, which the audit line
+	// records beside sub; "" in the other modes.
+	Issuer string
+	// Token is the caller's own access token (OIDC), which RFC 8693 token
+	// exchange trades for an upstream token; the zero value otherwise. It
+	// never prints.
+	Token SubjectToken
+	// StepUp, when set, names the scopes that would widen the grant: a call
+	// it would allow is refused with an insufficient_scope challenge
+	// instead of policy_denied (OIDC).
+	StepUp StepUp
 }
 
 // Subject is p's Sub, or "" for no principal.
@@ -71,6 +87,46 @@ func NewCaller(p Principal, fingerprint string, purpose Purpose) *Caller {
 	}{p: p}
 	b.c = Caller{Principal: &b.p, Fingerprint: fingerprint, Purpose: purpose}
 	return &b.c
+}
+
+// SubjectToken is a caller's access token, kept for RFC 8693 token
+// exchange. Its value is reachable only through Reveal: formatting it (%v,
+// %+v, %#v, %s) or encoding it as JSON writes "[redacted]", so a principal
+// logged or marshalled by mistake does not leak it.
+type SubjectToken struct{ raw string }
+
+// NewSubjectToken wraps a verified access token.
+func NewSubjectToken(raw string) SubjectToken { return SubjectToken{raw: raw} }
+
+// Reveal returns the token, for the token exchange request only.
+func (t SubjectToken) Reveal() string { return t.raw }
+
+// IsZero reports whether there is no token.
+func (t SubjectToken) IsZero() bool { return t.raw == "" }
+
+const redacted = "[redacted]"
+
+// String, GoString and MarshalJSON write "[redacted]".
+func (t SubjectToken) String() string               { return redacted }
+func (t SubjectToken) GoString() string             { return redacted }
+func (t SubjectToken) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+func (t SubjectToken) MarshalText() ([]byte, error) { return []byte(redacted), nil }
+
+// ScopeOption is a way to widen a caller's grant: with Scopes (the whole set
+// its policy rule requires) the caller would hold Grants.
+type ScopeOption struct {
+	Scopes []string
+	Grants grant.List
+}
+
+// StepUp is what a caller could become with more scopes (RFC 6750
+// insufficient_scope, MCP's step-up authorization).
+type StepUp interface {
+	// Options lists the ways to widen the grant, fewest missing scopes
+	// first; it is computed only when a call is refused.
+	Options() []ScopeOption
+	// Challenge is the 403 refusal asking for scopes.
+	Challenge(scopes []string) *Refusal
 }
 
 // LocalSub is the subject, and the session fingerprint, of the local person
@@ -131,3 +187,54 @@ type None struct{}
 
 // Authenticate returns the local person.
 func (None) Authenticate(context.Context, *http.Request) (*Caller, *Refusal) { return Local(), nil }
+
+// Challenge is a Bearer WWW-Authenticate challenge (RFC 6750 section 3):
+//
+//	Bearer realm="mcp", error="<Error>", error_description="<Description>"[, scope="<Scope>"][, resource_metadata="<ResourceMetadata>"]
+//
+// with double quotes and backslashes in the values written as ' and
+// control characters as spaces, so no value can end its parameter early.
+// Empty Scope and ResourceMetadata are left out.
+type Challenge struct {
+	Error, Description string
+	// Scope is the space-separated scopes a step-up asks for.
+	Scope string
+	// ResourceMetadata is the URL of the protected resource metadata
+	// (RFC 9728), from which an MCP client discovers the authorization
+	// servers.
+	ResourceMetadata string
+}
+
+// String renders the challenge.
+func (c Challenge) String() string {
+	b := make([]byte, 0, 96+len(c.Description)+len(c.Scope)+len(c.ResourceMetadata))
+	b = append(b, `Bearer realm="mcp"`...)
+	for _, p := range [...]struct{ name, value string }{
+		{"error", c.Error}, {"error_description", c.Description}, {"scope", c.Scope}, {"resource_metadata", c.ResourceMetadata},
+	} {
+		if p.value == "" && (p.name == "scope" || p.name == "resource_metadata") {
+			continue
+		}
+		b = append(b, ", "...)
+		b = append(b, p.name...)
+		b = append(b, `="`...)
+		b = appendQuoteSafe(b, p.value)
+		b = append(b, '"')
+	}
+	return string(b)
+}
+
+// appendQuoteSafe appends s with '"' and '\' written as ' and control
+// characters as spaces.
+func appendQuoteSafe(b []byte, s string) []byte {
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			r = '\''
+		case r < 0x20 || r == 0x7f:
+			r = ' '
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return b
+}

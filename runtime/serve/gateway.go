@@ -133,6 +133,9 @@ type Gateway struct {
 	// sharedFlows keeps pending OAuth flows in the shared store; nil: in
 	// this process.
 	sharedFlows connect.SharedFlows
+	// oidc is inbound auth mode oidc's identity and token exchanges; nil
+	// in the other modes.
+	oidc *oidcMode
 }
 
 // GatewayOptions tune a gateway.
@@ -141,7 +144,8 @@ type GatewayOptions struct {
 	Logf func(format string, args ...any)
 	// Transport is the upstream transport (tests).
 	Transport http.RoundTripper
-	// HTTPClient fetches https JWKS (tests).
+	// HTTPClient fetches https JWKS, and in oidc mode issuer metadata and
+	// keys, introspection and token exchange (tests).
 	HTTPClient *http.Client
 	// Build is what /readyz reports the gateway was built from; the
 	// module version and VCS revision of this binary when Module is empty.
@@ -161,18 +165,18 @@ type GatewayOptions struct {
 
 // Check reports the configurations a gateway refuses before anything is
 // loaded: inbound auth none on a host that is not loopback, and branchyard
-// mode without a vault key.
+// or oidc mode without a vault key.
 func (cfg Config) Check() error {
 	host := cfg.Host
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	branchyard := cfg.Auth.Mode == "branchyard"
-	if !branchyard && !isLoopbackHost(host) {
-		return fmt.Errorf("refusing to bind %s with inbound auth mode none: set ANVIL_INBOUND_AUTH_MODE=branchyard or bind a loopback host", host)
+	authenticated := cfg.Auth.Enabled()
+	if !authenticated && !isLoopbackHost(host) {
+		return fmt.Errorf("refusing to bind %s with inbound auth mode none: set ANVIL_INBOUND_AUTH_MODE=branchyard or oidc, or bind a loopback host", host)
 	}
-	if branchyard && cfg.VaultKeyFile == "" {
-		return errors.New("branchyard mode needs ANVIL_VAULT_KEY_FILE (a 32-byte key in a file only its owner can read)")
+	if authenticated && cfg.VaultKeyFile == "" {
+		return fmt.Errorf("%s mode needs ANVIL_VAULT_KEY_FILE (a 32-byte key in a file only its owner can read)", cfg.Auth.Mode)
 	}
 	return nil
 }
@@ -198,7 +202,6 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	if err := cfg.Check(); err != nil {
 		return nil, err
 	}
-	branchyard := cfg.Auth.Mode == "branchyard"
 	if f == nil {
 		return nil, errors.New("no fleet to serve")
 	}
@@ -212,12 +215,19 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	}
 	g.resource = g.resourceURL()
 	g.ident = identity.None{}
-	if branchyard {
+	switch cfg.Auth.Mode {
+	case auth.ModeBranchyard:
 		v, err := auth.NewVerifier(cfg.Auth, &auth.VerifierOptions{HTTPClient: opts.HTTPClient, Watcher: g.watch})
 		if err != nil {
 			return nil, err
 		}
 		g.ident = branchyardid.New(v, g.resource)
+	case auth.ModeOIDC:
+		m, err := newOIDC(cfg, g.resource, opts.HTTPClient)
+		if err != nil {
+			return nil, err
+		}
+		g.oidc, g.ident = m, m.id
 	}
 	var key []byte
 	dir := cfg.VaultDir
@@ -274,6 +284,9 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	}
 	g.oauth = connect.New(g.records, &oauth)
 	creds := &credential.Options{OAuth: g.oauth, Getenv: cfg.Getenv}
+	if g.oidc != nil {
+		creds.Exchange = g.oidc.exchange
+	}
 	if g.vault != nil {
 		creds.Watch = g.watch.Dir(g.vault.Dir(), true)
 	}
@@ -318,9 +331,13 @@ func (g *Gateway) Handler() http.Handler {
 	if g.cfg.Auth.Issuer != "" {
 		servers = append(servers, g.cfg.Auth.Issuer)
 	}
+	var metadata func() frontdoor.ResourceMetadata
+	if g.oidc != nil {
+		metadata = g.oidc.metadata
+	}
 	h, err := frontdoor.New(frontdoor.Hall{
 		Identity:     g.ident,
-		LoopbackOnly: g.cfg.Auth.Mode != "branchyard",
+		LoopbackOnly: !g.cfg.Auth.Enabled(),
 		Watch:        g.watch,
 		Limits:       g.cfg.HTTP,
 		Tracer:       g.exec.Tracer,
@@ -329,7 +346,7 @@ func (g *Gateway) Handler() http.Handler {
 		Health:       http.HandlerFunc(g.serveHealth),
 		Ready:        http.HandlerFunc(g.serveReady),
 		MetricsRoute: g.metricsRoute,
-		Resource:     g.resource, AuthorizationServers: servers,
+		Resource:     g.resource, AuthorizationServers: servers, Metadata: metadata,
 	})
 	if err != nil {
 		// NewGateway builds every room, so this is a bug: answer it, do

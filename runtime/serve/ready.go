@@ -69,7 +69,9 @@ const readyTimeout = 2 * time.Second
 // and generation.json bundleHash), the vault, the state store, the inbound
 // keys and the build. It is 503 with "ready":false when no tool is served,
 // the state store does not answer, or, in branchyard mode, the JWKS cannot
-// be read now.
+// be read now (in oidc mode, the keys of one of the policy's issuers).
+// reload is "failed" while the last reload of the workspace, or in oidc
+// mode of the policy file, failed.
 func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 	f := g.Fleet()
 	type bundle struct {
@@ -110,7 +112,7 @@ func (g *Gateway) serveReady(w http.ResponseWriter, r *http.Request) {
 	}
 	g.reloadState.mu.Lock()
 	reload := "ok"
-	if g.reloadState.failed {
+	if g.reloadState.failed || (g.oidc != nil && g.oidc.failed.Load()) {
 		reload = "failed"
 	}
 	g.reloadState.mu.Unlock()

@@ -83,8 +83,10 @@ func (r *reloader) reload(why string) {
 }
 
 // poll reloads when the workspace changed since the last load and has
-// stayed as it is since the previous poll.
+// stayed as it is since the previous poll, and the identity policy (oidc
+// mode) likewise.
 func (r *reloader) poll() {
+	r.g.ReloadPolicy(false, "policy file changed on disk")
 	s := workspaceStamp(r.dir)
 	if s != r.loaded && s == r.seen {
 		r.reload("bundles changed on disk")
@@ -110,6 +112,7 @@ func (r *reloader) run(ctx context.Context, hup <-chan os.Signal, interval time.
 		case <-ctx.Done():
 			return
 		case <-hup:
+			r.g.ReloadPolicy(true, "SIGHUP")
 			r.reload("SIGHUP")
 		case <-tick:
 			r.poll()
@@ -134,6 +137,7 @@ func watchReload(ctx context.Context, hup chan os.Signal, dir, stamp string, g *
 				case <-ctx.Done():
 					return
 				case <-hup:
+					g.ReloadPolicy(true, "SIGHUP")
 					logf("anvil: SIGHUP ignored: this gateway serves the workspace compiled into it; regenerate and rebuild it to change what it serves (reload is for anvil serve mcp <workspace> --fleet)")
 				}
 			}

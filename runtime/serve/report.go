@@ -24,6 +24,8 @@ func (g *Gateway) StartupReport() []string {
 	switch mode {
 	case "branchyard":
 		out = append(out, fmt.Sprintf("inbound auth: branchyard (issuer %s, audience %s)", g.cfg.Auth.Issuer, g.cfg.Auth.Audience))
+	case "oidc":
+		out = append(out, g.oidc.report(g.cfg.Auth.Audience)...)
 	default:
 		out = append(out, "inbound auth: none (loopback callers only, every tool unrestricted)")
 	}

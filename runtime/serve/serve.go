@@ -211,8 +211,8 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 		gopts.Observe = obs
 	}
 	if !f.httpSet {
-		if cfg.Auth.Mode == "branchyard" {
-			return mainFail(1, "ANVIL_INBOUND_AUTH_MODE=branchyard is served only by the fleet gateway over HTTP (--fleet --http <port>)")
+		if cfg.Auth.Enabled() {
+			return mainFail(1, "ANVIL_INBOUND_AUTH_MODE=%s is served only by the fleet gateway over HTTP (--fleet --http <port>)", cfg.Auth.Mode)
 		}
 		g, err := newGateway(cfg, ws, f.positional, &gopts)
 		if err != nil {

@@ -336,6 +336,14 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 			jsonrpcError(w, status, code, text)
 			return
 		}
+		if r.Method == http.MethodPost && p != nil && p.StepUp != nil {
+			// A tools/call a wider scope would allow is answered 403
+			// insufficient_scope, over HTTP, whichever path would serve it.
+			if up := m.exec.StepUp(p, calledTool(&msg)); up != nil {
+				up.Write(w)
+				return
+			}
+		}
 		if r.Method == http.MethodPost && !m.slow.Load() {
 			if c, ok := m.fastCallOf(r.Context(), &msg, r.Header, r.Host); ok {
 				m.serveFastCall(r.Context(), w, c, p)

@@ -96,6 +96,24 @@ func parseMessage(body []byte) (msg rpcMessage, ok bool) {
 	return msg, true
 }
 
+// calledTool is the tool a single tools/call message names, or "".
+func calledTool(msg *rpcMessage) string {
+	if msg.batch || msg.method != "tools/call" {
+		return ""
+	}
+	params, ok := jsonscan.ObjectMembers(bytes.TrimSpace(msg.params))
+	if !ok {
+		return ""
+	}
+	for _, m := range params {
+		if m.Key == "name" {
+			name, _ := jsonscan.String(m.Value)
+			return name
+		}
+	}
+	return ""
+}
+
 // inspectMessage reports whether body is a JSON-RPC initialize request, and
 // whether it is a JSON-RPC message (or batch) at all (see parseMessage).
 func inspectMessage(body []byte) (initialize, ok bool) {

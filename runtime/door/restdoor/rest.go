@@ -72,6 +72,12 @@ func (d *Door) ServeCall(w http.ResponseWriter, r *http.Request, p *identity.Pri
 		writeEnvelope(w, &envelope.Error{Code: envelope.NotFound, Message: "No such tool."}, nil)
 		return
 	}
+	// A call a wider scope would allow asks for it (OIDC step-up) before
+	// anything is read.
+	if up := d.exec.StepUp(p, name); up != nil {
+		httpkit.RefuseRequest(w, r, up.Write)
+		return
+	}
 	keys := r.Header.Values("Idempotency-Key")
 	if len(keys) > 1 {
 		writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "Send at most one Idempotency-Key header."}, nil)
