@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak fuzz race clean
 
 all: build
 
@@ -50,14 +50,25 @@ deps:
 	@if [ ! -f /usr/share/wordnet/index.noun ]; then apt-get install -y wordnet-base >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wordnet-base >/dev/null) || echo "deps: could not install wordnet-base (internal/wordnetgen's table check needs it)"; fi
 	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
 
-## test: lint, the whole test suite, the race detector over the concurrent
-## runtime packages and a bounded fuzz smoke run. Every golden test compares
-## (golden/ and gen/, each file and each tree's file list), so drift fails
-## here without running those packages twice as make check-drift does.
+## test: lint, the whole test suite (the slow tests on their own, with
+## their progress), the race detector over the concurrent runtime packages
+## and a bounded fuzz smoke run. Every golden test compares (golden/ and
+## gen/, each file and each tree's file list), so drift fails here without
+## running those packages twice as make check-drift does.
 test: deps lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' ./...
+	$(MAKE) slow
 	$(MAKE) race
 	$(MAKE) fuzz FUZZTIME=5s
+
+## slow: the tests that build a generated gateway in a module of their own,
+## as a user does (the effect variants' and GitHub's, every operation
+## approved), with -v so that each logs its phases as it goes; plain go test
+## ./... runs them too
+SLOW_TESTS = TestDifferentialEffectVariants|TestGitHubGeneratedGateway
+slow:
+	$(GO) test -count=1 -v -run '^TestDifferentialEffectVariants$$' ./runtime/serve
+	$(GO) test -count=1 -v -run '^TestGitHubGeneratedGateway$$' ./cmd/anvil
 
 ## lint: gofmt and go vet
 lint: fmt-check vet
@@ -71,7 +82,7 @@ vet:
 
 ## golden: rewrite every golden file from the current code
 golden:
-	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./... >/dev/null
+	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' ./... >/dev/null
 	@echo "golden files rewritten; review with git diff"
 
 ## check-drift: fail when regenerated goldens or gen/ differ from the files in the tree
@@ -80,7 +91,7 @@ check-drift:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	mkdir -p golden gen; cp -a golden gen $$tmp/; \
 	pkgs="$(GOLDEN_PKGS)"; \
-	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
+	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
 	if ! diff -r $$tmp/golden golden >$$tmp/diff || ! diff -r $$tmp/gen gen >>$$tmp/diff; then \
 		echo "drift: regenerating golden/ or gen/ changed them (run make golden and commit):"; head -100 $$tmp/diff; \
 		rm -rf golden gen; cp -a $$tmp/golden $$tmp/gen .; exit 1; \

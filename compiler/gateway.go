@@ -99,7 +99,7 @@ func BuildGateway(ctx context.Context, o GatewayOptions) (*GatewayResult, error)
 	}
 	tree, err := gatewayemit.Generate(model)
 	if err != nil {
-		return res, err
+		return res, keepUnformatted(err)
 	}
 	if err := writeTree(ctx, tree, res.Out); err != nil {
 		return res, err
@@ -166,4 +166,25 @@ func modulePath(gomod []byte) string {
 		}
 	}
 	return ""
+}
+
+// keepUnformatted writes the source of a generated file that does not
+// format (gatewayemit.FormatError: a generator bug) to a file of its own in
+// the temporary directory, outside the module it would break, and names it
+// in the error; any other error passes unchanged.
+func keepUnformatted(err error) error {
+	var fe *gatewayemit.FormatError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	f, cerr := os.CreateTemp("", "anvil-unformatted-*-"+path.Base(fe.Name))
+	if cerr != nil {
+		return fmt.Errorf("%w (the unformatted file could not be kept: %v)", err, cerr)
+	}
+	_, werr := f.Write(fe.Source)
+	if cerr = f.Close(); werr != nil || cerr != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("%w (the unformatted file could not be kept: %v)", err, errors.Join(werr, cerr))
+	}
+	return fmt.Errorf("%w; the unformatted file is %s", err, f.Name())
 }

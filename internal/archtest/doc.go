@@ -6,9 +6,9 @@
 // emitters only through the compiler's pipeline (package compiler); the rooms of a tools/call (serve, frontdoor, the
 // doors, executor, catalog and credential, fleet, handler) import only the
 // ones after them, a door never another door, and only serve builds state
-// and identity; generated trees
-// import only the handler API (runtime/handler, runtime/serve and the AIR,
-// effect, audit and upstream packages they call directly) from the runtime.
+// and identity; generated trees import only the handler API (runtime/handler,
+// runtime/serve and the AIR and effect packages whose types and constants
+// they name) from the runtime.
 // It also keeps the documentation honest: docs/ARCHITECTURE.md names every
 // runtime and compiler package and nothing that does not exist, and README.md
 // and docs/*.md link and cite only files the repository contains; and the

@@ -250,6 +250,11 @@ type Input struct {
 	// Safety names the tool's control inputs (confirm, idempotency key, dry
 	// run) as published in Schema.
 	Safety Safety `json:"safety"`
+	// Sensitive lists, sorted, the inputs (Schema's top-level properties)
+	// whose values the audit hash replaces by "***" (canon.SensitiveKey):
+	// lowering decides it once, and generated hashers write the redaction
+	// instead of testing names when a gateway starts.
+	Sensitive []string `json:"sensitive,omitempty"`
 }
 
 // Param is a path, query, header or cookie parameter.

@@ -27,6 +27,24 @@ import (
 // ErrInvalid is wrapped by Generate for a workspace it cannot print.
 var ErrInvalid = errors.New("cannot generate the gateway")
 
+// ErrFormat is wrapped by Generate when a file it printed is not Go that
+// formats: a generator bug, reported with the unformatted file
+// (FormatError) so that it can be read.
+var ErrFormat = errors.New("the generated Go does not format")
+
+// FormatError is a generated file that does not format: its name in the
+// tree, the unformatted source and the formatter's error.
+type FormatError struct {
+	Name   string
+	Source []byte
+	Err    error
+}
+
+func (e *FormatError) Error() string { return fmt.Sprintf("%v: %s: %v", ErrFormat, e.Name, e.Err) }
+
+// Unwrap makes errors.Is(err, ErrFormat) hold.
+func (e *FormatError) Unwrap() []error { return []error{ErrFormat, e.Err} }
+
 // Workspace is the generator's input: the served connectors of one
 // workspace.
 type Workspace struct {
