@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs yard fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
 
 all: build
 
@@ -40,23 +40,36 @@ gen: build
 	$(ANVIL) compile --workspace $$tmp/workspace --yard github-mini --gen gen && \
 	$(GO) vet ./gen/... && $(GO) build -o $(BIN)/ ./gen/...
 
-## deps: everything the tests need beyond Go modules (TypeScript, real-world specs,
+## deps: everything the tests need beyond Go modules (TypeScript, the real MCP clients
+## of tools/mcp on Node 22, real-world specs,
 ## PostgreSQL's server binaries when it can install them without a prompt)
 deps:
 	$(GO) mod download
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
+	@if [ -f tools/mcp/package.json ]; then npm ci --prefix tools/mcp --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
 	@if [ ! -f /usr/share/wordnet/index.noun ]; then apt-get install -y wordnet-base >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wordnet-base >/dev/null) || echo "deps: could not install wordnet-base (internal/wordnetgen's table check needs it)"; fi
 	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
 
-## test: lint, the whole test suite, the race detector over the concurrent
-## runtime packages and a bounded fuzz smoke run. Every golden test compares
-## (golden/ and gen/, each file and each tree's file list), so drift fails
-## here without running those packages twice as make check-drift does.
+## test: lint, the whole test suite (the slow tests on their own, with
+## their progress), the race detector over the concurrent runtime packages
+## and a bounded fuzz smoke run. Every golden test compares (golden/ and
+## gen/, each file and each tree's file list), so drift fails here without
+## running those packages twice as make check-drift does.
 test: deps lint
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' ./...
+	$(MAKE) slow
 	$(MAKE) race
 	$(MAKE) fuzz FUZZTIME=5s
+
+## slow: the tests that build a generated gateway in a module of their own,
+## as a user does (the effect variants' and GitHub's, every operation
+## approved), with -v so that each logs its phases as it goes; plain go test
+## ./... runs them too
+SLOW_TESTS = TestDifferentialEffectVariants|TestGitHubGeneratedGateway
+slow:
+	$(GO) test -count=1 -v -run '^TestDifferentialEffectVariants$$' ./runtime/serve
+	$(GO) test -count=1 -v -run '^TestGitHubGeneratedGateway$$' ./cmd/anvil
 
 ## lint: gofmt and go vet
 lint: fmt-check vet
@@ -70,7 +83,7 @@ vet:
 
 ## golden: rewrite every golden file from the current code
 golden:
-	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 ./... >/dev/null
+	ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' ./... >/dev/null
 	@echo "golden files rewritten; review with git diff"
 
 ## check-drift: fail when regenerated goldens or gen/ differ from the files in the tree
@@ -79,7 +92,7 @@ check-drift:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	mkdir -p golden gen; cp -a golden gen $$tmp/; \
 	pkgs="$(GOLDEN_PKGS)"; \
-	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
+	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
 	if ! diff -r $$tmp/golden golden >$$tmp/diff || ! diff -r $$tmp/gen gen >>$$tmp/diff; then \
 		echo "drift: regenerating golden/ or gen/ changed them (run make golden and commit):"; head -100 $$tmp/diff; \
 		rm -rf golden gen; cp -a $$tmp/golden $$tmp/gen .; exit 1; \
@@ -94,7 +107,7 @@ bench:
 ## discover-eval: the search evaluation in full: every task set, both halves,
 ## runtime/discover next to plain BM25 (docs/discovery.md, "Evaluation")
 discover-eval:
-	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|GHManual' ./internal/discovereval
+	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|ManualEval' ./internal/discovereval
 
 ## wordnet: regenerate runtime/discover/wordnet.txt from WordNet (wordnet-base)
 wordnet:
@@ -168,6 +181,18 @@ yard:
 load-procs: build
 	$(GO) build -o $(BIN)/github-mini ./gen/github-mini
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64 -procs -anvil $(BIN)/anvil -generated $(BIN)/github-mini
+
+## soak: three gateway processes (bin/anvil) on one PostgreSQL under mixed
+## load (reads, keyed comment and issue writes, repeated keys) for SOAK_TIME,
+## with faults injected in turn (upstream latency, resets, half-open, 5xx
+## bursts; PostgreSQL latency, resets, restart; kill -9 of a replica);
+## prints calls, p50/p99, RSS and goroutines per replica and errors by code
+## every interval, then checks the fault suite's invariants over the run
+## (internal/soak; docs/state.md)
+SOAK_TIME ?= 10m
+SOAK_EVERY ?= 30s
+soak: build
+	$(GO) run ./internal/soak -anvil $(ANVIL) -duration $(SOAK_TIME) -every $(SOAK_EVERY)
 
 ## race: go test -race over the runtime packages whose tests run goroutines (a go
 ## statement, t.Parallel or WaitGroup.Go in a test file), found through go list so

@@ -31,6 +31,10 @@ type Inputs struct {
 	FS fs.FS
 	// Manifest is the anvil.yaml to apply; "" compiles without one.
 	Manifest string
+	// ManifestData, when set, is the manifest's text, decoded under the
+	// name Manifest instead of reading that file (anvil init checks the
+	// starting manifest it is about to write).
+	ManifestData []byte
 }
 
 // Options configures Compile. The zero value compiles as `anvil compile
@@ -54,6 +58,18 @@ type Options struct {
 	// the exact bytes it then parses (compiler/sources.Recorder.Record
 	// builds a source snapshot from it).
 	OnRead func(name string, data []byte)
+	// AllMediaTypes also loads every media type of request bodies and
+	// responses, not only the JSON one the gateway calls (anvil diff
+	// compares them all; openapi.Options.AllMediaTypes).
+	AllMediaTypes bool
+	// MaxFileSize caps each file the loader reads; zero is the loader's
+	// default (openapi.Options.MaxFileSize).
+	MaxFileSize int64
+	// NamesAsRead makes AIR name source files as they were read instead of
+	// relative to the spec's directory: anvil diff reports locations as
+	// the person named the specs. A document compiled so is not portable;
+	// bundles are never written from one.
+	NamesAsRead bool
 	// OnLoaded, when set, is called once with the loaded description before
 	// it is lowered (tools that check lowering against its input, or time
 	// the stages).
@@ -97,7 +113,8 @@ func Compile(in Inputs, opts Options) (*air.Document, diag.List) {
 			return nil, all
 		}
 	}
-	spec, err := openapi.Load(in.Spec, &openapi.Options{FS: in.FS, OnRead: opts.OnRead, Base: opts.Base})
+	spec, err := openapi.Load(in.Spec, &openapi.Options{FS: in.FS, OnRead: opts.OnRead, Base: opts.Base,
+		AllMediaTypes: opts.AllMediaTypes, MaxFileSize: opts.MaxFileSize})
 	if err != nil {
 		var f *diag.Failure
 		if !errors.As(err, &f) {
@@ -114,7 +131,13 @@ func Compile(in Inputs, opts Options) (*air.Document, diag.List) {
 
 	var man *manifest.Manifest
 	if in.Manifest != "" {
-		m, l := manifest.Load(in.Manifest)
+		var m *manifest.Manifest
+		var l diag.List
+		if in.ManifestData != nil {
+			m, l = manifest.Decode(in.Manifest, in.ManifestData)
+		} else {
+			m, l = manifest.Load(in.Manifest)
+		}
 		all = append(all, l...)
 		if l.HasErrors() {
 			all.Sort()
@@ -123,12 +146,11 @@ func Compile(in Inputs, opts Options) (*air.Document, diag.List) {
 		man = m
 	}
 
-	doc, l := lower.Lower(spec, man, &lower.Options{
-		ServiceID:     opts.ServiceID,
-		HumanApproval: opts.HumanApproval,
-		SourceName:    portableName(in.Spec),
-		Pins:          opts.Pins,
-	})
+	lo := &lower.Options{ServiceID: opts.ServiceID, HumanApproval: opts.HumanApproval, Pins: opts.Pins}
+	if !opts.NamesAsRead {
+		lo.SourceName = portableName(in.Spec)
+	}
+	doc, l := lower.Lower(spec, man, lo)
 	all = append(all, l...)
 	all.Sort()
 	if doc != nil && opts.Endpoint != "" {

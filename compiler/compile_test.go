@@ -71,7 +71,7 @@ func TestCompileNamesSourcesRelativeToTheSpec(t *testing.T) {
 		t.Errorf("sourceRef.file %q, want things.yaml", got)
 	}
 	for _, d := range doc.Diagnostics {
-		if strings.Contains(d.Path, dir) {
+		if strings.Contains(d.Path(), dir) {
 			t.Errorf("a recorded diagnostic names an absolute path: %+v", d)
 		}
 	}

@@ -102,26 +102,40 @@ fetch "$DIRECTORY_PKG" \
 	api/azure.com/network-endpointService.json implicit-azure-endpoints.json \
 	api/azure.com/hdinsight-operations.json implicit-azure-hdinsight.json
 
-# The GitHub CLI's manual pages (Debian package gh, pinned), the evaluation
-# text of internal/discovereval (docs/discovery.md, "Evaluation"): written by
-# GitHub for the CLI, not by this team. Only usr/share/man/man1/gh-*.1.gz is
-# kept, under $dest/gh-man/.
-GH_DEB_VERSION="2.23.0+dfsg1-1"
-if [ ! -s "$dest/gh-man/gh-issue-list.1.gz" ]; then
+# Manual pages of command-line clients of these APIs (Debian packages,
+# pinned), the evaluation text of internal/discovereval (docs/discovery.md,
+# "Evaluation"): written by each API's vendor for its CLI, not by this team.
+# Only usr/share/man/man1/<cli>-*.1.gz is kept, under $dest/<cli>-man/.
+#
+# fetch_man PACKAGE VERSION CLI PROBE: download PACKAGE=VERSION and keep its
+# CLI's pages unless $dest/CLI-man/PROBE is already there.
+fetch_man() {
+	local pkg="$1" version="$2" cli="$3" probe="$4"
+	if [ -s "$dest/$cli-man/$probe" ]; then
+		return 0
+	fi
+	local tmp
 	tmp="$(mktemp -d)"
 	tmpdirs+=("$tmp")
-	echo "fetch-specs: downloading Debian package gh=$GH_DEB_VERSION" >&2
-	if ! (cd "$tmp" && apt-get download "gh=$GH_DEB_VERSION" >/dev/null 2>&1); then
+	echo "fetch-specs: downloading Debian package $pkg=$version" >&2
+	if ! (cd "$tmp" && apt-get download "$pkg=$version" >/dev/null 2>&1); then
 		apt-get update >/dev/null 2>&1 || true
-		(cd "$tmp" && apt-get download "gh=$GH_DEB_VERSION" >/dev/null)
+		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
 	fi
-	dpkg-deb -x "$tmp"/gh_*.deb "$tmp/x"
-	mkdir -p "$dest/gh-man.part"
-	cp "$tmp"/x/usr/share/man/man1/gh-*.1.gz "$dest/gh-man.part/"
-	rm -rf "$dest/gh-man"
-	mv "$dest/gh-man.part" "$dest/gh-man"
-	echo "fetch-specs: wrote $dest/gh-man" >&2
-fi
+	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
+	rm -rf "$dest/$cli-man.part"
+	mkdir -p "$dest/$cli-man.part"
+	cp "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz "$dest/$cli-man.part/"
+	rm -rf "$dest/$cli-man"
+	mv "$dest/$cli-man.part" "$dest/$cli-man"
+	echo "fetch-specs: wrote $dest/$cli-man" >&2
+}
+
+# gh, the GitHub CLI (MIT); hub, its predecessor (MIT); kubectl, from
+# kubernetes-client (Apache-2.0).
+fetch_man gh "2.23.0+dfsg1-1" gh gh-issue-list.1.gz
+fetch_man hub "2.14.2~ds1-1+b11" hub hub-fork.1.gz
+fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" kubectl kubectl-logs.1.gz
 
 if [ "${1:-}" = diffbench ]; then
 	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml

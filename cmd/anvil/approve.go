@@ -10,7 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/anvil-dev/anvil/compiler/emit/files"
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -95,14 +95,11 @@ func runApprove(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "recording the approvals: %v", err)
 	}
-	rendered, err := air.Files(doc)
+	written, err := compiler.Rebundle(doc, dir)
 	if err != nil {
-		return fail(1, "rendering the bundle: %v", err)
+		return fail(1, "%v", err)
 	}
-	if err := keepOrigin(files.FromBytes(rendered), dir).WriteTo(dir); err != nil {
-		return fail(1, "writing %s: %v", dir, err)
-	}
-	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", len(newly), len(sel.IDs), len(rendered), dir)
+	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", len(newly), len(sel.IDs), written, dir)
 	writeApproved(e, doc, newly)
 	for _, g := range sel.Globs {
 		if g.Writes > 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -12,8 +13,6 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/emit/files"
-	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/sources"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -91,20 +90,22 @@ func runCompile(e *env, c *cli.Context) error {
 		shownSpec = in.shown
 	}
 
-	var rec sources.Recorder
 	opts := compiler.Options{ServiceID: c.String("service"), HumanApproval: approval, Endpoint: endpoint}
-	var lk *lock.Lock // approvals and pinned names recorded by anvil approve (anvil.lock beside the manifest)
-	if m := c.String("manifest"); m != "" {
-		if lk, err = loadLock(m); err != nil {
-			return err
-		}
-		opts.Pins = lk.Pins()
-	}
 	if in.fs == nil { // a --source snapshot is already stored
-		opts.OnRead = rec.Record
-		opts.Base, rec.Base = in.base, in.base // $refs stay inside it (issue 15)
+		opts.Base = in.base // $refs stay inside it (issue 15)
 	}
-	doc, all := compiler.Compile(compiler.Inputs{Spec: specPath, FS: in.fs, Manifest: c.String("manifest")}, opts)
+	built, err := compiler.Build(c.Context, compiler.BuildOptions{
+		Inputs:  compiler.Inputs{Spec: specPath, FS: in.fs, Manifest: c.String("manifest")},
+		Options: opts, Out: c.String("out"), Root: in.root, Snapshot: in.snapshot,
+	})
+	var step *compiler.StepError
+	switch {
+	case errors.As(err, &step) && step.Step == compiler.StepSnapshot:
+		return fail(1, "%v (choose another place with --root)", err)
+	case err != nil:
+		return fail(1, "%v", err)
+	}
+	doc, all, out := built.Doc, built.Diagnostics, built.Out
 	if in.cleanup != nil {
 		nameURL(all, specPath, in.shown) // the fetched file is temporary: name the URL
 	}
@@ -119,33 +120,8 @@ func runCompile(e *env, c *cli.Context) error {
 		}
 		return silentExit(1)
 	}
-	if lk != nil {
-		all = append(all, applyLock(lk, c.String("manifest"), doc)...)
-		all.Sort()
-	}
-	snapshot := in.snapshot
-	if in.fs == nil {
-		// Lock what was read (the AIR below is compiled from exactly these
-		// bytes) as a source snapshot: --source <id> compiles it again.
-		if snapshot, err = rec.Save(in.root, specPath, doc.Service.Source.Kind); err != nil {
-			return fail(1, "saving the source snapshot under %s: %v (choose another place with --root)",
-				filepath.Join(in.root, filepath.FromSlash(sources.Dir)), err)
-		}
-	}
 
-	out := c.String("out")
-	if out == "" {
-		out = filepath.Join("generated", doc.Service.ID)
-	}
-	rendered, err := air.Files(doc)
-	if err != nil {
-		return fail(1, "rendering the bundle: %v", err)
-	}
-	if err := withOrigin(files.FromBytes(rendered), out, c.String("manifest")).WriteTo(out); err != nil {
-		return fail(1, "writing %s: %v", out, err)
-	}
-
-	res := compileResult{Spec: shownSpec, Kind: doc.Service.Source.Kind, Source: snapshot.ID, Out: out, Files: len(rendered), Operations: len(doc.Operations),
+	res := compileResult{Spec: shownSpec, Kind: doc.Service.Source.Kind, Source: built.Snapshot.ID, Out: out, Files: built.Files, Operations: len(doc.Operations),
 		Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning), Diagnostics: all}
 	for i := range doc.Operations {
 		switch doc.Operations[i].State {

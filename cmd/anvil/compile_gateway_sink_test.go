@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/golden"
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // The "sink" bundle exercises what github-mini does not: every parameter
@@ -129,6 +131,17 @@ func sinkDoc(t *testing.T) *air.Document {
 		op("sink.jobs.run", "run_job", "POST", "/jobs", air.KindMutation, []air.Param{p("job", "query", true, "", nil)}, nil,
 			`{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"},"job":{"type":"string"},"idempotency_key":{"type":"string"}},
 			"required":["job"],"additionalProperties":false}`),
+		// Control inputs declared otherwise than lowering declares them, as
+		// a hand-edited bundle may: the generated code then writes their
+		// accessors itself.
+		op("sink.odd.set", "set_odd", "PUT", "/odd/{id}", air.KindMutation, []air.Param{p("id", "path", true, "", nil)}, nil,
+			`{"type":"object","properties":{"anvil_dry_run":{"type":"string"},"id":{"type":"string"},
+			"anvil_confirm":{"type":["boolean","null"]},"idempotency_key":{"type":["string","null"]}},
+			"required":["anvil_confirm","id"],"additionalProperties":false}`),
+		op("sink.odd.tag", "tag_odd", "POST", "/odd", air.KindMutation, []air.Param{keyed("idem", "key", "query", false)}, nil,
+			`{"type":"object","properties":{"confirm":{},"key":{"type":"integer"},"note":{"type":"string"}},"required":["note"]}`),
+		op("sink.odd.mark", "mark_odd", "POST", "/odd/mark", air.KindMutation, nil, nil,
+			`{"type":"object","properties":{"anvil_dry_run":{"type":["boolean","null"]},"flag":{"type":"boolean"},"api_token":{"type":"string"}}}`),
 	}
 	// Carriers that no input declares: body (docs), header (events), query (jobs).
 	ops[3].Idempotency = air.Idempotency{Mode: air.IdemKeySupported, Mechanism: "body", Key: "request_id", KeyDerivation: "client_supplied"}
@@ -137,6 +150,27 @@ func sinkDoc(t *testing.T) *air.Document {
 	ops[6].Input.Safety.IdempotencyKey = "idempotency_key"
 	ops[7].Idempotency = air.Idempotency{Mode: air.IdemRequired, Mechanism: "query", Key: "idem", KeyDerivation: "client_supplied"}
 	ops[7].Input.Safety.IdempotencyKey = "idempotency_key"
+	// A nullable confirm under another name, a string anvil_dry_run and a
+	// nullable carrier sent as a header (set); a confirm of any type and an
+	// integer carrier declared as a query parameter (tag); a nullable
+	// anvil_dry_run (mark).
+	ops[8].Confirmation = air.Confirmation{Required: true}
+	ops[8].Input.Safety.ConfirmKey = "anvil_confirm"
+	ops[8].Idempotency = air.Idempotency{Mode: air.IdemKeySupported, Mechanism: "header", Key: "Idempotency-Key", KeyDerivation: "client_supplied"}
+	ops[8].Input.Safety.IdempotencyKey = "idempotency_key"
+	ops[9].Confirmation = air.Confirmation{Required: true}
+	ops[9].Input.Safety.ConfirmKey = "confirm"
+	ops[9].Idempotency = air.Idempotency{Mode: air.IdemKeySupported, Mechanism: "query", Key: "idem", KeyDerivation: "client_supplied"}
+	ops[9].Input.Safety.IdempotencyKey = "key"
+	// Lowering records which inputs the audit hash redacts.
+	for i := range ops {
+		for k := range ops[i].Input.Schema.Properties {
+			if canon.SensitiveKey(k) {
+				ops[i].Input.Sensitive = append(ops[i].Input.Sensitive, k)
+			}
+		}
+		sort.Strings(ops[i].Input.Sensitive)
+	}
 	return &air.Document{
 		Schema: air.SchemaVersion, AnvilVersion: air.AnvilVersion,
 		Service: air.Service{ID: "sink", Version: "1.0.0", DisplayName: "Sink", Source: air.Source{Kind: "openapi-3.1"},

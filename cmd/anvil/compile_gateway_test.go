@@ -68,7 +68,7 @@ func TestGeneratedGatewayGolden(t *testing.T) {
 			t.Errorf("%s is not gofmt-clean (%v)", name, err)
 		}
 	}
-	if !bytes.Contains(tree["workspace/workspace_gen.go"].Data, []byte("handler.RuntimeVersion1")) {
+	if !bytes.Contains(tree["workspace/workspace_gen.go"].Data, []byte("handler.RuntimeVersion2")) {
 		t.Error("the generated workspace does not refer to the runtime's version constant")
 	}
 	golden.CheckTree(t, "../gen/github-mini", tree.Bytes())

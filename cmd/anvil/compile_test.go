@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,7 +68,16 @@ func TestCompileSummary(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"Compiled 12 operations from " + exampleSpec + " (openapi-3.0) → " + out + " (2 files).",
+	// The count is what was written: air.json, generation.json and the
+	// bundle's record of its manifest (it said "(2 files)" for these 3).
+	written, err := files.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(written) != 3 {
+		t.Errorf("the bundle holds %d files, want 3: %v", len(written), written.Names())
+	}
+	for _, want := range []string{"Compiled 12 operations from " + exampleSpec + " (openapi-3.0) → " + out + fmt.Sprintf(" (%d files).", len(written)),
 		"  approved: 12  review_required: 0", "  diagnostics: 0 error(s), 0 warning(s)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)

@@ -3,14 +3,11 @@ package main
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/anvil-dev/anvil/compiler/emit"
-	"github.com/anvil-dev/anvil/compiler/emit/compose"
-	"github.com/anvil-dev/anvil/compiler/emit/index"
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
@@ -49,26 +46,12 @@ func runConnectorsCompose(e *env, c *cli.Context) error {
 	if out == "" || c.NArg() == 0 {
 		return fail(1, "connectors compose needs --out <dir> and at least one bundle")
 	}
-	skillsRoot := c.String("skills-root")
-	if skillsRoot == "" {
-		skillsRoot = filepath.Dir(filepath.Clean(out))
-	}
-	bundles, err := argBundles(c)
-	if err != nil {
-		return err
-	}
-	tree, err := compose.Render(bundles, compose.Options{Layout: c.String("layout"), OutDir: out, SkillsRoot: skillsRoot})
+	ids, err := compiler.Compose(c.Context, compiler.ComposeOptions{Bundles: c.Args().Slice(), Workspace: c.String("workspace"),
+		Out: out, SkillsRoot: c.String("skills-root"), Layout: c.String("layout")})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	if err := tree.WriteTo(out); err != nil {
-		return fail(1, "writing %s: %v", out, err)
-	}
-	ids := make([]string, len(bundles))
-	for i, b := range bundles {
-		ids[i] = b.ID
-	}
-	fmt.Fprintf(e.stdout, "Composed %d connector(s) (%s) to %s.\n", len(bundles), strings.Join(ids, ", "), out)
+	fmt.Fprintf(e.stdout, "Composed %d connector(s) (%s) to %s.\n", len(ids), strings.Join(ids, ", "), out)
 	return nil
 }
 
@@ -85,54 +68,19 @@ func runConnectorsIndex(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "%s %v", grantsFile, err)
 	}
-	skillsRoot := c.String("skills-root")
-	if skillsRoot == "" {
-		skillsRoot = filepath.Dir(out)
-	}
-	bundles, err := argBundles(c)
-	if err != nil {
-		return err
-	}
-	named := make([]index.Grant, len(grants))
+	named := make([]compiler.Grant, len(grants))
 	for i, g := range grants {
-		named[i] = index.Grant{Connector: g.Connector, Mode: g.Mode, Operations: g.Operations, Account: g.Account}
+		named[i] = compiler.Grant{Connector: g.Connector, Mode: g.Mode, Operations: g.Operations, Account: g.Account}
 	}
-	n := len(index.Granted(bundles, named))
-	composite := false
-	if n > 1 {
-		if st, err := os.Stat(filepath.Join(skillsRoot, index.CompositeDir)); err == nil && st.IsDir() {
-			composite = true
-		}
-	}
-	tree, err := index.Render(bundles, index.Options{Grants: named, SkillsRoot: skillsRoot, Out: out, Composite: composite})
+	res, err := compiler.Index(c.Context, compiler.IndexOptions{Bundles: c.Args().Slice(), Workspace: c.String("workspace"),
+		Grants: named, Out: out, SkillsRoot: c.String("skills-root")})
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	if err := tree.WriteFiles(filepath.Dir(out)); err != nil {
-		return fail(1, "writing %s: %v", out, err)
-	}
-	if composite {
-		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s), with the composite).\n", out, n)
+	if res.Composite {
+		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s), with the composite).\n", out, res.Granted)
 	} else {
-		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s)).\n", out, n)
+		fmt.Fprintf(e.stdout, "Wrote %s (%d granted connector(s)).\n", out, res.Granted)
 	}
 	return nil
-}
-
-// argBundles loads the bundles named as arguments as the connectors the
-// gateway serves them as (ids folded from --workspace when given).
-func argBundles(c *cli.Context) ([]emit.Connector, error) {
-	var out []emit.Connector
-	for _, b := range c.Args().Slice() {
-		doc, hash, err := loadBundle(b)
-		if err != nil {
-			return nil, fail(1, "%v", err)
-		}
-		id, err := connectorID(b, c.String("workspace"), "")
-		if err != nil {
-			return nil, fail(1, "%v", err)
-		}
-		out = append(out, emit.Connector{ID: id, Doc: doc, BundleHash: hash, Dir: b})
-	}
-	return out, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,11 +8,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
 	"github.com/anvil-dev/anvil/compiler/diff"
 	"github.com/anvil-dev/anvil/compiler/diff/specdiff"
 	"github.com/anvil-dev/anvil/compiler/lock"
-	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -51,29 +50,28 @@ func runDiff(e *env, c *cli.Context) error {
 	default:
 		return fail(2, "--fail-on must be breaking, any or none, not %q", failOn)
 	}
-	var man *manifest.Manifest
-	var pins []lower.Pin
-	if p := c.String("manifest"); p != "" {
-		m, l := manifest.Load(p)
-		if l.HasErrors() {
+	man := c.String("manifest")
+	var opts compiler.Options
+	if man != "" { // refused before any spec is read
+		if _, l := manifest.Load(man); l.HasErrors() {
 			printDiagnostics(e, l, false)
-			return fail(2, "the manifest %s has errors", p)
+			return fail(2, "the manifest %s has errors", man)
 		}
-		man = m
 		// Both specs compile as anvil compile would: with the names
 		// anvil.lock pins, so the report shows only the renames that
 		// recompiling could not avoid.
-		lk, err := lock.Load(lock.PathFor(p))
+		lk, err := lock.Load(lock.PathFor(man))
 		if err != nil {
 			return fail(2, "%v", err)
 		}
-		pins = lk.Pins()
+		opts.Pins = lk.Pins()
 	}
 	oldPath, newPath := c.Args().Get(0), c.Args().Get(1)
-	report, warn, err := diffPaths(oldPath, newPath, man, pins, c.IsSet("manifest"))
+	report, warn, compiled, err := diffPaths(oldPath, newPath, man, opts, c.IsSet("manifest"))
 	if err != nil {
 		return err
 	}
+	printDiagnostics(e, compiled, false)
 	for _, w := range warn {
 		fmt.Fprintf(e.stderr, "anvil: %s\n", w)
 	}
@@ -121,11 +119,14 @@ const CodeDiffInputTooLarge = "diff/input_too_large"
 // (its AIR and surfaces), then the new side's. libopenapi runs only after
 // Anvil's loader has read both specs' frames, and file references are not
 // followed in a frame. A spec-level comparison libopenapi cannot do is a
-// warning, not an error: the rest of the report stands on its own.
-func diffPaths(oldPath, newPath string, man *manifest.Manifest, pins []lower.Pin, manifestSet bool) (*diff.Report, []string, error) {
+// warning, not an error: the rest of the report stands on its own. The
+// compiles' error diagnostics are returned: a side that compiled with errors
+// is compared as compiled, and the person sees why its AIR may be off.
+// opts carries the lock's pinned names to both compiles.
+func diffPaths(oldPath, newPath, man string, opts compiler.Options, manifestSet bool) (*diff.Report, []string, diag.List, error) {
 	oldBundle, newBundle := isBundle(oldPath), isBundle(newPath)
 	if manifestSet && oldBundle && newBundle {
-		return nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
+		return nil, nil, nil, fail(2, "--manifest applies to specs, and %s and %s are both bundles", oldPath, newPath)
 	}
 	largest := int64(0)
 	for _, side := range []struct {
@@ -137,10 +138,10 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, pins []lower.Pin
 		}
 		st, err := os.Stat(side.path)
 		if err != nil {
-			return nil, nil, fail(2, "%v", err)
+			return nil, nil, nil, fail(2, "%v", err)
 		}
 		if st.Size() > maxDiffSpecBytes {
-			return nil, nil, fail(2, "%s: %s is %d bytes, more than anvil diff reads (%d)", CodeDiffInputTooLarge, side.path, st.Size(), maxDiffSpecBytes)
+			return nil, nil, nil, fail(2, "%s: %s is %d bytes, more than anvil diff reads (%d)", CodeDiffInputTooLarge, side.path, st.Size(), maxDiffSpecBytes)
 		}
 		largest = max(largest, st.Size())
 	}
@@ -158,20 +159,20 @@ func diffPaths(oldPath, newPath string, man *manifest.Manifest, pins []lower.Pin
 		}
 		releaseMemory()
 	}
-	oldSide, err := diffSide(oldPath, oldBundle, man, pins)
+	oldSide, oldDiags, err := diffSide(oldPath, oldBundle, man, opts)
 	if err != nil {
-		return nil, nil, fail(2, "%v", err)
+		return nil, nil, nil, fail(2, "%v", err)
 	}
 	releaseMemory()
-	newSide, err := diffSide(newPath, newBundle, man, pins)
+	newSide, newDiags, err := diffSide(newPath, newBundle, man, opts)
 	if err != nil {
-		return nil, nil, fail(2, "%v", err)
+		return nil, nil, nil, fail(2, "%v", err)
 	}
 	if oldBundle != newBundle {
 		oldSide.Surfaces, newSide.Surfaces = nil, nil
 	}
 	changes := diff.WithSpecChanges(diff.CompareSides(oldSide, newSide), spec, oldSide.Doc, newSide.Doc)
-	return diff.NewReport(changes), warnings, nil
+	return diff.NewReport(changes), warnings, append(oldDiags, newDiags...), nil
 }
 
 // releaseMemory collects what a finished phase left and returns it to the
@@ -212,11 +213,15 @@ func isBundle(p string) bool {
 	return filepath.Base(p) == air.DocumentFile
 }
 
-// diffSide loads a bundle's AIR, or compiles a spec (with the manifest and
-// the lock's pinned names) in memory, nothing written, with the surfaces of
-// its operations. What a comparison does not read (the compile's
-// diagnostics) is dropped at once.
-func diffSide(p string, bundle bool, man *manifest.Manifest, pins []lower.Pin) (diff.Side, error) {
+// diffSide loads a bundle's AIR, or compiles a spec (with the manifest) in
+// memory (with opts, the lock's pinned names), nothing written, with the
+// surfaces of its operations. AIR names
+// the spec's files as they were given, so locations read as the person
+// named the specs. Of the compile's diagnostics only the errors are kept
+// (returned); the document's own copy is dropped at once, since a
+// comparison does not read it. A spec that cannot be compiled is an error
+// naming its first error diagnostic.
+func diffSide(p string, bundle bool, man string, opts compiler.Options) (diff.Side, diag.List, error) {
 	if bundle {
 		dir := p
 		if filepath.Base(p) == air.DocumentFile {
@@ -224,20 +229,22 @@ func diffSide(p string, bundle bool, man *manifest.Manifest, pins []lower.Pin) (
 		}
 		doc, err := air.Load(dir)
 		if err != nil {
-			return diff.Side{}, fmt.Errorf("%s is not a compiled bundle: %v", p, err)
+			return diff.Side{}, nil, fmt.Errorf("%s is not a compiled bundle: %v", p, err)
 		}
 		doc.Diagnostics = nil
-		return diff.Side{Doc: doc}, nil
+		return diff.Side{Doc: doc}, nil, nil
 	}
-	spec, err := openapi.Load(p, &openapi.Options{AllMediaTypes: true, MaxFileSize: maxDiffSpecBytes})
-	if err != nil {
-		var f *diag.Failure
-		if errors.As(err, &f) && len(f.Diagnostics) > 0 {
-			return diff.Side{}, fmt.Errorf("%s", f.Diagnostics[0].String())
+	var spec *openapi.Spec
+	opts.AllMediaTypes, opts.MaxFileSize, opts.NamesAsRead = true, maxDiffSpecBytes, true
+	opts.OnLoaded = func(s *openapi.Spec) { spec = s }
+	doc, all := compiler.Compile(compiler.Inputs{Spec: p, Manifest: man}, opts)
+	errs := all.Errors()
+	if doc == nil {
+		if len(errs) > 0 {
+			return diff.Side{}, nil, fmt.Errorf("%s", errs[0].String())
 		}
-		return diff.Side{}, err
+		return diff.Side{}, nil, fmt.Errorf("%s cannot be compiled", p)
 	}
-	doc, _ := lower.Lower(spec, man, &lower.Options{Pins: pins})
 	doc.Diagnostics = nil
-	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}, nil
+	return diff.Side{Doc: doc, Surfaces: specdiff.Surfaces(spec)}, errs, nil
 }

@@ -161,3 +161,23 @@ func TestDiffGitHubReleases(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffKeepsCompileErrors: a spec compiled with error diagnostics is
+// still compared, and its errors are printed on stderr (they used to be
+// dropped, so a broken manifest passed unseen).
+func TestDiffKeepsCompileErrors(t *testing.T) {
+	oldSpec, newSpec, man := writeCase(t, t.TempDir(), "auth_changed", func(m string) string {
+		return strings.Replace(m, "class: compensable", "class: irreversible", 1)
+	})
+	code, stdout, stderr := runCLI(t, "", "diff", oldSpec, newSpec, "--manifest", man, "--fail-on", "none")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "auth_changed") {
+		t.Errorf("the report is missing:\n%s", stdout)
+	}
+	// Once per side, positioned in the manifest.
+	if n := strings.Count(stderr, "anvil.yaml:"); n != 2 || !strings.Contains(stderr, "error") {
+		t.Errorf("stderr holds %d manifest diagnostics, want the error once per side:\n%s", n, stderr)
+	}
+}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/lower"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/compiler/openapi"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -56,41 +56,34 @@ func runInit(e *env, c *cli.Context) error {
 		defer cleanup()
 		load = p
 	}
-	spec, err := openapi.Load(load, nil)
-	if err != nil {
-		var f *diag.Failure
-		if errors.As(err, &f) {
-			if load != specPath {
-				nameURL(f.Diagnostics, load, shown)
-			}
-			printDiagnostics(e, f.Diagnostics, false)
+	var spec *openapi.Spec
+	in, opts := compiler.Inputs{Spec: load}, compiler.Options{ServiceID: c.String("service"), OnLoaded: func(s *openapi.Spec) { spec = s }}
+	doc, ds := compiler.Compile(in, opts)
+	if load != specPath {
+		nameURL(ds, load, shown) // the fetched file is temporary: name the URL
+	}
+	if doc == nil {
+		printDiagnostics(e, ds, false)
+		if spec == nil {
 			return fail(1, "%s cannot be read as an OpenAPI description", shown)
 		}
-		return fail(1, "%v", err)
-	}
-	opts := &lower.Options{ServiceID: c.String("service")}
-	doc, ds := lower.Lower(spec, nil, opts)
-	if ds.HasErrors() && doc == nil {
-		if load != specPath {
-			nameURL(ds, load, shown)
-		}
-		printDiagnostics(e, ds, false)
 		return fail(1, "%s cannot be compiled", shown)
 	}
+	// The description's own errors are shown (warnings are compile's to
+	// print); the starting manifest is written all the same.
+	printDiagnostics(e, ds.Errors(), false)
 	so := manifest.ScaffoldOptions{SchemaRef: c.String("schema"), SpecName: filepath.Base(load)}
 	so.Auth, so.AuthNote = initAuth(spec, doc)
 	data := manifest.Scaffold(doc, so)
 
 	// The scaffold must compile as written: any diagnostic it causes is a
-	// bug here, reported instead of writing a file that does not work.
-	name := filepath.Base(out)
-	man, md := manifest.Decode(name, data)
-	if md.HasErrors() {
-		return fail(1, "internal error: the starting manifest does not decode: %s", md[0].String())
-	}
-	_, with := lower.Lower(spec, man, opts)
-	for _, d := range with {
-		if d.Level == diag.Error && d.Pos.File == name {
+	// bug here, reported instead of writing a file that does not work. It
+	// is compiled where it will be written, so positions name it.
+	in.Manifest, in.ManifestData = out, data
+	opts.OnLoaded = nil
+	with, wd := compiler.Compile(in, opts)
+	for _, d := range wd {
+		if d.Level == diag.Error && (with == nil || d.Pos.File == in.Manifest) {
 			return fail(1, "internal error: the starting manifest does not compile: %s", d.String())
 		}
 	}

@@ -3,41 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/compiler/lock"
 	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/runtime/air"
 )
-
-// loadLock reads the anvil.lock beside manifest (an empty lock when there
-// is none): compile gives its pinned names to lowering (Lock.Pins) and
-// applies its approvals to the result (applyLock). A lock that cannot be
-// read is an error.
-func loadLock(manifest string) (*lock.Lock, error) {
-	l, err := lock.Load(lock.PathFor(manifest))
-	if err != nil {
-		return nil, fail(1, "%v", err)
-	}
-	return l, nil
-}
-
-// applyLock applies the lock beside manifest to a freshly lowered document
-// (compile's call site).
-func applyLock(l *lock.Lock, manifest string, doc *air.Document) diag.List {
-	return l.Apply(doc, lock.PathFor(manifest))
-}
-
-// withOrigin adds the bundle's record of its manifest to the files written.
-func withOrigin(tree files.Tree, out, manifest string) files.Tree {
-	if b := lock.OriginBytes(out, manifest); b != nil {
-		tree.Add(lock.OriginFile, b)
-	}
-	return tree
-}
 
 // recordApprovals records the approved ids of doc in the lock beside the
 // manifest (approve's call site): --manifest, else the one the bundle
@@ -74,14 +44,6 @@ func recordApprovals(ctx context.Context, doc *air.Document, bundleDir, manifest
 		return "", fmt.Errorf("writing %s: %v", path, err)
 	}
 	return path, nil
-}
-
-// keepOrigin carries the bundle's origin record over a rewrite of dir.
-func keepOrigin(tree files.Tree, dir string) files.Tree {
-	if b, err := os.ReadFile(filepath.Join(dir, lock.OriginFile)); err == nil {
-		tree.Add(lock.OriginFile, b)
-	}
-	return tree
 }
 
 // originIsManifestOf checks that m, the manifest a bundle's origin record

@@ -22,13 +22,20 @@ func main() {
 	os.Exit(code)
 }
 
-// exitError carries an exit code and a message printed as "anvil: <message>".
+// exitError is the one error type a command returns to choose its exit
+// code: run prints "anvil: <msg>" unless msg is empty (the command has
+// already printed what it had to say) and exits with code.
 type exitError struct {
 	code int
 	msg  string
 }
 
-func (e *exitError) Error() string { return e.msg }
+func (e *exitError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.msg
+}
 
 // fail returns an error that makes run print "anvil: <msg>" and exit with code.
 func fail(code int, format string, args ...any) error {
@@ -36,9 +43,7 @@ func fail(code int, format string, args ...any) error {
 }
 
 // silentExit makes run exit with code without printing anything more.
-type silentExit int
-
-func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+func silentExit(code int) error { return &exitError{code: code} }
 
 // env is what a command may read of its process: streams and environment.
 type env struct {
@@ -79,6 +84,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			tokenCommand(e),   // token.go
 			policyCommand(e),  // policy.go
 			vaultCommand(e),   // vault.go
+			auditCommand(e),   // audit.go
 			versionCommand(e), // version.go
 			toolsCommand(e),   // tools.go
 		},
@@ -90,10 +96,6 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 func exitCode(e *env, err error) int {
 	if err == nil {
 		return 0
-	}
-	var se silentExit
-	if errors.As(err, &se) {
-		return int(se)
 	}
 	var ee *exitError
 	if errors.As(err, &ee) {

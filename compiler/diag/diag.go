@@ -7,48 +7,24 @@ import (
 	"fmt"
 	"io"
 	"sort"
+
+	"github.com/anvil-dev/anvil/runtime/air"
 )
 
-// Levels of a diagnostic.
+// Levels of a diagnostic (AIR's).
 const (
-	Error   = "error"
-	Warning = "warning"
-	Info    = "info"
+	Error   = air.LevelError
+	Warning = air.LevelWarning
+	Info    = air.LevelInfo
 )
 
-// Pos is a position in a source file. Line and Col are 1-based; zero means unknown.
-type Pos struct {
-	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
-	Col  int    `json:"column,omitempty"`
-}
+// Pos is a position in a source file (air.Pos: the one position type, so
+// a diagnostic is recorded in AIR without conversion).
+type Pos = air.Pos
 
-// String renders file:line:col, leaving out unknown parts.
-func (p Pos) String() string {
-	switch {
-	case p.File == "":
-		return "-"
-	case p.Line == 0:
-		return p.File
-	case p.Col == 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
-
-// Diagnostic is one coded finding.
-type Diagnostic struct {
-	Pos         Pos    `json:"pos"`
-	Level       string `json:"level"`
-	Code        string `json:"code"`
-	Message     string `json:"message"`
-	OperationID string `json:"operationId,omitempty"`
-}
-
-// String renders "file:line:col: level code: message".
-func (d Diagnostic) String() string {
-	return fmt.Sprintf("%s: %s %s: %s", d.Pos, d.Level, d.Code, d.Message)
-}
+// Diagnostic is one coded finding (air.Diagnostic: the compiler's and
+// AIR's are one type).
+type Diagnostic = air.Diagnostic
 
 // List is a collection of diagnostics.
 type List []Diagnostic
@@ -75,6 +51,17 @@ func (l *List) Infof(pos Pos, code, format string, args ...any) {
 
 // HasErrors reports whether any diagnostic is an error.
 func (l List) HasErrors() bool { return l.Count(Error) > 0 }
+
+// Errors returns the error diagnostics, in order (nil when there are none).
+func (l List) Errors() List {
+	var out List
+	for _, d := range l {
+		if d.Level == Error {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // Count counts the diagnostics of one level.
 func (l List) Count(level string) int {
@@ -113,6 +100,47 @@ func (l List) WriteText(w io.Writer) error {
 		if _, err := fmt.Fprintln(w, d.String()); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// reported is a diagnostic's shape in `anvil compile --format json`: the
+// position as a structured object, where AIR records a path string.
+type reported struct {
+	Pos          Pos    `json:"pos"`
+	Level        string `json:"level"`
+	Code         string `json:"code"`
+	Message      string `json:"message"`
+	OperationID  string `json:"operationId,omitempty"`
+	CapabilityID string `json:"capabilityId,omitempty"`
+}
+
+// MarshalJSON writes the list in the reported shape (a nil list is null,
+// an empty one []).
+func (l List) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("null"), nil
+	}
+	out := make([]reported, len(l))
+	for i, d := range l {
+		out[i] = reported{Pos: d.Pos, Level: d.Level, Code: d.Code, Message: d.Message, OperationID: d.OperationID, CapabilityID: d.CapabilityID}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (l *List) UnmarshalJSON(b []byte) error {
+	var in []reported
+	if err := json.Unmarshal(b, &in); err != nil {
+		return err
+	}
+	if in == nil {
+		*l = nil
+		return nil
+	}
+	*l = make(List, len(in))
+	for i, r := range in {
+		(*l)[i] = Diagnostic{Pos: r.Pos, Level: r.Level, Code: r.Code, Message: r.Message, OperationID: r.OperationID, CapabilityID: r.CapabilityID}
 	}
 	return nil
 }

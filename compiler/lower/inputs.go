@@ -330,6 +330,7 @@ func (l *lowerer) publishSchema(st *opState) {
 	}
 	op.Input.Schema = s
 	op.Input.Safety = safety
+	op.Input.Sensitive = sensitiveInputs(props)
 }
 
 // output picks the first 2xx response; errors lists every other response.

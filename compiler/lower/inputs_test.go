@@ -235,3 +235,34 @@ func TestSchemaPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestSensitiveInputsAreRecorded: lowering records, sorted, the inputs
+// whose values the audit hash redacts (canon.SensitiveKey), so generated
+// hashers need not decide it when a gateway starts.
+func TestSensitiveInputsAreRecorded(t *testing.T) {
+	spec := &openapi.Spec{Kind: openapi.KindOpenAPI31, File: "api.yaml", Title: "Vault", Version: "1",
+		Operations: []*openapi.Operation{
+			{Path: "/secrets/{owner}", Method: "POST", OperationID: "putSecret",
+				Params: []*openapi.Param{
+					{Name: "owner", In: "path", Required: true, Schema: str()},
+					{Name: "access_token", In: "query", Schema: str()},
+					{Name: "X-Session", In: "header", Schema: str()},
+				},
+				RequestBody: &openapi.RequestBody{Required: true, ContentType: "application/json",
+					Schema: obj(nil, map[string]*air.Schema{"Password": str(), "note": str()})},
+				Responses: []*openapi.Response{{Status: "204", Description: "Stored."}}},
+			{Path: "/notes", Method: "GET", OperationID: "listNotes",
+				Params:    []*openapi.Param{{Name: "owner", In: "query", Schema: str()}},
+				Responses: []*openapi.Response{{Status: "200", Description: "Notes."}}},
+		}}
+	doc, ds := Lower(spec, nil, nil)
+	if ds.HasErrors() {
+		t.Fatal(text(ds))
+	}
+	if got := strings.Join(doc.Operations[0].Input.Sensitive, " "); got != "Password access_token x_session" {
+		t.Errorf("sensitive inputs %q, want Password access_token x_session", got)
+	}
+	if s := doc.Operations[1].Input.Sensitive; s != nil {
+		t.Errorf("an operation without sensitive inputs records %q", s)
+	}
+}

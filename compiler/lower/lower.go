@@ -628,13 +628,8 @@ func (l *lowerer) finishDiagnostics(doc *air.Document) diag.List {
 	}
 	out.Sort()
 	for _, d := range out {
-		ad := air.Diagnostic{Level: d.Level, Code: d.Code, Message: d.Message, OperationID: d.OperationID}
-		if d.Pos.File != "" {
-			pos := d.Pos
-			pos.File = l.sourceName(pos.File)
-			ad.Path = pos.String()
-		}
-		doc.Diagnostics = append(doc.Diagnostics, ad)
+		d.Pos.File = l.sourceName(d.Pos.File) // as the bundle names its files
+		doc.Diagnostics = append(doc.Diagnostics, d)
 	}
 	return out
 }

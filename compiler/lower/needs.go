@@ -35,14 +35,39 @@ import (
 //     operation whose path ends in /movie or /movies).
 //
 // A producer is a read or a create, is not the consumer, and does not itself
-// need the argument it would produce. Inferred producers are ranked by the
-// action (search before list before get before create: a name becomes an
-// id through a search), then the fewest inputs the consumer does not
-// already have, then the shorter path; at most maxProducers are
-// kept per argument.
+// need the argument it would produce. Inferred producers are ranked reads
+// before creates, then by the path segments they share with the consumer
+// (sharedSegments: the consumer's own context first), then the action
+// (search before list before get before create: a name becomes an id
+// through a search), then the fewest inputs the consumer does not already
+// have, then the shallower field (fieldDepth), then the shorter path; at
+// most maxProducers are kept per identifier argument and maxNameProducers
+// per name argument.
 
-// maxProducers bounds the producers recorded per argument.
-const maxProducers = 3
+// maxProducers bounds the inferred producers recorded per identifier
+// argument (an id, number, key, uuid or sha: what a person rarely knows,
+// so search returns its first visible producer with the consumer; a
+// second is the fallback when the caller's grant hides the first), and
+// maxNameProducers per name argument (owner, repo, org, namespace: a
+// person usually knows the name, so one way to look it up is enough).
+// GitHub's answers hold owners and repositories almost everywhere: three
+// producers for each of its ~530 owner/repo inputs made a sixth of its
+// AIR document.
+const (
+	maxProducers     = 2
+	maxNameProducers = 1
+)
+
+// nameArgument: an argument that takes a name rather than an opaque
+// identifier (the complement of discover's id-like inputs).
+func nameArgument(snake string) bool {
+	i := strings.LastIndexByte(snake, '_')
+	switch snake[i+1:] {
+	case "id", "ids", "number", "key", "uuid", "sha":
+		return false
+	}
+	return true
+}
 
 // Bounds of the response schema walk, per producer: depth (object levels)
 // and schema nodes visited, so a huge or recursive answer costs little.
@@ -618,10 +643,6 @@ type candidate struct {
 	segs int // path segments
 }
 
-// rankedCap bounds the consumer-free ranking kept per argument shape; the
-// consumer-specific order is taken among these.
-const rankedCap = 48
-
 // rankedProducers lists the producers of an argument shape, best first by
 // action, required inputs, path length, field path and id; computed once
 // per shape.
@@ -656,12 +677,9 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 	}
 	cands := slices.Collect(maps.Values(best))
 	slices.SortFunc(cands, func(x, y candidate) int {
-		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.req, y.req), cmp.Compare(x.segs, y.segs),
-			cmp.Compare(len(x.p.Field), len(y.p.Field)), strings.Compare(x.p.Operation, y.p.Operation))
+		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.req, y.req), cmp.Compare(fieldDepth(x.p.Field), fieldDepth(y.p.Field)),
+			cmp.Compare(x.segs, y.segs), cmp.Compare(len(x.p.Field), len(y.p.Field)), strings.Compare(x.p.Operation, y.p.Operation))
 	})
-	if len(cands) > rankedCap {
-		cands = cands[:rankedCap]
-	}
 	if ix.ranked == nil {
 		ix.ranked = map[argShape][]candidate{}
 	}
@@ -671,16 +689,26 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 
 func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air.Producer) []air.Producer {
 	out := linked
-	if a.snake == "" || len(out) >= maxProducers {
+	limit := maxProducers
+	if a.snake != "" && nameArgument(a.snake) {
+		limit = maxNameProducers
+	}
+	if a.snake == "" || len(out) >= limit {
 		return out
 	}
 	cons := l.ops[ci].op
-	// The best maxProducers by action, then (the consumer-specific part)
-	// the fewest inputs the consumer's caller does not already have, then
-	// the shared ranking's order: an insertion into a fixed array.
+	consPath := l.ops[ci].spec.Path
+	// The consumer-specific part first: the most path segments shared with
+	// the consumer, then the action, then the fewest inputs the consumer's
+	// caller does not already have, then the shared ranking's order: an
+	// insertion into a fixed array.
 	type pickd struct {
-		c     *candidate
-		extra int
+		c             *candidate
+		shared, extra int
+	}
+	better := func(x, y pickd) bool {
+		return cmp.Or(cmp.Compare(x.c.rank/rankWrite, y.c.rank/rankWrite), cmp.Compare(y.shared, x.shared),
+			cmp.Compare(x.c.rank, y.c.rank), cmp.Compare(x.extra, y.extra)) < 0
 	}
 	var best [maxProducers]pickd
 	n := 0
@@ -691,9 +719,13 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 		if c.op == ci || hasInput(p, a.key) || slices.ContainsFunc(out, func(q air.Producer) bool { return q.Operation == p.ID }) {
 			continue
 		}
-		x := pickd{c, missingInputs(p, cons)}
+		x := pickd{c: c, shared: sharedSegments(consPath, l.ops[c.op].spec.Path)}
+		if n == maxProducers && better(best[n-1], pickd{c: c, shared: x.shared, extra: -1}) {
+			continue // cannot enter whatever its inputs: skip counting them
+		}
+		x.extra = missingInputs(p, cons)
 		j := n
-		for j > 0 && (x.c.rank < best[j-1].c.rank || x.c.rank == best[j-1].c.rank && x.extra < best[j-1].extra) {
+		for j > 0 && better(x, best[j-1]) {
 			j--
 		}
 		if j >= maxProducers {
@@ -704,13 +736,19 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 		n = min(n+1, maxProducers)
 	}
 	for _, b := range best[:n] {
-		if len(out) >= maxProducers {
+		if len(out) >= limit {
 			break
 		}
 		out = append(out, b.c.p)
 	}
 	return out
 }
+
+// fieldDepth counts the objects a field path descends through: an answer
+// whose items are the resource ("[].login" of GET /user/orgs) names it more
+// surely than one that mentions it inside something else ("[].org.login"
+// of GET /events).
+func fieldDepth(field string) int { return strings.Count(field, ".") }
 
 // pick is the field path of y that yields an argument preferring fields:
 // the scalar itself, or the first preferred identifying property of the
@@ -786,8 +824,43 @@ func missingInputs(p, c *air.Operation) int {
 	return n
 }
 
+// sharedSegments counts the leading path segments two paths have in common
+// (placeholders compared by name). A producer that shares more of the
+// consumer's path answers in the consumer's own context: the public key of
+// the repository's Actions secrets (/repos/{owner}/{repo}/actions/secrets/
+// public-key) for a repository Actions secret's key_id, not the user's SSH
+// keys; the repository's releases for a release_id.
+//
+// A shared prefix without a placeholder (/repos) is no shared context and
+// counts 0: POST /repos/{template_owner}/{template_repo}/generate is no
+// place to find a repository's name.
+func sharedSegments(a, b string) int {
+	n, context := 0, false
+	for {
+		a, b = strings.TrimPrefix(a, "/"), strings.TrimPrefix(b, "/")
+		i, j := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		if i < 0 {
+			i = len(a)
+		}
+		if j < 0 {
+			j = len(b)
+		}
+		if i == 0 || a[:i] != b[:j] {
+			break
+		}
+		n++
+		context = context || a[0] == '{'
+		a, b = a[i:], b[j:]
+	}
+	if !context {
+		return 0
+	}
+	return n
+}
+
 // actionRank orders producers by how an agent finds an identifier from a
-// name: search, then list, then get, then anything else.
+// name: search, then list, then get, then anything else (rankWrite: a
+// create, which makes a new thing rather than finding the one meant).
 func actionRank(op *air.Operation) int {
 	switch op.Effect.Action {
 	case "search":
@@ -797,5 +870,7 @@ func actionRank(op *air.Operation) int {
 	case "get":
 		return 2
 	}
-	return 3
+	return rankWrite
 }
+
+const rankWrite = 3

@@ -50,9 +50,10 @@ func needsOf(doc *air.Document, id string) string {
 func TestProducerLinks(t *testing.T) {
 	doc, ds := lowerNeeds(t, "")
 	for _, c := range []struct{ id, want string }{
-		// A search first, then what yields a movie id without needing one.
+		// A search first, then what yields a movie id without needing one;
+		// two at most (movies.person.get's known_for[].id is the third).
 		{"movies.movie.get", `[{"argument":"movie_id","from":[{"operation":"movies.movie.search","field":"results[].id","basis":"field"},` +
-			`{"operation":"movies.trending.get","field":"results[].id","basis":"field"},{"operation":"movies.person.get","field":"known_for[].id","basis":"field"}]}]`},
+			`{"operation":"movies.trending.get","field":"results[].id","basis":"field"}]}]`},
 		// The enum of /trending/{media_type} names what its results are.
 		{"movies.person.get", `[{"argument":"person_id","from":[{"operation":"movies.trending.get","field":"results[].id","basis":"field"}]}]`},
 		{"movies.trending.get", `null`},
@@ -131,6 +132,16 @@ func TestDistinctTitles(t *testing.T) {
 	} {
 		if got := withContext(c.title, pathContext(c.title, c.path)); got != c.want {
 			t.Errorf("withContext(%q, %q) = %q, want %q", c.title, c.path, got, c.want)
+		}
+	}
+}
+
+// TestNameArgument: names (one producer) against opaque identifiers (two).
+func TestNameArgument(t *testing.T) {
+	for snake, want := range map[string]bool{"owner": true, "repo": true, "namespace": true, "team_slug": true,
+		"movie_id": false, "ids": false, "pull_number": false, "key": false, "commit_sha": false, "id": false} {
+		if got := nameArgument(snake); got != want {
+			t.Errorf("nameArgument(%q) = %v", snake, got)
 		}
 	}
 }

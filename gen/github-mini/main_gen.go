@@ -11,11 +11,12 @@ package main
 
 import (
 	"context"
-	workspace "github.com/anvil-dev/anvil/gen/github-mini/workspace"
-	serve "github.com/anvil-dev/anvil/runtime/serve"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
+	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
 func main() {

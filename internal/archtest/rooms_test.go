@@ -11,14 +11,14 @@ import (
 )
 
 // builders are the functions that build the gateway's state and inbound
-// identity: the vault and its key, the audit log, the state store, the
-// token verifier and the OAuth service. runtime/serve, the composition
+// identity: the vault and its key, the audit log and its chain key, the
+// state store, the token verifier and the OAuth service. runtime/serve, the composition
 // root, calls them once and hands what they built to the rooms after it;
 // no other room of the call path calls them (a door that opened a vault
 // of its own would bypass the one every call reads).
 var builders = map[string][]string{
 	module + "/runtime/vault":         {"Open", "LoadKey"},
-	module + "/runtime/audit":         {"Open"},
+	module + "/runtime/audit":         {"Open", "OpenWith", "ChainKey"},
 	module + "/runtime/store/backend": {"Open", "FromEnv"},
 	module + "/runtime/auth":          {"NewVerifier"},
 	module + "/runtime/connect":       {"New"},
@@ -26,10 +26,12 @@ var builders = map[string][]string{
 }
 
 // builderPackages are what only the composition root imports: the state
-// store's constructors and backends, the token verifier and the
-// implementations of the inbound identity.
+// store's constructors and backends (and the ledger's spool, which
+// backend wraps around them), the token verifier and the implementations
+// of the inbound identity.
 var builderPackages = []string{
 	module + "/runtime/store/backend",
+	module + "/runtime/store/spool",
 	module + "/runtime/store/embedded",
 	module + "/runtime/store/pgstore",
 	module + "/runtime/auth",
@@ -54,7 +56,7 @@ func TestOnlyServeBuildsState(t *testing.T) {
 		}
 		for _, name := range p.GoFiles {
 			checked++
-			for _, call := range builderCalls(t, filepath.Join(p.Dir, name)) {
+			for _, call := range callsOf(t, filepath.Join(p.Dir, name), builders) {
 				t.Errorf("%s: %s calls %s: only runtime/serve builds state and identity", p.ImportPath, name, call)
 			}
 		}
@@ -64,17 +66,18 @@ func TestOnlyServeBuildsState(t *testing.T) {
 	}
 }
 
-// builderCalls returns the builders a Go file calls (as "path.Name").
-func builderCalls(t *testing.T, file string) []string {
+// callsOf lists the calls in file of the functions table names, by import
+// path, as "<import path>.<name>", whatever local name the import has.
+func callsOf(t *testing.T, file string, table map[string][]string) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.SkipObjectResolution)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]string{} // local name → import path, for builder packages
+	names := map[string]string{} // local name → import path, for the table's packages
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if _, ok := builders[path]; !ok {
+		if _, ok := table[path]; !ok {
 			continue
 		}
 		local := filepath.Base(path)
@@ -93,7 +96,7 @@ func builderCalls(t *testing.T, file string) []string {
 		if !ok {
 			return true
 		}
-		if path, ok := names[id.Name]; ok && slices.Contains(builders[path], sel.Sel.Name) {
+		if path, ok := names[id.Name]; ok && slices.Contains(table[path], sel.Sel.Name) {
 			out = append(out, path+"."+sel.Sel.Name)
 		}
 		return true

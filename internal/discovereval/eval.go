@@ -12,9 +12,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/anvil-dev/anvil/compiler/diag"
-	"github.com/anvil-dev/anvil/compiler/lower"
-	"github.com/anvil-dev/anvil/compiler/openapi"
+	"github.com/anvil-dev/anvil/compiler"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/discover"
 )
@@ -56,27 +54,18 @@ func ParseTasks(r io.Reader) ([]Task, error) {
 	return out, sc.Err()
 }
 
-// Compile lowers the description at path to AIR the way `anvil compile`
-// does without a manifest. Error diagnostics fail it.
+// Compile compiles the description at path to AIR with compiler.Compile,
+// as `anvil compile` does without a manifest. Its error diagnostics (the
+// loader's included) fail it: the error counts them and names the first.
 func Compile(path, serviceID string) (*air.Document, error) {
-	spec, err := openapi.Load(path, nil)
-	if err != nil {
-		return nil, err
+	doc, ds := compiler.Compile(compiler.Inputs{Spec: path}, compiler.Options{ServiceID: serviceID, HumanApproval: "none"})
+	if errs := ds.Errors(); len(errs) > 0 {
+		return nil, fmt.Errorf("%s: %d error diagnostic(s), first: %s", path, len(errs), errs[0])
 	}
-	doc, ds := lower.Lower(spec, nil, &lower.Options{ServiceID: serviceID, HumanApproval: "none"})
-	if n := ds.Count(diag.Error); n > 0 {
-		return nil, fmt.Errorf("%s: %d error diagnostic(s), first: %s", path, n, firstError(ds))
+	if doc == nil { // Compile returns no document without an error diagnostic
+		return nil, fmt.Errorf("%s cannot be compiled", path)
 	}
 	return doc, nil
-}
-
-func firstError(ds diag.List) string {
-	for _, d := range ds {
-		if d.Level == diag.Error {
-			return d.String()
-		}
-	}
-	return ""
 }
 
 // Index indexes every operation of the document under the connector,

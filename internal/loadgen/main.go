@@ -136,19 +136,9 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
 	}
 	doc.Service.Servers = []air.Server{{URL: st.mock}}
-	files, err := air.Files(doc)
-	if err != nil {
-		return err
-	}
 	ws := filepath.Join(dir, "workspace")
-	for name, b := range files {
-		p := filepath.Join(ws, "github", filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			return err
-		}
+	if err := air.WriteBundle(filepath.Join(ws, "github"), doc); err != nil {
+		return err
 	}
 
 	// Keys, vault key, the gateways' common configuration.
@@ -242,6 +232,8 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		{"gateway MCP", mcpTarget(st.gateway, mcpToks, mcpCall)},
 		{"generated /call", simple("POST", st.generated+"/call/github__github_list_pull", callHeader, listBody)},
 		{"generated MCP", mcpTarget(st.generated, mcpToks, mcpCall)},
+		{"gateway MCP 2026", simple("POST", st.gateway+"/mcp", rev2026Header(turnTok), mcpCall2026)},
+		{"generated MCP 2026", simple("POST", st.generated+"/mcp", rev2026Header(turnTok), mcpCall2026)},
 		{"oidc /call", simple("POST", oidcBase+"/call/github__github_list_pull", oidcCall, listBody)},
 		{"oidc MCP", mcpTarget(oidcBase, oidcToks, mcpCall)},
 	}
@@ -305,6 +297,7 @@ func printSameRequest(targets []target, results []result) {
 	}{
 		{"gateway /call", "proxy, /call req", 1.30}, {"gateway MCP", "proxy, MCP req", 1.30},
 		{"generated /call", "proxy, /call req", 1.15}, {"generated MCP", "proxy, MCP req", 1.15},
+		{"gateway MCP 2026", "proxy, MCP req", 1.30}, {"generated MCP 2026", "proxy, MCP req", 1.15},
 	} {
 		gi, ok1 := idx[row.name]
 		bi, ok2 := idx[row.base]
@@ -322,6 +315,18 @@ func verdict(ok bool) string {
 		return "ok"
 	}
 	return "MISSED"
+}
+
+// mcpCall2026 is mcpCall as a client of MCP 2026-07-28 sends it: no
+// session, the protocol version and the client's capabilities in _meta.
+const mcpCall2026 = `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"github__github_list_pull","arguments":{"owner":"octo","repo":"hello"},` +
+	`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"loadgen","version":"1"}}}}`
+
+// rev2026Header are the headers of mcpCall2026.
+func rev2026Header(token string) http.Header {
+	return http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"},
+		"Accept": {"application/json, text/event-stream"}, "Mcp-Protocol-Version": {"2026-07-28"},
+		"Mcp-Method": {"tools/call"}, "Mcp-Name": {"github__github_list_pull"}}
 }
 
 // mcpTarget opens an MCP session on base per worker and calls mcpCall on

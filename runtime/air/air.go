@@ -250,6 +250,11 @@ type Input struct {
 	// Safety names the tool's control inputs (confirm, idempotency key, dry
 	// run) as published in Schema.
 	Safety Safety `json:"safety"`
+	// Sensitive lists, sorted, the inputs (Schema's top-level properties)
+	// whose values the audit hash replaces by "***" (canon.SensitiveKey):
+	// lowering decides it once, and generated hashers write the redaction
+	// instead of testing names when a gateway starts.
+	Sensitive []string `json:"sensitive,omitempty"`
 }
 
 // Param is a path, query, header or cookie parameter.
@@ -511,13 +516,3 @@ const (
 	LevelWarning = "warning"
 	LevelInfo    = "info"
 )
-
-// Diagnostic is a compile finding recorded in AIR.
-type Diagnostic struct {
-	Level        string `json:"level"`
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	OperationID  string `json:"operationId,omitempty"`
-	CapabilityID string `json:"capabilityId,omitempty"`
-	Path         string `json:"path,omitempty"`
-}

@@ -120,6 +120,27 @@ func Files(doc *Document) (map[string][]byte, error) {
 	return files, nil
 }
 
+// WriteBundle writes doc's bundle (Files: air.json and its generation.json)
+// into dir, creating it: a bundle made outside anvil compile (a tool, a
+// test, a benchmark) that LoadWorkspace then accepts. anvil compile and
+// anvil approve write theirs atomically, with the emitters.
+func WriteBundle(dir string, doc *Document) error {
+	files, err := Files(doc)
+	if err != nil {
+		return err
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // HashFiles is the bundle hash: sha256 over every file sorted by path, each as
 // the path bytes, a zero byte, the length as a little-endian uint64 and the
 // contents. generation.json itself is left out.

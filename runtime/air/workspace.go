@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -29,16 +31,17 @@ type WorkspaceBundle struct {
 // connector id. It is the one reading of a workspace directory: the fleet
 // gateway serves what it returns and the gateway generator compiles it, so
 // both see the same bundles under the same ids. It refuses a workspace that
-// cannot be read, holds no bundle, or holds a bundle whose AIR does not load;
-// it does not check the ids (the fleet does, with the tool names).
+// cannot be read, holds no bundle, or holds a bundle whose AIR does not load
+// or does not match its generation.json (CheckBundle); it does not check
+// the ids (the fleet does, with the tool names).
 func LoadWorkspace(root string) ([]WorkspaceBundle, error) {
-	return LoadWorkspaceWith(root, Load)
+	return LoadWorkspaceWith(root, Parse)
 }
 
-// LoadWorkspaceWith is LoadWorkspace reading each bundle's AIR with load
-// (given the bundle directory) instead of Load: the fleet gateway streams
-// it, and still sees the same bundles under the same ids.
-func LoadWorkspaceWith(root string, load func(dir string) (*Document, error)) ([]WorkspaceBundle, error) {
+// LoadWorkspaceWith is LoadWorkspace decoding each bundle's air.json with
+// decode instead of Parse: the fleet gateway decodes it its own way, and
+// still sees the same bundles under the same ids, checked the same way.
+func LoadWorkspaceWith(root string, decode func(b []byte) (*Document, error)) ([]WorkspaceBundle, error) {
 	dirs, err := Discover(root)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspace %s: %w", root, err)
@@ -52,15 +55,22 @@ func LoadWorkspaceWith(root string, load func(dir string) (*Document, error)) ([
 		if err != nil {
 			return nil, err
 		}
-		doc, err := load(dir)
+		raw, err := os.ReadFile(filepath.Join(dir, DocumentFile))
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				err = fmt.Errorf("%s: %w", dir, ErrNotBundle)
+			}
+			return nil, fmt.Errorf("loading bundle %s: %w", dir, err)
+		}
+		g, err := CheckBundle(dir, raw)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := decode(raw)
 		if err != nil {
 			return nil, fmt.Errorf("loading bundle %s: %w", dir, err)
 		}
-		b := WorkspaceBundle{ID: FoldConnectorID(rel), Dir: dir, Doc: doc}
-		if g, err := LoadGeneration(dir); err == nil {
-			b.BundleHash = g.BundleHash
-		}
-		out = append(out, b)
+		out = append(out, WorkspaceBundle{ID: FoldConnectorID(rel), Dir: dir, Doc: doc, BundleHash: g.BundleHash})
 	}
 	return out, nil
 }
@@ -111,4 +121,59 @@ func FitWireName(connector, tool string) string {
 		head = head[:i]
 	}
 	return connector + "__" + strings.TrimRight(head, "_") + "_" + tail
+}
+
+// ErrBundleMismatch wraps CheckBundle's refusals.
+var ErrBundleMismatch = errors.New("the bundle does not match its generation.json")
+
+// maxBundleFile bounds each file CheckBundle reads besides air.json.
+const maxBundleFile = 1 << 30
+
+// CheckBundle verifies the bundle in dir against its generation.json: the
+// files it lists, air.json among them (doc holds air.json's bytes, already
+// read), hash to its bundleHash (HashFiles, the hash anvil compile and
+// anvil approve write). It refuses, naming the file, a bundle without
+// generation.json, one whose generation.json does not cover air.json or
+// names a file outside the bundle, and one whose content was changed after
+// it was written: an operation approved by hand in air.json is never
+// served. It returns the generation.json it read.
+func CheckBundle(dir string, doc []byte) (*Generation, error) {
+	genPath := filepath.Join(dir, GenerationFile)
+	g, err := LoadGeneration(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s is missing; a bundle is served only as anvil compile or anvil approve wrote it", ErrBundleMismatch, genPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrBundleMismatch, genPath, err)
+	}
+	if !slices.Contains(g.Files, DocumentFile) {
+		return nil, fmt.Errorf("%w: %s does not list %s", ErrBundleMismatch, genPath, DocumentFile)
+	}
+	files := map[string][]byte{DocumentFile: doc}
+	for _, name := range g.Files {
+		if name == DocumentFile {
+			continue
+		}
+		if !filepath.IsLocal(filepath.FromSlash(name)) || name == GenerationFile {
+			return nil, fmt.Errorf("%w: %s lists %q, which is not a file of the bundle", ErrBundleMismatch, genPath, name)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxBundleFile {
+			return nil, fmt.Errorf("%w: %s lists %s, which is missing or not a regular file", ErrBundleMismatch, genPath, p)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrBundleMismatch, err)
+		}
+		files[name] = b
+	}
+	if got := HashFiles(files); got != g.BundleHash {
+		what := filepath.Join(dir, DocumentFile)
+		if len(files) > 1 {
+			what = fmt.Sprintf("one of %s's files %v", dir, g.Files)
+		}
+		return nil, fmt.Errorf("%w: %s was changed after it was written (its content hashes to %s, %s says %s); recompile it, and approve operations with anvil approve, never by editing it",
+			ErrBundleMismatch, what, got, genPath, g.BundleHash)
+	}
+	return g, nil
 }

@@ -111,6 +111,15 @@ type Line struct {
 	// mode oidc), written as "iss" after staged_for, and only when set: a
 	// Branchyard line keeps the contract's keys exactly.
 	Issuer string
+	// ResolvedBy is "lookup" when a write whose earlier attempt's outcome
+	// was unknown was answered by its declared lookup (the earlier attempt
+	// had acted); written as "resolved_by", and only then.
+	ResolvedBy string
+	// ParentTraceID is the trace id of the caller's traceparent, when it
+	// sent one and tracing is on: the gateway's call span links to it, but
+	// TraceID is always the gateway's own (a caller cannot make two calls
+	// share an audit id). Written as "parent_trace_id", and only then.
+	ParentTraceID string
 }
 
 // Optional returns &s, or nil for the empty string: the value of a nullable
@@ -179,6 +188,12 @@ func (l *Line) appendJSON(b []byte) ([]byte, error) {
 	}
 	if l.Replay {
 		b = append(b, `,"replay":true`...)
+	}
+	if l.ResolvedBy != "" {
+		b = appendString(b, "resolved_by", l.ResolvedBy)
+	}
+	if l.ParentTraceID != "" {
+		b = appendString(b, "parent_trace_id", l.ParentTraceID)
 	}
 	return append(b, '}'), nil
 }
@@ -263,6 +278,24 @@ type Logger struct {
 	torn bool
 	// writeFile is f.Write; tests replace it to simulate short writes.
 	writeFile func(f *os.File, b []byte) (int, error)
+
+	// The chain (chain.go): the link computer, the last record's seq and
+	// link, and the file's size right after this logger's last write (-1:
+	// unknown). A file whose size is not end was written by someone else
+	// (another process, a rotation): the chain resumes from its last line.
+	links linker
+	seq   uint64
+	prev  string
+	end   int64
+	// shipper, when set (Ship), is poked after each line.
+	shipper *Shipper
+}
+
+// Options tune a Logger.
+type Options struct {
+	// ChainKey keys the chain's MACs (ChainKey of the vault key); nil
+	// chains with plain SHA-256.
+	ChainKey []byte
 }
 
 // WatchFreshness is how recent a poll of the logger's watcher may be for a
@@ -288,7 +321,10 @@ func (l *Logger) Watch(w *fswatch.Watcher) {
 // Open returns a Logger appending to path, creating the file with mode 0600
 // now so a bad path is reported at start-up. An existing file's mode is left
 // as it is.
-func Open(path string) (*Logger, error) {
+func Open(path string) (*Logger, error) { return OpenWith(path, Options{}) }
+
+// OpenWith is Open with options: the chain key.
+func OpenWith(path string, o Options) (*Logger, error) {
 	if path == "" {
 		return nil, fmt.Errorf("%w: no path", ErrWrite)
 	}
@@ -296,7 +332,7 @@ func Open(path string) (*Logger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Logger{path: path, now: time.Now, f: f}
+	l := &Logger{path: path, now: time.Now, f: f, links: linker{key: o.ChainKey}, end: -1}
 	l.fi, _ = f.Stat() // nil on failure: the first write reopens
 	l.torn = endsTorn(f, l.fi)
 	return l, nil
@@ -344,6 +380,7 @@ func (l *Logger) file() (*os.File, error) {
 	l.f = f
 	l.fi, _ = f.Stat() // nil on failure: the next write reopens
 	l.torn = endsTorn(f, l.fi)
+	l.end = -1
 	l.stamp = 0
 	if l.fi != nil {
 		l.stamp = stamp
@@ -409,13 +446,20 @@ func (l *Logger) Write(line Line) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}
-	b = append(b, '\n')
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	f, err := l.file()
 	if err != nil {
 		return err
 	}
+	unlock := lockFile(f)
+	defer unlock()
+	if err := l.resume(f); err != nil {
+		return fmt.Errorf("%w: %w", ErrWrite, err)
+	}
+	b = appendChain(b, l.seq+1, l.prev)
+	link := l.links.link(b)
+	b = append(b, '\n')
 	if l.torn {
 		b = append(b, 0)
 		copy(b[1:], b)
@@ -431,14 +475,48 @@ func (l *Logger) Write(line Line) error {
 	}
 	if werr == nil {
 		l.torn = false
+		l.seq, l.prev = l.seq+1, link
+		if l.end >= 0 {
+			l.end += int64(n)
+		}
+		if l.shipper != nil {
+			l.shipper.poke()
+		}
 		return nil
 	}
+	l.end = -1
 	if n > 0 && n < len(b) {
 		recoverShortWrite(f, b[:n])
 	}
 	f.Close() // the next line reopens the file and checks how it ends
 	l.f, l.fi, l.stamp = nil, nil, 0
 	return fmt.Errorf("%w: %w", ErrWrite, werr)
+}
+
+// resume brings the chain up to f's last line when f is not as this
+// logger left it (first write, reopened, or appended to by another
+// process), and re-reads whether f ends in a fragment. The caller holds
+// l.mu and f's lock.
+func (l *Logger) resume(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == l.end && l.end >= 0 {
+		return nil
+	}
+	l.torn = endsTorn(f, fi)
+	last, err := lastLine(f, fi.Size())
+	if err != nil {
+		return err
+	}
+	if seq, _, ok := ParseChained(last); ok {
+		l.seq, l.prev = seq, l.links.link(last)
+	} else {
+		l.seq, l.prev = 0, Genesis(l.links.alg()) // a new file, or one written before the chain
+	}
+	l.end = fi.Size()
+	return nil
 }
 
 // NewTraceID returns a new random trace id: "trace_" and 32 hex digits.

@@ -13,49 +13,20 @@ import (
 	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
-// Redacted is the value that replaces a sensitive key's value before hashing.
-const Redacted = "***"
-
-// sensitiveParts are the lowercase substrings of
-// /pass(word|phrase)?|secret|token|authori[sz]ation|api[_-]?key|cookie|credential|private[_-]?key|session/i.
-// JavaScript's non-Unicode /i folds only ASCII letters onto these, so an
-// ASCII-lowercased substring test is the same predicate as RegExp.test.
-var sensitiveParts = []string{
-	"pass", "secret", "token", "authorization", "authorisation",
-	"apikey", "api_key", "api-key", "cookie", "credential",
-	"privatekey", "private_key", "private-key", "session",
-}
-
-// SensitiveKey reports whether an input key's value is redacted before
-// hashing: whether the key contains (ASCII case-insensitively) password,
-// passphrase, pass, secret, token, authorization/authorisation, api key,
-// cookie, credential, private key or session.
-func SensitiveKey(key string) bool {
-	var buf [64]byte
-	lower := buf[:0]
-	for i := 0; i < len(key); i++ {
-		c := key[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower = append(lower, c)
-	}
-	for _, p := range sensitiveParts {
-		if bytes.Contains(lower, []byte(p)) {
-			return true
-		}
-	}
-	return false
-}
-
 // InputSHA256 returns "sha256:<hex>" of the canonical JSON (CanonicalJSON) of
 // input after redaction: at any depth, the value of every object key for
-// which SensitiveKey holds is replaced by "***".
+// which canon.SensitiveKey holds is replaced by "***".
 func InputSHA256(input any) string {
 	b := appendCanonical(nil, input, true)
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
+
+// AppendRedacted appends the canonical JSON of v as InputSHA256 hashes it:
+// at any depth, the value of every object key for which canon.SensitiveKey
+// holds is replaced by "***". Generated hashers write a typed input's
+// scalar arguments themselves and call it for an argument of any shape.
+func AppendRedacted(b []byte, v any) []byte { return appendCanonical(b, v, true) }
 
 // CanonicalJSON returns the canonical JSON of v as the earlier gateway wrote
 // it with JSON.stringify over sorted keys: compact, object keys sorted by
@@ -111,8 +82,8 @@ func appendCanonical(b []byte, v any, redact bool) []byte {
 			}
 			b = canon.AppendString(b, k)
 			b = append(b, ':')
-			if redact && SensitiveKey(k) {
-				b = canon.AppendString(b, Redacted)
+			if redact && canon.SensitiveKey(k) {
+				b = canon.AppendString(b, canon.Redacted)
 			} else {
 				b = appendCanonical(b, x[k], redact)
 			}

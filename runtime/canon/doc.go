@@ -14,7 +14,10 @@
 //   - numbers written as Number.prototype.toString and JSON.stringify
 //     write them (AppendNumber);
 //   - JSON's white space and number literals scanned by the grammar
-//     (SkipSpace, NumberEnd), for the readers of AIR and of call bodies.
+//     (SkipSpace, NumberEnd), for the readers of AIR and of call bodies;
+//   - the input keys whose values the audit hash redacts (SensitiveKey):
+//     lowering records them in AIR for generated hashers, the audit hash
+//     applies the rule to the decoded arguments.
 //
 // It imports only the standard library, so the compiler may import it
 // (internal/archtest allows it) and every runtime package can.

@@ -120,6 +120,11 @@ type Index struct {
 	// entry i's title, for the title-coverage re-ranking.
 	titleTerms []uint32
 	titleStart []uint32
+	// shapes are the entries' actions, resources and deprecation
+	// (entryShape), by entry; actionTerms the terms that are some entry's
+	// action.
+	shapes      []entryShape
+	actionTerms map[uint32]bool
 }
 
 // Builder collects operations for an Index.
@@ -132,6 +137,7 @@ type Builder struct {
 	docTerms [][]termCount
 	docIdx   map[uint32]int // reused per Add: term → position in the entry's counts
 	fieldLen [][numFields]uint16
+	shapes   []entryShape
 	seen     map[string]bool
 	scratch  []string
 	// schemas are each connector's named schemas (Schemas), through which
@@ -224,12 +230,17 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 		for _, f := range op.Input.Body.Fields {
 			addText(fieldParam, f.Key)
 		}
+		// What a body field does is often what the operation is asked
+		// for: "archived: Whether to archive this repository" makes an
+		// update the way to archive one.
+		schemaText(op.Input.Body.Schema, b.schemas[connector], 0, true, func(s string) { addText(fieldParamDesc, s) })
 	}
 	addText(fieldDesc, op.Description)
-	responseText(op.Output.Schema, b.schemas[connector], func(s string) { addText(fieldResponse, s) })
+	schemaText(op.Output.Schema, b.schemas[connector], maxResponseDepth, false, func(s string) { addText(fieldResponse, s) })
 
 	b.docTerms = append(b.docTerms, slices.Clip(tcs))
 	b.fieldLen = append(b.fieldLen, lens)
+	b.shapes = append(b.shapes, b.shapeOf(op))
 	return nil
 }
 
@@ -259,7 +270,7 @@ func (b *Builder) Build() *Index {
 		}
 	}
 
-	ix := &Index{entries: make([]Entry, n), terms: b.terms}
+	ix := &Index{entries: make([]Entry, n), terms: b.terms, shapes: make([]entryShape, n), actionTerms: map[uint32]bool{}}
 	type raw struct {
 		doc uint32
 		tf  float32
@@ -267,6 +278,10 @@ func (b *Builder) Build() *Index {
 	rawPost := make([][]raw, len(b.termStrs))
 	for pos, i := range order {
 		ix.entries[pos] = b.entries[i]
+		ix.shapes[pos] = b.shapes[i]
+		if a := b.shapes[i].action; a != noTerm {
+			ix.actionTerms[a] = true
+		}
 		lens := b.fieldLen[i]
 		var norm [numFields]float64
 		for f := range norm {
@@ -372,15 +387,16 @@ const (
 	maxResponseNodes = 200
 )
 
-// responseText calls add with the property names and descriptions of a
-// response schema, two object levels deep, following references through
-// schemas; bounded, and in byte order of property names.
-func responseText(s *air.Schema, schemas map[string]*air.Schema, add func(string)) {
+// schemaText calls add with the property names (unless descOnly) and
+// descriptions of a schema, maxDepth object levels below the top one,
+// following references through schemas; bounded, and in byte order of
+// property names.
+func schemaText(s *air.Schema, schemas map[string]*air.Schema, maxDepth int, descOnly bool, add func(string)) {
 	nodes := 0
 	seen := map[string]bool{}
 	var walk func(s *air.Schema, depth int)
 	walk = func(s *air.Schema, depth int) {
-		if s == nil || depth > maxResponseDepth || nodes >= maxResponseNodes {
+		if s == nil || depth > maxDepth || nodes >= maxResponseNodes {
 			return
 		}
 		nodes++
@@ -399,7 +415,9 @@ func responseText(s *air.Schema, schemas map[string]*air.Schema, add func(string
 		}
 		walk(s.Items, depth)
 		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
-			add(k)
+			if !descOnly {
+				add(k)
+			}
 			p := s.Properties[k]
 			if p != nil && p.Description != "" {
 				add(p.Description)

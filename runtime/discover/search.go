@@ -119,6 +119,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s := scratchPool.Get().(*scratch)
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
+		best := float32(0) // the concept's best score in any entry
 		for _, a := range g {
 			for _, p := range ix.postings[a.term] {
 				v := a.weight * p.impact
@@ -127,16 +128,23 @@ func (ix *Index) Search(query string, opts Options) []Result {
 						s.groupTouched = append(s.groupTouched, p.doc)
 					}
 					s.group[p.doc] = v
+					best = max(best, v)
 				}
 			}
 		}
+		// A concept counts as matched (mask, the coverage share) where it
+		// scores at least matchedShare of its best score in any entry: a
+		// word met only in passing (git in a ruleset's long description)
+		// adds its score but does not count as what the entry is about.
 		for _, d := range s.groupTouched {
 			if s.total[d] == 0 {
 				s.touched = append(s.touched, d)
 			}
+			if s.group[d] >= matchedShare*best {
+				s.mask[d] |= 1 << uint(gi)
+			}
 			s.total[d] += s.group[d]
 			s.group[d] = 0
-			s.mask[d] |= 1 << uint(gi)
 		}
 		s.groupTouched = s.groupTouched[:0]
 	}
@@ -156,9 +164,14 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.touched = s.touched[:0]
 	// Second pass, on the best rerankDepth: reward titles the query covers.
 	cands = topScored(cands, max(rerankDepth, limit))
+	in := ix.requestIntent(query)
+	s.markTerms(len(ix.postings), groups)
 	for i := range cands {
-		cands[i].score *= 1 + titleBoost*ix.titleCoverage(cands[i].doc, groups)
+		d := cands[i].doc
+		cands[i].score *= (1 + titleBoost*ix.titleCoverage(d, s.termW)) * in.shapeFactor(&ix.shapes[d])
 	}
+	s.unmarkTerms(groups)
+	cands = topScored(cands, limit)
 	sortScored(cands)
 	out := make([]Result, 0, limit)
 	for _, c := range cands {
@@ -311,6 +324,7 @@ func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
 // whose title the query covers whole ("merge a pull request" and "Merge a
 // pull request"), applied to the best rerankDepth first-pass results.
 const (
+	matchedShare  = 0.1
 	coverageFloor = 0.3
 	titleBoost    = 2.0
 	rerankDepth   = 100
@@ -331,7 +345,17 @@ func (a scored) less(b scored) bool {
 	return a.doc < b.doc
 }
 
-func sortScored(cs []scored) { sort.Slice(cs, func(i, j int) bool { return cs[i].less(cs[j]) }) }
+func sortScored(cs []scored) {
+	slices.SortFunc(cs, func(a, b scored) int {
+		switch {
+		case a.less(b):
+			return -1
+		case b.less(a):
+			return 1
+		}
+		return 0
+	})
+}
 
 // topScored keeps the n best of cs (in no particular order) by a bounded
 // heap whose root is the worst kept candidate.
@@ -371,23 +395,16 @@ func topScored(cs []scored, n int) []scored {
 }
 
 // titleCoverage is the share of the entry's title terms the query matches,
-// each counted at the weight of the best alternative that matches it.
-func (ix *Index) titleCoverage(doc uint32, groups [][]alt) float32 {
+// each counted at the weight of the best alternative that matches it
+// (termW, by term id: markTerms).
+func (ix *Index) titleCoverage(doc uint32, termW []float32) float32 {
 	terms := ix.titleTerms[ix.titleStart[doc]:ix.titleStart[doc+1]]
 	if len(terms) == 0 {
 		return 0
 	}
 	sum := float32(0)
 	for _, t := range terms {
-		best := float32(0)
-		for _, g := range groups {
-			for _, a := range g {
-				if a.term == t {
-					best = max(best, min(a.weight, 1))
-				}
-			}
-		}
-		sum += best
+		sum += termW[t]
 	}
 	return sum / float32(len(terms))
 }
@@ -402,20 +419,26 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 		query = query[:MaxQueryLen]
 	}
 	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
-	groupOf := map[string]int{} // concept key → index in groups
-	catalogue := map[int]bool{} // groups of catalogue words
+	// Per group, on the stack (a query has at most maxQueryTerms groups):
+	// its concept key, and whether it holds a catalogue word or a verb
+	// after the first.
+	groups = make([][]alt, 0, min(len(ws), maxQueryTerms))
+	var keys [maxQueryTerms]string
+	var catalogue, laterVerb [maxQueryTerms]bool
+	catalogues := 0
+	firstVerb := ""
 	for _, w := range ws {
 		key := w
 		if c, ok := synonymConcept[w]; ok {
 			key = c
 		}
-		gi, seen := groupOf[key]
-		if !seen {
+		gi := slices.Index(keys[:len(groups)], key)
+		if gi < 0 {
 			if len(groups) == maxQueryTerms {
 				continue
 			}
 			gi = len(groups)
-			groupOf[key] = gi
+			keys[gi] = key
 			groups = append(groups, nil)
 		}
 		g := groups[gi]
@@ -432,8 +455,16 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			}
 			g = append(g, alt{term: id, weight: weight})
 		}
-		if catalogueWords[w] {
+		if catalogueWords[w] && !catalogue[gi] {
 			catalogue[gi] = true
+			catalogues++
+		}
+		if _, verb := verbClass[key]; verb {
+			if firstVerb == "" {
+				firstVerb = key
+			} else if key != firstVerb {
+				laterVerb[gi] = true
+			}
 		}
 		if syns := synonyms[w]; len(syns) > 0 {
 			// A verb is scored as a class: every member, the word itself
@@ -473,9 +504,14 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 	out := groups[:0]
 	for gi, g := range groups {
 		if len(g) > 0 {
-			if catalogue[gi] && len(catalogue) < len(groups) {
+			if catalogue[gi] && catalogues < len(groups) {
 				for i := range g {
 					g[i].weight *= weightCatalogue
+				}
+			}
+			if laterVerb[gi] {
+				for i := range g {
+					g[i].weight *= laterVerbWeight
 				}
 			}
 			out = append(out, g)
@@ -529,10 +565,10 @@ var lexicalSynonyms = sync.OnceValue(func() map[string][]string {
 // synonymGroups are the verbs (and a few nouns) agents use for the same
 // intent; every member of a group reaches every other.
 var synonymGroups = [][]string{
-	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe"},
-	{"create", "add", "new", "make", "submit", "insert", "register"},
+	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe", "print"},
+	{"create", "add", "new", "make", "submit", "insert", "register", "start", "launch"},
 	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
-	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen"},
+	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen", "mark"},
 	{"search", "find", "query"},
 	{"me", "my", "mine", "myself", "authenticated", "current", "self"},
 	{"user", "person", "people", "account", "who"},
@@ -581,12 +617,35 @@ func contains(list []string, s string) bool {
 // only its result.
 type scratch struct {
 	total, group          []float32
-	mask                  []uint32 // the query concepts each entry matched
+	termW                 []float32 // by term id: the query's best weight for it, at most 1 (markTerms)
+	mask                  []uint32  // the query concepts each entry matched
 	touched, groupTouched []uint32
 	cands                 []scored
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// markTerms sets termW, sized for n terms, to each alternative's weight
+// (at most 1, the best per term); unmarkTerms clears those entries again,
+// so the table is all zero between searches.
+func (s *scratch) markTerms(n int, groups [][]alt) {
+	if len(s.termW) < n {
+		s.termW = make([]float32, n)
+	}
+	for _, g := range groups {
+		for _, a := range g {
+			s.termW[a.term] = max(s.termW[a.term], min(a.weight, 1))
+		}
+	}
+}
+
+func (s *scratch) unmarkTerms(groups [][]alt) {
+	for _, g := range groups {
+		for _, a := range g {
+			s.termW[a.term] = 0
+		}
+	}
+}
 
 func (s *scratch) reset(n int) {
 	if cap(s.total) < n {

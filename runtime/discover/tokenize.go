@@ -2,6 +2,8 @@ package discover
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -108,6 +110,28 @@ func stem(w string) string {
 	if !isASCIILower(w) {
 		return w
 	}
+	if st, ok := stemCache.Load(w); ok {
+		return st.(string)
+	}
+	st := stemWord(w)
+	if stemCached.Add(1) <= maxStemCache {
+		stemCache.Store(strings.Clone(w), st)
+	}
+	return st
+}
+
+// stemCache memoises stem for the first maxStemCache words it sees (an
+// index's vocabulary and the queries' words repeat; the Snowball stemmer
+// costs about a microsecond a word). Bounded, so hostile queries cannot
+// grow it without end; a word not cached is stemmed again.
+var (
+	stemCache  sync.Map // string → string
+	stemCached atomic.Int64
+)
+
+const maxStemCache = 1 << 16
+
+func stemWord(w string) string {
 	base := strings.TrimSuffix(w, "s")
 	switch {
 	case len(base) >= 7 && strings.HasSuffix(base, "ee"):

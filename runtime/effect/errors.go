@@ -17,6 +17,10 @@ const (
 	// the operation's carrier argument) is longer than MaxIdempotencyKeyBytes;
 	// details.field names where it came from.
 	CodeIdempotencyKeyTooLong = "effect/idempotency_key_too_long"
+	// CodeInvalidIdempotencyKey (validation_error): an idempotency key is
+	// not valid UTF-8 or holds a control character (NUL included);
+	// details.field names where it came from.
+	CodeInvalidIdempotencyKey = "effect/invalid_idempotency_key"
 	// CodeIdempotencyKeyConflict (validation_error): a different key is
 	// already in the arguments; details.field names the input.
 	CodeIdempotencyKeyConflict = "effect/idempotency_key_conflict"

@@ -2,6 +2,8 @@ package effect
 
 import (
 	"encoding/json"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/envelope"
@@ -25,17 +27,26 @@ const (
 // or provider key format in use (Stripe's limit is 255 characters).
 const MaxIdempotencyKeyBytes = 255
 
-// CheckKeyLength refuses an idempotency key longer than
-// MaxIdempotencyKeyBytes: validation_error effect/idempotency_key_too_long
-// with details.field set to field (where the key came from, such as
-// "_meta.idempotency_key" or the carrier input's name). The caller fills the
-// envelope's Operation when it knows it.
-func CheckKeyLength(field, key string) *envelope.Error {
-	if len(key) <= MaxIdempotencyKeyBytes {
-		return nil
+// CheckKey refuses an idempotency key the ledger, the audit line and the
+// upstream request cannot all hold as it is: longer than
+// MaxIdempotencyKeyBytes (effect/idempotency_key_too_long), or not valid
+// UTF-8, or holding a control character (U+0000–U+001F, U+007F:
+// effect/invalid_idempotency_key). Both are validation_error (400), with
+// details.field set to field (where the key came from, such as
+// "_meta.idempotency_key" or the carrier input's name), checked before any
+// store sees the key: a key PostgreSQL cannot store is the caller's error,
+// not an outage. The caller fills the envelope's Operation when it knows
+// it.
+func CheckKey(field, key string) *envelope.Error {
+	if len(key) > MaxIdempotencyKeyBytes {
+		return newError(envelope.ValidationError, "",
+			"The idempotency key must be at most 255 bytes.", details(CodeIdempotencyKeyTooLong, "field", field))
 	}
-	return newError(envelope.ValidationError, "",
-		"The idempotency key must be at most 255 bytes.", details(CodeIdempotencyKeyTooLong, "field", field))
+	if !utf8.ValidString(key) || strings.ContainsFunc(key, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return newError(envelope.ValidationError, "",
+			"The idempotency key must be valid UTF-8 without control characters.", details(CodeInvalidIdempotencyKey, "field", field))
+	}
+	return nil
 }
 
 // Meta is what a caller's _meta asks of a call.
@@ -51,8 +62,7 @@ type Meta struct {
 // ParseMeta reads a tools/call _meta (nil when absent). idempotency_key
 // must be a non-empty string and stage a boolean when present (a present
 // null is invalid too); otherwise it returns validation_error
-// effect/invalid_meta. A key longer than MaxIdempotencyKeyBytes is
-// effect/idempotency_key_too_long (the REST gateway passes its
+// effect/invalid_meta. A key CheckKey refuses is refused here (the REST gateway passes its
 // Idempotency-Key header here as _meta.idempotency_key, so the cap holds for
 // both). Other keys are ignored. The caller fills the envelope's Operation
 // and TraceID.
@@ -64,7 +74,7 @@ func ParseMeta(meta map[string]any) (Meta, *envelope.Error) {
 			return Meta{}, newError(envelope.ValidationError, "",
 				"_meta.idempotency_key must be a non-empty string.", details(CodeInvalidMeta, "field", "_meta."+MetaIdempotencyKey))
 		}
-		if err := CheckKeyLength("_meta."+MetaIdempotencyKey, s); err != nil {
+		if err := CheckKey("_meta."+MetaIdempotencyKey, s); err != nil {
 			return Meta{}, err
 		}
 		m.IdempotencyKey, m.HasKey = s, true
@@ -108,7 +118,7 @@ func carrierInput(op *air.Operation) string {
 // validation_error effect/idempotency_key_conflict with details.field
 // naming the input. An absent or null argument, the same key, no key, or no
 // carrier is fine. A key in the carrier argument longer than
-// MaxIdempotencyKeyBytes is refused too (CheckKeyLength), with or without a
+// MaxIdempotencyKeyBytes is refused too (CheckKey), with or without a
 // call key: call it also when the caller gave no key.
 func CheckKeyConflict(op *air.Operation, args map[string]any, key string) *envelope.Error {
 	field := carrierInput(op)
@@ -116,7 +126,7 @@ func CheckKeyConflict(op *air.Operation, args map[string]any, key string) *envel
 		return nil
 	}
 	if s, isStr := args[field].(string); isStr {
-		if err := CheckKeyLength(field, s); err != nil {
+		if err := CheckKey(field, s); err != nil {
 			err.Operation = op.ID
 			return err
 		}

@@ -2,6 +2,7 @@ package effect
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -113,8 +114,8 @@ func TestKeyConflictAndPlacement(t *testing.T) {
 // from: _meta (and so the REST Idempotency-Key header) or the carrier
 // argument.
 func TestKeyLengthCapped(t *testing.T) {
-	long := string(make([]byte, 200_000))
-	atCap := string(make([]byte, MaxIdempotencyKeyBytes))
+	long := strings.Repeat("k", 200_000)
+	atCap := strings.Repeat("k", MaxIdempotencyKeyBytes)
 	if m, err := ParseMeta(map[string]any{"idempotency_key": atCap}); err != nil || m.IdempotencyKey != atCap {
 		t.Errorf("key at the cap: %v", err)
 	}
@@ -133,5 +134,32 @@ func TestKeyLengthCapped(t *testing.T) {
 	}
 	if err := CheckKeyConflict(&op, map[string]any{"idempotency_key": atCap}, atCap); err != nil {
 		t.Errorf("argument key at the cap: %v", err)
+	}
+}
+
+// TestKeyCharactersChecked: a NUL, another control character or invalid
+// UTF-8 in a key is the caller's error (validation_error
+// effect/invalid_idempotency_key, 400) wherever the key comes from, so no
+// store sees a key it cannot hold (PostgreSQL refuses NUL and invalid UTF-8
+// in text, which answered 503 retryable before).
+func TestKeyCharactersChecked(t *testing.T) {
+	ops := loadOps(t)
+	op := *ops["github.comments.create"]
+	op.Input.Safety = air.Safety{IdempotencyKey: "idempotency_key", DryRun: air.DryRunKey}
+	for _, bad := range []string{"a\x00b", "\x00", "tab\there", "del\x7f", "bad\xffutf8", "cr\r", "\xc3"} {
+		_, err := ParseMeta(map[string]any{"idempotency_key": bad})
+		if err == nil || err.Code != envelope.ValidationError || envelope.RESTStatus(err.Code) != 400 ||
+			string(err.Details) != `{"code":"effect/invalid_idempotency_key","field":"_meta.idempotency_key"}` {
+			t.Errorf("_meta key %q: %v", bad, err)
+		}
+		err = CheckKeyConflict(&op, map[string]any{"idempotency_key": bad}, "")
+		if err == nil || string(err.Details) != `{"code":"effect/invalid_idempotency_key","field":"idempotency_key"}` {
+			t.Errorf("argument key %q: %v", bad, err)
+		}
+	}
+	for _, good := range []string{"01J9Z8Y7X6W5V4T3S2R1Q0P9N8", "clé-é-ünïcode ✓", "with space"} {
+		if _, err := ParseMeta(map[string]any{"idempotency_key": good}); err != nil {
+			t.Errorf("key %q refused: %v", good, err)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // Error codes callers see in error envelopes.
@@ -62,6 +64,19 @@ type Error struct {
 	RequiredFlags []string  `json:"required_flags,omitempty"`
 	// Details holds code-specific fields as an ordered JSON object.
 	Details json.RawMessage `json:"details,omitempty"`
+	// RetryAfter, when positive, is when a retry may succeed: the REST
+	// route sends it as a Retry-After header (whole seconds, at least 1).
+	// It is not part of the envelope's JSON.
+	RetryAfter time.Duration `json:"-"`
+}
+
+// RetryAfterSeconds is e's Retry-After header value ("" for none): whole
+// seconds, rounded up, at least 1.
+func (e *Error) RetryAfterSeconds() string {
+	if e == nil || e.RetryAfter <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64((e.RetryAfter+time.Second-1)/time.Second), 10)
 }
 
 // Error renders "code: message".

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -72,6 +73,9 @@ type Executor struct {
 	// LedgerFailed is called when an answer cannot be recorded after the
 	// upstream answered (the caller still gets the answer).
 	LedgerFailed func(error)
+	// Confirm asks the person behind a client that can be asked before a
+	// call that needs confirmation runs (confirmation.go); nil never asks.
+	Confirm *Confirmation
 }
 
 // Call is one tool call.
@@ -80,6 +84,9 @@ type Call struct {
 	Args      json.RawMessage // the arguments object; empty means {}
 	Meta      map[string]any  // the caller's _meta; only idempotency_key and stage are read
 	Principal *identity.Principal
+	// Ask is set by a door whose client can answer input requests: a call
+	// that needs confirmation then asks the person (confirmation.go).
+	Ask *Ask
 }
 
 // Outcome is what a call produced.
@@ -103,6 +110,10 @@ type Outcome struct {
 	InvalidParams bool
 	// Effect is the effect report; nil for a dry run or an unknown tool.
 	Effect *effect.Report
+	// Question is set, with nothing else but Effect, when the call needs the
+	// person's confirmation first (confirmation.go): the door asks it and
+	// calls again with the answer.
+	Question *Question
 }
 
 // data is the decoded upstream answer (nil for an empty or non-JSON body).
@@ -148,6 +159,23 @@ type callState struct {
 	span      trace.Span // the call's span when tracing is on
 	lease     *heldLease // the ledger entry this call owns, until Call ends
 	replay    bool       // the outcome is the ledger's recorded answer
+	// lookup and lookupTool are set while a taken-over entry whose
+	// earlier outcome is unknown awaits resolution by lookup (ledger.go).
+	lookup     *effect.Lookup
+	lookupTool *fleet.Tool
+	// resolvedBy is "lookup" when the answer is the lookup's: the earlier
+	// attempt had acted.
+	resolvedBy string
+	// parentTraceID is the caller's trace ("trace_" + 32 hex), when it sent
+	// a traceparent and tracing is on.
+	parentTraceID string
+	// wrote is set once the upstream request of a keyed write began to be
+	// written: a transport error after it leaves the outcome unknown.
+	wrote atomic.Bool
+	// ask is Call.Ask; confirmed is set when the person confirmed this
+	// call (confirmation.go).
+	ask       *Ask
+	confirmed bool
 }
 
 // CurrentFleet returns the served fleet: Served's, else Fleet.
@@ -160,7 +188,7 @@ func (x *Executor) CurrentFleet() *fleet.Fleet {
 
 // Call runs one call.
 func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
-	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed"}
+	st := &callState{start: x.now(), principal: call.Principal, decision: "allowed", ask: call.Ask}
 	if x.Tracer == nil {
 		st.traceID = audit.NewTraceID()
 		out := x.call(ctx, call, st)
@@ -169,11 +197,16 @@ func (x *Executor) Call(ctx context.Context, call Call) *Outcome {
 		}
 		return out
 	}
-	// With tracing on, the audit line's trace id is the call span's (which
-	// continues an incoming traceparent): "trace_" and the same 32 hex
-	// digits, so a line and its trace are found from each other.
-	ctx, span := x.Tracer.StartCall(ctx)
+	// With tracing on, the audit line's trace id is the call span's: "trace_"
+	// and the same 32 hex digits, so a line and its trace are found from
+	// each other. The span is the root of the gateway's own trace; an
+	// incoming traceparent is only its parent (linked, and the audit
+	// line's parent_trace_id).
+	ctx, span, parent := x.Tracer.StartCall(ctx)
 	st.traceID = "trace_" + tracing.TraceID(span)
+	if parent != "" {
+		st.parentTraceID = "trace_" + parent
+	}
 	st.span = span
 	out := x.call(ctx, call, st)
 	x.observe(st, out)
@@ -337,7 +370,7 @@ func carriesKey(op *air.Operation) bool {
 // call's own key ("" when it has none). A key in the arguments (the
 // idempotency input) becomes the ledger id and the audit line's even when
 // the call has no key of its own, so it gets the same length cap
-// (effect.CheckKeyLength) in every case, not only when it is compared.
+// (effect.CheckKey) in every case, not only when it is compared.
 func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Error {
 	field := op.Input.Safety.IdempotencyKey
 	if field == "" {
@@ -348,7 +381,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 		return nil
 	}
 	if isString {
-		if err := effect.CheckKeyLength(field, s); err != nil {
+		if err := effect.CheckKey(field, s); err != nil {
 			err.Operation = op.ID
 			return err
 		}
@@ -368,7 +401,7 @@ func keyConflict(op *air.Operation, in handler.Input, key string) *envelope.Erro
 func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, meta effect.Meta) *Outcome {
 	tool := st.tool
 	op := tool.Op
-	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+	if refusal := x.askOrRefuse(ctx, st, op, in); refusal != nil {
 		return refusal
 	}
 	// The staged call's own arguments meet its tool's schema first, as any
@@ -452,7 +485,7 @@ func (x *Executor) stage(ctx context.Context, st *callState, in handler.Input, m
 func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool, in handler.Input, ledgerKey string, hasKey bool) *Outcome {
 	op := tool.Op
 	h := tool.Handler
-	if refusal := x.confirmationMissing(st, op, in); refusal != nil {
+	if refusal := x.askOrRefuse(ctx, st, op, in); refusal != nil {
 		return refusal
 	}
 	if perr := handler.Prepare(h); perr != nil {
@@ -502,6 +535,11 @@ func (x *Executor) execute(ctx context.Context, st *callState, tool *fleet.Tool,
 		if stop := x.ledgerBegin(ctx, st, tool, in); stop != nil {
 			return stop
 		}
+		if st.lookup != nil {
+			if done := x.resolveByLookup(ctx, st, tool, in); done != nil {
+				return done
+			}
+		}
 	}
 	resp, refused := x.send(ctx, st, tool, host, func() (*http.Request, error) { return h.Build(ctx, base, in) })
 	if refused != nil {
@@ -543,6 +581,13 @@ func (x *Executor) send(ctx context.Context, st *callState, tool *fleet.Tool, ho
 		if apply != nil {
 			apply(req)
 		}
+	}
+	if st.lease != nil {
+		// A keyed write: whether any byte of it left for the upstream
+		// decides what a transport error means for the ledger (ledgerFinish).
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+			WroteHeaderField: func(string, []string) { st.wrote.Store(true) },
+		}))
 	}
 	resp, xerr := x.exchange(ctx, st, tool, req)
 	if xerr != nil {
@@ -601,23 +646,6 @@ func answerJSON(resp *upstream.Response) json.RawMessage {
 	}
 	b, _ := wirejson.Marshal(string(resp.Body))
 	return b
-}
-
-// confirmationMissing refuses a call of an operation that needs
-// confirmation when its confirm input is not true (absent, false, or not a
-// boolean). It runs before the input schema is checked: the schema requires
-// confirm: true, and the contract answers a missing confirmation with
-// confirmation_required (REST 428, an MCP tool error), never with the
-// schema's validation_error, so that a client can ask the person and retry.
-func (x *Executor) confirmationMissing(st *callState, op *air.Operation, in handler.Input) *Outcome {
-	if !op.Confirmation.Required {
-		return nil
-	}
-	if v, _ := in.Confirm(); v {
-		return nil
-	}
-	st.decision = "confirmation_required"
-	return &Outcome{Err: confirmationGate(op)}
 }
 
 // confirmationGate is the refusal of a call that needs confirmation and
@@ -704,6 +732,8 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		LedgerID:       st.ledgerID,
 		StagedFor:      st.stagedFor,
 		Replay:         st.replay,
+		ResolvedBy:     st.resolvedBy,
+		ParentTraceID:  st.parentTraceID,
 	}
 	if p != nil {
 		line.Issuer = p.Issuer

@@ -312,3 +312,52 @@ func TestLedgerLeaseOutlivesTTL(t *testing.T) {
 		t.Errorf("answers differ:\n%s\n%s", answers[0], answers[1])
 	}
 }
+
+// TestLedgerBadKeyIsInputError: a key no store can hold as given (NUL,
+// invalid UTF-8, another control character) is the caller's error, 400
+// validation_error, before the ledger or the upstream sees it.
+func TestLedgerBadKeyIsInputError(t *testing.T) {
+	r := newLedgerRig(t)
+	for _, bad := range []string{"nul\x00key", "bad\xffutf8", "line\nbreak"} {
+		out := r.call("github__github_create_comment", createArgs, bad)
+		if out.Err == nil || out.Err.Code != envelope.ValidationError || out.Err.Retryable ||
+			!strings.Contains(string(out.Err.Details), "effect/invalid_idempotency_key") {
+			t.Errorf("key %q: %+v", bad, out.Err)
+		}
+	}
+	if n := r.api.posts.Load(); n != 0 {
+		t.Fatalf("upstream saw %d creates for bad keys", n)
+	}
+}
+
+// TestLedgerInProgressAnswersAtOnce: a repeat of a keyed write still in
+// flight (its owner alive, the upstream slow) waits at most the ledger's
+// wait, then is answered 409 conflict idempotency/in_progress, retryable,
+// with Retry-After; nothing goes upstream twice, and a retry once the
+// first finished replays its answer.
+func TestLedgerInProgressAnswersAtOnce(t *testing.T) {
+	r := newLedgerRigWith(t, store.Options{Wait: 100 * time.Millisecond})
+	r.api.delay = 800 * time.Millisecond
+	first := make(chan *executor.Outcome, 1)
+	go func() { first <- r.call("github__github_create_comment", createArgs, "busy") }()
+	time.Sleep(50 * time.Millisecond)
+	began := time.Now()
+	out := r.call("github__github_create_comment", createArgs, "busy")
+	if took := time.Since(began); took > 600*time.Millisecond {
+		t.Fatalf("the repeat answered after %v, want about the 100ms wait", took)
+	}
+	if out.Err == nil || out.Err.Code != envelope.Conflict || !out.Err.Retryable || out.Err.RetryAfterSeconds() == "" ||
+		envelope.RESTStatus(out.Err.Code) != http.StatusConflict || !strings.Contains(string(out.Err.Details), executor.CodeInProgress) {
+		t.Fatalf("repeat in flight: %+v", out.Err)
+	}
+	f := <-first
+	if f.Err != nil {
+		t.Fatal(f.Err)
+	}
+	if again := r.call("github__github_create_comment", createArgs, "busy"); again.Err != nil || answer(again) != answer(f) {
+		t.Fatalf("retry after the first finished: %s, want %s", answer(again), answer(f))
+	}
+	if n := r.api.posts.Load(); n != 1 {
+		t.Fatalf("upstream saw %d creates, want 1", n)
+	}
+}

@@ -115,7 +115,7 @@ func FromWorkspace(ws *handler.Workspace) (*Fleet, error) {
 	for i, cc := range ws.Connectors {
 		c := f.Connectors[i]
 		for _, op := range cc.Ops {
-			if op == nil || op.Decode == nil || op.FromArgs == nil || op.Build == nil || op.Effect == nil {
+			if op == nil || op.Decode == nil || op.Build == nil {
 				return nil, fmt.Errorf("%w: connector %s has an operation without handlers", ErrGeneratedWorkspace, cc.ID)
 			}
 			t := c.tools[op.ID]

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -36,16 +34,9 @@ func Load(root string) (*Fleet, error) {
 	return New(conns)
 }
 
-// loadDocument reads dir's air.json as air.Load does, decoding it with
+// loadDocument decodes air.json's bytes b as air.Parse does, with
 // decodeDocument.
-func loadDocument(dir string) (*air.Document, error) {
-	b, err := os.ReadFile(filepath.Join(dir, air.DocumentFile))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: %w", dir, air.ErrNotBundle)
-		}
-		return nil, err
-	}
+func loadDocument(b []byte) (*air.Document, error) {
 	doc, err := decodeDocument(b)
 	if err != nil {
 		var old versionError

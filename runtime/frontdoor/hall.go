@@ -1,7 +1,8 @@
 // Package frontdoor is the front hall: the one HTTP handler in front of the
 // gateway's doors. It matches the request path, guards every route in
 // auth mode none (loopback Host and Origin only), sets the body's deadline,
-// continues an incoming trace, verifies the caller with the inbound
+// reads an incoming traceparent (the parent the call's own trace links to,
+// tracing.StartCall), verifies the caller with the inbound
 // identity and checks the credential's purpose (turn or connect), and
 // hands the request to the door that serves the route: the MCP door
 // (runtime/door/mcpdoor), the REST door (runtime/door/restdoor) or the
@@ -42,7 +43,9 @@ type Hall struct {
 	Watch *fswatch.Watcher
 	// Limits are the listener's limits (the body's deadline).
 	Limits httpkit.Limits
-	// Tracer continues an incoming traceparent; nil: none.
+	// Tracer reads an incoming traceparent, which the call's span links to
+	// as its parent (never its trace id: the audit id is the gateway's
+	// own); nil: none.
 	Tracer *tracing.Tracer
 	// Metrics counts refused credentials; nil: nothing.
 	Metrics *metrics.Metrics

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
-
 	"strings"
 	"time"
 
@@ -14,13 +13,16 @@ import (
 	"github.com/anvil-dev/anvil/runtime/envelope"
 )
 
-// RuntimeVersion1 names the version of this package's API for generated
-// code (Workspace, Operation, Input, EffectCall, FieldError and the helpers
-// generated code calls). Every generated gateway refers to it (var _ =
-// handler.RuntimeVersion1), so a tree generated for another version of the
+// RuntimeVersion2 names the version of this package's API for generated
+// code (Workspace, Operation, Input, Controls, Opt, ArgReader, Fields,
+// Builder, Mapping, EffectCall, FieldError and the helpers generated code
+// calls). Every generated gateway refers to it (var _ =
+// handler.RuntimeVersion2), so a tree generated for another version of the
 // API fails to compile against this runtime instead of misbehaving. A change
-// that breaks generated code renames it (RuntimeVersion2).
-const RuntimeVersion1 = 1
+// that breaks generated code renames it (RuntimeVersion3). Version 1 trees
+// (two decoders per operation, every control accessor generated) no longer
+// compile: regenerate them with anvil compile --workspace.
+const RuntimeVersion2 = 2
 
 // Workspace is the table a generated gateway registers: every
 // connector of the workspace it was generated from, fixed at generation time.
@@ -57,17 +59,17 @@ type Operation struct {
 	// specialise (nested objects, combinators).
 	SchemaCheck bool
 
-	// Decode reads the arguments object straight from its JSON. It returns
-	// false whenever it cannot decide alone (anything unusual, or input that
-	// is not valid): the runtime then decodes the arguments generically and
-	// calls FromArgs.
-	Decode func(raw []byte) (Input, bool)
-	// FromArgs converts decoded arguments (numbers as json.Number) and
-	// validates them; false when they do not match the input schema.
-	FromArgs func(args map[string]any) (Input, bool)
+	// Decode reads the arguments object straight from its JSON into the
+	// operation's typed input (see ArgReader): it returns the input and nil,
+	// the input and the first *FieldError its Validate finds (the input still
+	// holds every argument), or nil and an error when raw is not one JSON
+	// object as DecodeArgs reads it.
+	Decode func(raw []byte) (Input, error)
 	// Build builds the upstream request.
 	Build func(ctx context.Context, base *Base, in Input) (*http.Request, error)
-	// Effect builds the effect report of a finished call.
+	// Effect builds the effect report of a finished call; nil for an
+	// operation whose report maps no arguments (no lookup, inverse,
+	// compensation or draft), which effect.Build then writes from the AIR.
 	Effect func(c *EffectCall) *effect.Report
 	// Draft maps a staged call's input to its draft's input, in the draft
 	// mapping's order; nil when the operation has no draft form.
@@ -83,10 +85,11 @@ type DraftMissing struct {
 }
 
 // Input is a call's arguments as the executor reads them: a generated
-// operation's typed input struct, or a MapInput.
+// operation's typed input struct (Typed: the Controls it embeds make it an
+// Input), or a MapInput.
 type Input interface {
 	// Args returns the arguments as decoded JSON (cold paths: validator
-	// messages, tests).
+	// messages, the ledger, tests).
 	Args() map[string]any
 	// InputSHA256 is audit.InputSHA256 of Args().
 	InputSHA256() string
@@ -107,44 +110,12 @@ type Input interface {
 	SetDryRun()
 }
 
-// validator is what generated input structs add to Input: the generated
-// check of the input schema (for an operation with SchemaCheck, the parts
-// the generator specialised), nil or a *FieldError.
-type validator interface {
-	Validate() error
-}
-
-// FieldError is a generated validator's refusal: the argument and the JSON
-// Schema keyword it fails.
-type FieldError struct {
-	// Path is a JSON pointer to the argument ("" for the arguments object).
-	Path string
-	// Rule is the keyword it fails: required, type, enum, pattern,
-	// minLength, maximum, additionalProperties, …
-	Rule string
-}
-
-// Error reads "at '/owner': required".
-func (e *FieldError) Error() string { return "at '" + e.Path + "': " + e.Rule }
-
-// Invalid is the FieldError of top-level argument prop ("" for the
-// arguments object) failing rule.
-func Invalid(prop, rule string) error {
-	path := ""
-	if prop != "" {
-		path = "/" + strings.ReplaceAll(strings.ReplaceAll(prop, "~", "~0"), "/", "~1")
-	}
-	return &FieldError{Path: path, Rule: rule}
-}
-
 // EffectCall is what a generated effect function reads (effect.Call over
 // typed arguments).
 type EffectCall struct {
-	// Input is the call's typed arguments; nil when they did not decode.
+	// Input is the call's typed arguments; nil when they were not a JSON
+	// object.
 	Input Input
-	// Args holds the decoded arguments when Input is nil (nil when they
-	// were not a JSON object).
-	Args map[string]any
 	// Response is the decoded upstream answer (the draft's for a staged call).
 	Response any
 	// IdempotencyKey is the key that went upstream; "" when none did.
@@ -186,7 +157,9 @@ func Generated(op *Operation, aop *air.Operation, schema *Validator) Handler {
 	return &generatedHandler{op: op, aop: aop, schema: schema}
 }
 
-// generatedHandler is the Handler of a generated operation.
+// generatedHandler is the Handler of a generated operation. Its inputs are
+// the operation's typed struct: the generated decoder keeps every argument,
+// of whatever type, so nothing falls back to a MapInput.
 type generatedHandler struct {
 	op     *Operation
 	aop    *air.Operation
@@ -203,39 +176,29 @@ func (h *generatedHandler) Prepare() *envelope.Error {
 	return prepare(h.schema, h.aop)
 }
 
-// Decode runs the generated decoder first, then (for anything it does not
-// take) the generic decoding and the generated conversion. Arguments the
-// conversion refuses stay a MapInput, which Check refuses.
+// Decode runs the generated decoder. Its verdict is not kept: Check runs
+// Validate again, since the executor may set controls in between.
 func (h *generatedHandler) Decode(raw json.RawMessage) (Input, bool) {
-	if in, ok := h.op.Decode(raw); ok {
-		return in, true
-	}
-	args, err := DecodeArgs(raw)
-	if err != nil {
+	in, _ := h.op.Decode(raw)
+	if in == nil {
 		return nil, false
 	}
-	if in, ok := h.op.FromArgs(args); ok {
-		return in, true
-	}
-	return &MapInput{m: args, op: h.aop}, true
+	setOperation(in, h.aop)
+	return in, true
 }
 
 func (h *generatedHandler) Check(in Input) (Input, string, bool) {
-	v, typed := in.(validator)
-	var verr error
-	if typed {
-		verr = v.Validate()
-	}
-	if typed && verr == nil {
+	verr := validate(in)
+	if verr == nil {
 		if !h.op.SchemaCheck {
 			return in, "", true
 		}
 		a := in.Args()
 		if msg := h.schema.validate(a); msg != "" {
-			return &MapInput{m: a, op: h.aop}, msg, false
+			return in, msg, false
 		}
 		if msg := integerProblem(h.aop.Input.Schema, a); msg != "" {
-			return &MapInput{m: a, op: h.aop}, msg, false
+			return in, msg, false
 		}
 		return in, "", true
 	}
@@ -249,13 +212,10 @@ func (h *generatedHandler) Check(in Input) (Input, string, bool) {
 	if msg := integerProblem(h.aop.Input.Schema, args); msg != "" {
 		return in, msg, false
 	}
-	if verr != nil {
-		return in, verr.Error(), false
-	}
-	return in, "the arguments are not valid", false
+	return in, verr.Error(), false
 }
 
-func (h *generatedHandler) Draft(in Input, _ *air.Operation) (Input, *envelope.Error) {
+func (h *generatedHandler) Draft(in Input, draft *air.Operation) (Input, *envelope.Error) {
 	if h.op.Draft == nil { // the AIR has a draft form the generated code lacks
 		return nil, &envelope.Error{Code: envelope.InternalError, Operation: h.aop.ID,
 			Message: "The generated gateway has no draft mapping for " + h.aop.ID + "; nothing was called."}
@@ -267,6 +227,7 @@ func (h *generatedHandler) Draft(in Input, _ *air.Operation) (Input, *envelope.E
 		return nil, &envelope.Error{Code: envelope.ValidationError, Operation: id, Details: b,
 			Message: "Cannot stage " + id + ": the draft argument " + missing.Argument + " has no value (" + missing.Reason + "); nothing was called."}
 	}
+	setOperation(d, draft)
 	return d, nil
 }
 
@@ -274,13 +235,13 @@ func (h *generatedHandler) Build(ctx context.Context, base *Base, in Input) (*ht
 	return h.op.Build(ctx, base, in)
 }
 
-// Effect hands generated code a MapInput as EffectCall.Args (its typed
-// reading takes only its own input struct).
+// Effect runs the generated effect function, or, for an operation without
+// one (its report maps no arguments), effect.Build over the AIR, which then
+// reads nothing of the arguments.
 func (h *generatedHandler) Effect(c *EffectCall) *effect.Report {
-	if m, ok := c.Input.(*MapInput); ok {
-		cc := *c
-		cc.Input, cc.Args = nil, m.m
-		return h.op.Effect(&cc)
+	if h.op.Effect == nil {
+		return effect.Build(h.aop, effect.Call{Response: c.Response, IdempotencyKey: c.IdempotencyKey,
+			Failed: c.Failed, Staged: c.Staged, Now: c.Now}, nil)
 	}
 	return h.op.Effect(c)
 }

@@ -3,7 +3,7 @@ package handler
 import (
 	"context"
 	"errors"
-	"strings"
+	"net/http"
 	"testing"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -11,20 +11,20 @@ import (
 	"github.com/anvil-dev/anvil/runtime/upstream"
 )
 
-// generatedURL writes the URL of GET /repos/{owner}/r as a generated
-// builder does for a string path input of the given style.
-func generatedURL(owner string, style air.ParamStyle) *strings.Builder {
-	var u strings.Builder
-	u.WriteString("https://api.example/v3/repos/")
+// generatedRequest builds GET /repos/{owner}/r as a generated builder does
+// for a string path input of the given style.
+func generatedRequest(owner string, style air.ParamStyle) (*http.Request, error) {
+	b := NewBuilder(ParseBase("https://api.example/v3"), "t.get")
+	b.Path("/repos/")
 	switch style {
 	case air.StyleLabel:
-		u.WriteByte('.')
+		b.Path(".")
 	case air.StyleMatrix:
-		u.WriteString(";" + upstream.PathSegment("owner") + "=")
+		b.PathMatrix("owner")
 	}
-	u.WriteString(upstream.PathSegment(owner))
-	u.WriteString("/r")
-	return &u
+	b.PathParam("owner", Of(owner))
+	b.Path("/r")
+	return b.Do(context.Background(), "GET", "application/json")
 }
 
 func dotOp(style air.ParamStyle) *air.Operation {
@@ -42,7 +42,7 @@ func dotOp(style air.ParamStyle) *air.Operation {
 // a validation_error there as in the AIR-driven handler.
 func TestGeneratedDotSegmentsRefused(t *testing.T) {
 	for _, owner := range []string{"..", ".", "%2E%2E", "../x", "..;x"} {
-		_, err := NewRequest(context.Background(), "t.get", "GET", generatedURL(owner, ""), "", nil)
+		_, err := generatedRequest(owner, "")
 		var e *envelope.Error
 		if !errors.As(err, &e) || e.Code != envelope.ValidationError || e.Message != upstream.DotSegmentMessage {
 			t.Errorf("owner %q: %v", owner, err)
@@ -54,7 +54,8 @@ func TestGeneratedDotSegmentsRefused(t *testing.T) {
 // to three pieces that decode to dots, slashes, backslashes and parameters,
 // in every style, the generated builders' NewRequest and the AIR-driven
 // upstream.BuildRequest both send the same URL or both refuse it with the
-// same validation_error. (upstream's FuzzDotSegmentsRefused fuzzes the
+// same validation_error (handler.Builder.Do checks the path as
+// upstream.BuildRequest does). (upstream's FuzzDotSegmentsRefused fuzzes the
 // check itself; this runs in every go test, with no fuzzing build.)
 func TestGeneratedAgreesOnDotSegments(t *testing.T) {
 	pieces := []string{"", ".", "..", "%2E", "%252E", "/", `\`, ";x", "a", "%2F"}
@@ -68,7 +69,7 @@ func TestGeneratedAgreesOnDotSegments(t *testing.T) {
 					continue // both refuse it earlier, with their own "must not be empty"
 				}
 				for _, style := range styles {
-					gen, gerr := NewRequest(context.Background(), "t.get", "GET", generatedURL(owner, style), "", nil)
+					gen, gerr := generatedRequest(owner, style)
 					req, aerr := upstream.BuildRequest(context.Background(), "https://api.example/v3", dotOp(style), map[string]any{"owner": owner})
 					switch {
 					case (gerr == nil) != (aerr == nil):

@@ -2,11 +2,13 @@
 // the Handler interface, its two implementations (AIR-driven, for every
 // tool of anvil serve mcp --fleet, and generated, over a generated
 // gateway's Operation table), and the API that generated code is written
-// against (Workspace, Operation, Input, EffectCall, ArgReader and the
-// helpers its decoders, request builders and effect functions call, under
-// RuntimeVersion1). It reads AIR and calls runtime/upstream and
-// runtime/effect; it knows nothing of grants, credentials, HTTP front doors
-// or audit.
+// against, under RuntimeVersion2: the Workspace and Operation tables; the
+// typed inputs (Opt arguments, the Controls every input embeds, Fields);
+// the decoder (ArgReader), the checks (Checks, Required, OneOf, …), the
+// request Builder and the effect Mapping generated functions are lists of
+// calls to. It reads AIR and calls runtime/upstream, runtime/effect and
+// runtime/audit's canonical hash; it knows nothing of grants, credentials
+// or HTTP front doors.
 package handler
 
 import (

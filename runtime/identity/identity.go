@@ -10,6 +10,8 @@
 package identity
 
 import (
+	"time"
+
 	"context"
 	"net/http"
 	"unicode/utf8"
@@ -72,6 +74,10 @@ type Caller struct {
 	Fingerprint string
 	// Purpose is what the credential was issued for.
 	Purpose Purpose
+	// Expires is when the credential stops being valid; zero when it does
+	// not expire (the local person). What the gateway lets a client cache
+	// for this caller never outlives it.
+	Expires time.Time
 }
 
 // May reports whether the caller's credential opens routes of purpose p.

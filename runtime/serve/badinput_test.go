@@ -124,7 +124,7 @@ func TestBadInputIsRefused(t *testing.T) {
 		{"MCP tools/call without a session", "POST", "/mcp", bearer(read), "application/json",
 			`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"github__github_list_issue","arguments":{"owner":"o","repo":"r"}}}`, mcpHeaders("", ""), 400, "-32000"},
 		{"MCP forged session id", "POST", "/mcp", bearer(read), "application/json", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
-			mcpHeaders("", strings.Repeat("f", 4096)), 400, "-32000"},
+			mcpHeaders("", strings.Repeat("f", 4096)), 404, "-32001"},
 		{"MCP connect token", "POST", "/mcp", bearer(f.connectToken()), "application/json", initializeBody, mcpHeaders("", ""), 403, "turn_token_required"},
 		// Connect routes.
 		{"connect with a turn token", "POST", "/connect/api-key", bearer(write), "application/json", `{"connector":"github","api_key":"evil"}`, nil, 403, "connect_token_required"},

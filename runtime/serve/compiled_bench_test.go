@@ -220,9 +220,9 @@ func BenchmarkCompiledHandlers(b *testing.B) {
 	b.Run("generated", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; i < b.N; i++ {
-			in, ok := p.c.Decode(raw)
-			if !ok {
-				b.Fatal("not decoded")
+			in, err := p.c.Decode(raw)
+			if err != nil {
+				b.Fatal(err)
 			}
 			_ = in.InputSHA256()
 			if _, err := p.c.Build(b.Context(), pb, in); err != nil {

@@ -261,36 +261,44 @@ func checkPairs(t *testing.T, pairs []pair, tools effect.Tools, rounds, minValid
 	valid, invalid := 0, 0
 	perOp := map[string]int{}
 	for _, p := range pairs {
+		h := handler.Generated(p.c, p.op, handler.CompiledValidator(p.schema))
 		for i := 0; i < rounds; i++ {
 			args := g.args(p.op)
 			raw := mustJSON(t, args)
 			args = decodeNumbers(t, raw) // exactly what decodeArgs makes
 			schemaOK := airCheck(p, tools, args)
-			in, ok := p.c.FromArgs(args)
+			// The generated decoder keeps every argument, valid or not, and
+			// its verdict is the schema's (with the shared validator for the
+			// parts it does not specialise).
+			din, derr := p.c.Decode(raw)
+			if din == nil {
+				t.Fatalf("%s %s: the decoder refuses a JSON object: %v", p.op.ID, raw, derr)
+			}
+			if diff := cmp.Diff(args, din.Args()); diff != "" {
+				t.Fatalf("%s %s: the decoded input differs from the arguments:\n%s", p.op.ID, raw, diff)
+			}
+			ok := derr == nil
 			if ok && p.c.SchemaCheck {
-				// The runtime adds the shared validator for these (checkInput).
-				ok = airCheck(p, tools, in.Args())
+				ok = airCheck(p, tools, din.Args())
 			}
 			if ok != schemaOK {
-				t.Fatalf("%s %s: FromArgs says %v, the schema %v", p.op.ID, raw, ok, schemaOK)
+				t.Fatalf("%s %s: Decode says %v (%v), the schema %v", p.op.ID, raw, ok, derr, schemaOK)
 			}
-			din, dok := p.c.Decode(raw)
-			if dok && p.c.SchemaCheck {
-				dok = airCheck(p, tools, din.Args())
+			in, isObject := h.Decode(raw)
+			if !isObject {
+				t.Fatalf("%s %s: the handler refuses a JSON object", p.op.ID, raw)
 			}
-			if dok && !ok {
-				t.Fatalf("%s %s: Decode takes arguments the schema refuses", p.op.ID, raw)
+			if _, problem, hok := h.Check(in); hok != schemaOK {
+				t.Fatalf("%s %s: Check says %v (%s), the schema %v", p.op.ID, raw, hok, problem, schemaOK)
 			}
-			if dok {
-				if diff := cmp.Diff(in.Args(), din.Args()); diff != "" {
-					t.Fatalf("%s %s: Decode and FromArgs differ:\n%s", p.op.ID, raw, diff)
-				}
+			if got, want := in.InputSHA256(), audit.InputSHA256(args); got != want {
+				t.Fatalf("%s %s: hash %s, audit %s", p.op.ID, raw, got, want)
 			}
 			if !ok {
 				invalid++
-				// A failed call's report reads the untyped arguments.
+				// A failed call's report reads the same arguments.
 				want := effect.Build(p.op, effect.Call{Request: args, IdempotencyKey: "k1", Failed: true}, tools)
-				got := p.c.Effect(&handler.EffectCall{Args: args, IdempotencyKey: "k1", Failed: true})
+				got := h.Effect(&handler.EffectCall{Input: in, IdempotencyKey: "k1", Failed: true})
 				if w, g := effect.HeaderValue(want), effect.HeaderValue(got); w != g {
 					t.Fatalf("%s %s: failed report\n want %s\n  got %s", p.op.ID, raw, w, g)
 				}
@@ -298,14 +306,8 @@ func checkPairs(t *testing.T, pairs []pair, tools effect.Tools, rounds, minValid
 			}
 			valid++
 			perOp[p.op.ID]++
-			if got, want := in.InputSHA256(), audit.InputSHA256(args); got != want {
-				t.Fatalf("%s %s: hash %s, audit %s", p.op.ID, raw, got, want)
-			}
-			if diff := cmp.Diff(args, in.Args()); diff != "" {
-				t.Fatalf("%s %s: Args:\n%s", p.op.ID, raw, diff)
-			}
 			wreq, werr := upstream.BuildRequest(ctx, base, p.op, args)
-			greq, gerr := p.c.Build(ctx, pb, in)
+			greq, gerr := h.Build(ctx, pb, in)
 			if w, g := requestText(wreq, werr), requestText(greq, gerr); w != g {
 				t.Fatalf("%s %s: request\n--- generic\n%s\n--- generated\n%s", p.op.ID, raw, w, g)
 			}
@@ -320,20 +322,26 @@ func checkPairs(t *testing.T, pairs []pair, tools effect.Tools, rounds, minValid
 					t.Fatalf("%s: IdempotencyKey after set: %q %v %v", p.op.ID, s, isString, present)
 				}
 				wreq, werr := upstream.BuildRequest(ctx, base, p.op, args2)
-				greq, gerr := p.c.Build(ctx, pb, in)
+				greq, gerr := h.Build(ctx, pb, in)
 				if w, g := requestText(wreq, werr), requestText(greq, gerr); w != g {
 					t.Fatalf("%s %s: request with the key\n--- generic\n%s\n--- generated\n%s", p.op.ID, raw, w, g)
 				}
+				args = args2
 			}
-			if v, _ := args[air.DryRunKey].(bool); v != in.DryRun() {
+			// The controls read what the generic input reads.
+			mi := handler.NewMapInput(args, p.op)
+			if in.DryRun() != mi.DryRun() {
 				t.Fatalf("%s %s: DryRun %v", p.op.ID, raw, in.DryRun())
+			}
+			if v, present := in.Confirm(); v != mustConfirm(mi) || present != confirmPresent(mi) {
+				t.Fatalf("%s %s: Confirm %v %v", p.op.ID, raw, v, present)
 			}
 			// Effects over a response: the same report as effect.Build.
 			for _, resp := range sampleResponses() {
 				for _, c := range []struct{ failed, staged bool }{{false, false}, {true, false}, {false, true}} {
 					want := effect.Build(p.op, effect.Call{Request: args, Response: resp, IdempotencyKey: "led-1",
 						Failed: c.failed, Staged: c.staged, Now: time.UnixMilli(1_700_000_000_000)}, tools)
-					got := p.c.Effect(&handler.EffectCall{Input: in, Response: resp, IdempotencyKey: "led-1",
+					got := h.Effect(&handler.EffectCall{Input: in, Response: resp, IdempotencyKey: "led-1",
 						Failed: c.failed, Staged: c.staged, Now: time.UnixMilli(1_700_000_000_000)})
 					if w, g := effect.HeaderValue(want), effect.HeaderValue(got); w != g {
 						t.Fatalf("%s %s resp %v failed %v staged %v:\n want %s\n  got %s", p.op.ID, raw, resp, c.failed, c.staged, w, g)
@@ -367,6 +375,9 @@ func checkPairs(t *testing.T, pairs []pair, tools effect.Tools, rounds, minValid
 	}
 }
 
+func mustConfirm(in handler.Input) bool    { v, _ := in.Confirm(); return v }
+func confirmPresent(in handler.Input) bool { _, p := in.Confirm(); return p }
+
 // sampleResponses are upstream answers the effect paths read.
 func sampleResponses() []any {
 	return []any{
@@ -378,8 +389,9 @@ func sampleResponses() []any {
 	}
 }
 
-// FuzzCompiledDecode checks that the generated decoders take only what the
-// generic path takes, and read it the same way.
+// FuzzCompiledDecode checks that the generated decoders take exactly what
+// the generic path takes, read it the same way and judge it as the schema
+// does.
 func FuzzCompiledDecode(f *testing.F) {
 	for _, s := range []string{`{}`, `{"owner":"octo","repo":"hello"}`, `{"owner":"a\"b","repo":"\u00e9","issue_number":1.0}`,
 		`{"owner":"x","owner":"y","repo":"r","issue_number":2}`, ` {"owner":"o","repo":"r"} `, `null`, ``, `[1]`, `{"owner":"o",}`,
@@ -395,27 +407,37 @@ func FuzzCompiledDecode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
+		b := bytes.TrimSpace([]byte(raw))
+		args := map[string]any{}
+		generic := true
+		if len(b) > 0 && string(b) != "null" {
+			dec := json.NewDecoder(bytes.NewReader(b))
+			dec.UseNumber()
+			var m map[string]any
+			if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
+				generic = false
+			}
+			args = m
+		}
 		for _, p := range pairs {
-			in, ok := p.c.Decode([]byte(raw))
-			if !ok {
+			in, err := p.c.Decode([]byte(raw))
+			if in == nil {
+				if generic {
+					t.Fatalf("%s: Decode refuses %q, which decodeArgs takes (%v)", p.op.ID, raw, err)
+				}
 				continue
 			}
-			b := bytes.TrimSpace([]byte(raw))
-			args := map[string]any{}
-			if len(b) > 0 && string(b) != "null" {
-				dec := json.NewDecoder(bytes.NewReader(b))
-				dec.UseNumber()
-				var m map[string]any
-				if err := dec.Decode(&m); err != nil || m == nil || dec.More() {
-					t.Fatalf("%s: Decode takes %q, which decodeArgs refuses", p.op.ID, raw)
-				}
-				args = m
-			}
-			if p.schema.Validate(args) != nil && !p.c.SchemaCheck {
-				t.Fatalf("%s: Decode takes %q, which the schema refuses", p.op.ID, raw)
+			if !generic {
+				t.Fatalf("%s: Decode takes %q, which decodeArgs refuses", p.op.ID, raw)
 			}
 			if diff := cmp.Diff(args, in.Args()); diff != "" {
 				t.Fatalf("%s: %q decodes differently:\n%s", p.op.ID, raw, diff)
+			}
+			if got, want := in.InputSHA256(), audit.InputSHA256(args); got != want {
+				t.Fatalf("%s: %q hashes differently", p.op.ID, raw)
+			}
+			if !p.c.SchemaCheck && (err == nil) != airCheck(p, nil, args) {
+				t.Fatalf("%s: Decode says %v for %q, the schema the opposite", p.op.ID, err, raw)
 			}
 		}
 	})

@@ -407,7 +407,7 @@ func dfScript() []step {
 var (
 	reTrace   = regexp.MustCompile(`trace_[0-9a-f]{32}`)
 	reSession = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
-	reAudit   = regexp.MustCompile(`"time":"[^"]*"|"latency_ms":[0-9]+|"trace_id":"[^"]*"`)
+	reAudit   = regexp.MustCompile(`"time":"[^"]*"|"latency_ms":[0-9]+|"trace_id":"[^"]*"|"prev":"[^"]*"`) // prev: the chain's link to a line that holds times too
 	reISOTime = regexp.MustCompile(`[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z`)
 )
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -27,11 +28,12 @@ import (
 // invalid paths, request-rooted handles, lookups by key, unserved
 // follow-ups, at-deadlines) the way a user does — anvil compile
 // --workspace into their own module that requires this one — builds it,
-// and drives the generic gateway and the binary with one script.
+// and drives the generic gateway and the binary with one script. It logs
+// each phase as it ends: make test runs it on its own with -v, so CI shows
+// its progress.
 func TestDifferentialEffectVariants(t *testing.T) {
-	if os.Getenv("ANVIL_SLOW") == "" {
-		t.Skip("builds cmd/anvil and a generated gateway in a module of its own (about 20 s): set ANVIL_SLOW=1")
-	}
+	began := time.Now()
+	phase := func(what string) { t.Logf("%5.1f s: %s", time.Since(began).Seconds(), what) }
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -39,15 +41,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
 	writeBundle := func(name string, doc *air.Document) {
-		b, err := air.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(ws, name, "github")
-		if err := os.MkdirAll(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(p, air.DocumentFile), b, 0o644); err != nil {
+		if err := air.WriteBundle(filepath.Join(ws, name, "github"), doc); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -116,6 +110,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/anvil: %v\n%s", err, out)
 	}
+	phase("built cmd/anvil")
 	mod := filepath.Join(dir, "yard")
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		t.Fatal(err)
@@ -135,6 +130,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	if out, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("anvil compile --workspace: %v\n%s", err, out)
 	}
+	phase("generated the variants' gateway")
 	bin := filepath.Join(dir, "variants")
 	gobuild := exec.Command("go", "build", "-o", bin, "./gen/variants")
 	gobuild.Dir = mod
@@ -142,6 +138,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	if out, err := gobuild.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./gen/variants (in the user's module): %v\n%s", err, out)
 	}
+	phase("built it")
 
 	key := authtest.NewKey("variants-key")
 	jwks := filepath.Join(dir, "jwks.json")
@@ -198,6 +195,7 @@ func TestDifferentialEffectVariants(t *testing.T) {
 	}
 	gt, bt := play(generic), play(binary)
 	compareDoors(t, generic, binary, gt, bt)
+	phase(fmt.Sprintf("played %d steps on both gateways", len(script)))
 	all := strings.Join(gt, "\n")
 	for _, want := range []string{"effect/draft_input_invalid", "effect/draft_unavailable", "effect/draft_argument_missing",
 		"effect/no_draft_form", `"deadline_ms":WITHIN`, `"deadline_ms":102`, `"compensate":{`, `"handle":"T1"`,

@@ -114,16 +114,7 @@ func newEffEnv(t *testing.T, o *effOptions) *effEnv {
 		o.edit(doc)
 	}
 	ws := filepath.Join(dir, "workspace")
-	b, err := air.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(ws, "github"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "github", air.DocumentFile), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeAIR(t, filepath.Join(ws, "github"), doc)
 
 	e.key = authtest.NewKey("yard-effects")
 	jwks := filepath.Join(dir, "jwks.json")

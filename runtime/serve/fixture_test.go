@@ -122,18 +122,8 @@ func copyFixture(t testing.TB, ws, name, serverURL string) {
 // writeAIR writes doc's bundle files into dir.
 func writeAIR(t testing.TB, dir string, doc *air.Document) {
 	t.Helper()
-	files, err := air.Files(doc)
-	if err != nil {
+	if err := air.WriteBundle(dir, doc); err != nil {
 		t.Fatal(err)
-	}
-	for name, b := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/buildinfo"
+	"github.com/anvil-dev/anvil/runtime/confirm"
 	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/credential"
 	"github.com/anvil-dev/anvil/runtime/door/connectdoor"
@@ -57,6 +58,15 @@ type Config struct {
 	// see runtime/door/mcpdoor.
 	ToolSurface   string
 	ToolsPageSize int
+	// RequestStateKeyFile is ANVIL_REQUEST_STATE_KEY_FILE: the key that
+	// signs the state of a confirmation the gateway asks a person for
+	// (32 bytes as hex, owner-only file). Replicas must share it; unset,
+	// each process signs with a key of its own (runtime/confirm).
+	RequestStateKeyFile string
+	// MCPConfirm is ANVIL_MCP_CONFIRM: "self" (the default) lets an MCP
+	// caller whose client could be asked still confirm a write itself with
+	// confirm: true; "ask" asks the person behind such a client anyway.
+	MCPConfirm string
 	// Getenv reads further variables (ANVIL_CONNECT_<C>_*); os.Getenv by default.
 	Getenv func(string) string
 	// DevVaultKey says VaultKeyFile is the development key of auth mode
@@ -94,7 +104,8 @@ func (cfg *Config) UseDevVaultKey(home string) error {
 
 // ConfigFromEnv reads the gateway environment (ANVIL_INBOUND_*, ANVIL_VAULT_*,
 // ANVIL_AUDIT_FILE, ANVIL_GATEWAY_PUBLIC_URL, ANVIL_ALLOWED_HOSTS, ANVIL_ENV,
-// ANVIL_UPSTREAM_TIMEOUT_MS, ANVIL_HTTP_*).
+// ANVIL_UPSTREAM_TIMEOUT_MS, ANVIL_HTTP_*, ANVIL_REQUEST_STATE_KEY_FILE,
+// ANVIL_MCP_CONFIRM).
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	ac, err := auth.ConfigFromEnv(getenv)
 	if err != nil {
@@ -109,6 +120,14 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		AllowedHosts: getenv("ANVIL_ALLOWED_HOSTS"),
 		Env:          getenv("ANVIL_ENV"),
 		Getenv:       getenv,
+
+		RequestStateKeyFile: getenv("ANVIL_REQUEST_STATE_KEY_FILE"),
+		MCPConfirm:          strings.TrimSpace(getenv("ANVIL_MCP_CONFIRM")),
+	}
+	switch cfg.MCPConfirm {
+	case "", "self", "ask":
+	default:
+		return Config{}, fmt.Errorf("ANVIL_MCP_CONFIRM must be self or ask, not %q", cfg.MCPConfirm)
 	}
 	if v := getenv("ANVIL_UPSTREAM_TIMEOUT_MS"); v != "" {
 		ms, err := strconv.Atoi(v)
@@ -170,6 +189,8 @@ type Gateway struct {
 	// oidc is inbound auth mode oidc's identity and token exchanges; nil
 	// in the other modes.
 	oidc *oidcMode
+	// stopShip stops shipping the audit file to the shared trail (state.go).
+	stopShip func()
 }
 
 // GatewayOptions tune a gateway.
@@ -242,6 +263,7 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	if err := fleet.ApplyUpstreamOverrides(f, cfg.Getenv); err != nil {
 		return nil, err
 	}
+	mcpdoor.PrepareFleet(f)
 	g.served.Store(f)
 	g.build = opts.Build
 	if g.build.Module == "" {
@@ -284,7 +306,15 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 	var logger *audit.Logger
 	if cfg.AuditFile != "" {
 		var err error
-		logger, err = audit.Open(cfg.AuditFile)
+		// The audit chain is keyed by the vault key when there is one
+		// (docs/state.md, "The audit chain").
+		var o audit.Options
+		if key != nil {
+			if o.ChainKey, err = audit.ChainKey(key); err != nil {
+				return nil, err
+			}
+		}
+		logger, err = audit.OpenWith(cfg.AuditFile, o)
 		if err != nil {
 			return nil, err
 		}
@@ -302,6 +332,9 @@ func NewGateway(cfg Config, f *fleet.Fleet, opts *GatewayOptions) (*Gateway, err
 		Tracer:      opts.Observe.Tracer,
 	}
 	if err := g.openState(key, dir); err != nil {
+		return nil, err
+	}
+	if err := g.askConfirmation(cfg); err != nil {
 		return nil, err
 	}
 	oauth := opts.Connect
@@ -477,4 +510,31 @@ func isLoopbackHost(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// askConfirmation gives the executor the gate that asks a person before a
+// call that needs confirmation (runtime/executor/confirmation.go): states
+// signed with ANVIL_REQUEST_STATE_KEY_FILE's key (else a key of this
+// process), answers spent in the state store when there is one (single use
+// across the replicas sharing it), else in this process.
+func (g *Gateway) askConfirmation(cfg Config) error {
+	key := confirm.NewKey()
+	if cfg.RequestStateKeyFile != "" {
+		var err error
+		if key, err = confirm.LoadKey(cfg.RequestStateKeyFile); err != nil {
+			return err
+		}
+	} else if g.sharedFlows != nil {
+		g.logf("anvil: ANVIL_REQUEST_STATE_KEY_FILE is unset: a confirmation asked on this replica can only be answered on it; give every replica the same key")
+	}
+	o := &confirm.Options{}
+	if g.state != nil {
+		o.Spend = confirm.StoreSpender{St: g.state}
+	}
+	signer, err := confirm.New(key, o)
+	if err != nil {
+		return err
+	}
+	g.exec.Confirm = &executor.Confirmation{Signer: signer, OwnConfirmSuffices: cfg.MCPConfirm != "ask"}
+	return nil
 }

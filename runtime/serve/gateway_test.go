@@ -2,11 +2,13 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +163,15 @@ func TestHealthReadyAndRoutes(t *testing.T) {
 	if a := f.do("GET", "/healthz", "", "", "", nil); a.status != 200 || a.body != `{"status":"ok","fleet":true,"bundles":2}` {
 		t.Errorf("healthz: %d %s", a.status, a.body)
 	}
-	a := f.do("GET", "/readyz", "", "", "", nil)
+	// Without a token, branchyard mode's public port answers the status
+	// only; with one (any purpose), the details.
+	if a := f.do("GET", "/readyz", "", "", "", nil); a.status != 200 || a.body != `{"ready":true}` {
+		t.Errorf("readyz without a token: %d %s", a.status, a.body)
+	}
+	if a := f.do("GET", "/readyz", "not-a-token", "", "", nil); a.status != 200 || a.body != `{"ready":true}` {
+		t.Errorf("readyz with a bad token: %d %s", a.status, a.body)
+	}
+	a := f.do("GET", "/readyz", f.turn(fxReadGrant), "", "", nil)
 	mod, rev := buildinfo.Version()
 	cs := f.g.Fleet().Connectors
 	if cs[0].BundleHash == "" || cs[1].BundleHash == "" {
@@ -613,7 +623,11 @@ func TestSessionBelongsToOneToken(t *testing.T) {
 		{"DELETE", ``},
 	} {
 		a := f.do(m.method, "/mcp", second, "application/json", m.body, mcpHeaders(second, s.id))
-		if a.status != 403 || a.body != `{"jsonrpc":"2.0","error":{"code":-32001,"message":"This MCP session belongs to a different authenticated caller."},"id":null}` {
+		id := "null" // JSON-RPC errors echo the request's id
+		if m.body != "" {
+			id = strconv.Itoa(int(mustID(t, m.body)))
+		}
+		if a.status != 403 || a.body != `{"jsonrpc":"2.0","error":{"code":-32001,"message":"This MCP session belongs to a different authenticated caller."},"id":`+id+`}` {
 			t.Errorf("%s with the second token: %d %s", m.method, a.status, a.body)
 		}
 	}
@@ -702,4 +716,14 @@ func TestAuditWriteFailureNeverFailsTheCall(t *testing.T) {
 	if logs := f.logs.String(); !strings.Contains(logs, "anvil: audit write failed") {
 		t.Errorf("no stderr line for the failed audit write: %q", logs)
 	}
+}
+
+// mustID reads a JSON-RPC request's numeric id.
+func mustID(t *testing.T, body string) float64 {
+	t.Helper()
+	var m struct{ ID float64 }
+	if err := json.Unmarshal([]byte(body), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.ID
 }

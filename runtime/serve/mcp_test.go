@@ -19,8 +19,15 @@ import (
 )
 
 func rpcErrorBody(code int, msg string) string {
-	return `{"jsonrpc":"2.0","error":{"code":` + itoa(code) + `,"message":` + string(mustJSON(msg)) + `},"id":null}`
+	return rpcErrorBodyID(code, msg, "null")
 }
+
+// rpcErrorBodyID is the gateway's own JSON-RPC error, echoing the request's id.
+func rpcErrorBodyID(code int, msg, id string) string {
+	return `{"jsonrpc":"2.0","error":{"code":` + itoa(code) + `,"message":` + string(mustJSON(msg)) + `},"id":` + id + `}`
+}
+
+const sessionNotFound = "Session not found; send initialize to start a new one."
 
 func TestMCPLimits(t *testing.T) {
 	var skew atomic.Int64 // the sessions' clock runs this far ahead
@@ -43,8 +50,8 @@ func TestMCPLimits(t *testing.T) {
 		{"a JSON string", "POST", "application/json", `"initialize"`, "", 400, "-32600"},
 		{"an empty batch", "POST", "application/json", `[]`, "", 400, "-32600"},
 		{"body over 1 MiB", "POST", "application/json", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("x", mcpdoor.MaxMCPBody) + `"}}`, "", 413, "-32600"},
-		{"no session", "POST", "application/json", listBody, "", 400, rpcErrorBody(-32000, "No valid session; send initialize first.")},
-		{"unknown session", "POST", "application/json", listBody, "5a0c5a53-5b2c-4b8e-9a57-8f1f2e4ad1b0", 400, rpcErrorBody(-32000, "No valid session; send initialize first.")},
+		{"no session", "POST", "application/json", listBody, "", 400, rpcErrorBodyID(-32000, "No valid session; send initialize first.", "2")},
+		{"unknown session", "POST", "application/json", listBody, "5a0c5a53-5b2c-4b8e-9a57-8f1f2e4ad1b0", 404, rpcErrorBodyID(-32001, sessionNotFound, "2")},
 		{"GET without a session", "GET", "", ``, "", 400, rpcErrorBody(-32000, "No valid session; send initialize first.")},
 		{"DELETE without a session", "DELETE", "", ``, "", 400, rpcErrorBody(-32000, "No valid session; send initialize first.")},
 		{"PUT", "PUT", "application/json", `{}`, "", 405, "-32000"},
@@ -93,15 +100,15 @@ func TestMCPLimits(t *testing.T) {
 			sessions = append(sessions, s)
 		}
 		a := f.initialize(tok)
-		if a.status != 503 || a.body != rpcErrorBody(-32000, "Too many MCP sessions; try again later.") {
-			t.Fatalf("session %d: %d %s", mcpdoor.MaxSessions+1, a.status, a.body)
+		if a.status != 503 || a.body != rpcErrorBodyID(-32000, "Too many MCP sessions; try again later.", "1") || a.header.Get("Retry-After") == "" {
+			t.Fatalf("session %d: %d %s (Retry-After %q)", mcpdoor.MaxSessions+1, a.status, a.body, a.header.Get("Retry-After"))
 		}
 		// DELETE frees a place; the deleted session is gone.
 		if d := sessions[0].close(); d.status != 204 {
 			t.Fatalf("DELETE: %d %s", d.status, d.body)
 		}
 		a, _ = sessions[0].rpc("tools/list", map[string]any{})
-		if a.status != 400 || a.body != rpcErrorBody(-32000, "No valid session; send initialize first.") {
+		if a.status != 404 || !strings.Contains(a.body, sessionNotFound) {
 			t.Errorf("a deleted session: %d %s", a.status, a.body)
 		}
 		sessions[0] = f.rawInitialize(tok)
@@ -113,7 +120,7 @@ func TestMCPLimits(t *testing.T) {
 		defer skew.Store(0)
 		s := f.rawInitialize(tok)
 		a, _ = sessions[1].rpc("tools/list", map[string]any{})
-		if a.status != 400 {
+		if a.status != 404 {
 			t.Errorf("an expired session: %d %s", a.status, a.body)
 		}
 		if names := s.toolNames(); len(names) != 5 {

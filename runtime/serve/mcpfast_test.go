@@ -102,3 +102,79 @@ func TestMCPFastPathMatchesSDK(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPFastPathMatchesSDK2026 is TestMCPFastPathMatchesSDK for 2026-07-28
+// requests (no session; the version, Mcp-Method and Mcp-Name headers and the
+// _meta triple): the SDK's stateless answer and the fast path's are the same
+// status, headers and bytes.
+func TestMCPFastPathMatchesSDK2026(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	write := f.turn([]any{
+		map[string]any{"connector": "github", "operations": []any{"comments.*", "issues.list", "issues.get", "pulls.list", "releases.*", "tags.get"}, "mode": "write"},
+	})
+	trace := regexp.MustCompile(`trace_[0-9a-f]{32}`)
+	triple := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}`
+	cases := []struct{ name, tool, body string }{
+		{"list, integer id", "github__github_list_issue", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"github__github_list_issue","arguments":{"owner":"octo","repo":"hello"},"_meta":{` + triple + `}}}`},
+		{"string id with HTML characters", "github__github_list_pull", `{"jsonrpc":"2.0","id":"a<b>&\u00e9","method":"tools/call","params":{"name":"github__github_list_pull","arguments":{"owner":"o","repo":"r"},"_meta":{` + triple + `}}}`},
+		{"object answer", "github__github_get_issue", `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"_meta":{` + triple + `},"name":"github__github_get_issue","arguments":{"owner":"octo","repo":"hello","issue_number":2}}}`},
+		{"upstream 404", "github__github_get_issue", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"github__github_get_issue","arguments":{"owner":"octo","repo":"hello","issue_number":77},"_meta":{` + triple + `}}}`},
+		{"schema failure", "github__github_list_issue", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"github__github_list_issue","arguments":{"owner":1},"_meta":{` + triple + `}}}`},
+		{"grant refusal", "github__github_create_issue", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"github__github_create_issue","arguments":{"owner":"o","repo":"r","title":"<t>","confirm":true},"_meta":{` + triple + `}}}`},
+		{"gated without confirm", "github__github_delete_comment", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"github__github_delete_comment","arguments":{"owner":"o","repo":"r","comment_id":1},"_meta":{` + triple + `}}}`},
+		{"dry run", "github__github_create_comment", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"github__github_create_comment","arguments":{"owner":"o","repo":"r","issue_number":2,"body":"a & b","anvil_dry_run":true},"_meta":{` + triple + `}}}`},
+		{"write with a key (replayed)", "github__github_create_comment", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"github__github_create_comment","arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"<ok> & \u2028 ✓"},"_meta":{"idempotency_key":"01JFAST2026000000000001",` + triple + `}}}`},
+		{"no arguments, no client info", "github__github_list_issue", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"github__github_list_issue","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
+	}
+	send := func(tool, body string) answer {
+		h := http.Header{}
+		h.Set("Accept", "application/json, text/event-stream")
+		h.Set("Mcp-Protocol-Version", "2026-07-28")
+		h.Set("Mcp-Method", "tools/call")
+		h.Set("Mcp-Name", tool)
+		return f.do("POST", "/mcp", write, "application/json", body, h)
+	}
+	f.g.mcp.SetFastPath(false)
+	send(cases[8].tool, cases[8].body) // warm the keyed write: both paths see the replay
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f.g.mcp.SetFastPath(false)
+			before := f.g.mcp.FastCalls()
+			sdk := send(c.tool, c.body)
+			f.g.mcp.SetFastPath(true)
+			fast := send(c.tool, c.body)
+			if n := f.g.mcp.FastCalls() - before; n != 1 {
+				t.Errorf("the fast path answered %d of the two requests, want 1", n)
+			}
+			if sdk.status != fast.status {
+				t.Fatalf("status: SDK %d, fast %d (%s | %s)", sdk.status, fast.status, sdk.body, fast.body)
+			}
+			for _, h := range []string{"Content-Type", "Cache-Control", "Mcp-Session-Id", "Content-Encoding"} {
+				if sdk.header.Get(h) != fast.header.Get(h) {
+					t.Errorf("%s: SDK %q, fast %q", h, sdk.header.Get(h), fast.header.Get(h))
+				}
+			}
+			if a, b := trace.ReplaceAllString(sdk.body, "trace_X"), trace.ReplaceAllString(fast.body, "trace_X"); a != b {
+				t.Errorf("bodies differ\n SDK %s\nfast %s", a, b)
+			}
+		})
+	}
+	f.g.mcp.SetFastPath(true)
+	// What the fast path leaves to the SDK: a mismatched Mcp-Name, a
+	// missing capabilities object, a client that can be asked calling a
+	// tool that needs confirmation, another protocol version's key.
+	before := f.g.mcp.FastCalls()
+	for _, c := range []struct{ tool, body string }{
+		{"github__github_list_pull", cases[0].body},
+		{"github__github_list_issue", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"github__github_list_issue","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`},
+		{"github__github_delete_comment", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"github__github_delete_comment","arguments":{"owner":"o","repo":"r","comment_id":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`},
+		{"github__github_list_issue", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"github__github_list_issue","_meta":{"io.modelcontextprotocol/logLevel":"debug",` + triple + `}}}`},
+	} {
+		if a := send(c.tool, c.body); a.status == 0 {
+			t.Errorf("no answer")
+		}
+	}
+	if n := f.g.mcp.FastCalls() - before; n != 0 {
+		t.Errorf("the fast path answered %d requests it should leave to the SDK", n)
+	}
+}

@@ -187,7 +187,8 @@ func TestMetricsAndTraces(t *testing.T) {
 
 	const tool = "github__github_list_issue"
 	const args = `{"arguments":{"owner":"octo","repo":"hello"}}`
-	// A call continuing the caller's trace.
+	// A call sent with the caller's traceparent: the gateway's trace is its
+	// own, linked to the caller's (parent_trace_id in the audit line).
 	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	h := http.Header{"Traceparent": {"00-" + callerTrace + "-" + callerSpan + "-01"}}
 	if a := f.call(f.turn(fxReadGrant), tool, args, h); a.status != 200 {
@@ -205,9 +206,10 @@ func TestMetricsAndTraces(t *testing.T) {
 		t.Fatalf("bad token: %d %s", a.status, a.body)
 	}
 	s := f.rawInitialize(f.turn(fxReadGrant))
-	// tools/call on /mcp continues the caller's trace too, on the fast path
-	// and on the path the MCP SDK answers.
-	mcpTraces := []string{"5bf92f3577b34da6a3ce929d0e0e4737", "6bf92f3577b34da6a3ce929d0e0e4738"}
+	// tools/call on /mcp the same, on the fast path and on the path the
+	// MCP SDK answers; the first sends the same caller trace as the REST
+	// call, and still gets a trace (an audit id) of its own.
+	mcpTraces := []string{callerTrace, "6bf92f3577b34da6a3ce929d0e0e4738"}
 	for i, trace := range mcpTraces {
 		f.g.mcp.SetFastPath(i != 1)
 		h := mcpHeaders(s.bearer, s.id)
@@ -271,6 +273,7 @@ func TestMetricsAndTraces(t *testing.T) {
 	for _, sp := range spans {
 		byID[sp.spanID] = sp
 	}
+	seen := map[string]bool{}
 	for i, line := range lines {
 		id, _ := line["trace_id"].(string)
 		traceHex, ok := strings.CutPrefix(id, "trace_")
@@ -286,14 +289,22 @@ func TestMetricsAndTraces(t *testing.T) {
 		if call == nil {
 			t.Fatalf("audit line %d: no exported tools/call span of trace %s in %+v", i, traceHex, spans)
 		}
-		if i == 0 && (traceHex != callerTrace || call.parent != callerSpan) {
-			t.Errorf("first call: trace %s parent %s, want the caller's %s / %s", traceHex, call.parent, callerTrace, callerSpan)
+		if seen[traceHex] {
+			t.Errorf("audit line %d repeats trace id %s", i, traceHex)
 		}
-		if i == 1 && (traceHex == callerTrace || call.parent != "") {
-			t.Errorf("second call: trace %s parent %q, want a new root trace", traceHex, call.parent)
+		seen[traceHex] = true
+		if call.parent != "" {
+			t.Errorf("call %d: span parent %q, want the root of the gateway's own trace", i, call.parent)
 		}
-		if i >= 3 && (traceHex != mcpTraces[i-3] || call.parent != callerSpan) {
-			t.Errorf("MCP call %d: trace %s parent %s, want the caller's %s / %s", i-3, traceHex, call.parent, mcpTraces[i-3], callerSpan)
+		parent, _ := line["parent_trace_id"].(string)
+		if i == 0 && (traceHex == callerTrace || parent != "trace_"+callerTrace) {
+			t.Errorf("first call: trace %s parent_trace_id %q, want a new trace with the caller's %s as parent", traceHex, parent, callerTrace)
+		}
+		if i == 1 && (traceHex == callerTrace || line["parent_trace_id"] != nil) {
+			t.Errorf("second call: trace %s parent_trace_id %v, want a new root trace and none", traceHex, line["parent_trace_id"])
+		}
+		if i >= 3 && (traceHex == mcpTraces[i-3] || parent != "trace_"+mcpTraces[i-3]) {
+			t.Errorf("MCP call %d: trace %s parent_trace_id %q, want a new trace with parent %s", i-3, traceHex, parent, mcpTraces[i-3])
 		}
 		if u, sent := upstreamOf[i]; sent {
 			// The upstream got a traceparent naming this trace and the

@@ -41,7 +41,12 @@ const (
 // environment and starts the separate metrics listener. Both are off unless
 // asked for. stop flushes the spans not yet exported and closes the metrics
 // listener; it is never nil.
-func observeFromEnv(getenv func(string) string, authMode string, stderr io.Writer) (obs Observe, stop func(), err error) {
+//
+// The metrics listener also answers GET /readyz with its details (the
+// gateway's port answers the status only without a token in branchyard
+// mode): ready serves it, the loading answer until set to the gateway's
+// ReadyDetails.
+func observeFromEnv(getenv func(string) string, authMode string, stderr io.Writer, ready http.Handler) (obs Observe, stop func(), err error) {
 	stops := []func(){}
 	stop = func() {
 		for i := len(stops) - 1; i >= 0; i-- {
@@ -77,6 +82,9 @@ func observeFromEnv(getenv func(string) string, authMode string, stderr io.Write
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", obs.Metrics.Handler())
+		if ready != nil {
+			mux.Handle("GET /readyz", ready)
+		}
 		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
 		stops = append(stops, func() { _ = srv.Close() })

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/serve"
 )
 
@@ -212,39 +213,40 @@ func (r *running) toolCount() int {
 	return z.Bundles[0].ToolCount
 }
 
-// setState rewrites the bundle's air.json (atomically, as compile and
-// approve do) with operation id in state.
+// setState rewrites the bundle (atomically, as compile and approve do:
+// air.json and its generation.json) with operation id in state.
 func (r *running) setState(id, state string) {
 	r.t.Helper()
-	p := filepath.Join(r.bundle, "air.json")
-	b, err := os.ReadFile(p)
+	doc, err := air.Load(r.bundle)
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		r.t.Fatal(err)
-	}
-	found := false
-	for _, o := range doc["operations"].([]any) {
-		if op := o.(map[string]any); op["id"] == id {
-			op["state"], found = state, true
-		}
-	}
-	if !found {
+	op := doc.Operation(id)
+	if op == nil {
 		r.t.Fatalf("no operation %s", id)
 	}
-	out, _ := json.MarshalIndent(doc, "", "  ")
-	r.writeAIR(out)
+	op.State = state
+	files, err := air.Files(doc)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.writeFile(air.GenerationFile, files[air.GenerationFile])
+	r.writeAIR(files[air.DocumentFile])
 }
 
 func (r *running) writeAIR(b []byte) {
 	r.t.Helper()
-	tmp := filepath.Join(r.bundle, ".air.json.tmp")
+	r.writeFile(air.DocumentFile, b)
+}
+
+// writeFile replaces one file of the bundle atomically.
+func (r *running) writeFile(name string, b []byte) {
+	r.t.Helper()
+	tmp := filepath.Join(r.bundle, "."+name+".tmp")
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		r.t.Fatal(err)
 	}
-	if err := os.Rename(tmp, filepath.Join(r.bundle, "air.json")); err != nil {
+	if err := os.Rename(tmp, filepath.Join(r.bundle, name)); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -296,7 +298,13 @@ func TestReloadOnDiskChange(t *testing.T) {
 	copyDir(t, fixtureBundle, filepath.Join(r.ws, "mirror"))
 	r.waitFor("the new bundle", func() bool { _, z := r.ready(); return len(z.Bundles) == 2 })
 	_, z := r.ready()
-	if z.Bundles[1].ID != "mirror" || z.Bundles[1].BundleHash == "" || z.Bundles[1].BundleHash != z.Bundles[0].BundleHash {
+	g, err := air.LoadGeneration(fixtureBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mirror is the fixture as committed; the github bundle was
+	// rewritten (one operation blocked), so its hash moved with it.
+	if z.Bundles[1].ID != "mirror" || z.Bundles[1].BundleHash != g.BundleHash || z.Bundles[0].BundleHash == g.BundleHash {
 		t.Errorf("readyz after adding a bundle: %+v", z)
 	}
 }
@@ -319,6 +327,36 @@ func TestFailedReloadKeepsTheFleet(t *testing.T) {
 	copyDir(t, fixtureBundle, r.bundle)
 	hup(t)
 	r.waitFor("the good reload", func() bool { _, z := r.ready(); return z.Reload == "ok" })
+}
+
+// TestHandApprovalRefusedOnReload: an operation approved by editing
+// air.json (its content no longer matches generation.json's bundle hash)
+// is refused on reload, with a message naming the file; the fleet loaded
+// before keeps serving, and the blocked operation stays blocked.
+func TestHandApprovalRefusedOnReload(t *testing.T) {
+	r := start(t, -1)
+	r.setState("github.issues.list", "blocked")
+	hup(t)
+	r.waitFor("the reload", func() bool { return r.toolCount() == 11 })
+	b, err := os.ReadFile(filepath.Join(r.bundle, air.DocumentFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(b), `"state":"blocked"`, `"state":"approved"`, 1)
+	if edited == string(b) {
+		t.Fatal("no blocked state in air.json to edit")
+	}
+	r.writeAIR([]byte(edited))
+	hup(t)
+	r.waitFor("the refused reload", func() bool {
+		return strings.Contains(r.stderr.String(), "reload (SIGHUP) failed") && strings.Contains(r.stderr.String(), filepath.Join(r.bundle, air.DocumentFile)+" was changed after it was written")
+	})
+	if st, z := r.ready(); z.Reload != "failed" || r.toolCount() != 11 {
+		t.Errorf("readyz after the refused reload: %d %+v", st, z)
+	}
+	if st, body := r.post(listIssues, `{"arguments":{"owner":"o","repo":"r"}}`); st == 200 {
+		t.Errorf("the hand-approved operation was served: %d %s", st, body)
+	}
 }
 
 func TestInFlightCallFinishesOnTheOldFleet(t *testing.T) {

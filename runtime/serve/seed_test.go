@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"github.com/anvil-dev/anvil/runtime/audit"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,7 +38,12 @@ func jsonKeys(t testing.TB, line string) []string {
 // checkAuditLine checks a line's key order and fixed formats.
 func checkAuditLine(t testing.TB, line string) {
 	t.Helper()
-	if got := strings.Join(jsonKeys(t, line), ","); got != strings.Join(auditKeys, ",") {
+	// Every line ends with the audit chain's seq and prev, after the
+	// contract's keys.
+	if _, _, ok := audit.ParseChained([]byte(line)); !ok {
+		t.Errorf("audit line without the chain: %s", line)
+	}
+	if got := strings.Join(jsonKeys(t, string(audit.Record([]byte(line)))), ","); got != strings.Join(auditKeys, ",") {
 		t.Errorf("audit keys\n got %s\nwant %s", got, strings.Join(auditKeys, ","))
 	}
 	for _, re := range []string{`"time":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"`, `"input_sha256":"sha256:[0-9a-f]{64}"`, `"trace_id":"trace_[0-9a-f]+"`} {
@@ -108,12 +114,12 @@ func TestSeedDriveItStepByStep(t *testing.T) {
 	grant := `"grant":{"index":0,"connector":"github","operations":["*"],"mode":"read"}`
 	first := `"sub":"local:ada","by_tenant":"e2e","by_branch":"main","by_turn":"1","connector":"github","account":"default","operation":"github.issues.list","decision":"allowed",` + grant + `,"upstream_status":200,"latency_ms":`
 	if !strings.Contains(raw[0], first) || !strings.Contains(raw[0], `"error_code":null,"rule":null,"dry_run":false,"trace_id":"trace_`) ||
-		!strings.HasSuffix(raw[0], `"effect_class":"read","ledger_id":null,"staged_for":null}`) {
+		!strings.HasSuffix(string(audit.Record([]byte(raw[0]))), `"effect_class":"read","ledger_id":null,"staged_for":null}`) {
 		t.Errorf("first line: %s", raw[0])
 	}
 	second := `"operation":"github.issues.create","decision":"denied",` + grant + `,"upstream_status":null,"latency_ms":`
 	if !strings.Contains(raw[1], second) || !strings.Contains(raw[1], `"error_code":"policy_denied","rule":"policy/grant_denied","dry_run":false`) ||
-		!strings.HasSuffix(raw[1], `"effect_class":"compensable","ledger_id":null,"staged_for":null}`) {
+		!strings.HasSuffix(string(audit.Record([]byte(raw[1]))), `"effect_class":"compensable","ledger_id":null,"staged_for":null}`) {
 		t.Errorf("second line: %s", raw[1])
 	}
 	if lines[1]["trace_id"] != e["trace_id"] {

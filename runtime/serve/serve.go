@@ -205,7 +205,9 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if o.Gateway != nil {
 		gopts = *o.Gateway
 	}
-	obs, stopObserve, err := observeFromEnv(o.Getenv, cfg.Auth.Mode, o.Stderr)
+	var readyDetails switchHandler // /readyz on the metrics listener
+	readyDetails.set(newLoading())
+	obs, stopObserve, err := observeFromEnv(o.Getenv, cfg.Auth.Mode, o.Stderr, &readyDetails)
 	if err != nil {
 		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
@@ -273,6 +275,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	}
 	gw := g.Handler()
 	handler.set(gw)
+	readyDetails.set(g.ReadyDetails())
 	held.serving(gw)
 	mode := cfg.Auth.Mode
 	if mode == "" {

@@ -11,7 +11,9 @@ import (
 // (MCP half): one subject holds at most mcpdoor.MaxSessionsPerSubject sessions, so
 // others can still start theirs, and an initialize that fails holds no
 // place (before the fix one token could open all mcpdoor.MaxSessions, and each
-// failed initialize kept a session).
+// failed initialize kept a session). Issue 27: at the per-subject cap the
+// subject's least recently used session is ended (404 afterwards, the
+// client's cue to initialize again), not the new one refused.
 func TestMCPSessionsPerSubject(t *testing.T) {
 	f := newFleetFixture(t, &fleetOptions{noConnect: true, mcp: mcpdoor.Options{MaxSessions: 5, MaxSessionsPerSubject: 2}})
 	as := func(sub string) string {
@@ -26,7 +28,7 @@ func TestMCPSessionsPerSubject(t *testing.T) {
 			t.Fatalf("failed initialize %d: %d %s", i, a.status, a.body)
 		}
 		if sid := a.header.Get("Mcp-Session-Id"); sid != "" {
-			if b := f.do("POST", "/mcp", ada, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, mcpHeaders(ada, sid)); b.status != 400 {
+			if b := f.do("POST", "/mcp", ada, "application/json", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`, mcpHeaders(ada, sid)); b.status != 404 {
 				t.Fatalf("the failed initialize's session %s works: %d %s", sid, b.status, b.body)
 			}
 		}
@@ -35,11 +37,17 @@ func TestMCPSessionsPerSubject(t *testing.T) {
 		t.Fatalf("%d sessions after failed initializes", n)
 	}
 
-	// One subject: two sessions, then 429.
+	// One subject: two sessions; a third ends the least recently used.
 	s1, s2 := f.rawInitialize(ada), f.rawInitialize(ada)
-	if a := f.initialize(ada); a.status != 429 {
-		t.Fatalf("ada's third session: %d %s", a.status, a.body)
+	s1.toolNames() // s1 is now the more recently used
+	s0 := f.rawInitialize(ada)
+	if a, _ := s2.rpc("tools/list", map[string]any{}); a.status != 404 {
+		t.Fatalf("ada's least recently used session after a third: %d %s", a.status, a.body)
 	}
+	if n := f.g.mcp.SessionCount(); n != 2 {
+		t.Fatalf("%d sessions, want ada's 2", n)
+	}
+	s2 = s0
 	// Others still get theirs, up to the global limit.
 	b1 := f.rawInitialize(bob)
 	c1 := f.rawInitialize(as("local:cy"))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/backend"
@@ -19,7 +20,8 @@ const purgeEvery = 5 * time.Minute
 // openState opens the gateway's state store (docs/state.md) from the
 // environment: ANVIL_STORE (empty: the embedded store beside the vault
 // directory; postgres://…: shared by replicas), ANVIL_STATE_FILE,
-// ANVIL_LEDGER_RETENTION and ANVIL_LEDGER_LEASE (read by backend.FromEnv).
+// ANVIL_STATE_LOCK_WAIT and the ANVIL_LEDGER_* tuning (read by
+// backend.FromEnv).
 // The store seals everything under the vault key, so without one (key nil) the embedded default is skipped — the gateway
 // then runs without an idempotency ledger and says so — while a configured
 // ANVIL_STORE without a key refuses to start.
@@ -35,15 +37,11 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 		g.logf("anvil: no vault key (ANVIL_VAULT_KEY_FILE): running without the idempotency ledger; a retried write reaches the upstream again")
 		return nil
 	}
-	c.Key, c.VaultDir = key, vaultDir
+	c.Key, c.VaultDir, c.Logf = key, vaultDir, g.logf
+	// An embedded state file another gateway process still holds after
+	// the lock wait refuses the start (the error names the file): a
+	// gateway never serves without the ledger it was configured with.
 	st, err := backend.Open(context.Background(), c)
-	if err != nil && c.Kind == backend.KindEmbedded && errors.Is(err, store.ErrUnavailable) {
-		// Another gateway process on this machine holds the state file:
-		// this one still serves (its vault is the same files) but cannot
-		// share that process's ledger, so it runs without one.
-		g.logf("anvil: the state file is held by another gateway process (%v): running without the idempotency ledger; give each gateway its own ANVIL_STATE_FILE or share PostgreSQL (ANVIL_STORE)", err)
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -57,6 +55,15 @@ func (g *Gateway) openState(key []byte, vaultDir string) error {
 	}
 	g.exec.Ledger = st
 	g.exec.LedgerFailed = func(err error) { g.logf("anvil: recording an answer in the idempotency ledger failed: %v", err) }
+	// A store that keeps the fleet's shared audit trail (PostgreSQL) gets
+	// this gateway's audit records shipped into it (docs/state.md).
+	inner := st
+	if u, ok := st.(interface{ Unwrap() store.Store }); ok {
+		inner = u.Unwrap()
+	}
+	if sink, ok := inner.(audit.Sink); ok && g.exec.Audit != nil {
+		g.stopShip = g.exec.Audit.Ship(sink, g.logf)
+	}
 	return nil
 }
 
@@ -86,6 +93,10 @@ func (g *Gateway) StateReady(ctx context.Context) error {
 // Close releases the state store. Serve calls it when it returns; a
 // gateway used only through Handler (tests) calls it itself.
 func (g *Gateway) Close() error {
+	if g.stopShip != nil {
+		g.stopShip()
+		g.stopShip = nil
+	}
 	if g.state == nil {
 		return nil
 	}

@@ -39,7 +39,7 @@ func TestLedgerConflictBothDoors(t *testing.T) {
 // idempotency_ledger_unavailable without reaching the upstream.
 func TestStateDownReadyzAnd503(t *testing.T) {
 	f := newFleetFixture(t, nil)
-	if a := f.do("GET", "/readyz", "", "", "", nil); a.status != 200 {
+	if a := f.do("GET", "/readyz", f.turn(fxReadGrant), "", "", nil); a.status != 200 {
 		t.Fatalf("readyz before: %d %s", a.status, a.body)
 	}
 	if err := f.g.Close(); err != nil {
@@ -48,7 +48,7 @@ func TestStateDownReadyzAnd503(t *testing.T) {
 	if a := f.do("GET", "/healthz", "", "", "", nil); a.status != 200 {
 		t.Errorf("healthz: %d %s", a.status, a.body)
 	}
-	if a := f.do("GET", "/readyz", "", "", "", nil); a.status != 503 || !strings.Contains(a.body, `"store":"down"`) {
+	if a := f.do("GET", "/readyz", f.turn(fxReadGrant), "", "", nil); a.status != 503 || !strings.Contains(a.body, `"store":"down"`) {
 		t.Errorf("readyz with the store down: %d %s", a.status, a.body)
 	}
 	before := len(f.mock.Requests())
@@ -77,18 +77,25 @@ func TestNoVaultKeyNoLedger(t *testing.T) {
 }
 
 // TestStateFileHeldElsewhere: a second gateway on the same vault directory
-// (so the same state file) still starts, without a ledger, and says so.
+// (so the same state file) refuses to start, naming the file, rather than
+// serve keyed writes without its ledger.
 func TestStateFileHeldElsewhere(t *testing.T) {
 	f := newFleetFixture(t, nil)
 	cfg := f.config(0)
-	logs := newSyncBuffer()
-	g, err := NewFromDir(cfg, f.ws, &GatewayOptions{Logf: logs.logf})
-	if err != nil {
-		t.Fatalf("second gateway: %v", err)
+	getenv := cfg.Getenv
+	cfg.Getenv = func(k string) string {
+		if k == "ANVIL_STATE_LOCK_WAIT" {
+			return "200ms"
+		}
+		return getenv(k)
 	}
-	defer g.Close()
-	if g.exec.Ledger != nil || !strings.Contains(logs.String(), "held by another gateway process") {
-		t.Errorf("ledger %v, log %q", g.exec.Ledger, logs.String())
+	g, err := NewFromDir(cfg, f.ws, &GatewayOptions{Logf: t.Logf})
+	if err == nil {
+		g.Close()
+		t.Fatal("a second gateway started on a state file another one holds")
+	}
+	if !strings.Contains(err.Error(), "state.db") || !strings.Contains(err.Error(), "held by another gateway process") {
+		t.Errorf("refusal: %v", err)
 	}
 }
 

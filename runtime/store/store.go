@@ -44,8 +44,10 @@ var (
 	ErrForbidden = errors.New("store: record belongs to another caller")
 	// ErrFull: a bounded table (pending flows) is full.
 	ErrFull = errors.New("store: too many pending records")
-	// ErrInFlight: Begin waited for an in-flight entry until its context
-	// ended.
+	// ErrInFlight: another caller holds a live lease on the entry and it
+	// did not complete within Options.Wait (or before Begin's context
+	// ended). The gateway answers 409 conflict, retryable, with
+	// Retry-After.
 	ErrInFlight = errors.New("store: ledger entry is still in flight")
 	// ErrLeaseLost: the caller's ledger lease expired and another caller
 	// took the entry over; the answer was not recorded.
@@ -64,10 +66,20 @@ var (
 
 // Defaults for Options.
 const (
-	DefaultLeaseTTL    = 2 * time.Minute
+	// DefaultLeaseTTL is short so that a dead owner is detected within
+	// seconds: a live one renews a third of the way to each expiry, so
+	// two renewals in a row must fail before a live owner loses it.
+	DefaultLeaseTTL = 10 * time.Second
+	// DefaultWait is how long a repeat of an in-flight call waits for the
+	// first to complete before it is answered "in progress".
+	DefaultWait        = 2 * time.Second
 	DefaultRetention   = 24 * time.Hour
 	DefaultSessionIdle = 15 * time.Minute
 	DefaultMaxFlows    = 1000
+	// DefaultOpTimeout bounds one round trip to the backend, so that a
+	// database that stops answering (a half-open connection) costs a
+	// caller at most this long, not a TCP timeout.
+	DefaultOpTimeout = 5 * time.Second
 )
 
 // Bounds on caller-supplied values (untrusted input is bounded).
@@ -88,6 +100,12 @@ type Options struct {
 	// entry without Renew; after it an owner that died no longer blocks a
 	// retry (DefaultLeaseTTL).
 	LeaseTTL time.Duration
+	// Wait bounds how long Begin waits for an in-flight entry another
+	// caller holds a live lease on, before it answers ErrInFlight
+	// (DefaultWait; negative: answer at once).
+	Wait time.Duration
+	// OpTimeout bounds each backend round trip (DefaultOpTimeout).
+	OpTimeout time.Duration
 	// Retention is how long a completed ledger entry is replayed
 	// (DefaultRetention); Purge deletes older ones.
 	Retention time.Duration
@@ -105,6 +123,14 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.Wait == 0 {
+		o.Wait = DefaultWait
+	} else if o.Wait < 0 {
+		o.Wait = 0
+	}
+	if o.OpTimeout <= 0 {
+		o.OpTimeout = DefaultOpTimeout
 	}
 	if o.Retention <= 0 {
 		o.Retention = DefaultRetention
@@ -135,6 +161,15 @@ type LedgerKey struct {
 	ID        string // _meta.idempotency_key or Idempotency-Key
 	Tool      string // the tool called
 	InputHash string // a digest of the call's canonical input
+	// TakeOver says what Begin does with a matching entry whose owner's
+	// lease expired before it recorded an outcome (the owner died, hung,
+	// or lost the store): its write may or may not have reached the
+	// upstream. True: the caller can resolve that (the operation sends
+	// the same idempotency key upstream, or declares a lookup), and Begin
+	// hands it the entry (OutcomeNew, TookOver). False: Begin answers
+	// OutcomeUnknown and changes nothing, so the write is never sent
+	// again blindly.
+	TakeOver bool
 }
 
 // Outcome is what Begin decided.
@@ -151,6 +186,12 @@ const (
 	// OutcomeConflict: the ID was used with another tool or input. The
 	// caller refuses the call (REST 409 "conflict").
 	OutcomeConflict
+	// OutcomeUnknown: an earlier attempt's owner lost its lease without
+	// recording an outcome, and the key did not ask to take it over: the
+	// caller refuses the call (its outcome is unknown) and sends nothing.
+	// The entry is unchanged: the earlier owner may still record its
+	// answer, which later repeats then replay.
+	OutcomeUnknown
 )
 
 // String names the outcome for logs and audit lines.
@@ -162,6 +203,8 @@ func (o Outcome) String() string {
 		return "replay"
 	case OutcomeConflict:
 		return "conflict"
+	case OutcomeUnknown:
+		return "outcome_unknown"
 	}
 	return "unknown"
 }
@@ -194,6 +237,9 @@ type Begun struct {
 	// TookOver: OutcomeNew on an entry whose previous owner's lease had
 	// expired (it died or hung); its answer, if any, was never recorded.
 	TookOver bool
+	// Began is when the entry's current attempt began (OutcomeUnknown:
+	// the attempt whose outcome is unknown).
+	Began time.Time
 }
 
 // Purged counts what Purge deleted.
@@ -245,15 +291,20 @@ type Store interface {
 	// or Release), OutcomeReplay (a completed entry with the same tool and
 	// input: its first answer), OutcomeConflict (same subject and ID,
 	// other tool or input). While another caller, on any replica, holds an
-	// unexpired lease on a matching entry, Begin waits for it to complete
-	// and then replays (Waited is set); if that lease expires first, the
-	// waiter takes the entry over (OutcomeNew, TookOver). When ctx ends
-	// while waiting it returns ErrInFlight. An entry completed longer ago
+	// unexpired lease on a matching entry, Begin waits up to Options.Wait
+	// for it to complete and then replays (Waited is set), else returns
+	// ErrInFlight (also when ctx ends first). A matching entry whose
+	// owner's lease expired before an outcome was recorded is taken over
+	// (OutcomeNew, TookOver) when k.TakeOver is set, and answered
+	// OutcomeUnknown, unchanged, otherwise. An entry completed longer ago
 	// than Retention counts as absent.
 	Begin(ctx context.Context, k LedgerKey) (Begun, error)
 	// Complete records the first answer of the entry the lease owns and
-	// wakes its waiters. ErrLeaseLost when the lease expired and another
-	// caller took the entry over (the answer is then not stored).
+	// wakes its waiters. It succeeds after the lease expired as long as
+	// nobody took the entry over (an answer that arrives late, or is
+	// replayed from a spool once the store is back, is still recorded);
+	// ErrLeaseLost when another caller took it over (the answer is then
+	// not stored).
 	Complete(ctx context.Context, l Lease, a Answer) error
 	// Release deletes the in-flight entry the lease owns, for a call that
 	// sent nothing upstream, so a retry starts afresh (ErrLeaseLost as
@@ -262,6 +313,12 @@ type Store interface {
 	// Renew extends the lease by LeaseTTL from now, for an upstream call
 	// that outlives it (ErrLeaseLost as for Complete).
 	Renew(ctx context.Context, l Lease) (Lease, error)
+	// Abandon ends the lease at once without an outcome, for an owner
+	// that cannot tell whether its write acted (it took over an unknown
+	// outcome and could not resolve it): the entry stays in flight, so
+	// the next Begin sees its outcome as unknown rather than sending the
+	// write again (ErrLeaseLost as for Complete).
+	Abandon(ctx context.Context, l Lease) error
 
 	// CreateSession records a new MCP session bound to the token
 	// fingerprint (ErrExists if the id is taken).

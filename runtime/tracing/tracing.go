@@ -96,7 +96,7 @@ func New(tp *sdktrace.TracerProvider) *Tracer {
 func (t *Tracer) Shutdown(ctx context.Context) error { return t.tp.Shutdown(ctx) }
 
 // Extract returns ctx carrying the remote span context of an incoming W3C
-// traceparent header, so the call's span continues the caller's trace.
+// traceparent header, which the call's span links to (StartCall).
 func (t *Tracer) Extract(ctx context.Context, h http.Header) context.Context {
 	if h.Get("Traceparent") == "" {
 		return ctx
@@ -104,9 +104,21 @@ func (t *Tracer) Extract(ctx context.Context, h http.Header) context.Context {
 	return t.prop.Extract(ctx, propagation.HeaderCarrier(h))
 }
 
-// StartCall starts the span of one tools/call.
-func (t *Tracer) StartCall(ctx context.Context) (context.Context, trace.Span) {
-	return t.tracer.Start(ctx, "tools/call", trace.WithSpanKind(trace.SpanKindServer))
+// StartCall starts the span of one tools/call as the root of a trace of
+// the gateway's own, linked to the caller's span when the request carried
+// a traceparent (Extract), whose trace id it returns as parent ("" when
+// none). The gateway's trace id is its audit id: a caller that sends a
+// traceparent names the parent of the call, never its id, so two calls
+// never share one (OpenTelemetry's public-endpoint treatment of an
+// incoming trace: a new root with a link).
+func (t *Tracer) StartCall(ctx context.Context) (_ context.Context, _ trace.Span, parent string) {
+	opts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer), trace.WithNewRoot()}
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		parent = sc.TraceID().String()
+	}
+	ctx, span := t.tracer.Start(ctx, "tools/call", opts...)
+	return ctx, span, parent
 }
 
 // NameCall names the call's span after its served tool.

@@ -45,7 +45,7 @@ func TestEndpointPaths(t *testing.T) {
 		if err != nil || tr == nil {
 			t.Fatalf("%v: %v", c.env, err)
 		}
-		_, span := tr.StartCall(context.Background())
+		_, span, _ := tr.StartCall(context.Background())
 		span.End()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = tr.Shutdown(ctx)

@@ -441,6 +441,19 @@ func AppendJSON(b []byte, v any) ([]byte, error) {
 }
 
 // plainString reports a string JSON writes between quotes unchanged.
+// AppendJSONString appends s as AppendJSON does (encoding/json without HTML
+// escaping), without converting it to an interface on the common path: the
+// request builders write every body key and string value with it.
+func AppendJSONString(b []byte, s string) []byte {
+	if plainString(s) {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	out, _ := AppendJSON(b, s)
+	return out
+}
+
 func plainString(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {

@@ -212,3 +212,12 @@ func TestEncodeWholeBody(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendJSONStringIsAppendJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"uote`, `back\slash`, "<b>&", "\u2028", "é", "tab\t", "\x00", "\xff"} {
+		want, _ := AppendJSON([]byte("x"), s)
+		if got := AppendJSONString([]byte("x"), s); string(got) != string(want) {
+			t.Errorf("%q: %s, want %s", s, got, want)
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -18,112 +16,119 @@ const (
 	mechanismBody   = "body"
 )
 
-// jsonString is s as a request body writes it (encoding/json without HTML
-// escaping).
-func jsonString(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(buf.String(), "\n")
-}
-
-// builder prints one operation's request builder.
+// builder prints one operation's request builder: a straight list of
+// handler.Builder calls in the order upstream.BuildRequest places the
+// inputs.
 type builder struct {
 	op    *air.Operation
 	in    *input
 	stmts []jen.Code
-	// done is set once a statically known error returns: nothing after it
-	// is printed.
+	// done is set once a statically known error is printed: nothing after
+	// it is (the Builder would ignore it).
 	done bool
 	// usesIn is set once a statement reads the typed input.
 	usesIn bool
 }
 
-func (b *builder) add(c ...jen.Code) {
+// call prints b.<method>(args...).
+func (b *builder) call(method string, args ...jen.Code) {
 	if !b.done {
-		b.stmts = append(b.stmts, c...)
+		b.stmts = append(b.stmts, jen.Id("b").Dot(method).Call(args...))
 	}
 }
 
-func (b *builder) opID() jen.Code { return jen.Id("opID") }
-
-func (b *builder) fail(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
-
-func (b *builder) missing(key string) jen.Code {
-	return b.fail(jen.Qual(pkgHandler, "MissingInput").Call(b.opID(), jen.Lit(key)))
-}
-
-func (b *builder) buildError(msg string, internal bool) jen.Code {
-	return b.fail(jen.Qual(pkgHandler, "BuildError").Call(b.opID(), jen.Lit(msg), jen.Lit(internal)))
-}
-
-// returnNow prints a statically known error and ends the builder.
-func (b *builder) returnNow(c jen.Code) {
-	b.add(c)
+// stop prints b.<method>(args...), a statically known error, and ends the
+// builder.
+func (b *builder) stop(method string, args ...jen.Code) {
+	b.call(method, args...)
 	b.done = true
 }
 
-// scalarString is the expression of a present, non-null typed field as
-// a URL, header or form writes it.
-func scalarString(fl *field) *jen.Statement {
-	x := jen.Id("in." + fl.goName)
-	switch fl.kind {
-	case kString:
-		return x
-	case kNumber:
-		return jen.Qual(pkgUpstream, "NumberString").Call(x)
-	case kBool:
-		return jen.Qual("strconv", "FormatBool").Call(x)
+// arg is a field read by the builder.
+func (b *builder) arg(fl *field) *jen.Statement {
+	if !b.done {
+		b.usesIn = true
 	}
-	return jen.Qual(pkgUpstream, "ScalarString").Call(x)
+	return ref(fl)
 }
+
+// present is "the field is given and not null".
+func (b *builder) present(fl *field) *jen.Statement { return b.arg(fl).Dot("Present").Call() }
+
+// text is a scalar field as a URL, header or form writes it (an
+// Opt[string]).
+func (b *builder) text(fl *field) jen.Code {
+	switch fl.kind {
+	case kNumber:
+		return jen.Qual(pkgHandler, "NumberText").Call(b.arg(fl))
+	case kBool:
+		return jen.Qual(pkgHandler, "BoolText").Call(b.arg(fl))
+	case kAny:
+		return jen.Qual(pkgHandler, "ScalarText").Call(b.arg(fl))
+	}
+	return b.arg(fl)
+}
+
+// headerText is a field as a header or cookie writes it.
+func (b *builder) headerText(fl *field) jen.Code {
+	if fl.kind == kAny {
+		return jen.Qual(pkgHandler, "HeaderText").Call(b.arg(fl))
+	}
+	return b.text(fl)
+}
+
+// boxed is a field as an Opt[any].
+func (b *builder) boxed(fl *field) jen.Code {
+	if fl.kind == kAny {
+		return b.arg(fl)
+	}
+	return jen.Qual(pkgHandler, "Boxed").Call(b.arg(fl))
+}
+
+// httpMethods are net/http's names of the methods.
+var httpMethods = map[string]string{"GET": "MethodGet", "HEAD": "MethodHead", "POST": "MethodPost", "PUT": "MethodPut",
+	"PATCH": "MethodPatch", "DELETE": "MethodDelete", "CONNECT": "MethodConnect", "OPTIONS": "MethodOptions", "TRACE": "MethodTrace"}
 
 // emitBuild prints the request builder of t.
 func (g *generator) emitBuild(f *jen.File, t *Tool, n opNames, in *input) {
 	op := t.Op
 	b := &builder{op: op, in: in}
-	b.add(
-		jen.Const().Id("opID").Op("=").Lit(op.ID),
-		jen.If(jen.Id("base").Dot("Err")).Block(b.fail(jen.Qual(pkgHandler, "BadBase").Call(b.opID()))),
-		jen.Var().Id("u").Qual("strings", "Builder"),
-		jen.Id("u").Dot("WriteString").Call(jen.Id("base").Dot("Prefix")),
-	)
 	b.path(op.SourceRef.Path)
-	b.add(jen.Id("q").Op(":=").Id("base").Dot("Query"))
-	headers, cookies := b.params()
-	hasBody := b.body()
-	b.carrier(&headers)
-	b.finish(op, hasBody, headers, cookies)
+	b.params()
+	b.body()
+	b.carrier()
+	method := op.SourceRef.HTTPMethod()
+	m := jen.Code(jen.Lit(method))
+	if name, ok := httpMethods[method]; ok {
+		m = jen.Qual(pkgHTTP, name)
+	}
+	body := []jen.Code{jen.Id("b").Op(":=").Qual(pkgHandler, "NewBuilder").Call(jen.Id("base"), jen.Lit(op.ID))}
 	param := jen.Id("_").Qual(pkgHandler, "Input")
 	if b.usesIn {
 		param = jen.Id("in0").Qual(pkgHandler, "Input")
-		b.stmts = append([]jen.Code{jen.Id("in").Op(":=").Id("in0").Assert(jen.Op("*").Id(n.input))}, b.stmts...)
+		body = append([]jen.Code{jen.Id("in").Op(":=").Id("in0").Assert(jen.Op("*").Id(n.input))}, body...)
 	}
-
+	body = append(body, b.stmts...)
+	body = append(body, jen.Return(jen.Id("b").Dot("Do").Call(jen.Id("ctx"), m, jen.Lit(op.Output.Accept()))))
 	f.Commentf("%s builds the upstream request of %s.", n.build, op.ID)
 	f.Func().Id(n.build).Params(
 		jen.Id("ctx").Qual("context", "Context"),
 		jen.Id("base").Op("*").Qual(pkgHandler, "Base"),
 		param,
-	).Params(jen.Op("*").Qual(pkgHTTP, "Request"), jen.Error()).Block(b.stmts...)
+	).Params(jen.Op("*").Qual(pkgHTTP, "Request"), jen.Error()).Block(body...)
 }
 
 // path prints the path template's expansion.
 func (b *builder) path(tmpl string) {
 	for tmpl != "" && !b.done {
 		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(tmpl)))
-			return
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(tmpl)))
+		j := strings.IndexByte(tmpl[max(i, 0):], '}')
+		if i < 0 || j < 0 {
+			b.call("Path", jen.Lit(tmpl))
 			return
 		}
 		if i > 0 {
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(tmpl[:i])))
+			b.call("Path", jen.Lit(tmpl[:i]))
 		}
 		name := tmpl[i+1 : i+j]
 		tmpl = tmpl[i+j+1:]
@@ -135,115 +140,62 @@ func (b *builder) path(tmpl string) {
 			}
 		}
 		if p == nil {
-			b.returnNow(b.buildError(fmt.Sprintf("Path parameter {%s} is not declared by the operation.", name), true))
+			b.stop("Undeclared", jen.Lit(name))
 			return
 		}
 		key := p.InputKey()
 		fl := b.in.byProp[key]
 		if fl == nil || air.IsControlInput(key) || fl.never {
-			b.returnNow(b.missing(key))
+			b.stop("Missing", jen.Lit(key))
 			return
 		}
-		b.usesIn = true
-		b.add(jen.If(noValue(fl)).Block(b.missing(key)))
-		empty := b.buildError(fmt.Sprintf("Path input %s must not be empty.", key), false)
 		style, explode := p.Wire()
 		if fl.kind == kAny {
-			b.add(jen.Block(
-				jen.List(jen.Id("s"), jen.Id("ok")).Op(":=").Qual(pkgUpstream, "PathValue").Call(jen.Id("in."+fl.goName), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode)),
-				jen.If(jen.Op("!").Id("ok")).Block(empty),
-				jen.Id("u").Dot("WriteString").Call(jen.Id("s")),
-			))
+			b.call("PathValue", jen.Lit(key), jen.Lit(p.Name), styleConst(style), jen.Lit(explode), b.arg(fl))
 			continue
-		}
-		if fl.kind == kString {
-			b.add(jen.If(jen.Id("in." + fl.goName).Op("==").Lit("")).Block(empty))
 		}
 		switch style {
 		case air.StyleLabel:
-			b.add(jen.Id("u").Dot("WriteByte").Call(jen.LitRune('.')))
+			b.call("Path", jen.Lit("."))
 		case air.StyleMatrix:
-			b.add(jen.Id("u").Dot("WriteString").Call(jen.Lit(";").Op("+").Qual(pkgUpstream, "PathSegment").Call(jen.Lit(p.Name)).Op("+").Lit("=")))
+			b.call("PathMatrix", jen.Lit(p.Name))
 		}
-		b.add(jen.Id("u").Dot("WriteString").Call(jen.Qual(pkgUpstream, "PathSegment").Call(scalarString(fl))))
+		b.call("PathParam", jen.Lit(key), b.text(fl))
 	}
 }
 
-// headerSet is a header input kept until the request exists.
-type headerSet struct {
-	name string // the header name
-	v    string // the Go variable holding the value
-	ok   string // the Go variable telling it is set
-}
-
 // params prints the query, header and cookie inputs in declaration order.
-func (b *builder) params() (headers []headerSet, cookies bool) {
+func (b *builder) params() {
 	for i := range b.op.Input.Params {
-		if b.done {
-			return
-		}
 		p := &b.op.Input.Params[i]
 		key := p.InputKey()
-		if p.In == "path" || air.IsControlInput(key) {
+		if b.done || p.In == "path" || air.IsControlInput(key) {
 			continue
 		}
 		fl := b.in.byProp[key]
 		if fl == nil || fl.never {
 			if p.Required {
-				b.returnNow(b.missing(key))
+				b.stop("Missing", jen.Lit(key))
 			}
 			continue
 		}
-		if !b.done {
-			b.usesIn = true
+		if p.Required {
+			b.call("Require", jen.Lit(key), b.present(fl))
 		}
-		var present []jen.Code
 		switch p.In {
 		case "query":
 			if fl.kind == kAny {
 				style, explode := p.Wire()
-				present = append(present, jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQueryValue").Call(
-					jen.Id("q"), jen.Lit(p.Name), jen.Lit(string(style)), jen.Lit(explode), jen.Id("in."+fl.goName)))
+				b.call("QueryValue", jen.Lit(p.Name), styleConst(style), jen.Lit(explode), b.arg(fl))
 			} else {
-				present = append(present, jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("q"), jen.Lit(p.Name), scalarString(fl)))
+				b.call("Query", jen.Lit(p.Name), b.text(fl))
 			}
 		case "header":
-			h := headerSet{name: p.Name, v: fmt.Sprintf("h%d", len(headers)), ok: fmt.Sprintf("h%dSet", len(headers))}
-			headers = append(headers, h)
-			b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False())
-			val := scalarString(fl)
-			if fl.kind == kAny {
-				val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
-			}
-			present = append(present,
-				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
-				jen.If(jen.Qual(pkgHandler, "BadHeader").Call(jen.Id(h.v))).Block(
-					b.buildError(fmt.Sprintf("Header input %s must not contain line breaks.", key), false)))
+			b.call("Header", jen.Lit(p.Name), jen.Lit(key), b.headerText(fl))
 		case "cookie":
-			if !cookies {
-				cookies = true
-				b.add(jen.Var().Id("cookies").Index().String())
-			}
-			val := scalarString(fl)
-			if fl.kind == kAny {
-				val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
-			}
-			present = append(present, jen.Id("cookies").Op("=").Append(jen.Id("cookies"),
-				jen.Lit(p.Name+"=").Op("+").Qual(pkgUpstream, "CookieValue").Call(val)))
+			b.call("Cookie", jen.Lit(p.Name), b.headerText(fl))
 		}
-		stmt := jen.If(value(fl)).Block(present...)
-		if p.Required {
-			stmt = stmt.Else().Block(b.missing(key))
-		}
-		if len(present) == 0 {
-			if p.Required {
-				b.add(jen.If(noValue(fl)).Block(b.missing(key)))
-			}
-			continue
-		}
-		b.add(stmt)
 	}
-	return headers, cookies
 }
 
 // carrierField is the typed field of the undeclared carrier input, or nil
@@ -259,14 +211,11 @@ func (b *builder) carrierField() *field {
 	return fl
 }
 
-// boxed is a present field's value as any.
-func boxed(fl *field) jen.Code { return jen.Id("in." + fl.goName) }
-
-// body prints the request body; it reports whether there may be one.
-func (b *builder) body() bool {
+// body prints the request body.
+func (b *builder) body() {
 	bd := b.op.Input.Body
 	if bd == nil || b.done {
-		return false
+		return
 	}
 	enc, ctype := bd.Wire()
 	carrier := b.carrierField()
@@ -279,66 +228,38 @@ func (b *builder) body() bool {
 		fl := b.in.byProp[key]
 		if fl == nil || fl.never {
 			if bd.Required {
-				b.returnNow(b.missing(key))
+				b.stop("Missing", jen.Lit(key))
 			}
-			return false
+			return
 		}
-		b.add(jen.Var().Id("body").Index().Byte(), jen.Id("ctype").Op(":=").Lit(ctype))
-		b.usesIn = true
-		ckey, cval := jen.Lit(""), jen.Code(jen.Nil())
 		if inBody {
-			ckey = jen.Lit(b.op.Idempotency.Key)
-			cval = jen.Nil()
+			b.call("BodyKey", jen.Lit(b.op.Idempotency.Key), b.boxed(carrier))
 		}
-		var carrierSetup []jen.Code
-		if inBody {
-			carrierSetup = []jen.Code{
-				jen.Var().Id("ck").String(),
-				jen.Var().Id("cv").Any(),
-				jen.If(value(carrier)).Block(jen.List(jen.Id("ck"), jen.Id("cv")).Op("=").List(ckey, boxed(carrier))),
-			}
-			ckey, cval = jen.Id("ck"), jen.Id("cv")
-		}
-		stmt := []jen.Code{}
-		stmt = append(stmt, carrierSetup...)
-		stmt = append(stmt,
-			jen.Var().Id("err").Error(),
-			jen.List(jen.Id("body"), jen.Id("ctype"), jen.Id("err")).Op("=").Qual(pkgHandler, "WholeBody").Call(
-				jen.Id("opID"), jen.Lit(key), bodyEncodingConst(enc), jen.Lit(ctype), boxed(fl), ckey, cval),
-			jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))),
-		)
-		ifs := jen.If(value(fl)).Block(stmt...)
-		if bd.Required {
-			ifs = ifs.Else().Block(b.missing(key))
-		}
-		b.add(ifs)
-		return true
+		b.call("WholeBody", jen.Lit(key), bodyEncodingConst(enc), jen.Lit(ctype), jen.Lit(bd.Required), b.boxed(fl))
+		return
 	}
 
-	// Fields projection: the present fields, in declaration order.
-	b.add(jen.Var().Id("body").Index().Byte(), jen.Id("ctype").Op(":=").Lit(ctype))
-	b.usesIn = true
-	type bodyField struct {
-		name string
-		fl   *field
+	// Fields projection: the present fields, in declaration order; a
+	// raw-text type with fields is sent as JSON.
+	if enc == air.BodyRaw {
+		enc, ctype = air.BodyJSON, "application/json"
 	}
-	var fields []bodyField
+	b.call("Body", bodyEncodingConst(enc), jen.Lit(ctype), jen.Lit(bd.Required))
+	carrierNamed := false
 	for _, bf := range bd.Fields {
 		key := bf.InputKey()
-		if air.IsControlInput(key) {
+		fl := b.in.byProp[key]
+		if air.IsControlInput(key) || fl == nil || fl.never {
 			continue
 		}
-		if fl := b.in.byProp[key]; fl != nil && !fl.never {
-			fields = append(fields, bodyField{bf.Name, fl})
-		}
-	}
-	carrierNamed := false
-	for _, f := range fields {
-		if f.name == b.op.Idempotency.Key {
+		if bf.Name == b.op.Idempotency.Key {
 			carrierNamed = true
 		}
+		b.call(bodyMethods[fl.kind], jen.Lit(bf.Name), b.arg(fl))
 	}
-	var required []jen.Code
+	if inBody && !carrierNamed {
+		b.call("BodyCarrier", jen.Lit(b.op.Idempotency.Key), b.boxed(carrier))
+	}
 	for _, bf := range bd.Fields {
 		if !bf.Required {
 			continue
@@ -346,146 +267,29 @@ func (b *builder) body() bool {
 		key := bf.InputKey()
 		fl := b.in.byProp[key]
 		if fl == nil || fl.never {
-			required = append(required, b.missing(key))
+			b.call("BodyRequire", jen.Lit(key), jen.False())
 			break
 		}
-		required = append(required, jen.If(noValue(fl)).Block(b.missing(key)))
+		b.call("BodyRequire", jen.Lit(key), b.present(fl))
 	}
-	var count []jen.Code
-	count = append(count, jen.Id("nf").Op(":=").Lit(0))
-	var stmts []jen.Code
-	if enc == air.BodyForm {
-		stmts = append(stmts, jen.Id("form").Op(":=").Lit(""))
-		for _, bf := range fields {
-			fl := bf.fl
-			var add jen.Code
-			if fl.kind == kAny {
-				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendFormValue").Call(jen.Id("form"), jen.Lit(bf.name), jen.Id("in."+fl.goName))
-			} else {
-				add = jen.Id("form").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("form"), jen.Lit(bf.name), scalarString(fl))
-				if fl.nullable {
-					add = jen.If(notNull(fl)).Block(add)
-				}
-			}
-			stmts = append(stmts, jen.If(has(fl)).Block(jen.Id("nf").Op("++"), add))
-		}
-		if inBody && !carrierNamed {
-			stmts = append(stmts, jen.If(value(carrier)).Block(jen.Id("nf").Op("++"),
-				jen.Id("form").Op("=").Qual(pkgUpstream, "AppendFormValue").Call(jen.Id("form"), jen.Lit(b.op.Idempotency.Key), boxed(carrier))))
-		}
-		tail := append([]jen.Code{}, required...)
-		tail = append(tail, jen.Id("body").Op("=").Index().Byte().Parens(jen.Id("form")))
-		cond := jen.Id("nf").Op(">").Lit(0)
-		if bd.Required {
-			cond = jen.True()
-		}
-		stmts = append(stmts, jen.If(cond).Block(tail...))
-		b.add(jen.Block(append(count, stmts...)...))
-		return true
-	}
-	// JSON (a raw-text type with fields is sent as JSON).
-	if enc == air.BodyRaw {
-		b.add(jen.Id("ctype").Op("=").Lit("application/json"))
-	}
-	stmts = append(stmts, jen.Id("w").Op(":=").Make(jen.Index().Byte(), jen.Lit(1), jen.Lit(128)), jen.Id("w").Index(jen.Lit(0)).Op("=").LitRune('{'))
-	// w holds '{' and the fields written so far: a field follows another
-	// one exactly when len(w) > 1 (handler.AppendJSONKey writes the comma).
-	keyOf := func(name string) jen.Code {
-		return jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONKey").Call(jen.Id("w"), jen.Lit(jsonString(name)+":"))
-	}
-	needErr := false
-	for _, bf := range fields {
-		fl := bf.fl
-		key := keyOf(bf.name)
-		var val jen.Code
-		switch fl.kind {
-		case kString:
-			val = jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONString").Call(jen.Id("w"), jen.Id("in."+fl.goName))
-		case kNumber:
-			val = jen.Id("w").Op("=").Qual(pkgHandler, "AppendJSONNumber").Call(jen.Id("w"), jen.Id("in."+fl.goName))
-		case kBool:
-			val = jen.Id("w").Op("=").Qual("strconv", "AppendBool").Call(jen.Id("w"), jen.Id("in."+fl.goName))
-		default:
-			needErr = true
-			val = jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), jen.Id("in."+fl.goName)), jen.Id("err").Op("!=").Nil()).Block(
-				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(bf.name))))
-		}
-		if fl.nullable && fl.kind != kAny {
-			val = jen.If(isNull(fl)).Block(jen.Id("w").Op("=").Append(jen.Id("w"), jen.Lit("null").Op("..."))).Else().Block(val)
-		}
-		stmts = append(stmts, jen.If(has(fl)).Block(key, val))
-	}
-	if inBody && !carrierNamed {
-		needErr = true
-		stmts = append(stmts, jen.If(value(carrier)).Block(keyOf(b.op.Idempotency.Key),
-			jen.If(jen.List(jen.Id("w"), jen.Id("err")).Op("=").Qual(pkgUpstream, "AppendJSON").Call(jen.Id("w"), boxed(carrier)), jen.Id("err").Op("!=").Nil()).Block(
-				b.fail(jen.Qual(pkgHandler, "BodyValueError").Call(jen.Id("opID"), jen.Lit(b.op.Idempotency.Key))))))
-	}
-	var decls []jen.Code
-	if needErr {
-		decls = append(decls, jen.Var().Id("err").Error())
-	}
-	tail := append([]jen.Code{}, required...)
-	tail = append(tail, jen.Id("body").Op("=").Append(jen.Id("w"), jen.LitRune('}')))
-	if bd.Required {
-		stmts = append(stmts, tail...)
-	} else {
-		stmts = append(stmts, jen.If(jen.Len(jen.Id("w")).Op(">").Lit(1)).Block(tail...))
-	}
-	b.add(jen.Block(append(decls, stmts...)...))
-	return true
+	b.call("EndBody")
 }
 
+// bodyMethods are the Builder methods that write a body field of a kind.
+var bodyMethods = map[kind]string{kString: "BodyString", kNumber: "BodyNumber", kBool: "BodyBool", kAny: "BodyValue"}
+
 // carrier prints the undeclared idempotency carrier for a header or query.
-func (b *builder) carrier(headers *[]headerSet) {
+func (b *builder) carrier() {
 	fl := b.carrierField()
 	if fl == nil || b.done {
 		return
 	}
-	idem := b.op.Idempotency
-	b.usesIn = true
-	switch idem.Mechanism {
+	switch idem := b.op.Idempotency; idem.Mechanism {
 	case mechanismHeader:
-		h := headerSet{name: idem.Key, v: fmt.Sprintf("h%d", len(*headers)), ok: fmt.Sprintf("h%dSet", len(*headers))}
-		*headers = append(*headers, h)
-		val := scalarString(fl)
-		if fl.kind == kAny {
-			val = jen.Qual(pkgUpstream, "HeaderValue").Call(jen.Id("in." + fl.goName))
-		}
-		b.add(jen.Var().Id(h.v).String(), jen.Id(h.ok).Op(":=").False(),
-			jen.If(value(fl)).Block(
-				jen.List(jen.Id(h.v), jen.Id(h.ok)).Op("=").List(val, jen.True()),
-				jen.If(jen.Qual(pkgHandler, "BadHeader").Call(jen.Id(h.v))).Block(
-					b.buildError("The idempotency key must not contain line breaks.", false))))
+		b.call("KeyHeader", jen.Lit(idem.Key), b.headerText(fl))
 	case mechanismQuery:
-		val := scalarString(fl)
-		b.add(jen.If(value(fl)).Block(jen.Id("q").Op("=").Qual(pkgUpstream, "AppendQuery").Call(jen.Id("q"), jen.Lit(idem.Key), val)))
+		b.call("Query", jen.Lit(idem.Key), b.text(fl))
 	}
-}
-
-// finish prints the request and its headers.
-func (b *builder) finish(op *air.Operation, hasBody bool, headers []headerSet, cookies bool) {
-	if b.done {
-		return
-	}
-	method := op.SourceRef.HTTPMethod()
-	body := jen.Code(jen.Nil())
-	if hasBody {
-		body = jen.Id("body")
-	}
-	b.add(jen.List(jen.Id("req"), jen.Id("err")).Op(":=").Qual(pkgHandler, "NewRequest").Call(jen.Id("ctx"), b.opID(), jen.Lit(method), jen.Op("&").Id("u"), jen.Id("q"), body),
-		jen.If(jen.Id("err").Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Id("err"))))
-	for _, h := range headers {
-		b.add(jen.If(jen.Id(h.ok)).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit(h.name), jen.Id(h.v))))
-	}
-	if cookies {
-		b.add(jen.If(jen.Len(jen.Id("cookies")).Op(">").Lit(0)).Block(
-			jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Cookie"), jen.Qual("strings", "Join").Call(jen.Id("cookies"), jen.Lit("; ")))))
-	}
-	if hasBody {
-		b.add(jen.If(jen.Id("body").Op("!=").Nil()).Block(jen.Id("req").Dot("Header").Dot("Set").Call(jen.Lit("Content-Type"), jen.Id("ctype"))))
-	}
-	b.add(jen.Return(jen.Qual(pkgHandler, "FinishRequest").Call(jen.Id("req"), jen.Lit(op.Output.Accept()))))
 }
 
 // bodyEncodingConst names enc by its air constant in generated code.
@@ -497,4 +301,15 @@ func bodyEncodingConst(enc air.BodyEncoding) jen.Code {
 		return jen.Qual(pkgAir, "BodyRaw")
 	}
 	return jen.Qual(pkgAir, "BodyJSON")
+}
+
+// styleConst names a parameter style by its air constant.
+func styleConst(s air.ParamStyle) jen.Code {
+	name, ok := map[air.ParamStyle]string{air.StyleForm: "StyleForm", air.StyleSimple: "StyleSimple", air.StyleLabel: "StyleLabel",
+		air.StyleMatrix: "StyleMatrix", air.StyleSpaceDelimited: "StyleSpaceDelimited", air.StylePipeDelimited: "StylePipeDelimited",
+		air.StyleDeepObject: "StyleDeepObject"}[s]
+	if !ok {
+		return jen.Qual(pkgAir, "ParamStyle").Call(jen.Lit(fmt.Sprint(s)))
+	}
+	return jen.Qual(pkgAir, name)
 }

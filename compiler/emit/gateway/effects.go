@@ -18,146 +18,128 @@ type effectGen struct {
 	t      *Tool
 	n      opNames
 	in     *input
-	paths  int  // path variables printed so far
-	usedIn bool // the typed input was read
+	paths  map[string]string // the path variables printed, by path
+	usedIn bool              // the typed input was read
+	mapped bool              // a Mapping variable m is declared
 }
 
-// pathVar prints a package-level air.Path and returns its name.
+// pathVar prints a package-level air.Path, once per operation and path,
+// and returns its name.
 func (e *effectGen) pathVar(p air.Path) string {
-	name := fmt.Sprintf("%sPath%d", e.n.input, e.paths)
-	e.paths++
+	p.Optional = false
+	if name, ok := e.paths[p.String()]; ok {
+		return name
+	}
+	name := fmt.Sprintf("%sPath%d", e.n.input, len(e.paths))
+	e.paths[p.String()] = name
 	var segs []jen.Code
 	for _, s := range p.Segments {
 		if s.IsIndex {
-			segs = append(segs, jen.Values(jen.Dict{jen.Id("Index"): jen.Lit(s.Index), jen.Id("IsIndex"): jen.True()}))
+			segs = append(segs, jen.Values(jen.Id("Index").Op(":").Lit(s.Index), jen.Id("IsIndex").Op(":").True()))
 		} else {
-			segs = append(segs, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(s.Name)}))
+			segs = append(segs, jen.Values(jen.Id("Name").Op(":").Lit(s.Name)))
 		}
 	}
-	e.f.Var().Id(name).Op("=").Qual(pkgAir, "Path").Values(jen.Dict{
-		jen.Id("Root"):     jen.Lit(p.Root),
-		jen.Id("Segments"): jen.Index().Qual(pkgAir, "Segment").Values(segs...),
-	})
+	root := jen.Code(jen.Lit(p.Root))
+	switch p.Root {
+	case air.RootRequest:
+		root = jen.Qual(pkgAir, "RootRequest")
+	case air.RootResponse:
+		root = jen.Qual(pkgAir, "RootResponse")
+	}
+	e.f.Var().Id(name).Op("=").Qual(pkgAir, "Path").Values(
+		jen.Id("Root").Op(":").Add(root),
+		jen.Id("Segments").Op(":").Index().Qual(pkgAir, "Segment").Values(segs...))
 	return name
 }
 
 // roots says what a mapping's paths may read.
 type roots struct {
-	requestOnly bool // draft arguments: request.* only
-	noKey       bool // idempotency_key names nothing (staged objects)
+	noResponse bool // the draft mapping's arguments: request.* only
+	noKey      bool // idempotency_key names nothing (staged objects)
 }
 
-// lookup prints `v, ok = <the value src names>` for a parsed path; it
-// returns false when the path can never name anything.
-func (e *effectGen) lookup(p air.Path, r roots) ([]jen.Code, bool) {
-	vok := jen.List(jen.Id("v"), jen.Id("ok"))
+// possible reports whether path p can name something under r.
+func possible(p air.Path, r roots) bool {
 	switch p.Root {
 	case air.RootRequest:
-		name := p.Segments[0].Name
-		if p.Segments[0].IsIndex {
-			e.usedIn = true
-			return []jen.Code{jen.If(jen.Id("in").Op("==").Nil()).Block(jen.List(jen.Id("v"), jen.Id("ok")).Op("=").Id(e.pathVar(p)).Dot("Lookup").Call(jen.Id("c").Dot("Args")))}, true
-		}
-		full := e.pathVar(p)
-		e.usedIn = true
-		var typed []jen.Code
-		if fl := e.in.byProp[name]; fl != nil {
-			if len(p.Segments) == 1 {
-				typed = []jen.Code{jen.If(value(fl)).Block(vok.Clone().Op("=").List(jen.Id("in."+fl.goName), jen.True()))}
-			} else if fl.kind == kAny {
-				rest := e.pathVar(air.Path{Root: p.Root, Segments: p.Segments[1:]})
-				typed = []jen.Code{jen.If(value(fl)).Block(vok.Clone().Op("=").Id(rest).Dot("Lookup").Call(jen.Id("in." + fl.goName)))}
-			}
-		}
-		return []jen.Code{jen.If(jen.Id("in").Op("!=").Nil()).Block(typed...).Else().Block(
-			vok.Clone().Op("=").Id(full).Dot("Lookup").Call(jen.Id("c").Dot("Args")))}, true
+		return true
 	case air.RootResponse:
-		if r.requestOnly {
-			return nil, false
-		}
-		return []jen.Code{vok.Clone().Op("=").Id(e.pathVar(p)).Dot("Lookup").Call(jen.Id("c").Dot("Response"))}, true
+		return !r.noResponse
 	case air.RootIdempotencyKey:
-		if r.requestOnly || r.noKey {
-			return nil, false
-		}
-		return []jen.Code{jen.If(jen.Id("key").Op("!=").Lit("")).Block(vok.Clone().Op("=").List(jen.Id("key"), jen.True()))}, true
-	}
-	return nil, false
-}
-
-// usesRequest reports whether a mapping reads request.*.
-func usesRequest(m air.Mapping) bool {
-	for _, a := range m {
-		if !a.ArgSource.IsConst() && strings.HasPrefix(a.ArgSource.Path, air.RootRequest) {
-			return true
-		}
+		return !r.noResponse && !r.noKey
 	}
 	return false
 }
 
-// mapping prints a function resolving m: func(c, key) (effect.Args, why).
-func (e *effectGen) mapping(suffix string, m air.Mapping, r roots) string {
-	name := e.n.effect + suffix
-	e.usedIn = false
-	var body []jen.Code
-	usesKey, stopped, appended := false, false, false
+// source is how argument arg's path reads its value: the Mapping call
+// completing m.Arg(name, path), or nil when the path can never name
+// anything.
+func (e *effectGen) source(p air.Path, r roots) jen.Code {
+	if !possible(p, r) {
+		return nil
+	}
+	switch p.Root {
+	case air.RootRequest:
+		e.usedIn = true
+		fl := e.in.byProp[p.Segments[0].Name]
+		switch {
+		case p.Segments[0].IsIndex || fl == nil:
+			// Only an argument no typed field holds can be there.
+			return jen.Dot("Request").Call(jen.Nil(), jen.False())
+		case len(p.Segments) == 1:
+			return jen.Dot("Request").Call(ref(fl).Dot("Any").Call())
+		case fl.kind == kAny:
+			rest := e.pathVar(air.Path{Root: p.Root, Segments: p.Segments[1:]})
+			return jen.Dot("Request").Call(jen.Id(rest).Dot("Lookup").Call(ref(fl).Dot("Value")))
+		}
+		return jen.Dot("Request").Call(jen.Nil(), jen.False())
+	case air.RootResponse:
+		return jen.Dot("Value").Call(jen.Id(e.pathVar(p)).Dot("Lookup").Call(jen.Id("c").Dot("Response")))
+	case air.RootIdempotencyKey:
+		key := jen.Id("c").Dot("IdempotencyKey")
+		return jen.Dot("Value").Call(key, key.Clone().Op("!=").Lit(""))
+	}
+	return nil
+}
+
+// mapping prints the resolution of m's arguments into the Mapping m.
+func (e *effectGen) mapping(m air.Mapping, r roots) []jen.Code {
+	e.usedIn = true // the Mapping reads the input's loose arguments
+	start := jen.Id("m").Op("=")
+	if !e.mapped {
+		e.mapped = true
+		start = jen.Id("m").Op(":=")
+	}
+	out := []jen.Code{start.Qual(pkgHandler, "NewMapping").Call(jen.Op("&").Id("in").Dot("Controls"), jen.Lit(len(m)))}
 	for _, arg := range m {
 		src := arg.ArgSource
 		if src.IsConst() {
-			appended = true
-			body = append(body, jen.Id("a").Op("=").Append(jen.Id("a"), jen.Qual(pkgEffect, "Arg").Values(jen.Dict{
-				jen.Id("Name"):  jen.Lit(arg.Name),
-				jen.Id("Value"): jen.Qual(pkgJSON, "RawMessage").Call(jen.Lit(string(src.Const))),
-			})))
+			out = append(out, jen.Id("m").Dot("Const").Call(jen.Lit(arg.Name), rawLit(string(src.Const))))
 			continue
 		}
 		p, err := air.ParsePath(src.Path)
 		if err != nil {
-			body = append(body, jen.Return(jen.Nil(), jen.Qual(pkgHandler, "NotAPath").Call(jen.Lit(src.Path))))
-			stopped = true
-			break
+			return append(out, jen.Id("m").Dot("Fail").Call(jen.Qual(pkgHandler, "NotAPath").Call(jen.Lit(src.Path))))
 		}
-		look, possible := e.lookup(p, r)
-		if p.Root == air.RootIdempotencyKey && possible {
-			usesKey = true
-		}
-		missing := jen.Return(jen.Nil(), jen.Qual(pkgHandler, "NamesNothing").Call(jen.Lit(src.Path)))
-		if !possible {
+		read := e.source(p, r)
+		if read == nil {
 			if p.Optional {
 				continue
 			}
-			body = append(body, missing)
-			stopped = true
-			break
+			return append(out, jen.Id("m").Dot("Fail").Call(jen.Qual(pkgHandler, "NamesNothing").Call(jen.Lit(src.Path))))
 		}
-		found := jen.Id("a").Op("=").Append(jen.Id("a"), jen.Qual(pkgEffect, "Arg").Values(jen.Dict{
-			jen.Id("Name"): jen.Lit(arg.Name), jen.Id("Value"): jen.Id("v")}))
-		stmt := jen.If(jen.Id("ok")).Block(found)
-		if !p.Optional {
-			stmt = stmt.Else().Block(missing)
-		}
-		block := []jen.Code{jen.Var().Id("v").Any(), jen.Var().Id("ok").Bool()}
-		block = append(block, look...)
-		block = append(block, stmt)
-		body = append(body, jen.Block(block...))
-		appended = true
+		out = append(out, jen.Id("m").Dot("Arg").Call(jen.Lit(arg.Name), jen.Lit(src.Path)).Add(read))
 	}
-	if !stopped {
-		body = append(body, jen.Return(jen.Id("a"), jen.Lit("")))
+	return out
+}
+
+// rawLit is a JSON literal as a Go string: raw (`"closed"`) when it can be.
+func rawLit(s string) jen.Code {
+	if !strings.ContainsAny(s, "`\r") {
+		return jen.Op("`" + s + "`")
 	}
-	if appended || !stopped {
-		body = append([]jen.Code{jen.Id("a").Op(":=").Make(jen.Qual(pkgEffect, "Args"), jen.Lit(0), jen.Lit(len(m)))}, body...)
-	}
-	if e.usedIn {
-		body = append([]jen.Code{jen.List(jen.Id("in"), jen.Id("_")).Op(":=").Id("c").Dot("Input").Assert(jen.Op("*").Id(e.n.input))}, body...)
-	}
-	keyParam := jen.Id("key").String()
-	if !usesKey {
-		keyParam = jen.Id("_").String()
-	}
-	e.f.Commentf("%s resolves a follow-up's arguments, in the mapping's order; why says what named nothing.", name)
-	e.f.Func().Id(name).Params(jen.Id("c").Op("*").Qual(pkgHandler, "EffectCall"), keyParam).Params(jen.Qual(pkgEffect, "Args"), jen.String()).Block(body...)
-	return name
+	return jen.Lit(s)
 }
 
 // toolOf returns the wire name of an operation served by the connector.
@@ -168,27 +150,6 @@ func (e *effectGen) toolOf(opID string) (string, bool) {
 		}
 	}
 	return "", false
-}
-
-// followUp prints the resolution of a follow-up; onOK receives the
-// effect.FollowUp expression, onWhy the reason expression (nil: ignore).
-func (e *effectGen) followUp(suffix, operation string, m air.Mapping, key jen.Code, r roots,
-	onOK func(fu jen.Code) []jen.Code, onWhy func(why jen.Code) []jen.Code) []jen.Code {
-	tool, served := e.toolOf(operation)
-	if !served {
-		if onWhy == nil {
-			return nil
-		}
-		return onWhy(jen.Qual(pkgHandler, "NotServed").Call(jen.Lit(operation)))
-	}
-	fn := e.mapping(suffix, m, r)
-	fu := jen.Qual(pkgEffect, "FollowUp").Values(jen.Dict{
-		jen.Id("Operation"): jen.Lit(operation), jen.Id("Tool"): jen.Lit(tool), jen.Id("Arguments"): jen.Id("a")})
-	stmt := jen.If(jen.List(jen.Id("a"), jen.Id("why")).Op(":=").Id(fn).Call(jen.Id("c"), key), jen.Id("why").Op("==").Lit("")).Block(onOK(fu)...)
-	if onWhy != nil {
-		stmt = stmt.Else().Block(onWhy(jen.Id("why"))...)
-	}
-	return []jen.Code{stmt}
 }
 
 // deadline is the expression of a follow-up's deadline.
@@ -208,76 +169,76 @@ func (e *effectGen) deadline(d *air.Deadline) jen.Code {
 	return jen.Nil()
 }
 
+// mapsArguments reports whether op's effect report maps arguments (and so
+// has a generated effect function): effect.Build writes any other report
+// from the AIR alone.
+func mapsArguments(op *air.Operation) bool {
+	if air.EffectClassOf(op) == air.ClassRead {
+		return false
+	}
+	e := &op.Effect
+	return e.Lookup != nil || e.Inverse != nil || e.Compensate != nil || e.Draft != nil
+}
+
 // emitEffect prints the effect function (effect.Build for this operation)
 // and, for an operation with a draft form, its staged object and draft
 // mapping.
 func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in *input) {
 	op := t.Op
-	e := &effectGen{g: g, f: f, c: c, t: t, n: n, in: in}
-	defer func() {
-		if op.Effect.Draft != nil {
-			g.emitDraft(e)
-		}
-	}()
+	e := &effectGen{g: g, f: f, c: c, t: t, n: n, in: in, paths: map[string]string{}}
+	if op.Effect.Draft != nil {
+		defer g.emitDraft(e)
+	}
+	if !mapsArguments(op) {
+		return
+	}
 	class := air.EffectClassOf(op)
-	key := jen.Id("c").Dot("IdempotencyKey")
-	var body []jen.Code
-	body = append(body, jen.Id("r").Op(":=").Op("&").Qual(pkgEffect, "Report").Values(jen.Dict{
-		jen.Id("Class"): classConst(class), jen.Id("Operation"): jen.Lit(op.ID), jen.Id("IdempotencyKey"): jen.Id("c").Dot("IdempotencyKey"),
-	}))
-	if class != air.ClassRead {
-		eff := &op.Effect
-		if l := eff.Lookup; l != nil {
-			body = append(body, e.followUp("Lookup", l.Operation, l.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
-				return []jen.Code{jen.Id("r").Dot("Lookup").Op("=").Op("&").Qual(pkgEffect, "Lookup").Values(jen.Dict{
-					jen.Id("FollowUp"): fu, jen.Id("By"): jen.Lit(l.By)})}
-			}, nil)...)
-		}
-		body = append(body, jen.If(jen.Id("c").Dot("Failed")).Block(jen.Return(jen.Id("r"))))
-		staged := jen.Return(jen.Id("r"))
-		if eff.Draft != nil {
-			sn := g.emitStaged(e, eff.Draft)
-			body = append(body, jen.If(jen.Id("c").Dot("Staged")).Block(jen.Id("r").Dot("Staged").Op("=").Id(sn).Call(jen.Id("c")), staged))
-		} else {
-			body = append(body, jen.If(jen.Id("c").Dot("Staged")).Block(staged))
-		}
-		undoUnavailable := func(why jen.Code) []jen.Code {
-			return []jen.Code{jen.Id("r").Dot("UndoUnavailable").Op("=").Qual(pkgHandler, "UndoUnavailable").Call(why)}
-		}
-		switch class {
-		case air.ClassReversible:
-			if eff.Inverse == nil {
-				body = append(body, undoUnavailable(jen.Lit("the operation declares no inverse"))...)
-			} else {
-				inv := eff.Inverse
-				body = append(body, e.followUp("Inverse", inv.Operation, inv.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
-					return []jen.Code{
-						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Qual(pkgEffect, "KindInverse"), jen.Id("FollowUp"): fu}),
-						jen.Id("r").Dot("DeadlineMs").Op("=").Add(e.deadline(inv.Deadline)),
-					}
-				}, undoUnavailable)...)
-			}
-			if cp := eff.Compensate; cp != nil {
-				body = append(body, e.followUp("Compensate", cp.Operation, cp.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
-					return []jen.Code{jen.Id("r").Dot("Compensate").Op("=").Op("&").Qual(pkgEffect, "Compensation").Values(jen.Dict{
-						jen.Id("FollowUp"): fu, jen.Id("DeadlineMs"): e.deadline(cp.Deadline)})}
-				}, nil)...)
-			}
-		case air.ClassCompensable:
-			if eff.Compensate == nil {
-				body = append(body, undoUnavailable(jen.Lit("the operation declares no compensation"))...)
-			} else {
-				cp := eff.Compensate
-				body = append(body, e.followUp("Compensate", cp.Operation, cp.Arguments, key, roots{}, func(fu jen.Code) []jen.Code {
-					return []jen.Code{
-						jen.Id("r").Dot("Undo").Op("=").Op("&").Qual(pkgEffect, "Undo").Values(jen.Dict{jen.Id("Kind"): jen.Qual(pkgEffect, "KindCompensate"), jen.Id("FollowUp"): fu}),
-						jen.Id("r").Dot("DeadlineMs").Op("=").Add(e.deadline(cp.Deadline)),
-					}
-				}, undoUnavailable)...)
-			}
+	eff := &op.Effect
+	body := []jen.Code{jen.Id("r").Op(":=").Qual(pkgHandler, "NewReport").Call(jen.Id("c"), classConst(class), jen.Lit(op.ID))}
+	r := jen.Id("r")
+	if l := eff.Lookup; l != nil {
+		if tool, served := e.toolOf(l.Operation); served {
+			body = append(body, e.mapping(l.Arguments, roots{})...)
+			body = append(body, jen.Id("m").Dot("Lookup").Call(r, jen.Lit(l.Operation), jen.Lit(tool), jen.Lit(l.By)))
 		}
 	}
-	body = append(body, jen.Return(jen.Id("r")))
+	switch {
+	case eff.Draft != nil:
+		body = append(body, jen.If(jen.Id("c").Dot("Failed")).Block(jen.Return(r)),
+			jen.If(jen.Id("c").Dot("Staged")).Block(jen.Id("r").Dot("Staged").Op("=").Id(g.emitStaged(e, eff.Draft)).Call(jen.Id("c")), jen.Return(r)))
+	default:
+		body = append(body, jen.If(jen.Id("c").Dot("Failed").Op("||").Id("c").Dot("Staged")).Block(jen.Return(r)))
+	}
+	undo := func(kind string, fu *air.FollowUp, none string) {
+		if fu == nil {
+			body = append(body, jen.Id("r").Dot("UndoUnavailable").Op("=").Qual(pkgHandler, "UndoUnavailable").Call(jen.Lit(none)))
+			return
+		}
+		tool, served := e.toolOf(fu.Operation)
+		if !served {
+			body = append(body, jen.Id("r").Dot("UndoUnavailable").Op("=").Qual(pkgHandler, "UndoUnavailable").Call(
+				jen.Qual(pkgHandler, "NotServed").Call(jen.Lit(fu.Operation))))
+			return
+		}
+		body = append(body, e.mapping(fu.Arguments, roots{})...)
+		body = append(body, jen.Id("m").Dot("Undo").Call(r, jen.Qual(pkgEffect, kind), jen.Lit(fu.Operation), jen.Lit(tool), e.deadline(fu.Deadline)))
+	}
+	switch class {
+	case air.ClassReversible:
+		undo("KindInverse", eff.Inverse, "the operation declares no inverse")
+		if cp := eff.Compensate; cp != nil {
+			if tool, served := e.toolOf(cp.Operation); served {
+				body = append(body, e.mapping(cp.Arguments, roots{})...)
+				body = append(body, jen.Id("m").Dot("Compensate").Call(r, jen.Lit(cp.Operation), jen.Lit(tool), e.deadline(cp.Deadline)))
+			}
+		}
+	case air.ClassCompensable:
+		undo("KindCompensate", eff.Compensate, "the operation declares no compensation")
+	}
+	body = append(body, jen.Return(r))
+	if e.usedIn {
+		body = append([]jen.Code{jen.Id("in").Op(":=").Qual(pkgHandler, "InputOf").Types(jen.Id(n.input)).Call(jen.Id("c"))}, body...)
+	}
 	f.Commentf("%s reports what a call of %s did and how to undo it.", n.effect, op.ID)
 	f.Func().Id(n.effect).Params(jen.Id("c").Op("*").Qual(pkgHandler, "EffectCall")).Op("*").Qual(pkgEffect, "Report").Block(body...)
 }
@@ -285,45 +246,44 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 // emitStaged prints the staged object of a staged call (effect.BuildStaged).
 func (g *generator) emitStaged(e *effectGen, d *air.Draft) string {
 	name := e.n.effect + "Staged"
+	outer := *e
+	*e = effectGen{g: e.g, f: e.f, c: e.c, t: e.t, n: e.n, in: e.in, paths: e.paths}
+	defer func() { *e = outer }()
 	body := []jen.Code{
-		jen.Id("s").Op(":=").Op("&").Qual(pkgEffect, "Staged").Values(jen.Dict{jen.Id("DraftOperation"): jen.Lit(d.Operation)}),
+		jen.Id("s").Op(":=").Op("&").Qual(pkgEffect, "Staged").Values(jen.Id("DraftOperation").Op(":").Lit(d.Operation)),
 	}
 	r := roots{noKey: true}
 	if d.Handle != "" {
 		if p, err := air.ParsePath(d.Handle); err == nil {
-			e.usedIn = false
-			if look, ok := e.lookup(p, r); ok {
-				if e.usedIn {
-					body = append(body, jen.List(jen.Id("in"), jen.Id("_")).Op(":=").Id("c").Dot("Input").Assert(jen.Op("*").Id(e.n.input)))
-				}
-				block := []jen.Code{jen.Var().Id("v").Any(), jen.Var().Id("ok").Bool()}
-				block = append(block, look...)
-				block = append(block, jen.If(jen.Id("ok")).Block(jen.Id("s").Dot("Handle").Op("=").Id("v")))
-				body = append(body, jen.Block(block...))
+			if possible(p, r) {
+				body = append(body, e.mapping(air.Mapping{{Name: "handle", ArgSource: air.ArgSource{Path: d.Handle}}}, r)...)
+				body = append(body, jen.Id("s").Dot("Handle").Op("=").Id("m").Dot("Found").Call())
 			}
 		}
 	}
-	body = append(body, jen.Var().Id("promote").String())
-	body = append(body, e.followUp("Promote", d.Promote.Operation, d.Promote.Arguments, jen.Lit(""), r,
-		func(fu jen.Code) []jen.Code {
-			return []jen.Code{jen.Id("s").Dot("Promote").Op("=").Op("&").Add(fu)}
-		}, func(why jen.Code) []jen.Code {
-			return []jen.Code{jen.Id("promote").Op("=").Add(why)}
-		})...)
+	call := func(c *air.Call, why string) {
+		tool, served := e.toolOf(c.Operation)
+		if !served {
+			body = append(body, jen.Id(why).Op(":=").Qual(pkgHandler, "NotServed").Call(jen.Lit(c.Operation)))
+			return
+		}
+		body = append(body, e.mapping(c.Arguments, r)...)
+		field := map[string]string{"promote": "Promote", "discard": "Discard"}[why]
+		body = append(body, jen.Var().Id(why).String(),
+			jen.List(jen.Id("s").Dot(field), jen.Id(why)).Op("=").Id("m").Dot("FollowUp").Call(jen.Lit(c.Operation), jen.Lit(tool)))
+	}
+	call(&d.Promote, "promote")
 	discard := jen.Lit("")
 	if d.Discard != nil {
-		body = append(body, jen.Var().Id("discard").String())
-		body = append(body, e.followUp("Discard", d.Discard.Operation, d.Discard.Arguments, jen.Lit(""), r,
-			func(fu jen.Code) []jen.Code {
-				return []jen.Code{jen.Id("s").Dot("Discard").Op("=").Op("&").Add(fu)}
-			}, func(why jen.Code) []jen.Code {
-				return []jen.Code{jen.Id("discard").Op("=").Add(why)}
-			})...)
+		call(d.Discard, "discard")
 		discard = jen.Id("discard")
 	}
 	body = append(body,
 		jen.Id("s").Dot("Unavailable").Op("=").Qual(pkgHandler, "StagedUnavailable").Call(jen.Id("promote"), discard),
 		jen.Return(jen.Id("s")))
+	if e.usedIn {
+		body = append([]jen.Code{jen.Id("in").Op(":=").Qual(pkgHandler, "InputOf").Types(jen.Id(e.n.input)).Call(jen.Id("c"))}, body...)
+	}
 	e.f.Commentf("%s builds the staged object of a staged call.", name)
 	e.f.Func().Id(name).Params(jen.Id("c").Op("*").Qual(pkgHandler, "EffectCall")).Op("*").Qual(pkgEffect, "Staged").Block(body...)
 	return name
@@ -349,27 +309,23 @@ func (g *generator) emitDraft(e *effectGen) {
 		return
 	}
 	din := target.in
-	missing := func(arg string, reason jen.Code) jen.Code {
-		return jen.Return(jen.Nil(), jen.Op("&").Qual(pkgHandler, "DraftMissing").Values(jen.Dict{
-			jen.Id("Argument"): jen.Lit(arg), jen.Id("Reason"): reason}))
-	}
 	usedIn := false
-	body := []jen.Code{jen.Id("d").Op(":=").Op("&").Id(target.names.input).Values()}
-	stopped := false
+	body := []jen.Code{
+		jen.Id("d").Op(":=").Qual(pkgHandler, "New").Call(jen.Op("&").Id(target.names.input).Values()),
+		jen.Var().Id("m").Qual(pkgHandler, "DraftMapping"),
+	}
 	for i, arg := range d.Arguments {
 		src := arg.ArgSource
 		tf := din.byProp[arg.Name]
 		if src.IsConst() {
-			body = append(body, assignConst(tf, arg.Name, src.Const)...)
+			body = append(body, assignConst(tf, arg.Name, src.Const))
 			continue
 		}
 		p, err := air.ParsePath(src.Path)
 		if err != nil {
-			body = append(body, missing(arg.Name, jen.Qual(pkgHandler, "NotAPath").Call(jen.Lit(src.Path))))
-			stopped = true
+			body = append(body, jen.Id("m").Dot("Fail").Call(jen.Lit(arg.Name), jen.Qual(pkgHandler, "NotAPath").Call(jen.Lit(src.Path))))
 			break
 		}
-		nothing := missing(arg.Name, jen.Qual(pkgHandler, "NamesNothing").Call(jen.Lit(src.Path)))
 		var sf *field
 		if p.Root == air.RootRequest && !p.Segments[0].IsIndex {
 			sf = in.byProp[p.Segments[0].Name]
@@ -379,29 +335,23 @@ func (g *generator) emitDraft(e *effectGen) {
 			if p.Optional {
 				continue
 			}
-			body = append(body, nothing)
-			stopped = true
+			body = append(body, jen.Id("m").Dot("Fail").Call(jen.Lit(arg.Name), jen.Qual(pkgHandler, "NamesNothing").Call(jen.Lit(src.Path))))
 			break
 		}
 		usedIn = true
-		var stmt *jen.Statement
+		need := func(found jen.Code) *jen.Statement {
+			return jen.Id("m").Dot("Need").Call(jen.Lit(arg.Name), jen.Lit(src.Path), found)
+		}
 		if len(p.Segments) == 1 {
-			stmt = jen.If(value(sf)).Block(assignField(tf, arg.Name, sf)...)
-		} else {
-			rest := e.pathVar(air.Path{Root: p.Root, Segments: p.Segments[1:]})
-			v := fmt.Sprintf("v%d", i)
-			body = append(body, jen.Var().Id(v).Any(), jen.Var().Id(v+"ok").Bool(),
-				jen.If(value(sf)).Block(jen.List(jen.Id(v), jen.Id(v+"ok")).Op("=").Id(rest).Dot("Lookup").Call(jen.Id("in."+sf.goName))))
-			stmt = jen.If(jen.Id(v + "ok")).Block(assignDynamic(tf, arg.Name, jen.Id(v))...)
+			body = append(body, jen.If(need(present(sf))).Block(assignField(tf, arg.Name, sf)))
+			continue
 		}
-		if !p.Optional {
-			stmt = stmt.Else().Block(nothing)
-		}
-		body = append(body, stmt)
+		rest := e.pathVar(air.Path{Root: p.Root, Segments: p.Segments[1:]})
+		v, ok := fmt.Sprintf("v%d", i), fmt.Sprintf("ok%d", i)
+		body = append(body, jen.List(jen.Id(v), jen.Id(ok)).Op(":=").Id(rest).Dot("Lookup").Call(ref(sf).Dot("Value")),
+			jen.If(need(jen.Id(ok))).Block(assignDynamic(tf, arg.Name, jen.Id(v))))
 	}
-	if !stopped {
-		body = append(body, jen.Return(jen.Id("d"), jen.Nil()))
-	}
+	body = append(body, jen.Return(jen.Id("m").Dot("Done").Call(jen.Id("d"))))
 	param := jen.Id("_").Qual(pkgHandler, "Input")
 	if usedIn {
 		param = jen.Id("in0").Qual(pkgHandler, "Input")
@@ -410,60 +360,43 @@ func (g *generator) emitDraft(e *effectGen) {
 	f.Func().Id(n.draft).Params(param).Add(results).Block(body...)
 }
 
-// dset is "d's field is set" (on the draft's input d).
-func dset(tf *field) []jen.Code {
-	out := []jen.Code{jen.Id("d." + hasName(tf)).Op("=").True()}
-	if tf.nullable {
-		out = append(out, jen.Id("d."+nullName(tf)).Op("=").False())
-	}
-	return out
-}
+// dctl is the draft's Controls, for the handler helpers that set its
+// arguments.
+func dctl() jen.Code { return jen.Op("&").Id("d").Dot("Controls") }
 
-// dextra stores a value the draft's typed fields cannot take.
-func dextra(name string, v jen.Code, bad bool) []jen.Code {
-	out := []jen.Code{
-		jen.If(jen.Id("d.extra").Op("==").Nil()).Block(jen.Id("d.extra").Op("=").Map(jen.String()).Any().Values()),
-		jen.Id("d.extra").Index(jen.Lit(name)).Op("=").Add(v),
-	}
-	if bad {
-		out = append(out, jen.Id("d.bad").Op("=").True())
-	}
-	return out
-}
+// dref is the draft's field tf.
+func dref(tf *field) *jen.Statement { return jen.Id("d." + tf.goName) }
 
 // assignField copies a present typed field of the staged input into the
-// draft's field.
-func assignField(tf *field, name string, sf *field) []jen.Code {
-	src := jen.Id("in." + sf.goName)
+// draft's argument name (typed field tf, or none).
+func assignField(tf *field, name string, sf *field) jen.Code {
+	src := ref(sf).Dot("Value")
 	switch {
 	case tf == nil:
-		return dextra(name, src, false)
+		return jen.Id("d").Dot("SetExtra").Call(jen.Lit(name), src)
 	case tf.kind == kAny:
-		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(src)}, dset(tf)[0])
+		return jen.Qual(pkgHandler, "AssignAny").Call(jen.Op("&").Add(dref(tf)), src)
 	case sf.kind == tf.kind:
-		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(src)}, dset(tf)...)
+		return jen.Qual(pkgHandler, "Set").Call(dctl(), jen.Lit(name), jen.Op("&").Add(dref(tf)), src)
 	case sf.kind == kAny:
 		return assignDynamic(tf, name, src)
 	}
-	return dextra(name, src, true)
+	return jen.Id("d").Dot("SetWrong").Call(jen.Lit(name), src)
 }
 
-// assignDynamic copies any value into the draft's field, checking its type.
-func assignDynamic(tf *field, name string, v jen.Code) []jen.Code {
-	if tf == nil {
-		return dextra(name, v, false)
+// assignDynamic sets the draft's argument name from a value of any type.
+func assignDynamic(tf *field, name string, v jen.Code) jen.Code {
+	switch {
+	case tf == nil:
+		return jen.Id("d").Dot("SetExtra").Call(jen.Lit(name), v)
+	case tf.kind == kAny:
+		return jen.Qual(pkgHandler, "AssignAny").Call(jen.Op("&").Add(dref(tf)), v)
 	}
-	if tf.kind == kAny {
-		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(v)}, dset(tf)[0])
-	}
-	typ := goType(tf) // tf.kind is not kAny here
-	ok := append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Id("x")}, dset(tf)...)
-	return []jen.Code{jen.If(jen.List(jen.Id("x"), jen.Id("ok")).Op(":=").Add(v).Assert(typ), jen.Id("ok")).Block(ok...).
-		Else().Block(dextra(name, v, true)...)}
+	return jen.Qual(pkgHandler, "Assign").Call(dctl(), jen.Lit(name), jen.Op("&").Add(dref(tf)), v)
 }
 
-// assignConst sets a literal on the draft's field.
-func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
+// assignConst sets a literal on the draft's argument name.
+func assignConst(tf *field, name string, raw json.RawMessage) jen.Code {
 	v := decodeJSON(raw)
 	var lit jen.Code
 	switch x := v.(type) {
@@ -478,11 +411,11 @@ func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
 	default:
 		lit = jen.Qual(pkgHandler, "DecodeJSON").Call(jen.Lit(string(raw)))
 	}
-	if tf == nil {
-		return dextra(name, lit, false)
-	}
-	if tf.kind == kAny {
-		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(lit)}, dset(tf)[0])
+	switch {
+	case tf == nil:
+		return jen.Id("d").Dot("SetExtra").Call(jen.Lit(name), lit)
+	case tf.kind == kAny:
+		return jen.Qual(pkgHandler, "AssignAny").Call(jen.Op("&").Add(dref(tf)), lit)
 	}
 	match := false
 	switch v.(type) {
@@ -494,13 +427,13 @@ func assignConst(tf *field, name string, raw json.RawMessage) []jen.Code {
 		match = tf.kind == kNumber
 	case nil:
 		if tf.nullable {
-			return []jen.Code{jen.Id("d." + hasName(tf)).Op("=").True(), jen.Id("d." + nullName(tf)).Op("=").True()}
+			return dref(tf).Op("=").Add(optType(tf)).Values(jen.Id("Set").Op(":").True(), jen.Id("Null").Op(":").True())
 		}
 	}
 	if match {
-		return append([]jen.Code{jen.Id("d." + tf.goName).Op("=").Add(lit)}, dset(tf)...)
+		return jen.Qual(pkgHandler, "Set").Call(dctl(), jen.Lit(name), jen.Op("&").Add(dref(tf)), lit)
 	}
-	return dextra(name, lit, true)
+	return jen.Id("d").Dot("SetWrong").Call(jen.Lit(name), lit)
 }
 
 // classConst names an effect class by its air constant (a literal for a

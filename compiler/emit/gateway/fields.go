@@ -3,7 +3,10 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/anvil-dev/anvil/compiler/naming"
@@ -24,7 +27,9 @@ const (
 // field is one property of an operation's input schema.
 type field struct {
 	prop     string // the JSON key
-	goName   string // the struct field
+	goName   string // the struct field (a Controls field for a slot)
+	slot     bool   // a control input held by handler.Controls (DryRunInput, ConfirmInput, KeyInput)
+	secret   bool   // the audit hash redacts it (air.Input.Sensitive)
 	kind     kind
 	integer  bool // type integer (kNumber)
 	nullable bool // null is allowed besides the scalar type
@@ -121,12 +126,77 @@ func analyseInput(typeName string, op *air.Operation) *input {
 			in.schemaCheck = true
 		}
 	}
+	for _, k := range op.Input.Sensitive {
+		if f := in.byProp[k]; f != nil {
+			f.secret = true
+		}
+	}
+	// The control inputs live in handler.Controls when the schema declares
+	// them as the runtime's accessors expect; any other declaration gets
+	// accessors of its own (controlOverrides).
+	in.slot(air.DryRunKey, kBool, slotDryRun)
+	in.slot(confirmKey(op), kBool, slotConfirm)
+	if k := op.Input.Safety.IdempotencyKey; k != "" {
+		in.slot(k, kString, slotKey)
+	}
 	return in
 }
 
-// reservedMethods are the Input methods a field name must not take.
-var reservedMethods = []string{"Validate", "Args", "InputSHA256", "IdempotencyKey", "SetIdempotencyKey",
-	"Confirm", "SetConfirm", "DryRun", "SetDryRun"}
+// The Controls fields of the control inputs.
+const (
+	slotDryRun  = "DryRunInput"
+	slotConfirm = "ConfirmInput"
+	slotKey     = "KeyInput"
+)
+
+// slot moves control input key into Controls field name when the schema
+// declares it as a non-nullable k.
+func (in *input) slot(key string, k kind, name string) {
+	if f := in.byProp[key]; f != nil && f.kind == k && !f.nullable && !f.slot && !f.never {
+		f.goName, f.slot = name, true
+	}
+}
+
+// confirmKey is the input the confirmation gate reads.
+func confirmKey(op *air.Operation) string {
+	if op.Input.Safety.ConfirmKey != "" {
+		return op.Input.Safety.ConfirmKey
+	}
+	return "confirm"
+}
+
+// reservedMethods are the names of handler.Controls (its fields and the
+// methods it gives every input) and of the generated methods: a property's
+// Go name must not take one.
+var reservedMethods = []string{"Validate", "Fields", "Args", "InputSHA256", "IdempotencyKey", "SetIdempotencyKey",
+	"Confirm", "SetConfirm", "DryRun", "SetDryRun", "Controls", "Extra", "Wrong", "Loose", "LooseBool", "LooseString",
+	"SetExtra", "SetWrong", "CheckLoose", slotDryRun, slotConfirm, slotKey}
+
+// checkSensitive refuses an operation whose AIR does not record the audit
+// hash's redaction of its inputs as canon.SensitiveKey decides it (a
+// bundle compiled before lowering recorded it, or edited by hand): the
+// generated hasher writes what the AIR records, the generic one applies the
+// rule, and the two must agree.
+func checkSensitive(op *air.Operation) error {
+	recorded := map[string]bool{}
+	for _, k := range op.Input.Sensitive {
+		recorded[k] = true
+	}
+	var props map[string]*air.Schema
+	if s := op.Input.Schema; s != nil {
+		props = s.Properties
+	}
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		if canon.SensitiveKey(k) != recorded[k] {
+			return fmt.Errorf("%w: operation %s: its AIR does not record that the audit hash redacts input %q as the contract's rule says (air.Input.Sensitive; compiled by an older anvil?): compile the bundle again", ErrInvalid, op.ID, k)
+		}
+		delete(recorded, k)
+	}
+	for _, k := range slices.Sorted(maps.Keys(recorded)) {
+		return fmt.Errorf("%w: operation %s: air.Input.Sensitive names %q, which is not one of its inputs", ErrInvalid, op.ID, k)
+	}
+	return nil
+}
 
 // trivialSchema reports a schema that takes any value.
 func trivialSchema(s *air.Schema) bool {

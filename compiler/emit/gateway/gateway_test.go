@@ -64,7 +64,7 @@ func TestGenerateRefusals(t *testing.T) {
 		"twice the same": {Yard: "y", ImportPath: "a/b", Connectors: []Connector{good.Connectors[0], good.Connectors[0]}},
 		"no operation":   {Yard: "y", ImportPath: "a/b", Connectors: []Connector{{ID: "c", Doc: good.Connectors[0].Doc, Tools: []Tool{{Name: "c__t"}}}}},
 	} {
-		if _, _, err := Generate(ws); !errors.Is(err, ErrInvalid) {
+		if _, err := Generate(ws); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", name, err)
 		}
 	}
@@ -72,10 +72,11 @@ func TestGenerateRefusals(t *testing.T) {
 
 func TestGenerateTree(t *testing.T) {
 	ws := tinyWorkspace(t, 2*opsPerPackage+3)
-	out, stats, err := Generate(ws)
+	tree, err := Generate(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
+	out := tree.Bytes()
 	var names []string
 	for n := range out {
 		names = append(names, n)
@@ -87,8 +88,12 @@ func TestGenerateTree(t *testing.T) {
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Errorf("files %v, want %v", names, want)
 	}
-	if stats.Operations != 2*opsPerPackage+3 || stats.Specialised != 0 || stats.Files != len(want) {
-		t.Errorf("stats %+v", stats) // the array input asks for the shared validator
+	for _, c := range ws.Connectors {
+		for _, tool := range c.Tools {
+			if Specialised(tool.Op) { // the array input asks for the shared validator
+				t.Errorf("%s is counted as specialised", tool.Name)
+			}
+		}
 	}
 	fset := token.NewFileSet()
 	for n, b := range out {
@@ -106,7 +111,7 @@ func TestGenerateTree(t *testing.T) {
 		}
 	}
 	ops := strings.Join(strings.Fields(string(out["workspace/team_svc/ops000/ops_gen.go"])), " ")
-	for _, want := range []string{"AB string", "ValidateArg bool", "ValidateArg2 json.Number", "X any",
+	for _, want := range []string{"AB handler.Opt[string]", "ValidateArg handler.Opt[bool]", "ValidateArg2 handler.Opt[json.Number]", "X handler.Opt[any]",
 		"func (in *svcThings0ListInput) Validate() error", `"example.com/m/gen/tiny/workspace"`} {
 		if !strings.Contains(ops+string(out["main_gen.go"]), want) {
 			t.Errorf("the generated code lacks %q", want)
@@ -118,10 +123,11 @@ func TestGenerateTree(t *testing.T) {
 	if !json.Valid(out["workspace/team_svc.air.json"]) {
 		t.Error("the embedded AIR is not JSON")
 	}
-	again, _, err := Generate(tinyWorkspace(t, 2*opsPerPackage+3))
+	againTree, err := Generate(tinyWorkspace(t, 2*opsPerPackage+3))
 	if err != nil {
 		t.Fatal(err)
 	}
+	again := againTree.Bytes()
 	for n := range out {
 		if !bytes.Equal(out[n], again[n]) {
 			t.Errorf("%s differs between two runs", n)
@@ -188,11 +194,68 @@ func TestChunksKeepDraftsTogether(t *testing.T) {
 	if ids[0] != first.ID || !strings.Contains(strings.Join(ids, " "), last.ID) {
 		t.Errorf("the first package %v does not hold %s with its draft %s", ids, first.ID, last.ID)
 	}
-	out, _, err := Generate(ws)
+	out, err := Generate(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b := out["workspace/team_svc/ops000/ops_gen.go"]; !bytes.Contains(b, []byte("d := &"+lowerName(last.ID)+"Input{}")) {
+	if b := out["workspace/team_svc/ops000/ops_gen.go"].Data; !bytes.Contains(b, []byte("d := handler.New(&"+lowerName(last.ID)+"Input{})")) {
 		t.Errorf("the draft mapping does not build its draft's input in the same package")
+	}
+}
+
+// TestImportsAreGrouped: the standard library's imports come first, then
+// a blank line and the runtime's, with no aliases.
+func TestImportsAreGrouped(t *testing.T) {
+	out, err := Generate(tinyWorkspace(t, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := string(out["workspace/team_svc/ops000/ops_gen.go"].Data)
+	start, end := strings.Index(b, "import (\n"), strings.Index(b, "\n)\n")
+	if start < 0 || end < start {
+		t.Fatalf("no import block:\n%s", b)
+	}
+	groups := strings.Split(b[start+len("import (\n"):end], "\n\n")
+	if len(groups) != 2 || strings.Contains(groups[0], ".") || !strings.Contains(groups[1], `"github.com/anvil-dev/anvil/runtime/handler"`) ||
+		strings.Contains(groups[1], `handler "`) {
+		t.Errorf("imports not in two groups (standard library, then the runtime without aliases):\n%s", b[start:end])
+	}
+}
+
+// TestUnformattableSourceIsKept: a file the formatter refuses (a generator
+// bug) fails with ErrFormat, carrying the unformatted source.
+func TestUnformattableSourceIsKept(t *testing.T) {
+	src := []byte("package x\n\nfunc f() {\n")
+	_, err := formatSource("workspace/x/ops000/ops_gen.go", src)
+	var fe *FormatError
+	if !errors.Is(err, ErrFormat) || !errors.As(err, &fe) || !bytes.Equal(fe.Source, src) || fe.Name != "workspace/x/ops000/ops_gen.go" {
+		t.Fatalf("err %v, want a FormatError with the source", err)
+	}
+	if !strings.Contains(err.Error(), "ops_gen.go") {
+		t.Errorf("%q does not name the file", err)
+	}
+}
+
+// TestSensitivityComesFromAIR: the generated hasher redacts what the AIR
+// records; AIR that does not record what the contract's rule says (a bundle
+// compiled before lowering recorded it) is refused, not generated wrong.
+func TestSensitivityComesFromAIR(t *testing.T) {
+	ws := tinyWorkspace(t, 1)
+	op := ws.Connectors[0].Tools[0].Op
+	op.Input.Schema.Properties["api_token"] = schema(t, `{"type":"string"}`)
+	if _, err := Generate(ws); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "api_token") {
+		t.Fatalf("unrecorded sensitivity: %v", err)
+	}
+	op.Input.Sensitive = []string{"api_token", "x"}
+	if _, err := Generate(ws); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `"x"`) {
+		t.Fatalf("sensitivity recorded for a non-sensitive input: %v", err)
+	}
+	op.Input.Sensitive = []string{"api_token"}
+	out, err := Generate(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := out["workspace/team_svc/ops000/ops_gen.go"].Data; !bytes.Contains(b, []byte(`handler.Redacted(f, "api_token", in.ApiToken)`)) {
+		t.Errorf("the hasher does not redact api_token:\n%s", b)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"path"
 
 	"github.com/dave/jennifer/jen"
+	"golang.org/x/tools/imports"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -28,7 +29,6 @@ type generator struct {
 	ws    *Workspace
 	ops   map[string][]*opInfo // by connector id
 	conns map[string]string    // connector id -> Go function name
-	stats Stats
 }
 
 func newGenerator(ws *Workspace) *generator {
@@ -43,17 +43,37 @@ func (g *generator) workspaceImport() string {
 }
 
 func (g *generator) newFile() *jen.File {
-	f := jen.NewFilePathName(g.workspaceImport(), pkgName)
+	return newFile(g.workspaceImport(), pkgName)
+}
+
+// newFile starts a generated file of package name at import path.
+func newFile(path, name string) *jen.File {
+	f := jen.NewFilePathName(path, name)
 	f.HeaderComment(Header)
+	f.ImportNames(packageNames)
 	return f
 }
 
-func render(f *jen.File) ([]byte, error) {
+// render prints a generated file (name, relative to the tree) and formats
+// it as gofmt does, its imports grouped (the standard library first) by
+// golang.org/x/tools/imports. Source that does not format is a generator
+// bug: the *FormatError carries it, so the caller can show it.
+func render(name string, f *jen.File) ([]byte, error) {
+	f.NoFormat = true
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
 	}
-	return buf.Bytes(), nil
+	return formatSource(name, buf.Bytes())
+}
+
+// formatSource is render's formatting step.
+func formatSource(name string, src []byte) ([]byte, error) {
+	out, err := imports.Process(name, src, &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: true})
+	if err != nil {
+		return nil, &FormatError{Name: name, Source: src, Err: err}
+	}
+	return out, nil
 }
 
 func (g *generator) run() (map[string][]byte, error) {
@@ -81,27 +101,26 @@ func (g *generator) run() (map[string][]byte, error) {
 				return nil, fmt.Errorf("%w: tool-name collision: %s is served by both %s and %s", ErrInvalid, t.Name, other, t.Op.ID)
 			}
 			wire[t.Name] = t.Op.ID
+			if err := checkSensitive(t.Op); err != nil {
+				return nil, err
+			}
 			base := lowerName(t.Op.ID)
 			if used[base] || used[base+"Input"] {
 				base = lowerName(c.ID + "_" + t.Op.ID)
 			}
 			base = uniqueName(base, used)
 			n := newOpNames(base)
-			for _, x := range []string{n.input, n.decode, n.fromArgs, n.build, n.effect, n.draft, n.redact, base + "Op"} {
+			for _, x := range []string{n.input, n.decode, n.build, n.effect, n.draft} {
 				used[x] = true
 			}
 			info := &opInfo{tool: t, names: n, base: base, in: analyseInput(n.input, t.Op)}
 			g.ops[c.ID] = append(g.ops[c.ID], info)
-			g.stats.Operations++
-			if !info.in.schemaCheck {
-				g.stats.Specialised++
-			}
 		}
 	}
 
 	// main_gen.go
-	mf := jen.NewFilePathName(path.Join(g.ws.ImportPath, g.ws.Yard), "main")
-	mf.HeaderComment(Header)
+	mf := newFile(path.Join(g.ws.ImportPath, g.ws.Yard), "main")
+	mf.ImportName(g.workspaceImport(), pkgName)
 	mf.PackageComment(fmt.Sprintf("Command %s is the generated gateway of the %s workspace: anvil serve mcp --fleet", g.ws.Yard, g.ws.Yard))
 	mf.PackageComment("with that workspace's handlers compiled in. Run it as")
 	mf.PackageComment("")
@@ -123,9 +142,9 @@ func (g *generator) run() (map[string][]byte, error) {
 		jen.Id("stop").Call(),
 		jen.Qual("os", "Exit").Call(jen.Id("code")),
 	)
-	b, err := render(mf)
+	b, err := render("main_gen.go", mf)
 	if err != nil {
-		return nil, fmt.Errorf("%w: main: %w", ErrInvalid, err)
+		return nil, err
 	}
 	out["main_gen.go"] = b
 
@@ -135,7 +154,7 @@ func (g *generator) run() (map[string][]byte, error) {
 	wf.PackageComment("Connector per served bundle, with typed handlers for every operation.")
 	wf.Comment("The generated code targets this version of the runtime's handler API;")
 	wf.Comment("a runtime without it does not compile this package.")
-	wf.Var().Id("_").Op("=").Qual(pkgHandler, "RuntimeVersion1")
+	wf.Var().Id("_").Op("=").Qual(pkgHandler, "RuntimeVersion2")
 	var conns []jen.Code
 	for _, c := range g.ws.Connectors {
 		conns = append(conns, jen.Id(g.conns[c.ID]).Call())
@@ -145,8 +164,8 @@ func (g *generator) run() (map[string][]byte, error) {
 		jen.Return(jen.Op("&").Qual(pkgHandler, "Workspace").Values(jen.Dict{
 			jen.Id("Connectors"): jen.Index().Op("*").Qual(pkgHandler, "Connector").Values(conns...),
 		})))
-	if b, err = render(wf); err != nil {
-		return nil, fmt.Errorf("%w: workspace: %w", ErrInvalid, err)
+	if b, err = render(pkgName+"/workspace_gen.go", wf); err != nil {
+		return nil, err
 	}
 	out[pkgName+"/workspace_gen.go"] = b
 
@@ -254,31 +273,32 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
 	}
 	chunks := g.chunks(c)
+	table := g.newFile()
 	var opCalls []jen.Code
 	for i, ch := range chunks {
 		dir := chunkDir(stem, i)
 		imp := path.Join(g.workspaceImport(), dir)
+		table.ImportName(imp, chunkPkg(i))
 		opCalls = append(opCalls, jen.Qual(imp, "Ops").Call())
-		f := jen.NewFilePathName(imp, chunkPkg(i))
-		f.HeaderComment(Header)
+		f := newFile(imp, chunkPkg(i))
 		f.PackageComment(fmt.Sprintf("Package %s holds the generated handlers of %d operations of connector %s", chunkPkg(i), len(ch), c.ID))
 		f.PackageComment(fmt.Sprintf("(%s to %s).", ch[0].tool.Op.ID, ch[len(ch)-1].tool.Op.ID))
 		var regs []jen.Code
 		for _, o := range ch {
-			g.operation(f, c, o)
-			regs = append(regs, jen.Id(o.base+"Op").Call())
+			regs = append(regs, g.operation(f, c, o).Op(","))
 		}
-		f.Comment("Ops returns this package's operations.")
+		f.Comment("Ops returns this package's operations, one line each.")
 		f.Func().Id("Ops").Params().Index().Op("*").Qual(pkgHandler, "Operation").Block(
-			jen.Return(jen.Index().Op("*").Qual(pkgHandler, "Operation").Values(regs...)))
-		b, err := render(f)
+			jen.Return(jen.Index().Op("*").Qual(pkgHandler, "Operation").Custom(jen.Options{Open: "{", Close: "}", Multi: true}, regs...)))
+		name := pkgName + "/" + dir + "/ops_gen.go"
+		b, err := render(name, f)
 		if err != nil {
-			return fmt.Errorf("%w: connector %s operations: %w", ErrInvalid, c.ID, err)
+			return err
 		}
-		out[pkgName+"/"+dir+"/ops_gen.go"] = b
+		out[name] = b
 	}
 
-	f := g.newFile()
+	f := table
 	f.Anon("embed")
 	airName := g.conns[c.ID] + "AIR"
 	airFile := stem + ".air.json"
@@ -297,9 +317,9 @@ func (g *generator) connector(out map[string][]byte, c *Connector) error {
 			jen.Id("BundleHash"): jen.Lit(c.BundleHash),
 			jen.Id("Ops"):        jen.Qual("slices", "Concat").Call(opCalls...),
 		})))
-	b, err := render(f)
+	b, err := render(pkgName+"/"+stem+"_gen.go", f)
 	if err != nil {
-		return fmt.Errorf("%w: connector %s: %w", ErrInvalid, c.ID, err)
+		return err
 	}
 	out[pkgName+"/"+stem+"_gen.go"] = b
 	out[pkgName+"/"+airFile] = aj
@@ -322,29 +342,24 @@ func servedAIR(doc *air.Document) ([]byte, error) {
 	return air.EncodeDocument(&d)
 }
 
-// operation prints everything of one operation.
-func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) {
+// operation prints everything of one operation and returns its line of
+// the Ops table (a handler.Operation literal: a nil Effect is effect.Build's).
+func (g *generator) operation(f *jen.File, c *Connector, o *opInfo) *jen.Statement {
 	t, n, in := o.tool, o.names, o.in
 	op := t.Op
 	g.emitInput(f, t, n, in)
 	g.emitBuild(f, t, n, in)
 	g.emitEffect(f, c, t, n, in)
-
-	dict := jen.Dict{
-		jen.Id("ID"):       jen.Lit(op.ID),
-		jen.Id("Decode"):   jen.Id(n.decode),
-		jen.Id("FromArgs"): jen.Id(n.fromArgs),
-		jen.Id("Build"):    jen.Id(n.build),
-		jen.Id("Effect"):   jen.Id(n.effect),
-	}
+	fields := []jen.Code{jen.Id("ID").Op(":").Lit(op.ID)}
 	if in.schemaCheck {
-		dict[jen.Id("SchemaCheck")] = jen.True()
+		fields = append(fields, jen.Id("SchemaCheck").Op(":").True())
+	}
+	fields = append(fields, jen.Id("Decode").Op(":").Id(n.decode), jen.Id("Build").Op(":").Id(n.build))
+	if mapsArguments(op) {
+		fields = append(fields, jen.Id("Effect").Op(":").Id(n.effect))
 	}
 	if op.Effect.Draft != nil {
-		dict[jen.Id("Draft")] = jen.Id(n.draft)
+		fields = append(fields, jen.Id("Draft").Op(":").Id(n.draft))
 	}
-	f.Commentf("%s registers %s (%s).", o.base+"Op", t.Name, op.ID)
-	f.Func().Id(o.base+"Op").Params().Op("*").Qual(pkgHandler, "Operation").Block(
-		jen.Return(jen.Op("&").Qual(pkgHandler, "Operation").Values(dict)))
-	f.Line()
+	return jen.Values(fields...)
 }

@@ -47,7 +47,7 @@ func TestParseAudit(t *testing.T) {
 		t.Fatalf("got %d lines, want 2", len(lines))
 	}
 	l := lines[0]
-	if !reflect.DeepEqual(l.Keys, AuditFields) {
+	if !reflect.DeepEqual(l.Keys, AuditFields) { // the seed's line, written before the chain
 		t.Errorf("keys %v, want %v", l.Keys, AuditFields)
 	}
 	if p := fieldOrderProblem(l.Keys); p != "" {

@@ -163,14 +163,28 @@ func readAuditFile(path string) ([]auditLine, error) {
 	return parseAudit(b)
 }
 
-// fieldOrderProblem says how a line's keys differ from AuditFields, or "".
-// A write answered from the gateway's idempotency ledger adds "replay"
-// last (its value is checked by the step that expects the replay).
+// auditExtras are the keys a line may add after AuditFields, in this
+// order, each only when it applies: "replay" (a write answered from the
+// gateway's idempotency ledger; its value is checked by the step that
+// expects the replay), "resolved_by" and "parent_trace_id"; then the audit
+// chain's "seq" and "prev", which every line the gateway writes ends with.
+var auditExtras = []string{"replay", "resolved_by", "parent_trace_id"}
+
+// fieldOrderProblem says how a line's keys differ from AuditFields (plus
+// the optional extras and the chain), or "".
 func fieldOrderProblem(keys []string) string {
-	if reflect.DeepEqual(keys, AuditFields) || reflect.DeepEqual(keys, append(append([]string{}, AuditFields...), "replay")) {
-		return ""
+	if len(keys) >= len(AuditFields) && reflect.DeepEqual(keys[:len(AuditFields)], AuditFields) {
+		rest := keys[len(AuditFields):]
+		for _, k := range auditExtras {
+			if len(rest) > 0 && rest[0] == k {
+				rest = rest[1:]
+			}
+		}
+		if len(rest) == 0 || reflect.DeepEqual(rest, []string{"seq", "prev"}) {
+			return ""
+		}
 	}
-	return fmt.Sprintf("keys are %s, want %s", strings.Join(keys, ","), strings.Join(AuditFields, ","))
+	return fmt.Sprintf("keys are %s, want %s (then optionally %s, and seq,prev)", strings.Join(keys, ","), strings.Join(AuditFields, ","), strings.Join(auditExtras, ","))
 }
 
 // sameJSON reports whether got, re-encoded, equals want's encoding (maps

@@ -4,9 +4,10 @@ package workspace
 
 import (
 	_ "embed"
-	ops000 "github.com/anvil-dev/anvil/gen/github-mini/workspace/github/ops000"
-	handler "github.com/anvil-dev/anvil/runtime/handler"
 	"slices"
+
+	"github.com/anvil-dev/anvil/gen/github-mini/workspace/github/ops000"
+	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
 // githubConnectorAIR is the AIR of connector github (service github), its approved operations only:

@@ -4,11 +4,11 @@
 // Connector per served bundle, with typed handlers for every operation.
 package workspace
 
-import handler "github.com/anvil-dev/anvil/runtime/handler"
+import "github.com/anvil-dev/anvil/runtime/handler"
 
 // The generated code targets this version of the runtime's handler API;
 // a runtime without it does not compile this package.
-var _ = handler.RuntimeVersion1
+var _ = handler.RuntimeVersion2
 
 // Workspace returns the workspace this gateway serves.
 func Workspace() *handler.Workspace {

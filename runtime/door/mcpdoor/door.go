@@ -1,10 +1,13 @@
 // Package mcpdoor is the MCP door: /mcp over Streamable HTTP (the official
-// MCP SDK, with the tools/call fast path in front of it, fast.go), MCP over
-// stdio, the session table that binds each session to the credential that
-// opened it (and, with a shared store, to every replica, shared.go), and
-// the tool surfaces with the discovery tools anvil_search, anvil_describe
-// and anvil_call (surface.go). Every tool call goes through the executor;
-// the front hall has verified the caller before the door is reached.
+// MCP SDK), revision 2026-07-28 without sessions beside 2025-11-25 with
+// them (revision.go), the tools/call fast path in front of the sessions
+// (fast.go), MCP over stdio, the session table that binds each session to
+// the credential that opened it (and, with a shared store, to every
+// replica, shared.go), the tool surfaces with the discovery tools
+// anvil_search, anvil_describe and anvil_call (surface.go), and the framing
+// of the confirmation the executor asks a person for (confirmation.go).
+// Every tool call goes through the executor; the front hall has verified
+// the caller before the door is reached.
 package mcpdoor
 
 import (
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,10 +52,15 @@ const (
 	SweepEvery = 60 * time.Second
 )
 
-// protocolVersions are the MCP versions the gateway negotiates: every
-// session-based version the SDK supports (the sessionless 2026-07-28 draft is
-// left out because sessions are bound to the caller's token).
-var protocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// protocolVersions are the MCP versions the gateway serves: 2026-07-28
+// without sessions (each request carries its version and the client's
+// capabilities, revision.go), and every session-based version the SDK
+// supports for older clients (sessionVersions).
+var protocolVersions = append([]string{revisionStateless}, sessionVersions...)
+
+// sessionVersions are the versions an initialize negotiates: the ones with
+// sessions, newest first.
+var sessionVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // implementation is what the gateway says it is, over HTTP and stdio.
 var implementation = &mcp.Implementation{Name: "anvil-fleet", Title: "Anvil fleet gateway", Version: air.AnvilVersion}
@@ -72,6 +81,9 @@ type Door struct {
 	exec    *executor.Executor
 	server  *mcp.Server
 	handler http.Handler
+	// stateless serves requests without a session: 2026-07-28's, and
+	// other replicas' sessions.
+	stateless http.Handler
 
 	// registered names the tools the SDK server serves (the fast path
 	// answers only those) and listed their tools/list entries; a reload
@@ -109,6 +121,10 @@ type sessionEntry struct {
 	fingerprint string
 	subject     string // subjectKey of the principal
 	lastSeen    time.Time
+	// elicits is set when the client declared elicitation at initialize:
+	// its calls that need confirmation go to the SDK path, which can ask
+	// (confirmation.go).
+	elicits bool
 }
 
 // subjectKey names the principal a session counts against: tenant and
@@ -169,7 +185,7 @@ func New(exec *executor.Executor, o *Options) *Door {
 		m.meta[t.Name] = true
 	}
 	srv := mcp.NewServer(implementation,
-		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID})
+		&mcp.ServerOptions{SupportedProtocolVersions: protocolVersions, GetSessionID: newSessionID, SetCacheable: discoverCacheable})
 	m.view.Store(newToolView(exec.CurrentFleet()))
 	m.addTools(srv, func(h mcp.ToolHandler) mcp.ToolHandler { return h }, nil)
 	m.server = srv
@@ -179,9 +195,19 @@ func New(exec *executor.Executor, o *Options) *Door {
 		MaxRequestBodyBytes: MaxMCPBody,
 		JSONResponse:        true,
 	})
+	// The sessionless revision (revision.go), and other replicas' sessions
+	// (shared.go): a temporary SDK session per request. A request ends
+	// when its client goes away (2026-07-28 has no stream to resume).
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		MaxRequestBodyBytes:          MaxMCPBody,
+		JSONResponse:                 true,
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+	})
 	// The SDK binds sessions to TokenInfo.UserID; the caller was verified
 	// before, so this only carries the verified identity into the SDK.
 	m.handler = auth.RequireBearerToken(m.tokenInfo, nil)(sdk)
+	m.stateless = auth.RequireBearerToken(m.tokenInfo, nil)(stateless)
 	if o.Shared != nil {
 		logf := o.Logf
 		if logf == nil {
@@ -190,6 +216,14 @@ func New(exec *executor.Executor, o *Options) *Door {
 		m.shareSessions(o.Shared, logf)
 	}
 	return m
+}
+
+// discoverCacheable lets any client cache server/discover for ToolsTTL: it
+// names the versions and capabilities, the same for every caller.
+func discoverCacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	if _, ok := req.(*mcp.DiscoverRequest); ok {
+		c.TTLMs, c.CacheScope = int(ToolsTTL/time.Millisecond), "public"
+	}
 }
 
 // tokenInfo hands the caller verified before (in the request's context) to
@@ -233,7 +267,11 @@ func (m *Door) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if tr := m.exec.Tracer; tr != nil && req.Extra != nil {
 		ctx = tr.Extract(ctx, req.Extra.Header) // the SDK's ctx is not the request's
 	}
-	out := m.exec.Call(ctx, executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.Principal})
+	call := executor.Call{Tool: req.Params.Name, Args: req.Params.Arguments, Meta: meta, Principal: c.Principal, Ask: askOf(req)}
+	out := m.exec.Call(ctx, call)
+	if out.Question != nil {
+		out = m.putQuestion(ctx, req, call, out)
+	}
 	if out.Err != nil && out.Tool == nil && out.Err.Code == envelope.NotFound && m.exec.CurrentFleet().Tool(req.Params.Name) == nil {
 		// Only anvil_call reaches here with an unknown name (the SDK
 		// answers a direct call of one).
@@ -242,7 +280,7 @@ func (m *Door) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Cal
 	if out.InvalidParams {
 		// data carries the error envelope /call answers, so a client reads
 		// the same code (validation_error) on both surfaces.
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message, Data: out.Err.Marshal()}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: out.Err.Message, Data: argumentNames(out.Err).Marshal()}
 	}
 	return toolResult(out), nil
 }
@@ -254,13 +292,19 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 		res.Meta = mcp.Meta{"effect": out.Effect}
 	}
 	switch {
+	case out.Question != nil:
+		// 2026-07-28's question (confirmation.go): no content, and no
+		// effect report (nothing ran).
+		res.Meta = nil
+		res.InputRequests = mcp.InputRequestMap{confirmKey: elicitation(out.Question)}
+		res.RequestState = out.Question.State
 	case out.Err != nil:
 		res.IsError = true
-		res.Content = []mcp.Content{&mcp.TextContent{Text: string(out.Err.Marshal())}}
+		res.Content = []mcp.Content{&mcp.TextContent{Text: string(argumentNames(out.Err).Marshal())}}
 	case out.Plan != nil:
 		b, _ := wirejson.Marshal(out.Plan)
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(b)}}
-		res.StructuredContent = map[string]any{"anvil_dry_run": out.Plan}
+		res.StructuredContent = conforming(out, map[string]any{"anvil_dry_run": out.Plan})
 	default:
 		raw := out.Raw
 		if raw == nil {
@@ -268,21 +312,67 @@ func toolResult(out *executor.Outcome) *mcp.CallToolResult {
 		}
 		res.Content = []mcp.Content{&mcp.TextContent{Text: string(raw)}}
 		if out.AnswersObject() {
-			res.StructuredContent = raw
+			res.StructuredContent = conforming(out, raw)
 		} else {
-			res.StructuredContent = map[string]any{"result": raw}
+			res.StructuredContent = conforming(out, map[string]any{"result": raw})
 		}
 	}
 	return res
 }
 
-// jsonrpcError writes {"jsonrpc":"2.0","error":{code,message},"id":null}.
-func jsonrpcError(w http.ResponseWriter, status, code int, message string) {
-	b := wirejson.Object("jsonrpc", "2.0", "error", wirejson.Object("code", code, "message", message), "id", nil)
+// conforming returns a result's structured content as the tool's
+// outputSchema promises it (fleet.Tool.StructuredContent: members that do
+// not conform left out; docs/mcp.md#structured-output), v itself for a
+// tool without one.
+func conforming(out *executor.Outcome, v any) any {
+	if out.Tool == nil || out.Tool.OutputSchema() == nil {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	return json.RawMessage(out.Tool.StructuredContent(b))
+}
+
+// PrepareFleet readies f for the MCP door before it is served: its
+// tools/list entries carry their outputSchema, since the door sends every
+// result's structured content through fleet.Tool.StructuredContent.
+func PrepareFleet(f *fleet.Fleet) { f.ListOutputSchemas() }
+
+// argumentNames returns e as an MCP caller reads it: the flags a call
+// lacks (required_flags, in the CLI's spelling, "--confirm",
+// "--idempotency-key") named as the tool's arguments are ("confirm",
+// "idempotency_key"). e itself is left as it is (the audit line and the
+// other surfaces read it).
+func argumentNames(e *envelope.Error) *envelope.Error {
+	if len(e.RequiredFlags) == 0 {
+		return e
+	}
+	c := *e
+	c.RequiredFlags = make([]string, len(e.RequiredFlags))
+	for i, f := range e.RequiredFlags {
+		c.RequiredFlags[i] = strings.ReplaceAll(strings.TrimLeft(f, "-"), "-", "_")
+	}
+	return &c
+}
+
+// jsonrpcError writes {"jsonrpc":"2.0","error":{code,message},"id":id}: the
+// request's id when it was read (echoID), else null.
+func jsonrpcError(w http.ResponseWriter, status int, id json.RawMessage, code int, message string) {
+	var idv any = id
+	if id == nil {
+		idv = nil
+	}
+	b := wirejson.Object("jsonrpc", "2.0", "error", wirejson.Object("code", code, "message", message), "id", idv)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
+
+// retryAfterSeconds is the Retry-After of a refusal at the global session
+// cap: about when a sweep may have freed a place.
+const retryAfterSeconds = "60"
 
 // Serve handles /mcp for an authenticated caller (a turn credential, or
 // the local person).
@@ -292,11 +382,13 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 	initialize := false
 	var sdkBody []byte // a POST's body, handed to the SDK when it answers
 	var msg rpcMessage
+	var id json.RawMessage // the request's id, echoed by the door's own errors
+	stateless := false
 	switch r.Method {
 	case http.MethodPost:
 		if mt := httpkit.MediaType(r.Header.Get("Content-Type")); mt != "application/json" {
 			httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) {
-				jsonrpcError(w, http.StatusUnsupportedMediaType, -32600, "Content-Type must be application/json.")
+				jsonrpcError(w, http.StatusUnsupportedMediaType, nil, -32600, "Content-Type must be application/json.")
 			})
 			return
 		}
@@ -304,70 +396,75 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				jsonrpcError(w, http.StatusRequestEntityTooLarge, -32600, fmt.Sprintf("Request body exceeds %d bytes.", MaxMCPBody))
+				jsonrpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("Request body exceeds %d bytes.", MaxMCPBody))
 				return
 			}
-			jsonrpcError(w, http.StatusBadRequest, -32600, "Could not read the request body.")
+			jsonrpcError(w, http.StatusBadRequest, nil, -32600, "Could not read the request body.")
 			return
 		}
 		var ok bool
 		if msg, ok = parseMessage(body); !ok {
-			jsonrpcError(w, http.StatusBadRequest, -32600, "Parse error: the body is not a JSON-RPC message.")
+			jsonrpcError(w, http.StatusBadRequest, nil, -32600, "Parse error: the body is not a JSON-RPC message.")
 			return
 		}
+		id = echoID(&msg)
 		initialize = !msg.batch && msg.method == "initialize" && sid == ""
+		stateless = sid == "" && !initialize && statelessRequest(r.Header, &msg)
 		sdkBody = body
 	case http.MethodGet, http.MethodDelete:
+		stateless = sid == "" && statelessRequest(r.Header, nil)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		httpkit.RefuseRequest(w, r, func(w http.ResponseWriter) {
-			jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "Method not allowed.")
+			jsonrpcError(w, http.StatusMethodNotAllowed, nil, -32000, "Method not allowed.")
 		})
 		return
 	}
-	foreign := false
-	if !initialize {
-		status, code, text := m.checkSession(sid, fingerprint)
-		if status == http.StatusBadRequest && sid != "" && m.shared != nil {
-			status, code, text = m.shared.checkForeign(sid, fingerprint)
-			foreign = status == 0
-		}
-		if status != 0 {
-			jsonrpcError(w, status, code, text)
+	if stateless {
+		if m.stepUp(w, r, &msg, p) {
 			return
 		}
-		if r.Method == http.MethodPost && p != nil && p.StepUp != nil {
-			// A tools/call a wider scope would allow is answered 403
-			// insufficient_scope, over HTTP, whichever path would serve it.
-			if up := m.exec.StepUp(p, calledTool(&msg)); up != nil {
-				up.Write(w)
-				return
-			}
-		}
 		if r.Method == http.MethodPost && !m.slow.Load() {
-			if c, ok := m.fastCallOf(r.Context(), &msg, r.Header, r.Host); ok {
+			if c, ok := m.fastCall2026(r.Context(), &msg, r.Header, r.Host); ok {
 				m.serveFastCall(r.Context(), w, c, p)
 				return
 			}
 		}
-	} else if status, text := m.reserve(subjectKey(p)); status != 0 {
-		jsonrpcError(w, status, -32000, text)
+		m.serveSDK(m.stateless, w, r, sdkBody, caller)
 		return
 	}
-	if sdkBody != nil {
-		r.Body = io.NopCloser(bytes.NewReader(sdkBody))
-		r.ContentLength = int64(len(sdkBody))
+	foreign := false
+	if !initialize {
+		status, code, text, elicits := m.checkSession(sid, fingerprint)
+		if status == http.StatusNotFound && m.shared != nil {
+			status, code, text = m.shared.checkForeign(sid, fingerprint)
+			foreign = status == 0
+		}
+		if status != 0 {
+			jsonrpcError(w, status, id, code, text)
+			return
+		}
+		if m.stepUp(w, r, &msg, p) {
+			return
+		}
+		if r.Method == http.MethodPost && !m.slow.Load() {
+			if c, ok := m.fastCallOf(r.Context(), &msg, r.Header, r.Host, elicits || foreign); ok {
+				m.serveFastCall(r.Context(), w, c, p)
+				return
+			}
+		}
+	} else if status, text, evicted := m.reserve(subjectKey(p)); status != 0 {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", retryAfterSeconds)
+		}
+		jsonrpcError(w, status, id, -32000, text)
+		return
+	} else if evicted != "" && m.shared != nil {
+		m.shared.forgetShared(evicted)
 	}
-	r = r.WithContext(withCaller(r.Context(), caller))
-	// The SDK's bearer middleware only carries the verified caller (from the
-	// context) into the SDK, but it wants an Authorization header: give it a
-	// placeholder, so the local caller of auth mode none gets through and no
-	// real token is handed to the SDK.
-	r.Header = r.Header.Clone()
-	r.Header.Set("Authorization", "Bearer "+sdkBearer)
 	if initialize {
 		rec := &sessionRecorder{ResponseWriter: w}
-		m.handler.ServeHTTP(rec, r)
+		m.serveSDK(m.handler, rec, r, sdkBody, caller)
 		sid := rec.Header().Get("Mcp-Session-Id")
 		if !rec.succeeded() {
 			// The SDK opened a session for a failed initialize too: close
@@ -377,17 +474,17 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 			}
 			sid = ""
 		}
-		m.register(sid, fingerprint, subjectKey(p))
+		m.register(sid, fingerprint, subjectKey(p), declaresElicitation(msg.params))
 		if sid != "" && m.shared != nil {
 			m.shared.recordSession(sid, fingerprint)
 		}
 		return
 	}
 	if foreign {
-		m.shared.serveForeign(w, r, sid)
+		m.shared.serveForeign(w, m.sdkRequest(r, sdkBody, caller), sid)
 		return
 	}
-	m.handler.ServeHTTP(w, r)
+	m.serveSDK(m.handler, w, r, sdkBody, caller)
 	if r.Method == http.MethodDelete {
 		m.forget(sid)
 		if m.shared != nil {
@@ -396,56 +493,112 @@ func (m *Door) Serve(w http.ResponseWriter, r *http.Request, caller *identity.Ca
 	}
 }
 
-// checkSession validates a session id against the table.
-func (m *Door) checkSession(sid, fingerprint string) (status, code int, msg string) {
+// stepUp answers a tools/call that a wider scope would allow 403
+// insufficient_scope, over HTTP, whichever path would serve it, on either
+// revision; it reports whether it answered.
+func (m *Door) stepUp(w http.ResponseWriter, r *http.Request, msg *rpcMessage, p *identity.Principal) bool {
+	if r.Method != http.MethodPost || p == nil || p.StepUp == nil {
+		return false
+	}
+	if up := m.exec.StepUp(p, calledTool(msg)); up != nil {
+		up.Write(w)
+		return true
+	}
+	return false
+}
+
+// sdkRequest returns r as an SDK handler takes it: its body (read before)
+// restored and the verified caller in its context.
+func (m *Door) sdkRequest(r *http.Request, body []byte, caller *identity.Caller) *http.Request {
+	if body != nil {
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	r = r.WithContext(withCaller(r.Context(), caller))
+	// The SDK's bearer middleware only carries the verified caller (from the
+	// context) into the SDK, but it wants an Authorization header: give it a
+	// placeholder, so the local caller of auth mode none gets through and no
+	// real token is handed to the SDK.
+	r.Header = r.Header.Clone()
+	r.Header.Set("Authorization", "Bearer "+sdkBearer)
+	return r
+}
+
+// serveSDK hands r to one of the SDK's handlers.
+func (m *Door) serveSDK(h http.Handler, w http.ResponseWriter, r *http.Request, body []byte, caller *identity.Caller) {
+	h.ServeHTTP(w, m.sdkRequest(r, body, caller))
+}
+
+// checkSession validates a session id against the table: 400 without one
+// (2025-11-25: only initialize may come without), 404 for one the table
+// does not hold (never opened, ended, or expired: the client's cue to
+// initialize again), 403 for another caller's.
+func (m *Door) checkSession(sid, fingerprint string) (status, code int, msg string, elicits bool) {
+	if sid == "" {
+		return http.StatusBadRequest, -32000, "No valid session; send initialize first.", false
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e := m.sessions[sid]
-	if sid == "" || e == nil {
-		return http.StatusBadRequest, -32000, "No valid session; send initialize first."
+	if e == nil {
+		return http.StatusNotFound, -32001, "Session not found; send initialize to start a new one.", false
 	}
 	if e.fingerprint != fingerprint {
-		return http.StatusForbidden, -32001, "This MCP session belongs to a different authenticated caller."
+		return http.StatusForbidden, -32001, "This MCP session belongs to a different authenticated caller.", false
 	}
 	e.lastSeen = m.now()
-	return 0, 0, ""
+	return 0, 0, "", e.elicits
 }
 
 // reserve reports whether a new session of subject may start (sweeping
 // idle ones first), and if so holds a place for it until register; else it
-// returns the refusal's HTTP status and message: 429 when the subject holds
-// maxPerSubject places, 503 when all maxSessions are taken.
-func (m *Door) reserve(subject string) (int, string) {
+// returns the refusal's HTTP status and message. When subject holds
+// maxPerSubject places, its least recently used session is ended to make
+// room (clients rarely send DELETE, so a long-lived host would otherwise be
+// stuck), and evicted names it; only when every place is an initialize
+// still in flight is the new one refused (429). When all maxSessions are
+// taken it refuses with 503.
+func (m *Door) reserve(subject string) (status int, text, evicted string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepLocked()
 	mine := m.pendingBy[subject]
-	for _, e := range m.sessions {
-		if e.subject == subject {
-			mine++
+	var oldest string
+	var oldestSeen time.Time
+	for sid, e := range m.sessions {
+		if e.subject != subject {
+			continue
+		}
+		mine++
+		if oldest == "" || e.lastSeen.Before(oldestSeen) || (e.lastSeen.Equal(oldestSeen) && sid < oldest) {
+			oldest, oldestSeen = sid, e.lastSeen
 		}
 	}
 	if mine >= m.maxPerSubject {
-		return http.StatusTooManyRequests, fmt.Sprintf("Too many MCP sessions for this caller (at most %d); close one (DELETE /mcp) or try again later.", m.maxPerSubject)
-	}
-	if len(m.sessions)+m.pending >= m.maxSessions {
-		return http.StatusServiceUnavailable, "Too many MCP sessions; try again later."
+		if oldest == "" {
+			return http.StatusTooManyRequests, fmt.Sprintf("Too many MCP sessions starting for this caller (at most %d); try again shortly.", m.maxPerSubject), ""
+		}
+		delete(m.sessions, oldest)
+		go m.closeSDKSessions([]string{oldest})
+		evicted = oldest
+	} else if len(m.sessions)+m.pending >= m.maxSessions {
+		return http.StatusServiceUnavailable, "Too many MCP sessions; try again later.", ""
 	}
 	m.pending++
 	m.pendingBy[subject]++
-	return 0, ""
+	return 0, "", evicted
 }
 
 // register releases the place reserve held for subject and records the
 // session a successful initialize answer named, if any (sid "" otherwise).
-func (m *Door) register(sid, fingerprint, subject string) {
+func (m *Door) register(sid, fingerprint, subject string, elicits bool) {
 	m.mu.Lock()
 	m.pending--
 	if m.pendingBy[subject]--; m.pendingBy[subject] <= 0 {
 		delete(m.pendingBy, subject)
 	}
 	if sid != "" {
-		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, subject: subject, lastSeen: m.now()}
+		m.sessions[sid] = &sessionEntry{fingerprint: fingerprint, subject: subject, lastSeen: m.now(), elicits: elicits}
 	}
 	m.mu.Unlock()
 }

@@ -134,16 +134,36 @@ type fastCall struct {
 	name      string
 	arguments json.RawMessage
 	meta      map[string]any
+	rev2026   bool // a 2026-07-28 request (no session)
 }
 
 // fastCallOf returns the fast-path call of a request, or false when the SDK
 // must answer it.
-func (m *Door) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Header, host string) (*fastCall, bool) {
+//
+// askable says the session's client may be asked for confirmation (or it is
+// another replica's session, whose capabilities this one does not know):
+// calls that need confirmation then go to the SDK path, which can ask.
+func (m *Door) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Header, host string, askable bool) (*fastCall, bool) {
+	return m.fastCall(ctx, msg, h, host, askable, false)
+}
+
+// fastCall2026 is fastCallOf for a 2026-07-28 request (no session): the
+// MCP-Protocol-Version, Mcp-Method and Mcp-Name headers and the _meta
+// triple exactly as the SDK accepts them (revision2026Meta), the client
+// asked for confirmation when it declares elicitation.
+func (m *Door) fastCall2026(ctx context.Context, msg *rpcMessage, h http.Header, host string) (*fastCall, bool) {
+	if h.Get("Mcp-Protocol-Version") != revisionStateless || h.Get("Mcp-Method") != "tools/call" {
+		return nil, false
+	}
+	return m.fastCall(ctx, msg, h, host, false, true)
+}
+
+func (m *Door) fastCall(ctx context.Context, msg *rpcMessage, h http.Header, host string, askable, rev2026 bool) (*fastCall, bool) {
 	if msg.batch || msg.method != "tools/call" || msg.otherKeys || string(msg.version) != `"2.0"` || msg.params == nil {
 		return nil, false
 	}
 	id, ok := sdkID(msg.id)
-	if !ok || !fastHeaders(h) {
+	if !ok || !fastHeaders(h, rev2026) {
 		return nil, false
 	}
 	if local, _ := ctx.Value(http.LocalAddrContextKey).(net.Addr); local != nil && httpkit.LocalLoopback(local) && !httpkit.IsLoopbackAddr(host) {
@@ -182,15 +202,26 @@ func (m *Door) fastCallOf(ctx context.Context, msg *rpcMessage, h http.Header, h
 			if json.Unmarshal(v, &c.meta) != nil {
 				return nil, false
 			}
-			if _, ok := c.meta["io.modelcontextprotocol/protocolVersion"]; ok {
+			if _, ok := c.meta[metaProtocolVersion]; ok != rev2026 {
 				return nil, false
 			}
 		default:
 			return nil, false
 		}
 	}
-	if !m.view.Load().serves(c.name) {
+	if rev2026 {
+		elicits, ok := revision2026Meta(c.meta)
+		if !ok || h.Get("Mcp-Name") != c.name {
+			return nil, false
+		}
+		askable, c.rev2026 = elicits, true
+	}
+	t := m.view.Load().fleet.Tool(c.name)
+	if t == nil {
 		return nil, false // the SDK answers an unknown tool
+	}
+	if askable && t.Op.Confirmation.Required && m.exec.Confirm != nil {
+		return nil, false // the SDK path can ask the person (confirmation.go)
 	}
 	return c, true
 }
@@ -231,10 +262,13 @@ func sdkID(raw json.RawMessage) ([]byte, bool) {
 // take for a plain tools/call: Accept naming both JSON and event streams (as
 // the SDK reads it), a protocol version the gateway negotiates (or none), no
 // Last-Event-ID and none of the standard MCP request headers.
-func fastHeaders(h http.Header) bool {
-	if v := h.Get("Mcp-Protocol-Version"); v != "" {
+//
+// A 2026-07-28 request (rev2026) has its version checked by fastCall2026 and
+// carries Mcp-Method and Mcp-Name, which the fast path checks itself.
+func fastHeaders(h http.Header, rev2026 bool) bool {
+	if v := h.Get("Mcp-Protocol-Version"); v != "" && !rev2026 {
 		known := false
-		for _, p := range protocolVersions {
+		for _, p := range sessionVersions {
 			if v == p {
 				known = true
 			}
@@ -245,7 +279,9 @@ func fastHeaders(h http.Header) bool {
 	}
 	for k := range h {
 		switch {
-		case k == "Last-Event-Id", k == "Mcp-Method", k == "Mcp-Name", strings.HasPrefix(k, "Mcp-Param-"):
+		case k == "Last-Event-Id", strings.HasPrefix(k, "Mcp-Param-"):
+			return false
+		case (k == "Mcp-Method" || k == "Mcp-Name") && (!rev2026 || len(h[k]) != 1):
 			return false
 		}
 	}
@@ -281,25 +317,38 @@ func (m *Door) serveFastCall(ctx context.Context, w http.ResponseWriter, c *fast
 	var buf bytes.Buffer
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(c.id)
+	status := http.StatusOK
 	if out.InvalidParams {
+		if c.rev2026 {
+			status = http.StatusBadRequest // 2026-07-28 answers invalid params 400
+		}
 		buf.WriteString(`,"error":`)
 		e, _ := wirejson.Marshal(struct {
 			Code    int64           `json:"code"`
 			Message string          `json:"message"`
 			Data    json.RawMessage `json:"data"`
-		}{-32602, out.Err.Message, out.Err.Marshal()})
+		}{-32602, out.Err.Message, argumentNames(out.Err).Marshal()})
 		buf.Write(e)
 	} else {
 		buf.WriteString(`,"result":`)
-		b, ok := appendPlainToolResult(buf.AvailableBuffer(), out)
+		b, ok := appendPlainToolResult(buf.AvailableBuffer(), out, c.rev2026)
 		if !ok {
 			res := toolResult(out)
 			if res.Content == nil {
 				res.Content = []mcp.Content{}
 			}
+			if c.rev2026 {
+				// As the SDK finishes a 2026-07-28 result: its serverInfo
+				// in _meta, and resultType.
+				if res.Meta == nil {
+					res.Meta = mcp.Meta{}
+				}
+				res.Meta[metaServerInfo] = implementation
+				res = completed(res)
+			}
 			var err error
 			if b, err = wirejson.Marshal(res); err != nil {
-				jsonrpcError(w, http.StatusInternalServerError, -32603, "The tool result could not be encoded.")
+				jsonrpcError(w, http.StatusInternalServerError, c.id, -32603, "The tool result could not be encoded.")
 				return
 			}
 		}
@@ -309,7 +358,7 @@ func (m *Door) serveFastCall(ctx context.Context, w http.ResponseWriter, c *fast
 	h := w.Header()
 	h["Cache-Control"] = headerNoCache
 	h["Content-Type"] = headerJSON
-	w.WriteHeader(http.StatusOK)
+	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
 }
 
@@ -321,18 +370,36 @@ func (m *Door) serveFastCall(ctx context.Context, w http.ResponseWriter, c *fast
 // as the SDK's encoding does (HTML escaping included). It reports false,
 // leaving the encoding to marshalData, for any other outcome or when a piece
 // does not encode.
-func appendPlainToolResult(b []byte, out *executor.Outcome) ([]byte, bool) {
-	if out.Err != nil || out.Plan != nil || out.Raw == nil {
+//
+// rev2026 writes it as the SDK finishes a 2026-07-28 result: the server's
+// implementation in _meta (after effect, json.Marshal's key order) and
+// "resultType":"complete" last.
+func appendPlainToolResult(b []byte, out *executor.Outcome, rev2026 bool) ([]byte, bool) {
+	if out.Err != nil || out.Plan != nil || out.Raw == nil || out.Question != nil {
 		return b, false
 	}
 	b = append(b, '{')
-	if out.Effect != nil {
-		// json.Marshal of the report is its compact AppendJSON with '<', '>',
-		// '&', U+2028 and U+2029 escaped; the escaping alone does the same.
-		b = append(b, `"_meta":{"effect":`...)
-		buf := bytes.NewBuffer(b)
-		json.HTMLEscape(buf, out.Effect.AppendJSON(nil))
-		b = append(buf.Bytes(), "},"...)
+	if out.Effect != nil || rev2026 {
+		b = append(b, `"_meta":{`...)
+		if out.Effect != nil {
+			// json.Marshal of the report is its compact AppendJSON with '<',
+			// '>', '&', U+2028 and U+2029 escaped; the escaping alone does
+			// the same.
+			b = append(b, `"effect":`...)
+			buf := bytes.NewBuffer(b)
+			json.HTMLEscape(buf, out.Effect.AppendJSON(nil))
+			b = buf.Bytes()
+			if rev2026 {
+				b = append(b, ',')
+			}
+		}
+		if rev2026 {
+			b = append(b, serverInfoMember...)
+		}
+		b = append(b, "},"...)
+	}
+	if out.Tool != nil && out.Tool.OutputSchema() != nil {
+		return appendConformingResult(b, out, rev2026)
 	}
 	var structured []byte
 	if !out.RawCompact {
@@ -357,6 +424,38 @@ func appendPlainToolResult(b []byte, out *executor.Outcome) ([]byte, bool) {
 	}
 	if !out.AnswersObject() {
 		b = append(b, '}')
+	}
+	if rev2026 {
+		b = append(b, `,"resultType":"complete"`...)
+	}
+	return append(b, '}'), true
+}
+
+// appendConformingResult finishes appendPlainToolResult (b holds the
+// result up to its _meta) for a tool with an outputSchema: the structured
+// content is fleet.Tool.StructuredContent's compact JSON, HTML-escaped as
+// json.Marshal writes a json.RawMessage.
+func appendConformingResult(b []byte, out *executor.Outcome, rev2026 bool) ([]byte, bool) {
+	raw := out.Raw
+	if !out.RawCompact {
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) != nil {
+			return b, false
+		}
+		raw = buf.Bytes()
+	}
+	content := raw
+	if !out.AnswersObject() {
+		content = append(append([]byte(`{"result":`), raw...), '}')
+	}
+	b = append(b, `"content":[{"type":"text","text":`...)
+	b = canon.AppendStringHTML(b, string(out.Raw))
+	b = append(b, `}],"structuredContent":`...)
+	buf := bytes.NewBuffer(b)
+	json.HTMLEscape(buf, out.Tool.StructuredContent(content))
+	b = buf.Bytes()
+	if rev2026 {
+		b = append(b, `,"resultType":"complete"`...)
 	}
 	return append(b, '}'), true
 }

@@ -55,20 +55,30 @@ func TestPlainToolResultBytes(t *testing.T) {
 				{Raw: json.RawMessage(raw), Effect: rep},
 				{Raw: compacted.Bytes(), RawCompact: true, Effect: rep},
 			} {
-				got, ok := appendPlainToolResult([]byte("prefix"), out)
-				if !ok {
-					t.Fatalf("%s: not encoded", raw)
-				}
-				res := toolResult(out)
-				if res.Content == nil {
-					res.Content = []mcp.Content{}
-				}
-				want, err := wirejson.Marshal(res)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, append([]byte("prefix"), want...)) {
-					t.Errorf("%s (effect %v, compact %v):\n got %s\nwant prefix%s", out.Raw, rep != nil, out.RawCompact, got, want)
+				for _, rev2026 := range []bool{false, true} {
+					got, ok := appendPlainToolResult([]byte("prefix"), out, rev2026)
+					if !ok {
+						t.Fatalf("%s: not encoded", raw)
+					}
+					res := toolResult(out)
+					if res.Content == nil {
+						res.Content = []mcp.Content{}
+					}
+					if rev2026 {
+						// As the SDK finishes a 2026-07-28 result.
+						if res.Meta == nil {
+							res.Meta = mcp.Meta{}
+						}
+						res.Meta[metaServerInfo] = implementation
+						res = completed(res)
+					}
+					want, err := wirejson.Marshal(res)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !bytes.Equal(got, append([]byte("prefix"), want...)) {
+						t.Errorf("%s (effect %v, compact %v, 2026 %v):\n got %s\nwant prefix%s", out.Raw, rep != nil, out.RawCompact, rev2026, got, want)
+					}
 				}
 				n++
 			}
@@ -80,7 +90,7 @@ func TestPlainToolResultBytes(t *testing.T) {
 		"no raw":   {},
 		"bad json": {Raw: json.RawMessage(`{"a":`)},
 	} {
-		if b, ok := appendPlainToolResult(nil, out); ok {
+		if b, ok := appendPlainToolResult(nil, out, false); ok {
 			t.Errorf("%s: encoded directly as %s", name, b)
 		}
 	}

@@ -6,9 +6,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/anvil-dev/anvil/runtime/store"
 )
 
@@ -30,7 +27,7 @@ import (
 // store.
 type sharedSessions struct {
 	st        store.Store
-	stateless http.Handler
+	stateless http.Handler // the door's stateless SDK handler
 	logf      func(format string, args ...any)
 }
 
@@ -40,12 +37,7 @@ const sessionTimeout = 5 * time.Second
 // shareSessions makes m record its sessions in st and accept the other
 // replicas' sessions.
 func (m *Door) shareSessions(st store.Store, logf func(string, ...any)) {
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m.server }, &mcp.StreamableHTTPOptions{
-		MaxRequestBodyBytes: MaxMCPBody,
-		JSONResponse:        true,
-		Stateless:           true,
-	})
-	m.shared = &sharedSessions{st: st, logf: logf, stateless: auth.RequireBearerToken(m.tokenInfo, nil)(sdk)}
+	m.shared = &sharedSessions{st: st, logf: logf, stateless: m.stateless}
 }
 
 // recordSession stores a session this replica opened.
@@ -71,7 +63,7 @@ func (s *sharedSessions) checkForeign(sid, fingerprint string) (status, code int
 	case errors.Is(err, store.ErrUnavailable):
 		return http.StatusServiceUnavailable, -32000, "The gateway's session store is unavailable; try again shortly."
 	}
-	return http.StatusBadRequest, -32000, "No valid session; send initialize first."
+	return http.StatusNotFound, -32001, "Session not found; send initialize to start a new one."
 }
 
 // forgetShared deletes a session's record (DELETE on any replica).
@@ -92,7 +84,7 @@ func (s *sharedSessions) serveForeign(w http.ResponseWriter, r *http.Request, si
 		w.WriteHeader(http.StatusNoContent)
 	case http.MethodGet:
 		w.Header().Set("Allow", "POST, DELETE")
-		jsonrpcError(w, http.StatusMethodNotAllowed, -32000, "This session's event stream is served by the replica that opened it.")
+		jsonrpcError(w, http.StatusMethodNotAllowed, nil, -32000, "This session's event stream is served by the replica that opened it.")
 	default:
 		s.stateless.ServeHTTP(w, r)
 	}

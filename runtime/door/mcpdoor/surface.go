@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -127,10 +128,18 @@ func decodeCursor(c string) (string, bool) {
 // discover surface, else the tools p's grant shows, from the one after the
 // cursor's name, pageSize at a time when paging (a cursor stays valid
 // whatever the caller's grant, since it names a position, not an index).
-func (m *Door) listTools(p *identity.Principal, cursor string) (*mcp.ListToolsResult, error) {
-	// A listing depends on the caller's grant: only the caller's client
-	// may cache it.
-	private := mcp.Cacheable{CacheScope: "private"}
+//
+// The listing depends on the caller's grant, so only the caller's client
+// may cache it (cacheScope "private"), for ToolsTTL at most and never past
+// the caller's credential's expiry; a reload announces the change to
+// listening clients (notifications/tools/list_changed).
+func (m *Door) listTools(p *identity.Principal, cursor string, expires time.Time) (*mcp.ListToolsResult, error) {
+	private := mcp.Cacheable{CacheScope: "private", TTLMs: cacheTTL(m.now(), expires)}
+	if p != nil && p.StepUp != nil {
+		// A step-up replaces the caller's token with a wider one, and a
+		// client's cache does not know: its listing must not be reused.
+		private.TTLMs = 0
+	}
 	if m.discoverFor(p) {
 		return &mcp.ListToolsResult{Cacheable: private, Tools: m.metaTools}, nil
 	}
@@ -168,6 +177,10 @@ func (m *Door) listTools(p *identity.Principal, cursor string) (*mcp.ListToolsRe
 func (m *Door) answerTools(call mcp.ToolHandler, fallback *identity.Caller) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if undeclared[method] {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+					Message: fmt.Sprintf("Method not found: %s (the gateway serves tools only; it declares no resources, prompts or completions capability).", method)}
+			}
 			if method != "tools/list" && method != "tools/call" {
 				return next(ctx, method, req)
 			}
@@ -186,12 +199,12 @@ func (m *Door) answerTools(call mcp.ToolHandler, fallback *identity.Caller) mcp.
 				}
 				if ctr, ok := req.(*mcp.CallToolRequest); ok && m.view.Load().serves(cp.Name) {
 					res, err := call(ctx, ctr)
-					if err == nil && res != nil && res.Content == nil {
+					if err == nil && res != nil && res.Content == nil && res.InputRequests == nil {
 						cp := *res
 						cp.Content = []mcp.Content{}
 						res = &cp
 					}
-					return res, err
+					return withResultType(req, res), err
 				}
 				if p == nil {
 					return next(ctx, method, req)
@@ -206,9 +219,39 @@ func (m *Door) answerTools(call mcp.ToolHandler, fallback *identity.Caller) mcp.
 			if lp, ok := req.GetParams().(*mcp.ListToolsParams); ok && lp != nil {
 				cursor = lp.Cursor
 			}
-			return m.listTools(p, cursor)
+			var expires time.Time
+			if c != nil {
+				expires = c.Expires
+			}
+			return m.listTools(p, cursor, expires)
 		}
 	}
+}
+
+// undeclared are the methods of capabilities the gateway does not declare
+// (it serves tools only); the SDK would answer some of them anyway.
+var undeclared = map[string]bool{
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true,
+}
+
+// ToolsTTL is how long a client may cache a tools/list answer (ttlMs):
+// a reload announces changes, so this only bounds how stale a client that
+// missed the announcement can be.
+const ToolsTTL = 5 * time.Minute
+
+// cacheTTL is ToolsTTL in milliseconds, cut to what is left of a
+// credential that expires (zero when it has expired).
+func cacheTTL(now, expires time.Time) int {
+	ttl := ToolsTTL
+	if !expires.IsZero() {
+		ttl = min(ttl, expires.Sub(now))
+	}
+	if ttl <= 0 {
+		return 0
+	}
+	return int(ttl / time.Millisecond)
 }
 
 // metaToolList are the discover surface's tools/list entries.

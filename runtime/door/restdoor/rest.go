@@ -114,6 +114,9 @@ func (d *Door) ServeCall(w http.ResponseWriter, r *http.Request, p *identity.Pri
 	}
 	inBody := effectInBody(r.Header)
 	if out.Err != nil {
+		if ra := out.Err.RetryAfterSeconds(); ra != "" {
+			w.Header().Set("Retry-After", ra)
+		}
 		if inBody {
 			setEffectHeaders(w.Header(), out.Effect, true)
 			httpkit.SetJSONHeaders(w.Header())

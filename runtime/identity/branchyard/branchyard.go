@@ -36,7 +36,9 @@ func (id *Identity) Authenticate(ctx context.Context, r *http.Request) (*identit
 		return identity.NewCaller(identity.Principal{Sub: c.Subject}, c.Fingerprint(), identity.ForConnect), nil
 	}
 	p := identity.Principal{Sub: c.Subject, Tenant: c.Tenant, Branch: c.Branch, Turn: c.Turn, Grants: c.Grants}
-	return identity.NewCaller(p, c.Fingerprint(), identity.ForTurn), nil
+	caller := identity.NewCaller(p, c.Fingerprint(), identity.ForTurn)
+	caller.Expires = c.Expiry
+	return caller, nil
 }
 
 // CheckKeys reports whether the JWKS can be read now.

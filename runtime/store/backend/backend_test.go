@@ -10,6 +10,7 @@ import (
 
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/store/embedded"
+	"github.com/anvil-dev/anvil/runtime/store/spool"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -41,6 +42,18 @@ func TestFromEnv(t *testing.T) {
 			t.Errorf("lease %q: %v", bad, err)
 		}
 	}
+	for v, want := range map[string]time.Duration{"": 0, "0": -1, "0s": -1, "500ms": 500 * time.Millisecond, "30s": 30 * time.Second} {
+		c, err = FromEnv(env(map[string]string{EnvWait: v}))
+		if err != nil || c.Wait != want {
+			t.Errorf("wait %q: %v %v, want %v", v, c.Wait, err, want)
+		}
+	}
+	for _, bad := range []string{"31s", "-1s", "later"} {
+		_, err = FromEnv(env(map[string]string{EnvWait: bad}))
+		if !errors.Is(err, store.ErrConfig) || !strings.Contains(err.Error(), EnvWait) {
+			t.Errorf("wait %q: %v", bad, err)
+		}
+	}
 }
 
 func TestOpenEmbedded(t *testing.T) {
@@ -56,8 +69,12 @@ func TestOpenEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, ok := s.(*embedded.Store); !ok {
+	sp, ok := s.(*spool.Store)
+	if !ok {
 		t.Fatalf("got %T", s)
+	}
+	if _, ok := sp.Store.(*embedded.Store); !ok || sp.Dir() != filepath.Join(dir, "ledger-spool") {
+		t.Fatalf("got %T spooling to %s", sp.Store, sp.Dir())
 	}
 	if err := s.Ping(context.Background()); err != nil {
 		t.Fatal(err)

@@ -42,7 +42,11 @@ var (
 // may therefore run more than once; each sets only its own results.
 const batchDelay = time.Millisecond
 
-// lockTimeout bounds the wait for another process's lock on the state file.
+// DefaultLockWait bounds the wait for another process's lock on the state
+// file (a gateway being replaced releases it as it exits).
+const DefaultLockWait = 10 * time.Second
+
+// lockTimeout bounds the tools' own opens of a file (SetSchemaVersion).
 const lockTimeout = 2 * time.Second
 
 // Config locates the embedded store.
@@ -51,6 +55,9 @@ type Config struct {
 	VaultDir string
 	// Path is the bbolt file; default state.db beside VaultDir.
 	Path string
+	// LockWait bounds the wait for another process holding Path
+	// (DefaultLockWait); Open then refuses with ErrUnavailable.
+	LockWait time.Duration
 	store.Options
 }
 
@@ -78,7 +85,15 @@ var _ store.Store = (*Store)(nil)
 
 // Open opens (creating when missing) the vault directory and the state
 // file. A state file written by a newer version is refused with ErrSchema;
-// one held by another process with ErrUnavailable.
+// one another process still holds after LockWait with ErrUnavailable,
+// naming the file: two processes never share a ledger file, and a gateway
+// that cannot hold its ledger must not serve (the caller refuses to
+// start).
+//
+// Holding the file's lock also proves that every process that wrote to it
+// before is gone: their in-flight ledger entries are dead, so Open expires
+// their leases at once (a retry resolves them now rather than a lease
+// later).
 func Open(cfg Config) (*Store, error) {
 	opts := cfg.Options.WithDefaults()
 	box, err := kit.NewBox(opts.Key)
@@ -96,15 +111,24 @@ func Open(cfg Config) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("%w: creating %s: %w", store.ErrConfig, filepath.Dir(path), err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout})
+	wait := cfg.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: wait})
 	if err != nil {
 		if errors.Is(err, bolterrors.ErrTimeout) {
-			return nil, fmt.Errorf("%w: state file %s is in use by another process", store.ErrUnavailable, path)
+			return nil, fmt.Errorf("%w: the state file %s is held by another gateway process (waited %v); give each gateway its own ANVIL_STATE_FILE (or ANVIL_VAULT_DIR), or share PostgreSQL (ANVIL_STORE)",
+				store.ErrUnavailable, path, wait)
 		}
 		return nil, fmt.Errorf("%w: opening state file %s: %w", store.ErrConfig, path, err)
 	}
 	db.MaxBatchDelay = batchDelay
 	if err := migrate(db); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := expireOrphans(db, opts.Now()); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -135,6 +159,41 @@ func migrate(db *bolt.DB) error {
 		}
 		return meta.Put(keySchema, []byte(strconv.Itoa(SchemaVersion)))
 	})
+}
+
+// expireOrphans ends the lease of every in-flight ledger entry: this
+// process holds the file's lock, so their owners are gone.
+func expireOrphans(db *bolt.DB, now time.Time) error {
+	err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketLedger)
+		var keys, vals [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var e kit.Entry
+			if json.Unmarshal(v, &e) != nil || e.State != kit.StateInFlight || !now.Before(e.LeaseUntil) {
+				return nil
+			}
+			e.LeaseUntil = now
+			nv, err := json.Marshal(e)
+			if err != nil {
+				return err
+			}
+			keys, vals = append(keys, append([]byte(nil), k...)), append(vals, nv)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for i := range keys {
+			if err := b.Put(keys[i], vals[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
+	}
+	return nil
 }
 
 // SetSchemaVersion overwrites the state file's schema version (tests of
@@ -379,7 +438,7 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 		return store.Begun{}, err
 	}
 	key := kit.LedgerAAD(k.Subject, k.ID)
-	var p kit.Poller
+	p := kit.Poller{Wait: s.opts.Wait}
 	waited := false
 	for {
 		if err := s.live(context.WithoutCancel(ctx)); err != nil {
@@ -403,7 +462,8 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 			switch act {
 			case kit.Claim, kit.TakeOver:
 				out.Lease = store.Lease{Subject: k.Subject, ID: k.ID, Owner: kit.NewOwner(), Until: now.Add(s.opts.LeaseTTL)}
-				e := kit.Entry{Tool: k.Tool, InputHash: k.InputHash, State: kit.StateInFlight, Owner: out.Lease.Owner, LeaseUntil: out.Lease.Until}
+				out.Began = now
+				e := kit.Entry{Tool: k.Tool, InputHash: k.InputHash, State: kit.StateInFlight, Owner: out.Lease.Owner, LeaseUntil: out.Lease.Until, Began: now}
 				v, err := json.Marshal(e)
 				if err != nil {
 					return err
@@ -411,6 +471,8 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 				return b.Put([]byte(key), v)
 			case kit.Replay:
 				sealed = cur.Answer
+			case kit.Unknown:
+				out.Began = cur.Began
 			case kit.Wait:
 				// Registered under bbolt's writer lock: the owner's
 				// Complete commits after this, so its notify sees it.
@@ -427,6 +489,8 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 			return out, nil
 		case kit.Conflict:
 			return store.Begun{Outcome: store.OutcomeConflict, Waited: waited}, nil
+		case kit.Unknown:
+			return store.Begun{Outcome: store.OutcomeUnknown, Waited: waited, Began: out.Began}, nil
 		case kit.Replay:
 			a, err := s.box.OpenAnswer(k.Subject, k.ID, sealed)
 			if err != nil {
@@ -499,6 +563,18 @@ func (s *Store) Renew(ctx context.Context, l store.Lease) (store.Lease, error) {
 		return put(b, key, e)
 	})
 	return l, err
+}
+
+// Abandon moves the lease's expiry to now and wakes local waiters.
+func (s *Store) Abandon(ctx context.Context, l store.Lease) error {
+	err := s.owned(ctx, l, func(b *bolt.Bucket, key []byte, e *kit.Entry) error {
+		e.LeaseUntil = s.opts.Now()
+		return put(b, key, e)
+	})
+	if err == nil {
+		s.notify(kit.LedgerAAD(l.Subject, l.ID))
+	}
+	return err
 }
 
 // sessionRecord is a session as the sessions bucket holds it.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -92,7 +93,8 @@ func TestSuite(t *testing.T) {
 }
 
 // A state file another process (here: another handle) holds is refused
-// as unavailable after a bounded wait, never a hang.
+// as unavailable after the bounded lock wait, never a hang, and the refusal
+// names the file and what to do.
 func TestStateFileHeld(t *testing.T) {
 	dir := t.TempDir()
 	b := &backend{}
@@ -103,12 +105,42 @@ func TestStateFileHeld(t *testing.T) {
 	}
 	defer s.Close()
 	began := time.Now()
-	_, err = b.open(t, dir, opts)
-	if !errors.Is(err, store.ErrUnavailable) {
+	path := filepath.Join(dir, "state.db")
+	_, err = embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Path: path, LockWait: 300 * time.Millisecond, Options: opts})
+	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "ANVIL_STATE_FILE") {
 		t.Fatalf("second open = %v", err)
 	}
-	if time.Since(began) > 10*time.Second {
-		t.Fatal("second open waited too long")
+	if d := time.Since(began); d < 250*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("second open answered after %v, want the 300ms lock wait", d)
+	}
+}
+
+// TestOrphansExpireOnOpen: the process that opens a state file holds its
+// lock, so the in-flight entries found there belong to a process that is
+// gone: their leases end at once, and a retry resolves them without
+// waiting out a lease.
+func TestOrphansExpireOnOpen(t *testing.T) {
+	dir := t.TempDir()
+	b := &backend{}
+	clock := storetest.NewClock()
+	opts := storetest.Options(clock) // a one-minute lease on a clock that does not move
+	s, err := b.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := store.LedgerKey{Subject: "a", ID: "orphan", Tool: "t", InputHash: "h"}
+	if _, err := s.Begin(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	s.Close() // the owner is gone without completing
+	s, err = b.open(t, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Begin(context.Background(), k)
+	if err != nil || r.Outcome != store.OutcomeUnknown {
+		t.Fatalf("retry after reopening = %+v, %v; want outcome unknown at once", r, err)
 	}
 }
 

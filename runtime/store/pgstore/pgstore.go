@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -198,6 +199,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
+	ctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
 	return classify(s.pool.Ping(ctx))
 }
 
@@ -218,24 +221,36 @@ func classify(err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		// Class 22 (data exception: a value the column cannot hold, such
+		// as NUL or invalid UTF-8 in text) is the argument's fault, not an
+		// outage: retrying it would fail the same way.
+		if strings.HasPrefix(pe.Code, "22") {
+			return fmt.Errorf("%w: PostgreSQL refused a value (error %s)", store.ErrInvalid, pe.Code)
+		}
 		return fmt.Errorf("%w: PostgreSQL error %s", store.ErrUnavailable, pe.Code)
 	}
 	return fmt.Errorf("%w: %w", store.ErrUnavailable, err)
 }
 
-// tx runs fn in a transaction on a ready store and codes its error.
-func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+// tx runs fn in a transaction on a ready store, within Options.OpTimeout,
+// and codes its error.
+func (s *Store) tx(ctx context.Context, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	if err := s.usable(); err != nil {
 		return err
 	}
-	return classify(pgx.BeginFunc(ctx, s.pool, fn))
+	ctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
+	return classify(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return fn(ctx, tx) }))
 }
 
-// exec runs one statement on a ready store and returns rows affected.
+// exec runs one statement on a ready store, within Options.OpTimeout, and
+// returns rows affected.
 func (s *Store) exec(ctx context.Context, sql string, args ...any) (int64, error) {
 	if err := s.usable(); err != nil {
 		return 0, err
 	}
+	ctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
 	tag, err := s.pool.Exec(ctx, sql, args...)
 	if err != nil {
 		return 0, classify(err)
@@ -258,6 +273,8 @@ func (s *Store) GetConnection(ctx context.Context, sub, connector, account strin
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
 	var rec []byte
 	err := s.pool.QueryRow(ctx, `SELECT record FROM anvil_vault WHERE coords_digest = $1`,
 		coordsDigest(sub, connector, account)).Scan(&rec)
@@ -306,7 +323,7 @@ func (s *Store) PutConnection(ctx context.Context, c *vault.Connection) error {
 	if err := kit.CheckKeys("sub", c.Sub, "connector", c.Connector, "account", c.Account); err != nil {
 		return fmt.Errorf("%w: %w", vault.ErrInvalid, err)
 	}
-	return s.tx(ctx, func(tx pgx.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		now := vault.FormatTime(s.opts.Now())
 		c.CreatedAt = now
 		if old, err := s.getForUpdate(ctx, tx, c.Sub, c.Connector, c.Account); err == nil && old != nil && old.CreatedAt != "" {
@@ -325,7 +342,7 @@ func (s *Store) SetConnectionStatus(ctx context.Context, sub, connector, account
 		return nil, fmt.Errorf("%w: status must be %q or %q", vault.ErrInvalid, vault.StatusActive, vault.StatusNeedsReconnect)
 	}
 	var out *vault.Connection
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		c, err := s.getForUpdate(ctx, tx, sub, connector, account)
 		if err != nil {
 			return err
@@ -361,6 +378,8 @@ func (s *Store) ListConnections(ctx context.Context, sub string) ([]vault.Connec
 	if err := s.usable(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
 	rows, err := s.pool.Query(ctx, `SELECT connector, account, record FROM anvil_vault WHERE sub = $1`, sub)
 	if err != nil {
 		return nil, classify(err)
@@ -438,7 +457,7 @@ func (s *Store) PutFlow(ctx context.Context, state string, f store.Flow) error {
 	digest := kit.Digest(state)
 	sealed := s.box.Seal(f.Payload, "flow:"+kit.DigestText(state))
 	now := s.opts.Now()
-	return s.tx(ctx, func(tx pgx.Tx) error {
+	return s.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM anvil_flows WHERE expires_at > $1`, now).Scan(&n); err != nil {
 			return err
@@ -467,6 +486,8 @@ func (s *Store) TakeFlow(ctx context.Context, state string) (*store.Flow, error)
 	if err := kit.CheckKeys("state", state); err != nil {
 		return nil, fmt.Errorf("%w: %w", store.ErrNotFound, err)
 	}
+	ctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
 	var f store.Flow
 	var sealed []byte
 	err := s.pool.QueryRow(ctx, `DELETE FROM anvil_flows WHERE state_digest = $1 RETURNING sub, expires_at, payload`,
@@ -491,7 +512,7 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 	if err := kit.CheckLedgerKey(k); err != nil {
 		return store.Begun{}, err
 	}
-	var p kit.Poller
+	p := kit.Poller{Wait: s.opts.Wait}
 	waited := false
 	for {
 		out, act, err := s.beginOnce(ctx, k)
@@ -503,7 +524,7 @@ func (s *Store) Begin(ctx context.Context, k store.LedgerKey) (store.Begun, erro
 		}
 		out.Waited = waited
 		switch act {
-		case kit.Claim, kit.TakeOver, kit.Replay, kit.Conflict:
+		case kit.Claim, kit.TakeOver, kit.Replay, kit.Conflict, kit.Unknown:
 			return out, nil
 		}
 		waited = true
@@ -521,13 +542,13 @@ var errRaced = errors.New("ledger insert raced")
 func (s *Store) beginOnce(ctx context.Context, k store.LedgerKey) (store.Begun, kit.Action, error) {
 	var out store.Begun
 	var act kit.Action
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	err := s.tx(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var e kit.Entry
 		var owner *string
-		var done *time.Time
-		err := tx.QueryRow(ctx, `SELECT tool, input_hash, state, owner, lease_until, done_at, answer
+		var done, began *time.Time
+		err := tx.QueryRow(ctx, `SELECT tool, input_hash, state, owner, lease_until, done_at, answer, began_at
 			FROM anvil_ledger WHERE subject = $1 AND ledger_id = $2 FOR UPDATE`, k.Subject, k.ID).
-			Scan(&e.Tool, &e.InputHash, &e.State, &owner, &e.LeaseUntil, &done, &e.Answer)
+			Scan(&e.Tool, &e.InputHash, &e.State, &owner, &e.LeaseUntil, &done, &e.Answer, &began)
 		var cur *kit.Entry
 		switch {
 		case isNoRows(err):
@@ -540,6 +561,9 @@ func (s *Store) beginOnce(ctx context.Context, k store.LedgerKey) (store.Begun, 
 			if done != nil {
 				e.Done = *done
 			}
+			if began != nil {
+				e.Began = *began
+			}
 			cur = &e
 		}
 		now := s.opts.Now()
@@ -548,11 +572,13 @@ func (s *Store) beginOnce(ctx context.Context, k store.LedgerKey) (store.Begun, 
 		case kit.Claim, kit.TakeOver:
 			out.Outcome, out.TookOver = store.OutcomeNew, act == kit.TakeOver
 			out.Lease = store.Lease{Subject: k.Subject, ID: k.ID, Owner: kit.NewOwner(), Until: now.Add(s.opts.LeaseTTL)}
-			tag, err := tx.Exec(ctx, `INSERT INTO anvil_ledger (subject, ledger_id, tool, input_hash, state, owner, lease_until)
-				VALUES ($1, $2, $3, $4, 1, $5, $6)
+			out.Began = now
+			tag, err := tx.Exec(ctx, `INSERT INTO anvil_ledger (subject, ledger_id, tool, input_hash, state, owner, lease_until, began_at)
+				VALUES ($1, $2, $3, $4, 1, $5, $6, $8)
 				ON CONFLICT (subject, ledger_id) DO UPDATE SET tool = EXCLUDED.tool, input_hash = EXCLUDED.input_hash,
-					state = 1, owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, done_at = NULL, answer = NULL
-				WHERE $7`, k.Subject, k.ID, k.Tool, k.InputHash, out.Lease.Owner, out.Lease.Until, cur != nil)
+					state = 1, owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until, done_at = NULL, answer = NULL,
+					began_at = EXCLUDED.began_at
+				WHERE $7`, k.Subject, k.ID, k.Tool, k.InputHash, out.Lease.Owner, out.Lease.Until, cur != nil, now)
 			if err != nil {
 				return err
 			}
@@ -567,6 +593,8 @@ func (s *Store) beginOnce(ctx context.Context, k store.LedgerKey) (store.Begun, 
 			out.Outcome, out.Answer = store.OutcomeReplay, a
 		case kit.Conflict:
 			out.Outcome = store.OutcomeConflict
+		case kit.Unknown:
+			out.Outcome, out.Began = store.OutcomeUnknown, e.Began
 		}
 		return nil
 	})
@@ -601,6 +629,12 @@ func (s *Store) Renew(ctx context.Context, l store.Lease) (store.Lease, error) {
 	}
 	l.Until = until
 	return l, nil
+}
+
+// Abandon ends the lease now if it still owns the entry.
+func (s *Store) Abandon(ctx context.Context, l store.Lease) error {
+	return s.owned(ctx, l, `UPDATE anvil_ledger SET lease_until = $4
+		WHERE subject = $1 AND ledger_id = $2 AND state = 1 AND owner = $3`, s.opts.Now())
 }
 
 // owned runs a statement conditioned on the lease (subject $1, id $2,
@@ -646,9 +680,11 @@ func (s *Store) CheckSession(ctx context.Context, id, fingerprint string) error 
 	if err != nil || n == 1 {
 		return err
 	}
+	qctx, cancel := kit.OpContext(ctx, s.opts)
+	defer cancel()
 	var fp string
 	var seen time.Time
-	err = s.pool.QueryRow(ctx, `SELECT fingerprint, last_seen FROM anvil_sessions WHERE id_digest = $1`, digest).Scan(&fp, &seen)
+	err = s.pool.QueryRow(qctx, `SELECT fingerprint, last_seen FROM anvil_sessions WHERE id_digest = $1`, digest).Scan(&fp, &seen)
 	switch {
 	case isNoRows(err):
 		return fmt.Errorf("%w: session", store.ErrNotFound)
@@ -678,7 +714,12 @@ func (s *Store) Purge(ctx context.Context) (store.Purged, error) {
 	now := s.opts.Now()
 	cut := now.Add(-s.opts.Retention)
 	var out store.Purged
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	if err := s.usable(); err != nil {
+		return out, err
+	}
+	// Not bounded by OpTimeout: a day's entries may take longer to delete
+	// than one call's round trip; the caller bounds it.
+	err := classify(pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		for _, q := range []struct {
 			n   *int
 			sql string
@@ -695,6 +736,6 @@ func (s *Store) Purge(ctx context.Context) (store.Purged, error) {
 			*q.n = int(tag.RowsAffected())
 		}
 		return nil
-	})
+	}))
 	return out, err
 }

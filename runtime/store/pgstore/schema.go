@@ -50,6 +50,32 @@ CREATE TABLE anvil_sessions (
 );
 CREATE INDEX anvil_sessions_seen ON anvil_sessions (last_seen);
 `,
+	// 2: when a ledger entry's current attempt began (an outcome_unknown
+	// answer names it); the fleet's shared audit trail, append-only and
+	// chained (audit.go).
+	`
+ALTER TABLE anvil_ledger ADD COLUMN began_at timestamptz;
+CREATE TABLE anvil_audit (
+	seq        bigint PRIMARY KEY,   -- 1, 2, 3 … in the order rows were appended
+	source     text NOT NULL,        -- the audit file's chain: the link of its first record
+	source_seq bigint NOT NULL,      -- the record's seq in that file
+	record     text NOT NULL,        -- the audit line as the file holds it
+	prev       text NOT NULL,        -- the previous row's link (the genesis link for seq 1)
+	link       text NOT NULL,        -- MAC of prev, seq and record under the chain key
+	UNIQUE (source, source_seq)
+);
+CREATE TABLE anvil_audit_head (
+	id   smallint PRIMARY KEY CHECK (id = 1),
+	seq  bigint NOT NULL,
+	link text NOT NULL
+);
+CREATE FUNCTION anvil_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS
+	$$ BEGIN RAISE EXCEPTION 'anvil_audit is append-only'; END $$;
+CREATE TRIGGER anvil_audit_no_change BEFORE UPDATE OR DELETE ON anvil_audit
+	FOR EACH ROW EXECUTE FUNCTION anvil_audit_append_only();
+CREATE TRIGGER anvil_audit_no_truncate BEFORE TRUNCATE ON anvil_audit
+	FOR EACH STATEMENT EXECUTE FUNCTION anvil_audit_append_only();
+`,
 }
 
 // SchemaVersion is the schema this package creates and reads.

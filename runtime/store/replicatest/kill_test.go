@@ -70,33 +70,34 @@ func (g *gate) count(path string) int {
 }
 
 // killSuite: kill -9 of the replica holding a keyed write in the middle of
-// the upstream call. With n replicas the retry goes to another one; with
-// one (the embedded store) to the same replica started again on its state
-// file. What the retry sees, and what the ledger cannot promise:
+// the upstream call, after the upstream acted. With n replicas the retry
+// goes to another one; with one (the embedded store) to the same replica
+// started again on its state file. What the retry sees:
 //
-//   - while the holder lives, a retry waits (its lease is renewed for as
-//     long as the upstream takes, here longer than one lease) and nothing
-//     goes upstream a second time;
+//   - while the holder lives (its lease renewed for longer than one lease),
+//     a retry is answered 409 conflict idempotency/in_progress, retryable,
+//     with Retry-After, within the ledger's short wait: never a hang, and
+//     nothing goes upstream a second time;
 //   - once the holder is dead, its lease expires within ANVIL_LEDGER_LEASE
-//     and the retry, already waiting or new, takes the entry over and
-//     completes: it never answers conflict or waits forever;
-//   - the takeover sends the write upstream again. The dead holder's
-//     write may already have acted (here it did), and the ledger cannot
-//     know: for an operation that carries the idempotency key upstream
-//     (create_comment, Idempotency-Key) an upstream that honours it acts
-//     once; for one without a carrier (create_issue) the upstream acts
-//     twice. The ledger guarantees one recorded answer, replayed from then
-//     on by every replica, not one upstream effect across a crash;
+//     (at once on the embedded store, whose file lock proves the holder
+//     gone) and the retry resolves the unknown outcome without sending the
+//     write blindly: the comment (its Idempotency-Key goes upstream) is
+//     sent again with the same key and the upstream, which honours it,
+//     acts once; the issue (no key carrier, no lookup) is refused 409
+//     unsafe_retry_blocked idempotency/outcome_unknown, and the upstream
+//     saw it once;
+//   - every replica then answers the same: the comment's recorded answer,
+//     the issue's refusal;
 //   - vault records written before the kill are all there afterwards.
 func killSuite(t *testing.T, n int, dsn string) {
-	t.Run("kill -9 of the replica in the middle of a keyed write: the retry completes once the lease expires, no vault record is lost", func(t *testing.T) {
+	t.Run("kill -9 of the replica in the middle of a keyed write: retries are answered in progress, then resolved without a blind resend; no vault record is lost", func(t *testing.T) {
 		const lease = 3 * time.Second
 		var g *gate
 		c := newClusterWith(t, n, dsn, func(doc *air.Document) {
 			var gateURL string
 			g, gateURL = newGate(t, doc.Service.Servers[0].URL)
 			doc.Service.Servers = []air.Server{{URL: gateURL}}
-		}, map[string]string{"ANVIL_LEDGER_LEASE": lease.String()})
+		}, map[string]string{"ANVIL_LEDGER_LEASE": lease.String(), "ANVIL_LEDGER_WAIT": "500ms"})
 
 		// Vault records, written through the proxy (every replica in turn).
 		accounts := []string{"default", "work", "home", "ops", "old"}
@@ -110,12 +111,11 @@ func killSuite(t *testing.T, n int, dsn string) {
 
 		tok := c.turn()
 		type call struct{ path, upstreamPath, body, key string }
-		calls := []call{
-			{"/call/github__github_create_comment", "/repos/octo/hello/issues/2/comments",
-				`{"arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"killed mid-call"}}`, "kill9-comment"},
-			{"/call/github__github_create_issue", "/repos/octo/hello/issues",
-				`{"arguments":{"owner":"octo","repo":"hello","title":"killed mid-call","confirm":true}}`, "kill9-issue"},
-		}
+		comment := call{"/call/github__github_create_comment", "/repos/octo/hello/issues/2/comments",
+			`{"arguments":{"owner":"octo","repo":"hello","issue_number":2,"body":"killed mid-call"}}`, "kill9-comment"}
+		issue := call{"/call/github__github_create_issue", "/repos/octo/hello/issues",
+			`{"arguments":{"owner":"octo","repo":"hello","title":"killed mid-call","confirm":true}}`, "kill9-issue"}
+		calls := []call{comment, issue}
 		send := func(base string, cl call) (answer, error) {
 			return c.try(base, "POST", cl.path, tok, cl.body, http.Header{"Idempotency-Key": {cl.key}})
 		}
@@ -123,17 +123,12 @@ func killSuite(t *testing.T, n int, dsn string) {
 			a   answer
 			err error
 		}
-		sendAll := func(base string) []chan result {
-			out := make([]chan result, len(calls))
-			for i, cl := range calls {
-				out[i] = make(chan result, 1)
-				go func() { a, err := send(base, cl); out[i] <- result{a, err} }()
-			}
-			return out
-		}
-
 		holder := c.backends[0]
-		first := sendAll(holder)
+		first := make([]chan result, len(calls))
+		for i, cl := range calls {
+			first[i] = make(chan result, 1)
+			go func() { a, err := send(holder, cl); first[i] <- result{a, err} }()
+		}
 		for range calls {
 			select {
 			case <-g.arrived:
@@ -141,22 +136,30 @@ func killSuite(t *testing.T, n int, dsn string) {
 				t.Fatal("the keyed writes never reached the upstream")
 			}
 		}
-		// Retries while the holder lives: on another replica, or (one
-		// replica) on the holder itself.
+		// Retries while the holder lives, for longer than a lease (only
+		// renewals keep it): on another replica, or (one replica) on the
+		// holder itself. Each is answered in progress within the wait.
 		retryOn := holder
 		if n > 1 {
 			retryOn = c.backends[1]
 		}
-		early := sendAll(retryOn)
-		time.Sleep(lease * 3 / 2) // longer than a lease: only renewals keep it
-		for i, cl := range calls {
+		for end := time.Now().Add(lease * 3 / 2); time.Now().Before(end); {
+			for _, cl := range calls {
+				began := time.Now()
+				a, err := send(retryOn, cl)
+				if err != nil || a.status != http.StatusConflict || !strings.Contains(a.body, `"idempotency/in_progress"`) ||
+					!strings.Contains(a.body, `"retryable":true`) || a.header.Get("Retry-After") == "" {
+					t.Fatalf("%s: a retry while the holder lives: %d %s %v", cl.key, a.status, a.body, err)
+				}
+				if d := time.Since(began); d > 5*time.Second {
+					t.Fatalf("%s: the in-progress answer took %v", cl.key, d)
+				}
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		for _, cl := range calls {
 			if got := g.count(cl.upstreamPath); got != 1 {
 				t.Fatalf("%s: the upstream saw %d writes while the holder lived, want 1", cl.key, got)
-			}
-			select {
-			case r := <-early[i]:
-				t.Fatalf("%s: a retry answered while the holder lived: %d %s %v", cl.key, r.a.status, r.a.body, r.err)
-			default:
 			}
 		}
 
@@ -167,73 +170,73 @@ func killSuite(t *testing.T, n int, dsn string) {
 				t.Fatalf("%s: the killed replica answered: %d %s", cl.key, r.a.status, r.a.body)
 			}
 		}
-		retries := early
 		if n == 1 {
-			// The early retries died with their replica; the retry goes to
-			// the same gateway started again on the same state file.
-			for i := range calls {
-				if r := <-early[i]; r.err == nil {
-					t.Fatalf("%s: the killed replica answered a retry: %d %s", calls[i].key, r.a.status, r.a.body)
-				}
-			}
-			c.restart(0)
-			retries = sendAll(holder)
+			c.restart(0) // the same gateway on the same state file
 		}
-		answers := make([]answer, len(calls))
+		// Retries, as a client honouring Retry-After makes them, until
+		// they are resolved.
+		resolved := make([]answer, len(calls))
 		for i, cl := range calls {
-			select {
-			case r := <-retries[i]:
-				if r.err != nil || r.a.status != 200 {
-					t.Fatalf("%s: the retry after kill -9: %d %s %v", cl.key, r.a.status, r.a.body, r.err)
+			for {
+				a, err := send(retryOn, cl)
+				if err == nil && !(a.status == http.StatusConflict && strings.Contains(a.body, `"idempotency/in_progress"`)) {
+					resolved[i] = a
+					break
 				}
-				answers[i] = r.a
-			case <-time.After(lease + 20*time.Second):
-				t.Fatalf("%s: the retry still waits %v after the kill (lease %v)", cl.key, time.Since(killed), lease)
+				if time.Since(killed) > lease+20*time.Second {
+					t.Fatalf("%s: still unresolved %v after the kill (lease %v): %d %s %v", cl.key, time.Since(killed), lease, a.status, a.body, err)
+				}
+				time.Sleep(time.Second)
 			}
 		}
-		t.Logf("the retries completed %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), lease)
+		t.Logf("the retries were resolved %v after the kill (lease %v)", time.Since(killed).Round(time.Millisecond), lease)
+		if a := resolved[0]; a.status != 200 {
+			t.Errorf("comment after the kill: %d %s, want 200 (sent again with its key)", a.status, a.body)
+		}
+		if a := resolved[1]; a.status != http.StatusConflict || !strings.Contains(a.body, `"code":"unsafe_retry_blocked"`) ||
+			!strings.Contains(a.body, `"idempotency/outcome_unknown"`) || !strings.Contains(a.body, `"retryable":false`) {
+			t.Errorf("issue after the kill: %d %s, want 409 unsafe_retry_blocked outcome_unknown", a.status, a.body)
+		}
 		if n > 1 {
 			c.restart(0) // the killed replica comes back, and must agree
 		}
 
-		// The takeover went upstream again: the ledger cannot know whether
-		// the dead holder's write acted.
-		for _, cl := range calls {
-			if got := g.count(cl.upstreamPath); got != 2 {
-				t.Errorf("%s: the upstream saw %d writes, want 2 (the held one and the takeover)", cl.key, got)
-			}
+		// The comment went upstream twice with the same key, and the mock,
+		// which honours it, made one comment; the issue went once.
+		if got := g.count(comment.upstreamPath); got != 2 {
+			t.Errorf("comment: the upstream saw %d writes, want 2 (the held one and the keyed resend)", got)
 		}
-		// The comment's key went upstream both times, and the mock, which
-		// honours it, made one comment; the issue has no key carrier, so
-		// the upstream made two.
 		keys := 0
 		for _, r := range c.mock.Requests() {
-			if r.Method == "POST" && r.Path == calls[0].upstreamPath && r.IdempotencyKey == calls[0].key {
+			if r.Method == "POST" && r.Path == comment.upstreamPath && r.IdempotencyKey == comment.key {
 				keys++
 			}
 		}
 		if keys != 2 {
 			t.Errorf("the comment's writes carried the key %d times, want 2", keys)
 		}
-		if got := countUpstream(t, c, "/repos/octo/hello/issues/2/comments", "body", "killed mid-call"); got != 1 {
+		if got := countUpstream(t, c, comment.upstreamPath, "body", "killed mid-call"); got != 1 {
 			t.Errorf("comments made: %d, want 1 (the upstream honours the key)", got)
 		}
-		if got := countUpstream(t, c, "/repos/octo/hello/issues", "title", "killed mid-call"); got != 2 {
-			t.Errorf("issues made: %d, want 2 (no key carrier: the ledger cannot prevent the second)", got)
+		if got := g.count(issue.upstreamPath); got != 1 {
+			t.Errorf("issue: the upstream saw %d writes, want 1 (never resent blindly)", got)
+		}
+		if got := countUpstream(t, c, issue.upstreamPath, "title", "killed mid-call"); got != 1 {
+			t.Errorf("issues made: %d, want 1", got)
 		}
 
-		// From now on every replica replays the retry's answer and
-		// sends nothing.
+		// From now on every replica answers the same and sends nothing.
 		for i, cl := range calls {
 			for _, b := range c.backends {
 				a := c.do(b, "POST", cl.path, tok, cl.body, http.Header{"Idempotency-Key": {cl.key}})
-				if a.status != 200 || a.body != answers[i].body || a.header.Get("X-Anvil-Effect") != answers[i].header.Get("X-Anvil-Effect") {
-					t.Errorf("%s: replay on %s: %d %s (retry: %s)", cl.key, b, a.status, a.body, answers[i].body)
+				if a.status != resolved[i].status || (a.status == 200 && (a.body != resolved[i].body ||
+					a.header.Get("X-Anvil-Effect") != resolved[i].header.Get("X-Anvil-Effect"))) {
+					t.Errorf("%s: again on %s: %d %s (resolved: %d %s)", cl.key, b, a.status, a.body, resolved[i].status, resolved[i].body)
 				}
 			}
-			if got := g.count(cl.upstreamPath); got != 2 {
-				t.Errorf("%s: after the replays the upstream saw %d writes, want 2", cl.key, got)
-			}
+		}
+		if got := g.count(comment.upstreamPath) + g.count(issue.upstreamPath); got != 3 {
+			t.Errorf("after the repeats the upstream saw %d writes, want 3", got)
 		}
 
 		// Every vault record written before the kill is there, on every

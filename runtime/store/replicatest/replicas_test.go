@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -103,14 +103,7 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 	if edit != nil {
 		edit(doc)
 	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(ws, doc.Service.ID), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, doc.Service.ID, "air.json"), b, 0o644); err != nil {
+	if err := air.WriteBundle(filepath.Join(ws, doc.Service.ID), doc); err != nil {
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, mock: mock, key: authtest.NewKey("replica-key"),
@@ -157,6 +150,13 @@ func newClusterWith(t *testing.T, n int, dsn string, edit func(*air.Document), e
 			VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, fmt.Sprintf("vault%d", i)),
 			AuditFile: filepath.Join(dir, fmt.Sprintf("audit%d.jsonl", i)), AllowedHosts: "127.0.0.1",
 			Getenv: func(k string) string { return env[k] },
+		}
+		if ms := env["ANVIL_UPSTREAM_TIMEOUT_MS"]; ms != "" {
+			n, err := strconv.Atoi(ms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg.UpstreamTimeout = time.Duration(n) * time.Millisecond
 		}
 		f, err := fleet.Load(ws)
 		if err != nil {

@@ -88,6 +88,7 @@ func Run(t *testing.T, b Backend) {
 		{"LedgerNewReplayConflict", testLedgerBasic},
 		{"LedgerInFlightWaitsThenReplays", testLedgerWait},
 		{"LedgerLeaseExpiryAfterCrash", testLedgerCrash},
+		{"LedgerWaitIsBounded", testLedgerWaitBound},
 		{"LedgerReleaseAndRenew", testLedgerReleaseRenew},
 		{"LedgerConcurrentSameID", testLedgerConcurrent},
 		{"RetentionPurge", testRetention},
@@ -271,49 +272,113 @@ func testLedgerCrash(t *testing.T, b Backend) {
 	c := ctx(t)
 	dead, err := st[0].Begin(c, key("crash", "h"))
 	must(t, err)
+	if !dead.Began.Equal(clock.Now()) {
+		t.Fatalf("Began = %v, want %v", dead.Began, clock.Now())
+	}
 	// The owner dies (kill -9): it never completes. A retry within the
 	// lease waits; with a short deadline it says in flight.
 	short, cancel := context.WithTimeout(c, 80*time.Millisecond)
 	defer cancel()
 	_, err = st[1].Begin(short, key("crash", "h"))
 	wantErr(t, err, store.ErrInFlight)
-	// After the lease the retry takes the entry over.
+	// After the lease the owner's outcome is unknown: a retry that cannot
+	// resolve it is told so, and the entry stays as it was.
+	began := clock.Now()
 	clock.Advance(time.Minute + time.Second)
 	r, err := st[1].Begin(c, key("crash", "h"))
 	must(t, err)
-	if r.Outcome != store.OutcomeNew || !r.TookOver || r.Lease.Owner == dead.Lease.Owner {
+	if r.Outcome != store.OutcomeUnknown || !r.Began.Equal(began) {
 		t.Fatalf("retry after lease = %+v", r)
 	}
+	// The old owner's answer, arriving late (or replayed from its spool
+	// once the store is back), is still recorded, and replays.
+	must(t, st[0].Complete(c, dead.Lease, store.Answer{Result: []byte("late")}))
+	again, err := st[1].Begin(c, key("crash", "h"))
+	must(t, err)
+	if again.Outcome != store.OutcomeReplay || string(again.Answer.Result) != "late" {
+		t.Fatalf("after the late answer = %+v", again)
+	}
+
+	// A retry that can resolve the unknown outcome takes the entry over.
+	dead2, err := st[0].Begin(c, key("crash-resolvable", "h"))
+	must(t, err)
+	clock.Advance(time.Minute + time.Second)
+	k := key("crash-resolvable", "h")
+	k.TakeOver = true
+	r, err = st[1].Begin(c, k)
+	must(t, err)
+	if r.Outcome != store.OutcomeNew || !r.TookOver || r.Lease.Owner == dead2.Lease.Owner {
+		t.Fatalf("resolvable retry after lease = %+v", r)
+	}
 	// A late answer from the dead owner is not recorded.
-	wantErr(t, st[0].Complete(c, dead.Lease, store.Answer{Result: []byte("late")}), store.ErrLeaseLost)
+	wantErr(t, st[0].Complete(c, dead2.Lease, store.Answer{Result: []byte("late")}), store.ErrLeaseLost)
 	must(t, st[1].Complete(c, r.Lease, store.Answer{Result: []byte("retry")}))
-	again, err := st[0].Begin(c, key("crash", "h"))
+	again, err = st[0].Begin(c, key("crash-resolvable", "h"))
 	must(t, err)
 	if again.Outcome != store.OutcomeReplay || string(again.Answer.Result) != "retry" {
 		t.Fatalf("after takeover = %+v", again)
 	}
-	// A waiter blocked on a lease that then expires takes over too.
-	w, err := st[0].Begin(c, key("crash2", "h"))
-	must(t, err)
-	done := make(chan store.Begun, 1)
-	go func() {
-		r, err := st[1].Begin(c, key("crash2", "h"))
-		if err != nil {
-			t.Error(err)
+	// A waiter blocked on a lease that then expires resolves it too:
+	// takes it over when it may, is told the outcome is unknown otherwise.
+	for _, takeOver := range []bool{true, false} {
+		id := fmt.Sprintf("crash-wait-%v", takeOver)
+		_, err := st[0].Begin(c, key(id, "h"))
+		must(t, err)
+		done := make(chan store.Begun, 1)
+		go func() {
+			k := key(id, "h")
+			k.TakeOver = takeOver
+			r, err := st[1].Begin(c, k)
+			if err != nil {
+				t.Error(err)
+			}
+			done <- r
+		}()
+		time.Sleep(50 * time.Millisecond)
+		clock.Advance(2 * time.Minute)
+		select {
+		case r := <-done:
+			want := store.OutcomeUnknown
+			if takeOver {
+				want = store.OutcomeNew
+			}
+			if r.Outcome != want || r.TookOver != takeOver || !r.Waited {
+				t.Fatalf("waiter (take over %v) after lease expiry = %+v", takeOver, r)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("waiter did not see an expired lease")
 		}
-		done <- r
-	}()
-	time.Sleep(50 * time.Millisecond)
-	clock.Advance(2 * time.Minute)
-	select {
-	case r := <-done:
-		if r.Outcome != store.OutcomeNew || !r.TookOver || !r.Waited {
-			t.Fatalf("waiter after lease expiry = %+v", r)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("waiter did not take over an expired lease")
 	}
-	_ = w
+}
+
+// testLedgerWaitBound: a repeat of an in-flight call waits at most
+// Options.Wait, then answers ErrInFlight (the gateway: 409, Retry-After),
+// however long the first call takes; it never hangs for the lease.
+func testLedgerWaitBound(t *testing.T, b Backend) {
+	opts := Options(NewClock())
+	opts.Wait = 300 * time.Millisecond
+	st := b.Open(t, opts, 2)
+	c := ctx(t)
+	_, err := st[0].Begin(c, key("slow", "h"))
+	must(t, err)
+	began := time.Now()
+	_, err = st[1].Begin(c, key("slow", "h"))
+	took := time.Since(began)
+	wantErr(t, err, store.ErrInFlight)
+	if took < 250*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("in-flight answer after %v, want about the 300ms wait", took)
+	}
+	// A negative wait answers at once.
+	opts.Wait = -1
+	now := b.Open(t, opts, 1)[0]
+	_, err = now.Begin(c, key("slow2", "h"))
+	must(t, err)
+	began = time.Now()
+	_, err = now.Begin(c, key("slow2", "h"))
+	wantErr(t, err, store.ErrInFlight)
+	if d := time.Since(began); d > 2*time.Second {
+		t.Fatalf("no-wait in-flight answer after %v", d)
+	}
 }
 
 func testLedgerReleaseRenew(t *testing.T, b Backend) {
@@ -343,6 +408,18 @@ func testLedgerReleaseRenew(t *testing.T, b Backend) {
 	must(t, st[1].Complete(c, l, store.Answer{Result: []byte("ok")}))
 	_, err = st[1].Renew(c, l)
 	wantErr(t, err, store.ErrLeaseLost)
+	wantErr(t, st[1].Abandon(c, l), store.ErrLeaseLost)
+
+	// Abandon: the owner gives up without an outcome; the next look sees
+	// the outcome as unknown at once (no lease to wait out).
+	a, err := st[0].Begin(c, key("abandoned", "h"))
+	must(t, err)
+	must(t, st[0].Abandon(c, a.Lease))
+	r3, err := st[1].Begin(c, key("abandoned", "h"))
+	must(t, err)
+	if r3.Outcome != store.OutcomeUnknown {
+		t.Fatalf("after Abandon = %+v", r3)
+	}
 }
 
 func testLedgerConcurrent(t *testing.T, b Backend) {
@@ -581,6 +658,17 @@ func testBounds(t *testing.T, b Backend) {
 	wantErr(t, err, store.ErrInvalid)
 	_, err = st.Begin(c, key("", "h"))
 	wantErr(t, err, store.ErrInvalid)
+	// Keys that a backend could not hold as given are the caller's error
+	// on every store (PostgreSQL refuses NUL and invalid UTF-8 in text).
+	for _, bad := range []string{"nul\x00key", "bad\xffutf8"} {
+		_, err = st.Begin(c, key(bad, "h"))
+		wantErr(t, err, store.ErrInvalid)
+		k := key("fine", "h")
+		k.Subject = bad
+		_, err = st.Begin(c, k)
+		wantErr(t, err, store.ErrInvalid)
+		wantErr(t, st.CreateSession(c, "sid", bad), store.ErrInvalid)
+	}
 	wantErr(t, st.CreateSession(c, long, "fp"), store.ErrInvalid)
 	wantErr(t, st.PutFlow(c, "s", store.Flow{Sub: "u", Payload: make([]byte, store.MaxPayloadLen+1)}), store.ErrInvalid)
 	r, err := st.Begin(c, key("big", "h"))

@@ -12,9 +12,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/store"
 	"github.com/anvil-dev/anvil/runtime/vault"
@@ -114,16 +117,20 @@ func Digest(s string) []byte {
 // DigestText is Digest as unpadded base64url, for key-value backends.
 func DigestText(s string) string { return base64.RawURLEncoding.EncodeToString(Digest(s)) }
 
-// CheckKeys bounds caller-supplied identifiers: each must be non-empty and
-// at most store.MaxKeyLen bytes.
+// CheckKeys bounds caller-supplied identifiers: each must be non-empty, at
+// most store.MaxKeyLen bytes, and valid UTF-8 without NUL, so that every
+// backend holds it as given (PostgreSQL's text refuses NUL and invalid
+// UTF-8; that refusal would otherwise read as an outage).
 func CheckKeys(kv ...string) error {
 	for i := 0; i+1 < len(kv); i += 2 {
 		name, v := kv[i], kv[i+1]
-		if v == "" {
+		switch {
+		case v == "":
 			return fmt.Errorf("%w: %s is empty", store.ErrInvalid, name)
-		}
-		if len(v) > store.MaxKeyLen {
+		case len(v) > store.MaxKeyLen:
 			return fmt.Errorf("%w: %s is longer than %d bytes", store.ErrInvalid, name, store.MaxKeyLen)
+		case !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0:
+			return fmt.Errorf("%w: %s is not valid UTF-8 without NUL", store.ErrInvalid, name)
 		}
 	}
 	return nil
@@ -157,6 +164,7 @@ type Entry struct {
 	State      int       `json:"state"`
 	Owner      string    `json:"owner,omitempty"`
 	LeaseUntil time.Time `json:"lease"`
+	Began      time.Time `json:"began,omitzero"` // when the current attempt began
 	Done       time.Time `json:"done"`
 	Answer     []byte    `json:"answer,omitempty"` // sealed
 }
@@ -171,6 +179,7 @@ const (
 	Replay                     // return e.Answer
 	Conflict                   // refuse
 	Wait                       // another owner holds an unexpired lease: wait and look again
+	Unknown                    // the owner's lease expired with no outcome, and the key may not take over: refuse, change nothing
 )
 
 // Decide is the ledger rule, applied to the current entry (nil when none)
@@ -187,6 +196,9 @@ func Decide(e *Entry, k store.LedgerKey, now time.Time, retention time.Duration)
 	}
 	if now.Before(e.LeaseUntil) {
 		return Wait
+	}
+	if !k.TakeOver {
+		return Unknown
 	}
 	return TakeOver
 }
@@ -205,19 +217,36 @@ func CheckLedgerKey(k store.LedgerKey) error {
 	return CheckKeys("subject", k.Subject, "ledger id", k.ID, "tool", k.Tool, "input hash", k.InputHash)
 }
 
-// Poller paces Begin's waits on an in-flight entry: 2 ms doubling to 100 ms.
-type Poller struct{ d time.Duration }
+// Poller paces Begin's waits on an in-flight entry: 2 ms doubling to 100 ms,
+// for at most the wait bound (store.Options.Wait) from the first Sleep.
+type Poller struct {
+	d        time.Duration
+	deadline time.Time
+	// Wait is the bound; zero answers ErrInFlight at the first Sleep.
+	Wait time.Duration
+}
 
-// Sleep waits for the next poll, for wake (if not nil) or for ctx, and
-// reports ctx's error if it ended.
+// errWaited is Sleep's answer once the wait bound has passed.
+var errWaited = errors.New("waited the ledger's wait bound")
+
+// Sleep waits for the next poll, for wake (if not nil) or for ctx; it
+// reports ctx's error if it ended, and errWaited once the bound passed.
 func (p *Poller) Sleep(ctx context.Context, wake <-chan struct{}) error {
+	now := time.Now()
+	if p.deadline.IsZero() {
+		p.deadline = now.Add(p.Wait)
+	}
+	left := p.deadline.Sub(now)
+	if left <= 0 {
+		return errWaited
+	}
 	switch {
 	case p.d == 0:
 		p.d = 2 * time.Millisecond
 	case p.d < 100*time.Millisecond:
 		p.d *= 2
 	}
-	t := time.NewTimer(p.d)
+	t := time.NewTimer(min(p.d, left))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -229,9 +258,15 @@ func (p *Poller) Sleep(ctx context.Context, wake <-chan struct{}) error {
 	}
 }
 
-// WaitError is Begin's error when ctx ends while waiting.
+// WaitError is Begin's error when the wait bound passed or ctx ended
+// while waiting.
 func WaitError(err error) error {
 	return fmt.Errorf("%w: %w", store.ErrInFlight, err)
+}
+
+// OpContext bounds one backend round trip by opts.OpTimeout (and ctx).
+func OpContext(ctx context.Context, opts store.Options) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, opts.OpTimeout)
 }
 
 // KeyedMutex is one mutex per key whose Lock honours a context. The zero

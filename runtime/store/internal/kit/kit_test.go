@@ -30,7 +30,8 @@ func TestDecide(t *testing.T) {
 		{"done past retention", done(now.Add(-ret)), store.LedgerKey{Subject: "s", ID: "i", Tool: "t", InputHash: "x"}, Claim},
 		{"in flight", inflight(now.Add(time.Second)), k, Wait},
 		{"in flight other input", inflight(now.Add(time.Second)), store.LedgerKey{Subject: "s", ID: "i", Tool: "t", InputHash: "x"}, Conflict},
-		{"lease expired", inflight(now), k, TakeOver},
+		{"lease expired", inflight(now), k, Unknown},
+		{"lease expired, resolvable", inflight(now), store.LedgerKey{Subject: "s", ID: "i", Tool: "t", InputHash: "h", TakeOver: true}, TakeOver},
 		{"abandoned past retention", inflight(now.Add(-ret)), store.LedgerKey{Subject: "s", ID: "i", Tool: "t", InputHash: "x"}, Claim},
 	} {
 		if got := Decide(tc.e, tc.k, now, ret); got != tc.want {

@@ -7,2887 +7,647 @@ package ops000
 import (
 	"context"
 	"encoding/json"
-	air "github.com/anvil-dev/anvil/runtime/air"
-	audit "github.com/anvil-dev/anvil/runtime/audit"
-	effect "github.com/anvil-dev/anvil/runtime/effect"
-	handler "github.com/anvil-dev/anvil/runtime/handler"
-	upstream "github.com/anvil-dev/anvil/runtime/upstream"
 	"net/http"
-	"strconv"
-	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/effect"
+	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
 // githubIssuesListInput holds the arguments of github__github_list_issue (github.issues.list).
 type githubIssuesListInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
-
-	State    string // "state"
-	hasState bool
+	handler.Controls
+	Owner handler.Opt[string] // "owner"
+	Repo  handler.Opt[string] // "repo"
+	State handler.Opt[string] // "state"
 }
 
-var githubIssuesListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "state")
+// Fields lists the arguments in canonical key order.
+func (in *githubIssuesListInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+	f.String("state", in.State)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubIssuesListInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasState {
-		switch in.State {
-		case "open", "closed", "all":
-		default:
-			return handler.Invalid("state", "enum")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.OneOf("state", in.State, "open", "closed", "all"),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubIssuesListInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+4)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	if in.hasState {
-		m["state"] = in.State
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubIssuesListInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubIssuesListRedact[0], in.AnvilDryRun)
-	}
-	if in.hasOwner {
-		c.String("owner", githubIssuesListRedact[1], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubIssuesListRedact[2], in.Repo)
-	}
-	if in.hasState {
-		c.String("state", githubIssuesListRedact[3], in.State)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubIssuesListInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubIssuesListInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubIssuesListInput) Confirm() (bool, bool) {
-	return handler.ExtraBool(in.extra, "confirm")
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubIssuesListInput) SetConfirm(v bool) {
-	in.extra = handler.SetExtra(in.extra, "confirm", v)
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubIssuesListInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubIssuesListInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubIssuesList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesList(raw []byte) (handler.Input, bool) {
+// decodeGithubIssuesList reads the arguments: the input, and the first rule they fail.
+func decodeGithubIssuesList(raw []byte) (handler.Input, error) {
 	in := &githubIssuesListInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		case "state":
-			if in.hasState || !r.String(&in.State) {
-				return nil, false
-			}
-			in.hasState = true
+			r.String(&in.State)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubIssuesList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesList(args map[string]any) (handler.Input, bool) {
-	in := &githubIssuesListInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		case "state":
-			in.hasState = true
-			if !handler.As(v, &in.State) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubIssuesList builds the upstream request of github.issues.list.
 func buildGithubIssuesList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesListInput)
-	const opID = "github.issues.list"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues")
-	q := base.Query
-	if in.hasState {
-		q = upstream.AppendQuery(q, "state", in.State)
-	}
-	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubIssuesList reports what a call of github.issues.list did and how to undo it.
-func effectGithubIssuesList(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassRead,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.issues.list",
-	}
-	return r
-}
-
-// githubIssuesListOp registers github__github_list_issue (github.issues.list).
-func githubIssuesListOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubIssuesList,
-		Decode:   decodeGithubIssuesList,
-		Effect:   effectGithubIssuesList,
-		FromArgs: fromArgsGithubIssuesList,
-		ID:       "github.issues.list",
-	}
+	b := handler.NewBuilder(base, "github.issues.list")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues")
+	b.Query("state", in.State)
+	return b.Do(ctx, http.MethodGet, "application/json")
 }
 
 // githubIssuesCreateInput holds the arguments of github__github_create_issue (github.issues.create).
 type githubIssuesCreateInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Body    string // "body"
-	hasBody bool
-
-	ConfirmArg    bool // "confirm"
-	hasConfirmArg bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
-
-	Title    string // "title"
-	hasTitle bool
+	handler.Controls
+	Body  handler.Opt[string] // "body"
+	Owner handler.Opt[string] // "owner"
+	Repo  handler.Opt[string] // "repo"
+	Title handler.Opt[string] // "title"
 }
 
-var githubIssuesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "owner", "repo", "title")
+// Fields lists the arguments in canonical key order.
+func (in *githubIssuesCreateInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("body", in.Body)
+	f.Bool("confirm", in.ConfirmInput)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+	f.String("title", in.Title)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubIssuesCreateInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasConfirmArg {
-		return handler.Invalid("confirm", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if !in.hasTitle {
-		return handler.Invalid("title", "required")
-	}
-	if in.hasConfirmArg {
-		if !in.ConfirmArg {
-			return handler.Invalid("confirm", "enum")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("confirm", in.ConfirmInput.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Required("title", in.Title.Set),
+		handler.BoolIs("confirm", in.ConfirmInput, true),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubIssuesCreateInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+6)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasBody {
-		m["body"] = in.Body
-	}
-	if in.hasConfirmArg {
-		m["confirm"] = in.ConfirmArg
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	if in.hasTitle {
-		m["title"] = in.Title
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubIssuesCreateInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubIssuesCreateRedact[0], in.AnvilDryRun)
-	}
-	if in.hasBody {
-		c.String("body", githubIssuesCreateRedact[1], in.Body)
-	}
-	if in.hasConfirmArg {
-		c.Bool("confirm", githubIssuesCreateRedact[2], in.ConfirmArg)
-	}
-	if in.hasOwner {
-		c.String("owner", githubIssuesCreateRedact[3], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubIssuesCreateRedact[4], in.Repo)
-	}
-	if in.hasTitle {
-		c.String("title", githubIssuesCreateRedact[5], in.Title)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubIssuesCreateInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubIssuesCreateInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubIssuesCreateInput) Confirm() (bool, bool) {
-	if !in.hasConfirmArg {
-		return handler.ExtraBool(in.extra, "confirm")
-	}
-	return in.ConfirmArg, true
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubIssuesCreateInput) SetConfirm(v bool) {
-	in.ConfirmArg = v
-	in.hasConfirmArg = true
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubIssuesCreateInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubIssuesCreateInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubIssuesCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesCreate(raw []byte) (handler.Input, bool) {
+// decodeGithubIssuesCreate reads the arguments: the input, and the first rule they fail.
+func decodeGithubIssuesCreate(raw []byte) (handler.Input, error) {
 	in := &githubIssuesCreateInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "body":
-			if in.hasBody || !r.String(&in.Body) {
-				return nil, false
-			}
-			in.hasBody = true
+			r.String(&in.Body)
 		case "confirm":
-			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
-			in.hasConfirmArg = true
+			r.Bool(&in.ConfirmInput)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		case "title":
-			if in.hasTitle || !r.String(&in.Title) {
-				return nil, false
-			}
-			in.hasTitle = true
+			r.String(&in.Title)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubIssuesCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesCreate(args map[string]any) (handler.Input, bool) {
-	in := &githubIssuesCreateInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "body":
-			in.hasBody = true
-			if !handler.As(v, &in.Body) {
-				return nil, false
-			}
-		case "confirm":
-			in.hasConfirmArg = true
-			if !handler.As(v, &in.ConfirmArg) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		case "title":
-			in.hasTitle = true
-			if !handler.As(v, &in.Title) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubIssuesCreate builds the upstream request of github.issues.create.
 func buildGithubIssuesCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesCreateInput)
-	const opID = "github.issues.create"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues")
-	q := base.Query
-	var body []byte
-	ctype := "application/json"
-	{
-		w := make([]byte, 1, 128)
-		w[0] = '{'
-		if in.hasBody {
-			w = handler.AppendJSONKey(w, "\"body\":")
-			w = handler.AppendJSONString(w, in.Body)
-		}
-		if in.hasTitle {
-			w = handler.AppendJSONKey(w, "\"title\":")
-			w = handler.AppendJSONString(w, in.Title)
-		}
-		if !in.hasTitle {
-			return nil, handler.MissingInput(opID, "title")
-		}
-		body = append(w, '}')
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", ctype)
-	}
-	return handler.FinishRequest(req, "application/json")
+	b := handler.NewBuilder(base, "github.issues.create")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues")
+	b.Body(air.BodyJSON, "application/json", true)
+	b.BodyString("body", in.Body)
+	b.BodyString("title", in.Title)
+	b.BodyRequire("title", in.Title.Present())
+	b.EndBody()
+	return b.Do(ctx, http.MethodPost, "application/json")
 }
 
-var githubIssuesCreateInputPath0 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "owner"}},
-}
-var githubIssuesCreateInputPath1 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "repo"}},
-}
-var githubIssuesCreateInputPath2 = air.Path{
-	Root:     "response",
-	Segments: []air.Segment{{Name: "number"}},
-}
-
-// effectGithubIssuesCreateCompensate resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubIssuesCreateCompensate(c *handler.EffectCall, _ string) (effect.Args, string) {
-	in, _ := c.Input.(*githubIssuesCreateInput)
-	a := make(effect.Args, 0, 4)
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasOwner {
-				v, ok = in.Owner, true
-			}
-		} else {
-			v, ok = githubIssuesCreateInputPath0.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "owner",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.owner")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasRepo {
-				v, ok = in.Repo, true
-			}
-		} else {
-			v, ok = githubIssuesCreateInputPath1.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "repo",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.repo")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		v, ok = githubIssuesCreateInputPath2.Lookup(c.Response)
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "issue_number",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("response.number")
-		}
-	}
-	a = append(a, effect.Arg{
-		Name:  "state",
-		Value: json.RawMessage("\"closed\""),
-	})
-	return a, ""
-}
+var githubIssuesCreateInputPath0 = air.Path{Root: air.RootResponse, Segments: []air.Segment{{Name: "number"}}}
 
 // effectGithubIssuesCreate reports what a call of github.issues.create did and how to undo it.
 func effectGithubIssuesCreate(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassCompensable,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.issues.create",
-	}
-	if c.Failed {
+	in := handler.InputOf[githubIssuesCreateInput](c)
+	r := handler.NewReport(c, air.ClassCompensable, "github.issues.create")
+	if c.Failed || c.Staged {
 		return r
 	}
-	if c.Staged {
-		return r
-	}
-	if a, why := effectGithubIssuesCreateCompensate(c, c.IdempotencyKey); why == "" {
-		r.Undo = &effect.Undo{
-			FollowUp: effect.FollowUp{
-				Arguments: a,
-				Operation: "github.issues.update",
-				Tool:      "github__github_update_issue",
-			},
-			Kind: effect.KindCompensate,
-		}
-		r.DeadlineMs = nil
-	} else {
-		r.UndoUnavailable = handler.UndoUnavailable(why)
-	}
+	m := handler.NewMapping(&in.Controls, 4)
+	m.Arg("owner", "request.owner").Request(in.Owner.Any())
+	m.Arg("repo", "request.repo").Request(in.Repo.Any())
+	m.Arg("issue_number", "response.number").Value(githubIssuesCreateInputPath0.Lookup(c.Response))
+	m.Const("state", `"closed"`)
+	m.Undo(r, effect.KindCompensate, "github.issues.update", "github__github_update_issue", nil)
 	return r
-}
-
-// githubIssuesCreateOp registers github__github_create_issue (github.issues.create).
-func githubIssuesCreateOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubIssuesCreate,
-		Decode:   decodeGithubIssuesCreate,
-		Effect:   effectGithubIssuesCreate,
-		FromArgs: fromArgsGithubIssuesCreate,
-		ID:       "github.issues.create",
-	}
 }
 
 // githubIssuesGetInput holds the arguments of github__github_get_issue (github.issues.get).
 type githubIssuesGetInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	IssueNumber    json.Number // "issue_number"
-	hasIssueNumber bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	IssueNumber handler.Opt[json.Number] // "issue_number"
+	Owner       handler.Opt[string]      // "owner"
+	Repo        handler.Opt[string]      // "repo"
 }
 
-var githubIssuesGetRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubIssuesGetInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.Number("issue_number", in.IssueNumber)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubIssuesGetInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasIssueNumber {
-		return handler.Invalid("issue_number", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasIssueNumber {
-		if !handler.IsInteger(in.IssueNumber) {
-			return handler.Invalid("issue_number", "type")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("issue_number", in.IssueNumber.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Integer("issue_number", in.IssueNumber),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubIssuesGetInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+4)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasIssueNumber {
-		m["issue_number"] = in.IssueNumber
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubIssuesGetInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubIssuesGetRedact[0], in.AnvilDryRun)
-	}
-	if in.hasIssueNumber {
-		c.Number("issue_number", githubIssuesGetRedact[1], in.IssueNumber)
-	}
-	if in.hasOwner {
-		c.String("owner", githubIssuesGetRedact[2], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubIssuesGetRedact[3], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubIssuesGetInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubIssuesGetInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubIssuesGetInput) Confirm() (bool, bool) {
-	return handler.ExtraBool(in.extra, "confirm")
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubIssuesGetInput) SetConfirm(v bool) {
-	in.extra = handler.SetExtra(in.extra, "confirm", v)
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubIssuesGetInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubIssuesGetInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubIssuesGet reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesGet(raw []byte) (handler.Input, bool) {
+// decodeGithubIssuesGet reads the arguments: the input, and the first rule they fail.
+func decodeGithubIssuesGet(raw []byte) (handler.Input, error) {
 	in := &githubIssuesGetInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "issue_number":
-			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
-			in.hasIssueNumber = true
+			r.Number(&in.IssueNumber)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubIssuesGet converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesGet(args map[string]any) (handler.Input, bool) {
-	in := &githubIssuesGetInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "issue_number":
-			in.hasIssueNumber = true
-			if !handler.As(v, &in.IssueNumber) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubIssuesGet builds the upstream request of github.issues.get.
 func buildGithubIssuesGet(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesGetInput)
-	const opID = "github.issues.get"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues/")
-	if !in.hasIssueNumber {
-		return nil, handler.MissingInput(opID, "issue_number")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
-	q := base.Query
-	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubIssuesGet reports what a call of github.issues.get did and how to undo it.
-func effectGithubIssuesGet(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassRead,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.issues.get",
-	}
-	return r
-}
-
-// githubIssuesGetOp registers github__github_get_issue (github.issues.get).
-func githubIssuesGetOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubIssuesGet,
-		Decode:   decodeGithubIssuesGet,
-		Effect:   effectGithubIssuesGet,
-		FromArgs: fromArgsGithubIssuesGet,
-		ID:       "github.issues.get",
-	}
+	b := handler.NewBuilder(base, "github.issues.get")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues/")
+	b.PathParam("issue_number", handler.NumberText(in.IssueNumber))
+	return b.Do(ctx, http.MethodGet, "application/json")
 }
 
 // githubIssuesUpdateInput holds the arguments of github__github_update_issue (github.issues.update).
 type githubIssuesUpdateInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Body    string // "body"
-	hasBody bool
-
-	ConfirmArg    bool // "confirm"
-	hasConfirmArg bool
-
-	IssueNumber    json.Number // "issue_number"
-	hasIssueNumber bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
-
-	State    string // "state"
-	hasState bool
-
-	Title    string // "title"
-	hasTitle bool
+	handler.Controls
+	Body        handler.Opt[string]      // "body"
+	IssueNumber handler.Opt[json.Number] // "issue_number"
+	Owner       handler.Opt[string]      // "owner"
+	Repo        handler.Opt[string]      // "repo"
+	State       handler.Opt[string]      // "state"
+	Title       handler.Opt[string]      // "title"
 }
 
-var githubIssuesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "issue_number", "owner", "repo", "state", "title")
+// Fields lists the arguments in canonical key order.
+func (in *githubIssuesUpdateInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("body", in.Body)
+	f.Bool("confirm", in.ConfirmInput)
+	f.Number("issue_number", in.IssueNumber)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+	f.String("state", in.State)
+	f.String("title", in.Title)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubIssuesUpdateInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasConfirmArg {
-		return handler.Invalid("confirm", "required")
-	}
-	if !in.hasIssueNumber {
-		return handler.Invalid("issue_number", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasConfirmArg {
-		if !in.ConfirmArg {
-			return handler.Invalid("confirm", "enum")
-		}
-	}
-	if in.hasIssueNumber {
-		if !handler.IsInteger(in.IssueNumber) {
-			return handler.Invalid("issue_number", "type")
-		}
-	}
-	if in.hasState {
-		switch in.State {
-		case "open", "closed":
-		default:
-			return handler.Invalid("state", "enum")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("confirm", in.ConfirmInput.Set),
+		handler.Required("issue_number", in.IssueNumber.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.BoolIs("confirm", in.ConfirmInput, true),
+		handler.Integer("issue_number", in.IssueNumber),
+		handler.OneOf("state", in.State, "open", "closed"),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubIssuesUpdateInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+8)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasBody {
-		m["body"] = in.Body
-	}
-	if in.hasConfirmArg {
-		m["confirm"] = in.ConfirmArg
-	}
-	if in.hasIssueNumber {
-		m["issue_number"] = in.IssueNumber
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	if in.hasState {
-		m["state"] = in.State
-	}
-	if in.hasTitle {
-		m["title"] = in.Title
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubIssuesUpdateInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubIssuesUpdateRedact[0], in.AnvilDryRun)
-	}
-	if in.hasBody {
-		c.String("body", githubIssuesUpdateRedact[1], in.Body)
-	}
-	if in.hasConfirmArg {
-		c.Bool("confirm", githubIssuesUpdateRedact[2], in.ConfirmArg)
-	}
-	if in.hasIssueNumber {
-		c.Number("issue_number", githubIssuesUpdateRedact[3], in.IssueNumber)
-	}
-	if in.hasOwner {
-		c.String("owner", githubIssuesUpdateRedact[4], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubIssuesUpdateRedact[5], in.Repo)
-	}
-	if in.hasState {
-		c.String("state", githubIssuesUpdateRedact[6], in.State)
-	}
-	if in.hasTitle {
-		c.String("title", githubIssuesUpdateRedact[7], in.Title)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubIssuesUpdateInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubIssuesUpdateInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubIssuesUpdateInput) Confirm() (bool, bool) {
-	if !in.hasConfirmArg {
-		return handler.ExtraBool(in.extra, "confirm")
-	}
-	return in.ConfirmArg, true
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubIssuesUpdateInput) SetConfirm(v bool) {
-	in.ConfirmArg = v
-	in.hasConfirmArg = true
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubIssuesUpdateInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubIssuesUpdateInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubIssuesUpdate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubIssuesUpdate(raw []byte) (handler.Input, bool) {
+// decodeGithubIssuesUpdate reads the arguments: the input, and the first rule they fail.
+func decodeGithubIssuesUpdate(raw []byte) (handler.Input, error) {
 	in := &githubIssuesUpdateInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "body":
-			if in.hasBody || !r.String(&in.Body) {
-				return nil, false
-			}
-			in.hasBody = true
+			r.String(&in.Body)
 		case "confirm":
-			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
-			in.hasConfirmArg = true
+			r.Bool(&in.ConfirmInput)
 		case "issue_number":
-			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
-			in.hasIssueNumber = true
+			r.Number(&in.IssueNumber)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		case "state":
-			if in.hasState || !r.String(&in.State) {
-				return nil, false
-			}
-			in.hasState = true
+			r.String(&in.State)
 		case "title":
-			if in.hasTitle || !r.String(&in.Title) {
-				return nil, false
-			}
-			in.hasTitle = true
+			r.String(&in.Title)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubIssuesUpdate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubIssuesUpdate(args map[string]any) (handler.Input, bool) {
-	in := &githubIssuesUpdateInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "body":
-			in.hasBody = true
-			if !handler.As(v, &in.Body) {
-				return nil, false
-			}
-		case "confirm":
-			in.hasConfirmArg = true
-			if !handler.As(v, &in.ConfirmArg) {
-				return nil, false
-			}
-		case "issue_number":
-			in.hasIssueNumber = true
-			if !handler.As(v, &in.IssueNumber) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		case "state":
-			in.hasState = true
-			if !handler.As(v, &in.State) {
-				return nil, false
-			}
-		case "title":
-			in.hasTitle = true
-			if !handler.As(v, &in.Title) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubIssuesUpdate builds the upstream request of github.issues.update.
 func buildGithubIssuesUpdate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubIssuesUpdateInput)
-	const opID = "github.issues.update"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues/")
-	if !in.hasIssueNumber {
-		return nil, handler.MissingInput(opID, "issue_number")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
-	q := base.Query
-	var body []byte
-	ctype := "application/json"
-	{
-		w := make([]byte, 1, 128)
-		w[0] = '{'
-		if in.hasBody {
-			w = handler.AppendJSONKey(w, "\"body\":")
-			w = handler.AppendJSONString(w, in.Body)
-		}
-		if in.hasState {
-			w = handler.AppendJSONKey(w, "\"state\":")
-			w = handler.AppendJSONString(w, in.State)
-		}
-		if in.hasTitle {
-			w = handler.AppendJSONKey(w, "\"title\":")
-			w = handler.AppendJSONString(w, in.Title)
-		}
-		body = append(w, '}')
-	}
-	req, err := handler.NewRequest(ctx, opID, "PATCH", &u, q, body)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", ctype)
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubIssuesUpdate reports what a call of github.issues.update did and how to undo it.
-func effectGithubIssuesUpdate(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassIrreversible,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.issues.update",
-	}
-	if c.Failed {
-		return r
-	}
-	if c.Staged {
-		return r
-	}
-	return r
-}
-
-// githubIssuesUpdateOp registers github__github_update_issue (github.issues.update).
-func githubIssuesUpdateOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubIssuesUpdate,
-		Decode:   decodeGithubIssuesUpdate,
-		Effect:   effectGithubIssuesUpdate,
-		FromArgs: fromArgsGithubIssuesUpdate,
-		ID:       "github.issues.update",
-	}
+	b := handler.NewBuilder(base, "github.issues.update")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues/")
+	b.PathParam("issue_number", handler.NumberText(in.IssueNumber))
+	b.Body(air.BodyJSON, "application/json", true)
+	b.BodyString("body", in.Body)
+	b.BodyString("state", in.State)
+	b.BodyString("title", in.Title)
+	b.EndBody()
+	return b.Do(ctx, http.MethodPatch, "application/json")
 }
 
 // githubCommentsListInput holds the arguments of github__github_list_comment (github.comments.list).
 type githubCommentsListInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	IssueNumber    json.Number // "issue_number"
-	hasIssueNumber bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	IssueNumber handler.Opt[json.Number] // "issue_number"
+	Owner       handler.Opt[string]      // "owner"
+	Repo        handler.Opt[string]      // "repo"
 }
 
-var githubCommentsListRedact = handler.SensitiveKeys("anvil_dry_run", "issue_number", "owner", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubCommentsListInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.Number("issue_number", in.IssueNumber)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubCommentsListInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasIssueNumber {
-		return handler.Invalid("issue_number", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasIssueNumber {
-		if !handler.IsInteger(in.IssueNumber) {
-			return handler.Invalid("issue_number", "type")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("issue_number", in.IssueNumber.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Integer("issue_number", in.IssueNumber),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubCommentsListInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+4)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasIssueNumber {
-		m["issue_number"] = in.IssueNumber
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubCommentsListInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubCommentsListRedact[0], in.AnvilDryRun)
-	}
-	if in.hasIssueNumber {
-		c.Number("issue_number", githubCommentsListRedact[1], in.IssueNumber)
-	}
-	if in.hasOwner {
-		c.String("owner", githubCommentsListRedact[2], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubCommentsListRedact[3], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubCommentsListInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubCommentsListInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubCommentsListInput) Confirm() (bool, bool) {
-	return handler.ExtraBool(in.extra, "confirm")
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubCommentsListInput) SetConfirm(v bool) {
-	in.extra = handler.SetExtra(in.extra, "confirm", v)
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubCommentsListInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubCommentsListInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubCommentsList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsList(raw []byte) (handler.Input, bool) {
+// decodeGithubCommentsList reads the arguments: the input, and the first rule they fail.
+func decodeGithubCommentsList(raw []byte) (handler.Input, error) {
 	in := &githubCommentsListInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "issue_number":
-			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
-			in.hasIssueNumber = true
+			r.Number(&in.IssueNumber)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubCommentsList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsList(args map[string]any) (handler.Input, bool) {
-	in := &githubCommentsListInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "issue_number":
-			in.hasIssueNumber = true
-			if !handler.As(v, &in.IssueNumber) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubCommentsList builds the upstream request of github.comments.list.
 func buildGithubCommentsList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsListInput)
-	const opID = "github.comments.list"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues/")
-	if !in.hasIssueNumber {
-		return nil, handler.MissingInput(opID, "issue_number")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
-	u.WriteString("/comments")
-	q := base.Query
-	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubCommentsList reports what a call of github.comments.list did and how to undo it.
-func effectGithubCommentsList(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassRead,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.comments.list",
-	}
-	return r
-}
-
-// githubCommentsListOp registers github__github_list_comment (github.comments.list).
-func githubCommentsListOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubCommentsList,
-		Decode:   decodeGithubCommentsList,
-		Effect:   effectGithubCommentsList,
-		FromArgs: fromArgsGithubCommentsList,
-		ID:       "github.comments.list",
-	}
+	b := handler.NewBuilder(base, "github.comments.list")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues/")
+	b.PathParam("issue_number", handler.NumberText(in.IssueNumber))
+	b.Path("/comments")
+	return b.Do(ctx, http.MethodGet, "application/json")
 }
 
 // githubCommentsCreateInput holds the arguments of github__github_create_comment (github.comments.create).
 type githubCommentsCreateInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Body    string // "body"
-	hasBody bool
-
-	IdempotencyKeyArg    string // "idempotency_key"
-	hasIdempotencyKeyArg bool
-
-	IssueNumber    json.Number // "issue_number"
-	hasIssueNumber bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	Body        handler.Opt[string]      // "body"
+	IssueNumber handler.Opt[json.Number] // "issue_number"
+	Owner       handler.Opt[string]      // "owner"
+	Repo        handler.Opt[string]      // "repo"
 }
 
-var githubCommentsCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "idempotency_key", "issue_number", "owner", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubCommentsCreateInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("body", in.Body)
+	f.String("idempotency_key", in.KeyInput)
+	f.Number("issue_number", in.IssueNumber)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubCommentsCreateInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasBody {
-		return handler.Invalid("body", "required")
-	}
-	if !in.hasIssueNumber {
-		return handler.Invalid("issue_number", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasIssueNumber {
-		if !handler.IsInteger(in.IssueNumber) {
-			return handler.Invalid("issue_number", "type")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("body", in.Body.Set),
+		handler.Required("issue_number", in.IssueNumber.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Integer("issue_number", in.IssueNumber),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubCommentsCreateInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+6)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasBody {
-		m["body"] = in.Body
-	}
-	if in.hasIdempotencyKeyArg {
-		m["idempotency_key"] = in.IdempotencyKeyArg
-	}
-	if in.hasIssueNumber {
-		m["issue_number"] = in.IssueNumber
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubCommentsCreateInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubCommentsCreateRedact[0], in.AnvilDryRun)
-	}
-	if in.hasBody {
-		c.String("body", githubCommentsCreateRedact[1], in.Body)
-	}
-	if in.hasIdempotencyKeyArg {
-		c.String("idempotency_key", githubCommentsCreateRedact[2], in.IdempotencyKeyArg)
-	}
-	if in.hasIssueNumber {
-		c.Number("issue_number", githubCommentsCreateRedact[3], in.IssueNumber)
-	}
-	if in.hasOwner {
-		c.String("owner", githubCommentsCreateRedact[4], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubCommentsCreateRedact[5], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubCommentsCreateInput) IdempotencyKey() (s string, isString, present bool) {
-	if in.hasIdempotencyKeyArg {
-		return in.IdempotencyKeyArg, true, true
-	}
-	return handler.ExtraString(in.extra, "idempotency_key")
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubCommentsCreateInput) SetIdempotencyKey(key string) {
-	in.IdempotencyKeyArg = key
-	in.hasIdempotencyKeyArg = true
-}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubCommentsCreateInput) Confirm() (bool, bool) {
-	return handler.ExtraBool(in.extra, "confirm")
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubCommentsCreateInput) SetConfirm(v bool) {
-	in.extra = handler.SetExtra(in.extra, "confirm", v)
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubCommentsCreateInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubCommentsCreateInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubCommentsCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsCreate(raw []byte) (handler.Input, bool) {
+// decodeGithubCommentsCreate reads the arguments: the input, and the first rule they fail.
+func decodeGithubCommentsCreate(raw []byte) (handler.Input, error) {
 	in := &githubCommentsCreateInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "body":
-			if in.hasBody || !r.String(&in.Body) {
-				return nil, false
-			}
-			in.hasBody = true
+			r.String(&in.Body)
 		case "idempotency_key":
-			if in.hasIdempotencyKeyArg || !r.String(&in.IdempotencyKeyArg) {
-				return nil, false
-			}
-			in.hasIdempotencyKeyArg = true
+			r.String(&in.KeyInput)
 		case "issue_number":
-			if in.hasIssueNumber || !r.Number(&in.IssueNumber) {
-				return nil, false
-			}
-			in.hasIssueNumber = true
+			r.Number(&in.IssueNumber)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubCommentsCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsCreate(args map[string]any) (handler.Input, bool) {
-	in := &githubCommentsCreateInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "body":
-			in.hasBody = true
-			if !handler.As(v, &in.Body) {
-				return nil, false
-			}
-		case "idempotency_key":
-			in.hasIdempotencyKeyArg = true
-			if !handler.As(v, &in.IdempotencyKeyArg) {
-				return nil, false
-			}
-		case "issue_number":
-			in.hasIssueNumber = true
-			if !handler.As(v, &in.IssueNumber) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubCommentsCreate builds the upstream request of github.comments.create.
 func buildGithubCommentsCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsCreateInput)
-	const opID = "github.comments.create"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues/")
-	if !in.hasIssueNumber {
-		return nil, handler.MissingInput(opID, "issue_number")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.IssueNumber)))
-	u.WriteString("/comments")
-	q := base.Query
-	var h0 string
-	h0Set := false
-	if in.hasIdempotencyKeyArg {
-		h0, h0Set = in.IdempotencyKeyArg, true
-		if handler.BadHeader(h0) {
-			return nil, handler.BuildError(opID, "Header input idempotency_key must not contain line breaks.", false)
-		}
-	}
-	var body []byte
-	ctype := "application/json"
-	{
-		w := make([]byte, 1, 128)
-		w[0] = '{'
-		if in.hasBody {
-			w = handler.AppendJSONKey(w, "\"body\":")
-			w = handler.AppendJSONString(w, in.Body)
-		}
-		if !in.hasBody {
-			return nil, handler.MissingInput(opID, "body")
-		}
-		body = append(w, '}')
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
-	if err != nil {
-		return nil, err
-	}
-	if h0Set {
-		req.Header.Set("Idempotency-Key", h0)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", ctype)
-	}
-	return handler.FinishRequest(req, "application/json")
+	b := handler.NewBuilder(base, "github.comments.create")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues/")
+	b.PathParam("issue_number", handler.NumberText(in.IssueNumber))
+	b.Path("/comments")
+	b.Header("Idempotency-Key", "idempotency_key", in.KeyInput)
+	b.Body(air.BodyJSON, "application/json", true)
+	b.BodyString("body", in.Body)
+	b.BodyRequire("body", in.Body.Present())
+	b.EndBody()
+	return b.Do(ctx, http.MethodPost, "application/json")
 }
 
-var githubCommentsCreateInputPath0 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "owner"}},
-}
-var githubCommentsCreateInputPath1 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "repo"}},
-}
-var githubCommentsCreateInputPath2 = air.Path{
-	Root:     "response",
-	Segments: []air.Segment{{Name: "id"}},
-}
-
-// effectGithubCommentsCreateInverse resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubCommentsCreateInverse(c *handler.EffectCall, _ string) (effect.Args, string) {
-	in, _ := c.Input.(*githubCommentsCreateInput)
-	a := make(effect.Args, 0, 3)
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasOwner {
-				v, ok = in.Owner, true
-			}
-		} else {
-			v, ok = githubCommentsCreateInputPath0.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "owner",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.owner")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasRepo {
-				v, ok = in.Repo, true
-			}
-		} else {
-			v, ok = githubCommentsCreateInputPath1.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "repo",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.repo")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		v, ok = githubCommentsCreateInputPath2.Lookup(c.Response)
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "comment_id",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("response.id")
-		}
-	}
-	return a, ""
-}
+var githubCommentsCreateInputPath0 = air.Path{Root: air.RootResponse, Segments: []air.Segment{{Name: "id"}}}
 
 // effectGithubCommentsCreate reports what a call of github.comments.create did and how to undo it.
 func effectGithubCommentsCreate(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassReversible,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.comments.create",
-	}
-	if c.Failed {
+	in := handler.InputOf[githubCommentsCreateInput](c)
+	r := handler.NewReport(c, air.ClassReversible, "github.comments.create")
+	if c.Failed || c.Staged {
 		return r
 	}
-	if c.Staged {
-		return r
-	}
-	if a, why := effectGithubCommentsCreateInverse(c, c.IdempotencyKey); why == "" {
-		r.Undo = &effect.Undo{
-			FollowUp: effect.FollowUp{
-				Arguments: a,
-				Operation: "github.comments.delete",
-				Tool:      "github__github_delete_comment",
-			},
-			Kind: effect.KindInverse,
-		}
-		r.DeadlineMs = nil
-	} else {
-		r.UndoUnavailable = handler.UndoUnavailable(why)
-	}
+	m := handler.NewMapping(&in.Controls, 3)
+	m.Arg("owner", "request.owner").Request(in.Owner.Any())
+	m.Arg("repo", "request.repo").Request(in.Repo.Any())
+	m.Arg("comment_id", "response.id").Value(githubCommentsCreateInputPath0.Lookup(c.Response))
+	m.Undo(r, effect.KindInverse, "github.comments.delete", "github__github_delete_comment", nil)
 	return r
-}
-
-// githubCommentsCreateOp registers github__github_create_comment (github.comments.create).
-func githubCommentsCreateOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubCommentsCreate,
-		Decode:   decodeGithubCommentsCreate,
-		Effect:   effectGithubCommentsCreate,
-		FromArgs: fromArgsGithubCommentsCreate,
-		ID:       "github.comments.create",
-	}
 }
 
 // githubCommentsDeleteInput holds the arguments of github__github_delete_comment (github.comments.delete).
 type githubCommentsDeleteInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	CommentId    json.Number // "comment_id"
-	hasCommentId bool
-
-	ConfirmArg    bool // "confirm"
-	hasConfirmArg bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	CommentId handler.Opt[json.Number] // "comment_id"
+	Owner     handler.Opt[string]      // "owner"
+	Repo      handler.Opt[string]      // "repo"
 }
 
-var githubCommentsDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "comment_id", "confirm", "owner", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubCommentsDeleteInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.Number("comment_id", in.CommentId)
+	f.Bool("confirm", in.ConfirmInput)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubCommentsDeleteInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasCommentId {
-		return handler.Invalid("comment_id", "required")
-	}
-	if !in.hasConfirmArg {
-		return handler.Invalid("confirm", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasCommentId {
-		if !handler.IsInteger(in.CommentId) {
-			return handler.Invalid("comment_id", "type")
-		}
-	}
-	if in.hasConfirmArg {
-		if !in.ConfirmArg {
-			return handler.Invalid("confirm", "enum")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("comment_id", in.CommentId.Set),
+		handler.Required("confirm", in.ConfirmInput.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Integer("comment_id", in.CommentId),
+		handler.BoolIs("confirm", in.ConfirmInput, true),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubCommentsDeleteInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+5)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasCommentId {
-		m["comment_id"] = in.CommentId
-	}
-	if in.hasConfirmArg {
-		m["confirm"] = in.ConfirmArg
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubCommentsDeleteInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubCommentsDeleteRedact[0], in.AnvilDryRun)
-	}
-	if in.hasCommentId {
-		c.Number("comment_id", githubCommentsDeleteRedact[1], in.CommentId)
-	}
-	if in.hasConfirmArg {
-		c.Bool("confirm", githubCommentsDeleteRedact[2], in.ConfirmArg)
-	}
-	if in.hasOwner {
-		c.String("owner", githubCommentsDeleteRedact[3], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubCommentsDeleteRedact[4], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubCommentsDeleteInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubCommentsDeleteInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubCommentsDeleteInput) Confirm() (bool, bool) {
-	if !in.hasConfirmArg {
-		return handler.ExtraBool(in.extra, "confirm")
-	}
-	return in.ConfirmArg, true
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubCommentsDeleteInput) SetConfirm(v bool) {
-	in.ConfirmArg = v
-	in.hasConfirmArg = true
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubCommentsDeleteInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubCommentsDeleteInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubCommentsDelete reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubCommentsDelete(raw []byte) (handler.Input, bool) {
+// decodeGithubCommentsDelete reads the arguments: the input, and the first rule they fail.
+func decodeGithubCommentsDelete(raw []byte) (handler.Input, error) {
 	in := &githubCommentsDeleteInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "comment_id":
-			if in.hasCommentId || !r.Number(&in.CommentId) {
-				return nil, false
-			}
-			in.hasCommentId = true
+			r.Number(&in.CommentId)
 		case "confirm":
-			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
-			in.hasConfirmArg = true
+			r.Bool(&in.ConfirmInput)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubCommentsDelete converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubCommentsDelete(args map[string]any) (handler.Input, bool) {
-	in := &githubCommentsDeleteInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "comment_id":
-			in.hasCommentId = true
-			if !handler.As(v, &in.CommentId) {
-				return nil, false
-			}
-		case "confirm":
-			in.hasConfirmArg = true
-			if !handler.As(v, &in.ConfirmArg) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubCommentsDelete builds the upstream request of github.comments.delete.
 func buildGithubCommentsDelete(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubCommentsDeleteInput)
-	const opID = "github.comments.delete"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/issues/comments/")
-	if !in.hasCommentId {
-		return nil, handler.MissingInput(opID, "comment_id")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.CommentId)))
-	q := base.Query
-	req, err := handler.NewRequest(ctx, opID, "DELETE", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubCommentsDelete reports what a call of github.comments.delete did and how to undo it.
-func effectGithubCommentsDelete(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassIrreversible,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.comments.delete",
-	}
-	if c.Failed {
-		return r
-	}
-	if c.Staged {
-		return r
-	}
-	return r
-}
-
-// githubCommentsDeleteOp registers github__github_delete_comment (github.comments.delete).
-func githubCommentsDeleteOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubCommentsDelete,
-		Decode:   decodeGithubCommentsDelete,
-		Effect:   effectGithubCommentsDelete,
-		FromArgs: fromArgsGithubCommentsDelete,
-		ID:       "github.comments.delete",
-	}
+	b := handler.NewBuilder(base, "github.comments.delete")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/issues/comments/")
+	b.PathParam("comment_id", handler.NumberText(in.CommentId))
+	return b.Do(ctx, http.MethodDelete, "application/json")
 }
 
 // githubReleasesCreateInput holds the arguments of github__github_create_release (github.releases.create).
 type githubReleasesCreateInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Body    string // "body"
-	hasBody bool
-
-	ConfirmArg    bool // "confirm"
-	hasConfirmArg bool
-
-	Draft    bool // "draft"
-	hasDraft bool
-
-	Name    string // "name"
-	hasName bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
-
-	TagName    string // "tag_name"
-	hasTagName bool
+	handler.Controls
+	Body    handler.Opt[string] // "body"
+	Draft   handler.Opt[bool]   // "draft"
+	Name    handler.Opt[string] // "name"
+	Owner   handler.Opt[string] // "owner"
+	Repo    handler.Opt[string] // "repo"
+	TagName handler.Opt[string] // "tag_name"
 }
 
-var githubReleasesCreateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "repo", "tag_name")
+// Fields lists the arguments in canonical key order.
+func (in *githubReleasesCreateInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("body", in.Body)
+	f.Bool("confirm", in.ConfirmInput)
+	f.Bool("draft", in.Draft)
+	f.String("name", in.Name)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+	f.String("tag_name", in.TagName)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubReleasesCreateInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasConfirmArg {
-		return handler.Invalid("confirm", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if !in.hasTagName {
-		return handler.Invalid("tag_name", "required")
-	}
-	if in.hasConfirmArg {
-		if !in.ConfirmArg {
-			return handler.Invalid("confirm", "enum")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("confirm", in.ConfirmInput.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Required("tag_name", in.TagName.Set),
+		handler.BoolIs("confirm", in.ConfirmInput, true),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubReleasesCreateInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+8)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasBody {
-		m["body"] = in.Body
-	}
-	if in.hasConfirmArg {
-		m["confirm"] = in.ConfirmArg
-	}
-	if in.hasDraft {
-		m["draft"] = in.Draft
-	}
-	if in.hasName {
-		m["name"] = in.Name
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	if in.hasTagName {
-		m["tag_name"] = in.TagName
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubReleasesCreateInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubReleasesCreateRedact[0], in.AnvilDryRun)
-	}
-	if in.hasBody {
-		c.String("body", githubReleasesCreateRedact[1], in.Body)
-	}
-	if in.hasConfirmArg {
-		c.Bool("confirm", githubReleasesCreateRedact[2], in.ConfirmArg)
-	}
-	if in.hasDraft {
-		c.Bool("draft", githubReleasesCreateRedact[3], in.Draft)
-	}
-	if in.hasName {
-		c.String("name", githubReleasesCreateRedact[4], in.Name)
-	}
-	if in.hasOwner {
-		c.String("owner", githubReleasesCreateRedact[5], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubReleasesCreateRedact[6], in.Repo)
-	}
-	if in.hasTagName {
-		c.String("tag_name", githubReleasesCreateRedact[7], in.TagName)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubReleasesCreateInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubReleasesCreateInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubReleasesCreateInput) Confirm() (bool, bool) {
-	if !in.hasConfirmArg {
-		return handler.ExtraBool(in.extra, "confirm")
-	}
-	return in.ConfirmArg, true
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubReleasesCreateInput) SetConfirm(v bool) {
-	in.ConfirmArg = v
-	in.hasConfirmArg = true
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubReleasesCreateInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubReleasesCreateInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubReleasesCreate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesCreate(raw []byte) (handler.Input, bool) {
+// decodeGithubReleasesCreate reads the arguments: the input, and the first rule they fail.
+func decodeGithubReleasesCreate(raw []byte) (handler.Input, error) {
 	in := &githubReleasesCreateInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "body":
-			if in.hasBody || !r.String(&in.Body) {
-				return nil, false
-			}
-			in.hasBody = true
+			r.String(&in.Body)
 		case "confirm":
-			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
-			in.hasConfirmArg = true
+			r.Bool(&in.ConfirmInput)
 		case "draft":
-			if in.hasDraft || !r.Bool(&in.Draft) {
-				return nil, false
-			}
-			in.hasDraft = true
+			r.Bool(&in.Draft)
 		case "name":
-			if in.hasName || !r.String(&in.Name) {
-				return nil, false
-			}
-			in.hasName = true
+			r.String(&in.Name)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		case "tag_name":
-			if in.hasTagName || !r.String(&in.TagName) {
-				return nil, false
-			}
-			in.hasTagName = true
+			r.String(&in.TagName)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubReleasesCreate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesCreate(args map[string]any) (handler.Input, bool) {
-	in := &githubReleasesCreateInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "body":
-			in.hasBody = true
-			if !handler.As(v, &in.Body) {
-				return nil, false
-			}
-		case "confirm":
-			in.hasConfirmArg = true
-			if !handler.As(v, &in.ConfirmArg) {
-				return nil, false
-			}
-		case "draft":
-			in.hasDraft = true
-			if !handler.As(v, &in.Draft) {
-				return nil, false
-			}
-		case "name":
-			in.hasName = true
-			if !handler.As(v, &in.Name) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		case "tag_name":
-			in.hasTagName = true
-			if !handler.As(v, &in.TagName) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubReleasesCreate builds the upstream request of github.releases.create.
 func buildGithubReleasesCreate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesCreateInput)
-	const opID = "github.releases.create"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/releases")
-	q := base.Query
-	var body []byte
-	ctype := "application/json"
-	{
-		w := make([]byte, 1, 128)
-		w[0] = '{'
-		if in.hasBody {
-			w = handler.AppendJSONKey(w, "\"body\":")
-			w = handler.AppendJSONString(w, in.Body)
-		}
-		if in.hasDraft {
-			w = handler.AppendJSONKey(w, "\"draft\":")
-			w = strconv.AppendBool(w, in.Draft)
-		}
-		if in.hasName {
-			w = handler.AppendJSONKey(w, "\"name\":")
-			w = handler.AppendJSONString(w, in.Name)
-		}
-		if in.hasTagName {
-			w = handler.AppendJSONKey(w, "\"tag_name\":")
-			w = handler.AppendJSONString(w, in.TagName)
-		}
-		if !in.hasTagName {
-			return nil, handler.MissingInput(opID, "tag_name")
-		}
-		body = append(w, '}')
-	}
-	req, err := handler.NewRequest(ctx, opID, "POST", &u, q, body)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", ctype)
-	}
-	return handler.FinishRequest(req, "application/json")
+	b := handler.NewBuilder(base, "github.releases.create")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/releases")
+	b.Body(air.BodyJSON, "application/json", true)
+	b.BodyString("body", in.Body)
+	b.BodyBool("draft", in.Draft)
+	b.BodyString("name", in.Name)
+	b.BodyString("tag_name", in.TagName)
+	b.BodyRequire("tag_name", in.TagName.Present())
+	b.EndBody()
+	return b.Do(ctx, http.MethodPost, "application/json")
 }
 
-var githubReleasesCreateInputPath0 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "owner"}},
-}
-var githubReleasesCreateInputPath1 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "repo"}},
-}
-var githubReleasesCreateInputPath2 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "tag_name"}},
-}
-
-// effectGithubReleasesCreateLookup resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreateLookup(c *handler.EffectCall, _ string) (effect.Args, string) {
-	in, _ := c.Input.(*githubReleasesCreateInput)
-	a := make(effect.Args, 0, 3)
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasOwner {
-				v, ok = in.Owner, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath0.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "owner",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.owner")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasRepo {
-				v, ok = in.Repo, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath1.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "repo",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.repo")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasTagName {
-				v, ok = in.TagName, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath2.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "tag",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.tag_name")
-		}
-	}
-	return a, ""
-}
-
-var githubReleasesCreateInputPath3 = air.Path{
-	Root:     "response",
-	Segments: []air.Segment{{Name: "id"}},
-}
-var githubReleasesCreateInputPath4 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "owner"}},
-}
-var githubReleasesCreateInputPath5 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "repo"}},
-}
-var githubReleasesCreateInputPath6 = air.Path{
-	Root:     "response",
-	Segments: []air.Segment{{Name: "id"}},
-}
-
-// effectGithubReleasesCreatePromote resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreatePromote(c *handler.EffectCall, _ string) (effect.Args, string) {
-	in, _ := c.Input.(*githubReleasesCreateInput)
-	a := make(effect.Args, 0, 4)
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasOwner {
-				v, ok = in.Owner, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath4.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "owner",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.owner")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasRepo {
-				v, ok = in.Repo, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath5.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "repo",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.repo")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		v, ok = githubReleasesCreateInputPath6.Lookup(c.Response)
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "release_id",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("response.id")
-		}
-	}
-	a = append(a, effect.Arg{
-		Name:  "draft",
-		Value: json.RawMessage("false"),
-	})
-	return a, ""
-}
-
-var githubReleasesCreateInputPath7 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "owner"}},
-}
-var githubReleasesCreateInputPath8 = air.Path{
-	Root:     "request",
-	Segments: []air.Segment{{Name: "repo"}},
-}
-var githubReleasesCreateInputPath9 = air.Path{
-	Root:     "response",
-	Segments: []air.Segment{{Name: "id"}},
-}
-
-// effectGithubReleasesCreateDiscard resolves a follow-up's arguments, in the mapping's order; why says what named nothing.
-func effectGithubReleasesCreateDiscard(c *handler.EffectCall, _ string) (effect.Args, string) {
-	in, _ := c.Input.(*githubReleasesCreateInput)
-	a := make(effect.Args, 0, 3)
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasOwner {
-				v, ok = in.Owner, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath7.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "owner",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.owner")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		if in != nil {
-			if in.hasRepo {
-				v, ok = in.Repo, true
-			}
-		} else {
-			v, ok = githubReleasesCreateInputPath8.Lookup(c.Args)
-		}
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "repo",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("request.repo")
-		}
-	}
-	{
-		var v any
-		var ok bool
-		v, ok = githubReleasesCreateInputPath9.Lookup(c.Response)
-		if ok {
-			a = append(a, effect.Arg{
-				Name:  "release_id",
-				Value: v,
-			})
-		} else {
-			return nil, handler.NamesNothing("response.id")
-		}
-	}
-	return a, ""
-}
+var githubReleasesCreateInputPath0 = air.Path{Root: air.RootResponse, Segments: []air.Segment{{Name: "id"}}}
 
 // effectGithubReleasesCreateStaged builds the staged object of a staged call.
 func effectGithubReleasesCreateStaged(c *handler.EffectCall) *effect.Staged {
+	in := handler.InputOf[githubReleasesCreateInput](c)
 	s := &effect.Staged{DraftOperation: "github.releases.create"}
-	{
-		var v any
-		var ok bool
-		v, ok = githubReleasesCreateInputPath3.Lookup(c.Response)
-		if ok {
-			s.Handle = v
-		}
-	}
+	m := handler.NewMapping(&in.Controls, 1)
+	m.Arg("handle", "response.id").Value(githubReleasesCreateInputPath0.Lookup(c.Response))
+	s.Handle = m.Found()
+	m = handler.NewMapping(&in.Controls, 4)
+	m.Arg("owner", "request.owner").Request(in.Owner.Any())
+	m.Arg("repo", "request.repo").Request(in.Repo.Any())
+	m.Arg("release_id", "response.id").Value(githubReleasesCreateInputPath0.Lookup(c.Response))
+	m.Const("draft", `false`)
 	var promote string
-	if a, why := effectGithubReleasesCreatePromote(c, ""); why == "" {
-		s.Promote = &effect.FollowUp{
-			Arguments: a,
-			Operation: "github.releases.update",
-			Tool:      "github__github_update_release",
-		}
-	} else {
-		promote = why
-	}
+	s.Promote, promote = m.FollowUp("github.releases.update", "github__github_update_release")
+	m = handler.NewMapping(&in.Controls, 3)
+	m.Arg("owner", "request.owner").Request(in.Owner.Any())
+	m.Arg("repo", "request.repo").Request(in.Repo.Any())
+	m.Arg("release_id", "response.id").Value(githubReleasesCreateInputPath0.Lookup(c.Response))
 	var discard string
-	if a, why := effectGithubReleasesCreateDiscard(c, ""); why == "" {
-		s.Discard = &effect.FollowUp{
-			Arguments: a,
-			Operation: "github.releases.delete",
-			Tool:      "github__github_delete_release",
-		}
-	} else {
-		discard = why
-	}
+	s.Discard, discard = m.FollowUp("github.releases.delete", "github__github_delete_release")
 	s.Unavailable = handler.StagedUnavailable(promote, discard)
 	return s
 }
 
 // effectGithubReleasesCreate reports what a call of github.releases.create did and how to undo it.
 func effectGithubReleasesCreate(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassIrreversible,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.releases.create",
-	}
-	if a, why := effectGithubReleasesCreateLookup(c, c.IdempotencyKey); why == "" {
-		r.Lookup = &effect.Lookup{
-			By: "id",
-			FollowUp: effect.FollowUp{
-				Arguments: a,
-				Operation: "github.tags.get",
-				Tool:      "github__github_get_release",
-			},
-		}
-	}
+	in := handler.InputOf[githubReleasesCreateInput](c)
+	r := handler.NewReport(c, air.ClassIrreversible, "github.releases.create")
+	m := handler.NewMapping(&in.Controls, 3)
+	m.Arg("owner", "request.owner").Request(in.Owner.Any())
+	m.Arg("repo", "request.repo").Request(in.Repo.Any())
+	m.Arg("tag", "request.tag_name").Request(in.TagName.Any())
+	m.Lookup(r, "github.tags.get", "github__github_get_release", "id")
 	if c.Failed {
 		return r
 	}
@@ -2901,1192 +661,304 @@ func effectGithubReleasesCreate(c *handler.EffectCall) *effect.Report {
 // draftGithubReleasesCreate maps a staged call's input to its draft's input.
 func draftGithubReleasesCreate(in0 handler.Input) (handler.Input, *handler.DraftMissing) {
 	in := in0.(*githubReleasesCreateInput)
-	d := &githubReleasesCreateInput{}
-	if in.hasOwner {
-		d.Owner = in.Owner
-		d.hasOwner = true
-	} else {
-		return nil, &handler.DraftMissing{
-			Argument: "owner",
-			Reason:   handler.NamesNothing("request.owner"),
-		}
+	d := handler.New(&githubReleasesCreateInput{})
+	var m handler.DraftMapping
+	if m.Need("owner", "request.owner", in.Owner.Present()) {
+		handler.Set(&d.Controls, "owner", &d.Owner, in.Owner.Value)
 	}
-	if in.hasRepo {
-		d.Repo = in.Repo
-		d.hasRepo = true
-	} else {
-		return nil, &handler.DraftMissing{
-			Argument: "repo",
-			Reason:   handler.NamesNothing("request.repo"),
-		}
+	if m.Need("repo", "request.repo", in.Repo.Present()) {
+		handler.Set(&d.Controls, "repo", &d.Repo, in.Repo.Value)
 	}
-	if in.hasTagName {
-		d.TagName = in.TagName
-		d.hasTagName = true
-	} else {
-		return nil, &handler.DraftMissing{
-			Argument: "tag_name",
-			Reason:   handler.NamesNothing("request.tag_name"),
-		}
+	if m.Need("tag_name", "request.tag_name", in.TagName.Present()) {
+		handler.Set(&d.Controls, "tag_name", &d.TagName, in.TagName.Value)
 	}
-	if in.hasName {
-		d.Name = in.Name
-		d.hasName = true
+	if m.Need("name", "request.name?", in.Name.Present()) {
+		handler.Set(&d.Controls, "name", &d.Name, in.Name.Value)
 	}
-	if in.hasBody {
-		d.Body = in.Body
-		d.hasBody = true
+	if m.Need("body", "request.body?", in.Body.Present()) {
+		handler.Set(&d.Controls, "body", &d.Body, in.Body.Value)
 	}
-	d.Draft = true
-	d.hasDraft = true
-	return d, nil
-}
-
-// githubReleasesCreateOp registers github__github_create_release (github.releases.create).
-func githubReleasesCreateOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubReleasesCreate,
-		Decode:   decodeGithubReleasesCreate,
-		Draft:    draftGithubReleasesCreate,
-		Effect:   effectGithubReleasesCreate,
-		FromArgs: fromArgsGithubReleasesCreate,
-		ID:       "github.releases.create",
-	}
+	handler.Set(&d.Controls, "draft", &d.Draft, true)
+	return m.Done(d)
 }
 
 // githubReleasesDeleteInput holds the arguments of github__github_delete_release (github.releases.delete).
 type githubReleasesDeleteInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	ConfirmArg    bool // "confirm"
-	hasConfirmArg bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	ReleaseId    json.Number // "release_id"
-	hasReleaseId bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	Owner     handler.Opt[string]      // "owner"
+	ReleaseId handler.Opt[json.Number] // "release_id"
+	Repo      handler.Opt[string]      // "repo"
 }
 
-var githubReleasesDeleteRedact = handler.SensitiveKeys("anvil_dry_run", "confirm", "owner", "release_id", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubReleasesDeleteInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.Bool("confirm", in.ConfirmInput)
+	f.String("owner", in.Owner)
+	f.Number("release_id", in.ReleaseId)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubReleasesDeleteInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasConfirmArg {
-		return handler.Invalid("confirm", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasReleaseId {
-		return handler.Invalid("release_id", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasConfirmArg {
-		if !in.ConfirmArg {
-			return handler.Invalid("confirm", "enum")
-		}
-	}
-	if in.hasReleaseId {
-		if !handler.IsInteger(in.ReleaseId) {
-			return handler.Invalid("release_id", "type")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("confirm", in.ConfirmInput.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("release_id", in.ReleaseId.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.BoolIs("confirm", in.ConfirmInput, true),
+		handler.Integer("release_id", in.ReleaseId),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubReleasesDeleteInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+5)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasConfirmArg {
-		m["confirm"] = in.ConfirmArg
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasReleaseId {
-		m["release_id"] = in.ReleaseId
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubReleasesDeleteInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubReleasesDeleteRedact[0], in.AnvilDryRun)
-	}
-	if in.hasConfirmArg {
-		c.Bool("confirm", githubReleasesDeleteRedact[1], in.ConfirmArg)
-	}
-	if in.hasOwner {
-		c.String("owner", githubReleasesDeleteRedact[2], in.Owner)
-	}
-	if in.hasReleaseId {
-		c.Number("release_id", githubReleasesDeleteRedact[3], in.ReleaseId)
-	}
-	if in.hasRepo {
-		c.String("repo", githubReleasesDeleteRedact[4], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubReleasesDeleteInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubReleasesDeleteInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubReleasesDeleteInput) Confirm() (bool, bool) {
-	if !in.hasConfirmArg {
-		return handler.ExtraBool(in.extra, "confirm")
-	}
-	return in.ConfirmArg, true
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubReleasesDeleteInput) SetConfirm(v bool) {
-	in.ConfirmArg = v
-	in.hasConfirmArg = true
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubReleasesDeleteInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubReleasesDeleteInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubReleasesDelete reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesDelete(raw []byte) (handler.Input, bool) {
+// decodeGithubReleasesDelete reads the arguments: the input, and the first rule they fail.
+func decodeGithubReleasesDelete(raw []byte) (handler.Input, error) {
 	in := &githubReleasesDeleteInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "confirm":
-			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
-			in.hasConfirmArg = true
+			r.Bool(&in.ConfirmInput)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "release_id":
-			if in.hasReleaseId || !r.Number(&in.ReleaseId) {
-				return nil, false
-			}
-			in.hasReleaseId = true
+			r.Number(&in.ReleaseId)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubReleasesDelete converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesDelete(args map[string]any) (handler.Input, bool) {
-	in := &githubReleasesDeleteInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "confirm":
-			in.hasConfirmArg = true
-			if !handler.As(v, &in.ConfirmArg) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "release_id":
-			in.hasReleaseId = true
-			if !handler.As(v, &in.ReleaseId) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubReleasesDelete builds the upstream request of github.releases.delete.
 func buildGithubReleasesDelete(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesDeleteInput)
-	const opID = "github.releases.delete"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/releases/")
-	if !in.hasReleaseId {
-		return nil, handler.MissingInput(opID, "release_id")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
-	q := base.Query
-	req, err := handler.NewRequest(ctx, opID, "DELETE", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubReleasesDelete reports what a call of github.releases.delete did and how to undo it.
-func effectGithubReleasesDelete(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassIrreversible,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.releases.delete",
-	}
-	if c.Failed {
-		return r
-	}
-	if c.Staged {
-		return r
-	}
-	return r
-}
-
-// githubReleasesDeleteOp registers github__github_delete_release (github.releases.delete).
-func githubReleasesDeleteOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubReleasesDelete,
-		Decode:   decodeGithubReleasesDelete,
-		Effect:   effectGithubReleasesDelete,
-		FromArgs: fromArgsGithubReleasesDelete,
-		ID:       "github.releases.delete",
-	}
+	b := handler.NewBuilder(base, "github.releases.delete")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/releases/")
+	b.PathParam("release_id", handler.NumberText(in.ReleaseId))
+	return b.Do(ctx, http.MethodDelete, "application/json")
 }
 
 // githubReleasesUpdateInput holds the arguments of github__github_update_release (github.releases.update).
 type githubReleasesUpdateInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Body    string // "body"
-	hasBody bool
-
-	ConfirmArg    bool // "confirm"
-	hasConfirmArg bool
-
-	Draft    bool // "draft"
-	hasDraft bool
-
-	Name    string // "name"
-	hasName bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	ReleaseId    json.Number // "release_id"
-	hasReleaseId bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	Body      handler.Opt[string]      // "body"
+	Draft     handler.Opt[bool]        // "draft"
+	Name      handler.Opt[string]      // "name"
+	Owner     handler.Opt[string]      // "owner"
+	ReleaseId handler.Opt[json.Number] // "release_id"
+	Repo      handler.Opt[string]      // "repo"
 }
 
-var githubReleasesUpdateRedact = handler.SensitiveKeys("anvil_dry_run", "body", "confirm", "draft", "name", "owner", "release_id", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubReleasesUpdateInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("body", in.Body)
+	f.Bool("confirm", in.ConfirmInput)
+	f.Bool("draft", in.Draft)
+	f.String("name", in.Name)
+	f.String("owner", in.Owner)
+	f.Number("release_id", in.ReleaseId)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubReleasesUpdateInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasConfirmArg {
-		return handler.Invalid("confirm", "required")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasReleaseId {
-		return handler.Invalid("release_id", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if in.hasConfirmArg {
-		if !in.ConfirmArg {
-			return handler.Invalid("confirm", "enum")
-		}
-	}
-	if in.hasReleaseId {
-		if !handler.IsInteger(in.ReleaseId) {
-			return handler.Invalid("release_id", "type")
-		}
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("confirm", in.ConfirmInput.Set),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("release_id", in.ReleaseId.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.BoolIs("confirm", in.ConfirmInput, true),
+		handler.Integer("release_id", in.ReleaseId),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubReleasesUpdateInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+8)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasBody {
-		m["body"] = in.Body
-	}
-	if in.hasConfirmArg {
-		m["confirm"] = in.ConfirmArg
-	}
-	if in.hasDraft {
-		m["draft"] = in.Draft
-	}
-	if in.hasName {
-		m["name"] = in.Name
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasReleaseId {
-		m["release_id"] = in.ReleaseId
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubReleasesUpdateInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubReleasesUpdateRedact[0], in.AnvilDryRun)
-	}
-	if in.hasBody {
-		c.String("body", githubReleasesUpdateRedact[1], in.Body)
-	}
-	if in.hasConfirmArg {
-		c.Bool("confirm", githubReleasesUpdateRedact[2], in.ConfirmArg)
-	}
-	if in.hasDraft {
-		c.Bool("draft", githubReleasesUpdateRedact[3], in.Draft)
-	}
-	if in.hasName {
-		c.String("name", githubReleasesUpdateRedact[4], in.Name)
-	}
-	if in.hasOwner {
-		c.String("owner", githubReleasesUpdateRedact[5], in.Owner)
-	}
-	if in.hasReleaseId {
-		c.Number("release_id", githubReleasesUpdateRedact[6], in.ReleaseId)
-	}
-	if in.hasRepo {
-		c.String("repo", githubReleasesUpdateRedact[7], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubReleasesUpdateInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubReleasesUpdateInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubReleasesUpdateInput) Confirm() (bool, bool) {
-	if !in.hasConfirmArg {
-		return handler.ExtraBool(in.extra, "confirm")
-	}
-	return in.ConfirmArg, true
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubReleasesUpdateInput) SetConfirm(v bool) {
-	in.ConfirmArg = v
-	in.hasConfirmArg = true
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubReleasesUpdateInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubReleasesUpdateInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubReleasesUpdate reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubReleasesUpdate(raw []byte) (handler.Input, bool) {
+// decodeGithubReleasesUpdate reads the arguments: the input, and the first rule they fail.
+func decodeGithubReleasesUpdate(raw []byte) (handler.Input, error) {
 	in := &githubReleasesUpdateInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "body":
-			if in.hasBody || !r.String(&in.Body) {
-				return nil, false
-			}
-			in.hasBody = true
+			r.String(&in.Body)
 		case "confirm":
-			if in.hasConfirmArg || !r.Bool(&in.ConfirmArg) {
-				return nil, false
-			}
-			in.hasConfirmArg = true
+			r.Bool(&in.ConfirmInput)
 		case "draft":
-			if in.hasDraft || !r.Bool(&in.Draft) {
-				return nil, false
-			}
-			in.hasDraft = true
+			r.Bool(&in.Draft)
 		case "name":
-			if in.hasName || !r.String(&in.Name) {
-				return nil, false
-			}
-			in.hasName = true
+			r.String(&in.Name)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "release_id":
-			if in.hasReleaseId || !r.Number(&in.ReleaseId) {
-				return nil, false
-			}
-			in.hasReleaseId = true
+			r.Number(&in.ReleaseId)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubReleasesUpdate converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubReleasesUpdate(args map[string]any) (handler.Input, bool) {
-	in := &githubReleasesUpdateInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "body":
-			in.hasBody = true
-			if !handler.As(v, &in.Body) {
-				return nil, false
-			}
-		case "confirm":
-			in.hasConfirmArg = true
-			if !handler.As(v, &in.ConfirmArg) {
-				return nil, false
-			}
-		case "draft":
-			in.hasDraft = true
-			if !handler.As(v, &in.Draft) {
-				return nil, false
-			}
-		case "name":
-			in.hasName = true
-			if !handler.As(v, &in.Name) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "release_id":
-			in.hasReleaseId = true
-			if !handler.As(v, &in.ReleaseId) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubReleasesUpdate builds the upstream request of github.releases.update.
 func buildGithubReleasesUpdate(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubReleasesUpdateInput)
-	const opID = "github.releases.update"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/releases/")
-	if !in.hasReleaseId {
-		return nil, handler.MissingInput(opID, "release_id")
-	}
-	u.WriteString(upstream.PathSegment(upstream.NumberString(in.ReleaseId)))
-	q := base.Query
-	var body []byte
-	ctype := "application/json"
-	{
-		w := make([]byte, 1, 128)
-		w[0] = '{'
-		if in.hasBody {
-			w = handler.AppendJSONKey(w, "\"body\":")
-			w = handler.AppendJSONString(w, in.Body)
-		}
-		if in.hasDraft {
-			w = handler.AppendJSONKey(w, "\"draft\":")
-			w = strconv.AppendBool(w, in.Draft)
-		}
-		if in.hasName {
-			w = handler.AppendJSONKey(w, "\"name\":")
-			w = handler.AppendJSONString(w, in.Name)
-		}
-		body = append(w, '}')
-	}
-	req, err := handler.NewRequest(ctx, opID, "PATCH", &u, q, body)
-	if err != nil {
-		return nil, err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", ctype)
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubReleasesUpdate reports what a call of github.releases.update did and how to undo it.
-func effectGithubReleasesUpdate(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassIrreversible,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.releases.update",
-	}
-	if c.Failed {
-		return r
-	}
-	if c.Staged {
-		return r
-	}
-	return r
-}
-
-// githubReleasesUpdateOp registers github__github_update_release (github.releases.update).
-func githubReleasesUpdateOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubReleasesUpdate,
-		Decode:   decodeGithubReleasesUpdate,
-		Effect:   effectGithubReleasesUpdate,
-		FromArgs: fromArgsGithubReleasesUpdate,
-		ID:       "github.releases.update",
-	}
+	b := handler.NewBuilder(base, "github.releases.update")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/releases/")
+	b.PathParam("release_id", handler.NumberText(in.ReleaseId))
+	b.Body(air.BodyJSON, "application/json", true)
+	b.BodyString("body", in.Body)
+	b.BodyBool("draft", in.Draft)
+	b.BodyString("name", in.Name)
+	b.EndBody()
+	return b.Do(ctx, http.MethodPatch, "application/json")
 }
 
 // githubTagsGetInput holds the arguments of github__github_get_release (github.tags.get).
 type githubTagsGetInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
-
-	Tag    string // "tag"
-	hasTag bool
+	handler.Controls
+	Owner handler.Opt[string] // "owner"
+	Repo  handler.Opt[string] // "repo"
+	Tag   handler.Opt[string] // "tag"
 }
 
-var githubTagsGetRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo", "tag")
+// Fields lists the arguments in canonical key order.
+func (in *githubTagsGetInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+	f.String("tag", in.Tag)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubTagsGetInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	if !in.hasTag {
-		return handler.Invalid("tag", "required")
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+		handler.Required("tag", in.Tag.Set),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubTagsGetInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+4)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	if in.hasTag {
-		m["tag"] = in.Tag
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubTagsGetInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubTagsGetRedact[0], in.AnvilDryRun)
-	}
-	if in.hasOwner {
-		c.String("owner", githubTagsGetRedact[1], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubTagsGetRedact[2], in.Repo)
-	}
-	if in.hasTag {
-		c.String("tag", githubTagsGetRedact[3], in.Tag)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubTagsGetInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubTagsGetInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubTagsGetInput) Confirm() (bool, bool) {
-	return handler.ExtraBool(in.extra, "confirm")
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubTagsGetInput) SetConfirm(v bool) {
-	in.extra = handler.SetExtra(in.extra, "confirm", v)
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubTagsGetInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubTagsGetInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubTagsGet reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubTagsGet(raw []byte) (handler.Input, bool) {
+// decodeGithubTagsGet reads the arguments: the input, and the first rule they fail.
+func decodeGithubTagsGet(raw []byte) (handler.Input, error) {
 	in := &githubTagsGetInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		case "tag":
-			if in.hasTag || !r.String(&in.Tag) {
-				return nil, false
-			}
-			in.hasTag = true
+			r.String(&in.Tag)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubTagsGet converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubTagsGet(args map[string]any) (handler.Input, bool) {
-	in := &githubTagsGetInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		case "tag":
-			in.hasTag = true
-			if !handler.As(v, &in.Tag) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubTagsGet builds the upstream request of github.tags.get.
 func buildGithubTagsGet(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubTagsGetInput)
-	const opID = "github.tags.get"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/releases/tags/")
-	if !in.hasTag {
-		return nil, handler.MissingInput(opID, "tag")
-	}
-	if in.Tag == "" {
-		return nil, handler.BuildError(opID, "Path input tag must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Tag))
-	q := base.Query
-	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
-}
-
-// effectGithubTagsGet reports what a call of github.tags.get did and how to undo it.
-func effectGithubTagsGet(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassRead,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.tags.get",
-	}
-	return r
-}
-
-// githubTagsGetOp registers github__github_get_release (github.tags.get).
-func githubTagsGetOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubTagsGet,
-		Decode:   decodeGithubTagsGet,
-		Effect:   effectGithubTagsGet,
-		FromArgs: fromArgsGithubTagsGet,
-		ID:       "github.tags.get",
-	}
+	b := handler.NewBuilder(base, "github.tags.get")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/releases/tags/")
+	b.PathParam("tag", in.Tag)
+	return b.Do(ctx, http.MethodGet, "application/json")
 }
 
 // githubPullsListInput holds the arguments of github__github_list_pull (github.pulls.list).
 type githubPullsListInput struct {
-	bad   bool           // a control input of the wrong type was set
-	extra map[string]any // arguments without a typed field
-
-	AnvilDryRun    bool // "anvil_dry_run"
-	hasAnvilDryRun bool
-
-	Owner    string // "owner"
-	hasOwner bool
-
-	Repo    string // "repo"
-	hasRepo bool
+	handler.Controls
+	Owner handler.Opt[string] // "owner"
+	Repo  handler.Opt[string] // "repo"
 }
 
-var githubPullsListRedact = handler.SensitiveKeys("anvil_dry_run", "owner", "repo")
+// Fields lists the arguments in canonical key order.
+func (in *githubPullsListInput) Fields(f *handler.Fields) {
+	f.Bool("anvil_dry_run", in.DryRunInput)
+	f.String("owner", in.Owner)
+	f.String("repo", in.Repo)
+}
 
-// Validate checks the arguments against the input schema: the first argument and
-// rule they fail, or nil.
+// Validate checks the arguments against the input schema.
 func (in *githubPullsListInput) Validate() error {
-	if in.bad {
-		return handler.Invalid("", "type")
-	}
-	if len(in.extra) > 0 {
-		return handler.Invalid("", "additionalProperties")
-	}
-	if !in.hasOwner {
-		return handler.Invalid("owner", "required")
-	}
-	if !in.hasRepo {
-		return handler.Invalid("repo", "required")
-	}
-	return nil
+	return handler.Checks(
+		in.CheckLoose(handler.Closed),
+		handler.Required("owner", in.Owner.Set),
+		handler.Required("repo", in.Repo.Set),
+	)
 }
 
-// Args returns the arguments as decoded JSON.
-func (in *githubPullsListInput) Args() map[string]any {
-	m := make(map[string]any, len(in.extra)+3)
-	if in.hasAnvilDryRun {
-		m["anvil_dry_run"] = in.AnvilDryRun
-	}
-	if in.hasOwner {
-		m["owner"] = in.Owner
-	}
-	if in.hasRepo {
-		m["repo"] = in.Repo
-	}
-	for k, v := range in.extra {
-		m[k] = v
-	}
-	return m
-}
-
-// InputSHA256 is the audit hash of the arguments.
-func (in *githubPullsListInput) InputSHA256() string {
-	if in.extra != nil {
-		return audit.InputSHA256(in.Args())
-	}
-	var buf [256]byte
-	c := handler.NewCanonical(buf[:])
-	if in.hasAnvilDryRun {
-		c.Bool("anvil_dry_run", githubPullsListRedact[0], in.AnvilDryRun)
-	}
-	if in.hasOwner {
-		c.String("owner", githubPullsListRedact[1], in.Owner)
-	}
-	if in.hasRepo {
-		c.String("repo", githubPullsListRedact[2], in.Repo)
-	}
-	return c.SHA256()
-}
-
-// IdempotencyKey reads the idempotency carrier input.
-func (in *githubPullsListInput) IdempotencyKey() (s string, isString, present bool) {
-	return "", false, false
-}
-
-// SetIdempotencyKey sets the idempotency carrier input.
-func (in *githubPullsListInput) SetIdempotencyKey(key string) {}
-
-// Confirm reads the confirm input: its value and whether it is present.
-func (in *githubPullsListInput) Confirm() (bool, bool) {
-	return handler.ExtraBool(in.extra, "confirm")
-}
-
-// SetConfirm sets the confirm input.
-func (in *githubPullsListInput) SetConfirm(v bool) {
-	in.extra = handler.SetExtra(in.extra, "confirm", v)
-}
-
-// DryRun reports whether anvil_dry_run is true.
-func (in *githubPullsListInput) DryRun() bool {
-	if !in.hasAnvilDryRun {
-		b, ok := handler.ExtraBool(in.extra, "anvil_dry_run")
-		return ok && b
-	}
-	return in.AnvilDryRun
-}
-
-// SetDryRun sets anvil_dry_run to true.
-func (in *githubPullsListInput) SetDryRun() {
-	in.AnvilDryRun = true
-	in.hasAnvilDryRun = true
-}
-
-// decodeGithubPullsList reads the arguments straight from their JSON; false sends them the generic way.
-func decodeGithubPullsList(raw []byte) (handler.Input, bool) {
+// decodeGithubPullsList reads the arguments: the input, and the first rule they fail.
+func decodeGithubPullsList(raw []byte) (handler.Input, error) {
 	in := &githubPullsListInput{}
-	var r handler.ArgReader
-	r.Reset(raw)
+	r := handler.NewReader(raw, in)
 	for r.Next() {
 		switch string(r.Key()) {
 		case "anvil_dry_run":
-			if in.hasAnvilDryRun || !r.Bool(&in.AnvilDryRun) {
-				return nil, false
-			}
-			in.hasAnvilDryRun = true
+			r.Bool(&in.DryRunInput)
 		case "owner":
-			if in.hasOwner || !r.String(&in.Owner) {
-				return nil, false
-			}
-			in.hasOwner = true
+			r.String(&in.Owner)
 		case "repo":
-			if in.hasRepo || !r.String(&in.Repo) {
-				return nil, false
-			}
-			in.hasRepo = true
+			r.String(&in.Repo)
 		default:
-			return nil, false
+			r.Extra()
 		}
 	}
-	if !r.Done() || in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
-}
-
-// fromArgsGithubPullsList converts decoded arguments (numbers as json.Number) and validates them.
-func fromArgsGithubPullsList(args map[string]any) (handler.Input, bool) {
-	in := &githubPullsListInput{}
-	for k, v := range args {
-		switch k {
-		case "anvil_dry_run":
-			in.hasAnvilDryRun = true
-			if !handler.As(v, &in.AnvilDryRun) {
-				return nil, false
-			}
-		case "owner":
-			in.hasOwner = true
-			if !handler.As(v, &in.Owner) {
-				return nil, false
-			}
-		case "repo":
-			in.hasRepo = true
-			if !handler.As(v, &in.Repo) {
-				return nil, false
-			}
-		default:
-			return nil, false
-		}
-	}
-	if in.Validate() != nil {
-		return nil, false
-	}
-	return in, true
+	return r.Finish()
 }
 
 // buildGithubPullsList builds the upstream request of github.pulls.list.
 func buildGithubPullsList(ctx context.Context, base *handler.Base, in0 handler.Input) (*http.Request, error) {
 	in := in0.(*githubPullsListInput)
-	const opID = "github.pulls.list"
-	if base.Err {
-		return nil, handler.BadBase(opID)
-	}
-	var u strings.Builder
-	u.WriteString(base.Prefix)
-	u.WriteString("/repos/")
-	if !in.hasOwner {
-		return nil, handler.MissingInput(opID, "owner")
-	}
-	if in.Owner == "" {
-		return nil, handler.BuildError(opID, "Path input owner must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Owner))
-	u.WriteString("/")
-	if !in.hasRepo {
-		return nil, handler.MissingInput(opID, "repo")
-	}
-	if in.Repo == "" {
-		return nil, handler.BuildError(opID, "Path input repo must not be empty.", false)
-	}
-	u.WriteString(upstream.PathSegment(in.Repo))
-	u.WriteString("/pulls")
-	q := base.Query
-	req, err := handler.NewRequest(ctx, opID, "GET", &u, q, nil)
-	if err != nil {
-		return nil, err
-	}
-	return handler.FinishRequest(req, "application/json")
+	b := handler.NewBuilder(base, "github.pulls.list")
+	b.Path("/repos/")
+	b.PathParam("owner", in.Owner)
+	b.Path("/")
+	b.PathParam("repo", in.Repo)
+	b.Path("/pulls")
+	return b.Do(ctx, http.MethodGet, "application/json")
 }
 
-// effectGithubPullsList reports what a call of github.pulls.list did and how to undo it.
-func effectGithubPullsList(c *handler.EffectCall) *effect.Report {
-	r := &effect.Report{
-		Class:          air.ClassRead,
-		IdempotencyKey: c.IdempotencyKey,
-		Operation:      "github.pulls.list",
-	}
-	return r
-}
-
-// githubPullsListOp registers github__github_list_pull (github.pulls.list).
-func githubPullsListOp() *handler.Operation {
-	return &handler.Operation{
-		Build:    buildGithubPullsList,
-		Decode:   decodeGithubPullsList,
-		Effect:   effectGithubPullsList,
-		FromArgs: fromArgsGithubPullsList,
-		ID:       "github.pulls.list",
-	}
-}
-
-// Ops returns this package's operations.
+// Ops returns this package's operations, one line each.
 func Ops() []*handler.Operation {
-	return []*handler.Operation{githubIssuesListOp(), githubIssuesCreateOp(), githubIssuesGetOp(), githubIssuesUpdateOp(), githubCommentsListOp(), githubCommentsCreateOp(), githubCommentsDeleteOp(), githubReleasesCreateOp(), githubReleasesDeleteOp(), githubReleasesUpdateOp(), githubTagsGetOp(), githubPullsListOp()}
+	return []*handler.Operation{
+		{ID: "github.issues.list", Decode: decodeGithubIssuesList, Build: buildGithubIssuesList},
+		{ID: "github.issues.create", Decode: decodeGithubIssuesCreate, Build: buildGithubIssuesCreate, Effect: effectGithubIssuesCreate},
+		{ID: "github.issues.get", Decode: decodeGithubIssuesGet, Build: buildGithubIssuesGet},
+		{ID: "github.issues.update", Decode: decodeGithubIssuesUpdate, Build: buildGithubIssuesUpdate},
+		{ID: "github.comments.list", Decode: decodeGithubCommentsList, Build: buildGithubCommentsList},
+		{ID: "github.comments.create", Decode: decodeGithubCommentsCreate, Build: buildGithubCommentsCreate, Effect: effectGithubCommentsCreate},
+		{ID: "github.comments.delete", Decode: decodeGithubCommentsDelete, Build: buildGithubCommentsDelete},
+		{ID: "github.releases.create", Decode: decodeGithubReleasesCreate, Build: buildGithubReleasesCreate, Effect: effectGithubReleasesCreate, Draft: draftGithubReleasesCreate},
+		{ID: "github.releases.delete", Decode: decodeGithubReleasesDelete, Build: buildGithubReleasesDelete},
+		{ID: "github.releases.update", Decode: decodeGithubReleasesUpdate, Build: buildGithubReleasesUpdate},
+		{ID: "github.tags.get", Decode: decodeGithubTagsGet, Build: buildGithubTagsGet},
+		{ID: "github.pulls.list", Decode: decodeGithubPullsList, Build: buildGithubPullsList},
+	}
 }

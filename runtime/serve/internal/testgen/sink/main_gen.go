@@ -11,11 +11,12 @@ package main
 
 import (
 	"context"
-	serve "github.com/anvil-dev/anvil/runtime/serve"
-	workspace "github.com/anvil-dev/anvil/runtime/serve/internal/testgen/sink/workspace"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/anvil-dev/anvil/runtime/serve"
+	"github.com/anvil-dev/anvil/runtime/serve/internal/testgen/sink/workspace"
 )
 
 func main() {

@@ -4,9 +4,10 @@ package workspace
 
 import (
 	_ "embed"
-	handler "github.com/anvil-dev/anvil/runtime/handler"
-	ops000 "github.com/anvil-dev/anvil/runtime/serve/internal/testgen/sink/workspace/sink/ops000"
 	"slices"
+
+	"github.com/anvil-dev/anvil/runtime/handler"
+	"github.com/anvil-dev/anvil/runtime/serve/internal/testgen/sink/workspace/sink/ops000"
 )
 
 // sinkConnectorAIR is the AIR of connector sink (service sink), its approved operations only:
@@ -20,7 +21,7 @@ var sinkConnectorAIR string
 func sinkConnector() *handler.Connector {
 	return &handler.Connector{
 		AIR:        sinkConnectorAIR,
-		BundleHash: "c41ed106cea9aa501ec89d7ba33130894ccadadbd296d24a3589cbf6e7440535",
+		BundleHash: "d423dff6ac2941aff71e4f4e3b7c3fc9381592ef5d5ca258c8888dbb6b49c0e9",
 		ID:         "sink",
 		Ops:        slices.Concat(ops000.Ops()),
 	}

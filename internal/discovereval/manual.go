@@ -12,12 +12,30 @@ import (
 	"strings"
 )
 
-// Tasks from a text the team did not write: the GitHub CLI's manual pages
-// (Debian package gh, fetched by scripts/fetch-specs.sh). GitHub wrote each
-// page for the CLI; its NAME line ("gh-issue-list - List issues in a
+// Tasks from text the team did not write: the manual pages of command-line
+// clients of the APIs we compile (GitHub's gh and hub, Kubernetes' kubectl;
+// Debian packages, fetched by scripts/fetch-specs.sh). The vendor wrote
+// each page for its CLI; its NAME line ("gh-issue-list - List issues in a
 // repository") and the comment of each example ("# download all assets
 // from a specific release") say in plain words what a command does. The
-// command's REST operations (testdata/gh_commands.txt) are the gold.
+// command's API operations (testdata/<cli>_commands.txt) are the gold.
+
+// ManualSource is one CLI's manual pages over one API description.
+type ManualSource struct {
+	Name      string // "gh manual"
+	Spec      string // the API description under the specs directory
+	Connector string
+	Dir       string // the pages' directory under the specs directory
+	Commands  string // the gold, under testdata/
+}
+
+// ManualSources are the manual page task sets, in the order they are
+// reported (docs/discovery.md, "Evaluation").
+var ManualSources = []ManualSource{
+	{Name: "gh manual", Spec: "github.json", Connector: "github", Dir: "gh-man", Commands: "gh_commands.txt"},
+	{Name: "hub manual", Spec: "github.json", Connector: "github", Dir: "hub-man", Commands: "hub_commands.txt"},
+	{Name: "kubectl manual", Spec: "kubernetes.json", Connector: "kubernetes", Dir: "kubectl-man", Commands: "kubectl_commands.txt"},
+}
 
 // StepTask is a task whose answer is a sequence of calls: Steps[i] lists
 // the operations (alternatives) that do step i.
@@ -88,17 +106,26 @@ type ManPage struct {
 	Examples []string // the example comments, in order
 }
 
-// ParseManPage reads a gh manual page (roff, as gh's generator writes it):
-// the line after .SH NAME's .PP, and the "# ..." comment lines inside the
-// .SH EXAMPLE section.
+// ParseManPage reads a manual page (roff, as gh's, hub's and kubectl's
+// generators write it): the description of the NAME line, and the "# ..."
+// comment lines inside the EXAMPLE (or EXAMPLES) section, indented or not;
+// a comment continued on the next comment line is one example.
 func ParseManPage(r io.Reader) (ManPage, error) {
 	var p ManPage
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	section := ""
+	var comment []string // the example comment being read
+	flush := func() {
+		if c := unroff(strings.Join(comment, " ")); len(strings.Fields(c)) >= 2 {
+			p.Examples = append(p.Examples, c)
+		}
+		comment = comment[:0]
+	}
 	for sc.Scan() {
 		line := sc.Text()
 		if sec, ok := strings.CutPrefix(line, ".SH "); ok {
+			flush()
 			section = strings.Trim(sec, `"`)
 			continue
 		}
@@ -107,14 +134,15 @@ func ParseManPage(r io.Reader) (ManPage, error) {
 			if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && p.Summary == "" {
 				p.Summary = unroff(desc)
 			}
-		case "EXAMPLE":
-			if c, ok := strings.CutPrefix(line, "# "); ok {
-				if c = unroff(c); len(strings.Fields(c)) >= 2 {
-					p.Examples = append(p.Examples, c)
-				}
+		case "EXAMPLE", "EXAMPLES":
+			if c, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
+				comment = append(comment, c)
+			} else {
+				flush()
 			}
 		}
 	}
+	flush()
 	return p, sc.Err()
 }
 
@@ -124,11 +152,11 @@ func unroff(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// GHTasks reads the manual page of every command of the mapping from dir
-// (gh-<words>.1.gz) and returns its tasks: the summary and each example
+// ManualTasks reads the manual page of every command of the mapping from
+// dir (<cli>-<words>.1.gz) and returns its tasks: the summary and each example
 // comment, verbatim, with the command's steps. A page the mapping names but
 // dir lacks is an error.
-func GHTasks(dir string, commands map[string][][]string) ([]StepTask, error) {
+func ManualTasks(dir string, commands map[string][][]string) ([]StepTask, error) {
 	cmds := make([]string, 0, len(commands))
 	for c := range commands {
 		cmds = append(cmds, c)
