@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
 
 all: build
 
@@ -24,6 +24,7 @@ build:
 
 ## demo: the main job: the bundled example end to end (compile, package, gateway, SDKs, effects, composite)
 demo:
+	@echo "make demo: building the demo runner (on an empty Go cache this compiles the standard library first: a minute or more; it then prints each step)"
 	$(GO) run ./examples/github-mini/cmd/e2e $(DEMO_FLAGS)
 
 ## example: compile the bundled example and print the summary
@@ -166,6 +167,14 @@ diffbench: build
 LOADTIME ?= 4s
 load:
 	$(GO) run ./internal/loadgen -duration $(LOADTIME) -conns 64
+
+## yard: build the bundled example's generated gateway as README's recipe and
+## anvil compile --workspace say (static: CGO_ENABLED=0, -trimpath), show that
+## the binary says so and its size
+yard:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/github-mini ./gen/github-mini
+	$(GO) version -m $(BIN)/github-mini | grep -E 'CGO_ENABLED=0|-trimpath=true'
+	du -h $(BIN)/github-mini
 
 ## load-procs: the same with every server in a process of its own, the gateways
 ## being bin/anvil and the generated bin/github-mini binary, as deployed

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# Your own API in five commands, end to end, as README's "Your own API in
-# five commands" tells it: starting from examples/petstore/openapi.yaml (a
-# description Anvil has no manifest for), it runs `anvil init`, edits
-# nothing, compiles with no error, approves with a glob, packages the
-# harness, serves the bundle on loopback against a mock upstream, and makes
-# one read and one confirmed write through the harness's Python SDK. The
-# starting manifest is checked against schemas/anvil.manifest.schema.json by
-# Python's jsonschema, a validator that is not Anvil's.
+# Your own API in five commands, end to end, exactly as README's "Your own
+# API in five commands" writes it: the script takes README's two ```sh
+# blocks of that section and runs them verbatim, in one shell, from an
+# empty directory holding examples/petstore/openapi.yaml as openapi.yaml,
+# with a clean home directory (so the gateway makes its development vault
+# key there) and `anvil` on PATH. The only things it adds are what README
+# says the reader provides: the API's key ($PETSTORE_KEY) and the egress
+# allowlist, here for a mock upstream on loopback that stands in for the
+# API (ANVIL_UPSTREAM_PETSTORE_URL, ANVIL_ALLOWED_HOSTS=127.0.0.1); and, when
+# port 8931 is taken, another free port in its place. Then it checks what
+# happened: the starting manifest against schemas/anvil.manifest.schema.json
+# with Python's jsonschema (a validator that is not Anvil's), no diagnostic,
+# the development key (0600) and the startup report naming it, the read and
+# the confirmed write at the upstream, and one more read and confirmed write
+# through the Python SDK without a token file.
 #
 # Usage: scripts/own-api.sh [work-dir]   (ANVIL=<binary> to skip the build)
 # Loopback only; every process it starts is stopped when it exits.
@@ -21,6 +28,7 @@ else
 	mkdir -p "$work"
 	trap_rm=
 fi
+work=$(cd "$work" && pwd)
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -36,25 +44,79 @@ die() {
 	exit 1
 }
 
+# README's blocks: every ```sh block of the section, in order.
+readme_blocks() {
+	awk '
+		/^## / { in_section = ($0 == "## Your own API in five commands") }
+		in_section && /^```sh$/ { in_block = 1; next }
+		in_block && /^```$/ { in_block = 0; next }
+		in_section && in_block { print }
+	' "$repo/README.md"
+}
+
 cd "$repo"
-anvil=${ANVIL:-}
-if [ -z "$anvil" ]; then
-	go build -o "$work/anvil" ./cmd/anvil
-	anvil=$work/anvil
+mkdir -p "$work/bin" "$work/home" "$work/api"
+anvil_bin=${ANVIL:-}
+if [ -z "$anvil_bin" ]; then
+	go build -o "$work/bin/anvil" ./cmd/anvil
+else
+	cp "$anvil_bin" "$work/bin/anvil"
 fi
 go build -o "$work/petstore-mock" ./examples/petstore/mockupstream
-spec=$repo/examples/petstore/openapi.yaml
-ws=$work/workspace
-key=own-api-$RANDOM$RANDOM
+cp examples/petstore/openapi.yaml "$work/api/openapi.yaml"
 
-step "1. anvil init"
-"$anvil" init "$spec" --service petstore --out "$work/anvil.yaml"
-head -n 1 "$work/anvil.yaml" | grep -q '^# yaml-language-server: \$schema=' || die "no editor schema line"
+readme_blocks >"$work/readme.sh"
+grep -q '^anvil init openapi.yaml' "$work/readme.sh" || die "README's section has no anvil init block"
+[ "$(grep -c '^anvil ' "$work/readme.sh")" -ge 5 ] || die "README's blocks hold fewer than five anvil commands"
+
+step "the mock upstream standing in for the API"
+key=own-api-$RANDOM$RANDOM
+"$work/petstore-mock" --key "$key" >"$work/mock.url" 2>"$work/mock.log" &
+pids+=($!)
+for _ in $(seq 100); do [ -s "$work/mock.url" ] && break; sleep 0.05; done
+upstream=$(head -n 1 "$work/mock.url")
+[ -n "$upstream" ] || die "the mock upstream did not start"
+
+port=8931
+if ! python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", 8931))' 2>/dev/null; then
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	printf '   port 8931 is taken: the blocks run with %s in its place\n' "$port"
+	sed -i "s/8931/$port/g" "$work/readme.sh"
+fi
+
+step "README's blocks, verbatim"
+sed 's/^/   | /' "$work/readme.sh"
+(
+	cd "$work/api"
+	export HOME=$work/home PATH=$work/bin:$PATH
+	export PETSTORE_KEY=$key ANVIL_UPSTREAM_PETSTORE_URL=$upstream ANVIL_ALLOWED_HOSTS=127.0.0.1
+	unset ANVIL_VAULT_KEY_FILE ANVIL_VAULT_DIR ANVIL_GATEWAY_TOKEN_FILE ANVIL_INBOUND_AUTH_MODE ANVIL_STORE ANVIL_STATE_FILE
+	# shellcheck disable=SC1091
+	. "$work/readme.sh" >"$work/readme.out" 2>"$work/readme.err"
+	# The gateway (anvil serve … &) keeps running for the checks below.
+	printf '%s\n' "$!" >"$work/gateway.pid"
+	kill -0 "$!"
+) || die "README's blocks failed: $(tail -n 20 "$work/readme.err")"
+gpid=$(cat "$work/gateway.pid")
+pids+=("$gpid")
+cat "$work/readme.out"
+
+step "   what the blocks did"
+api=$work/api
+head -n 1 "$api/anvil.yaml" | grep -q '^# yaml-language-server: \$schema=' || die "no editor schema line"
+grep -q '^#   api_key: an API key in header X-API-Key; needed by listPets, getPetById, getInventory$' "$api/anvil.yaml" || die "the manifest does not describe the auth per scheme"
+grep -q '^  write  petstore.pets.create (addPet; POST /pets; needs confirmation)$' "$work/readme.out" || die "approve did not list the write it approved"
+grep -q '^Connected petstore (account default)\.$' "$work/readme.out" || die "anvil connect did not store the key"
+devkey=$work/home/.anvil/gateway/vault.key
+[ "$(stat -c %a "$devkey" 2>/dev/null)" = 600 ] || die "no development vault key of mode 0600 at $devkey"
+grep -q "vault: development key $devkey (created now, mode 0600" "$work/readme.err" || die "the startup report does not name the development key"
+grep -q '"name":"Rex"' "$work/readme.out" || die "the read did not list Rex"
+grep -q '"name":"Nibbles"' "$work/readme.out" || die "the confirmed write did not create Nibbles"
 
 step "   the starting manifest validates against the JSON Schema (Python jsonschema)"
-"$anvil" schema manifest >"$work/anvil.manifest.schema.json" # where the first line points
+"$work/bin/anvil" schema manifest >"$work/anvil.manifest.schema.json"
 cmp -s "$work/anvil.manifest.schema.json" "$repo/schemas/anvil.manifest.schema.json" || die "anvil schema manifest differs from schemas/"
-python3 - "$work/anvil.manifest.schema.json" "$work/anvil.yaml" <<'PY' || die "schema validation failed"
+python3 - "$work/anvil.manifest.schema.json" "$api/anvil.yaml" <<'PY' || die "schema validation failed"
 import json, sys
 import jsonschema, yaml
 schema = json.load(open(sys.argv[1]))
@@ -70,66 +132,31 @@ if not errors and jsonschema.Draft202012Validator(schema).is_valid(bad):
 print("   valid: %d operations" % len(doc["operations"]))
 sys.exit(1 if errors else 0)
 PY
-
-step "2. anvil compile (no edits)"
-"$anvil" compile "$spec" --manifest "$work/anvil.yaml" --out "$ws/petstore" --root "$work" --format json >"$work/compile.json" || die "compile failed: $(cat "$work/compile.json")"
+"$work/bin/anvil" compile "$api/openapi.yaml" --manifest "$api/anvil.yaml" --out "$work/check/petstore" --root "$work" --format json >"$work/compile.json" || die "compile failed: $(cat "$work/compile.json")"
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["errors"]==0 and r["warnings"]==0 else 1)' "$work/compile.json" || die "compile reported diagnostics: $(cat "$work/compile.json")"
 
-step "3. anvil approve with a glob"
-"$anvil" approve "$ws/petstore" 'pets.*'
-
-step "4. anvil package harness"
-"$anvil" package harness "$ws/petstore" --out "$work/home/petstore" --workspace "$ws"
-
-step "5. anvil serve mcp (loopback, mock upstream)"
-"$work/petstore-mock" --key "$key" >"$work/mock.url" 2>"$work/mock.log" &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/mock.url" ] && break; sleep 0.05; done
-upstream=$(head -n 1 "$work/mock.url")
-[ -n "$upstream" ] || die "the mock upstream did not start"
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/vault.key"
-chmod 600 "$work/vault.key"
-printf 'local-turn-token\n' >"$work/turn.token"
-healthy=
-for attempt in 1 2 3; do # a free port can be taken between choosing and binding it
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	ANVIL_VAULT_KEY_FILE=$work/vault.key ANVIL_VAULT_DIR=$work/vault ANVIL_ALLOWED_HOSTS=127.0.0.1 \
-		ANVIL_UPSTREAM_PETSTORE_URL=$upstream ANVIL_AUDIT_FILE=$work/audit.jsonl \
-		"$anvil" serve mcp "$ws" --fleet --http "$port" --host 127.0.0.1 >"$work/gateway.log" 2>&1 &
-	gpid=$!
-	pids+=($gpid)
-	gateway=http://127.0.0.1:$port
-	for _ in $(seq 200); do
-		if curl -fsS "$gateway/healthz" >/dev/null 2>&1; then healthy=1; break; fi
-		kill -0 "$gpid" 2>/dev/null || break
-		sleep 0.05
-	done
-	[ -n "$healthy" ] && break
-done
-[ -n "$healthy" ] || die "the gateway is not healthy"
-printf '%s\n' "$key" | "$anvil" connect "$ws" petstore --gateway "$gateway/mcp" --token-file "$work/turn.token" --api-key-stdin
-
-step "   one read and one confirmed write through the Python SDK"
-ANVIL_GATEWAY_URL=$gateway/mcp ANVIL_GATEWAY_TOKEN_FILE=$work/turn.token PYTHONPATH=$work/home/petstore/python \
+step "   one read and one confirmed write through the Python SDK, no token file"
+ANVIL_GATEWAY_URL=http://127.0.0.1:$port/mcp PYTHONPATH=$api/home/petstore/python HOME=$work/home \
 	PYTHONDONTWRITEBYTECODE=1 python3 - <<'PY' || die "the SDK calls failed"
-import json
+import os
 from anvil_petstore import PetstoreClient
+assert "ANVIL_GATEWAY_TOKEN_FILE" not in os.environ
 c = PetstoreClient()
-pets = c.list_pets(status="available")
-assert [p["name"] for p in pets] == ["Rex"], pets
+pets = c.list_pets(status="sold")
+assert [p["name"] for p in pets] == ["Tom"], pets
 try:
-    c.add_pet(name="Nibbles", tag="hamster")
+    c.add_pet(name="Whiskers", tag="cat")
     raise SystemExit("an unconfirmed write was sent")
 except SystemExit:
     raise
 except Exception as e:
     assert getattr(e, "code", "") == "confirmation_required", e
-made = c.add_pet(name="Nibbles", tag="hamster", confirm=True)
-assert made["name"] == "Nibbles" and made["id"] == 3, made
+made = c.add_pet(name="Whiskers", tag="cat", confirm=True)
+assert made["name"] == "Whiskers" and made["id"] == 4, made
 print("   read %d pet(s); created pet %d" % (len(pets), made["id"]))
 PY
 posts=$(grep -c '"method":"POST","path":"/v1/pets".*"status":201' "$work/mock.log" || true)
-[ "$posts" = 1 ] || die "the upstream saw $posts created pet(s), want 1"
+[ "$posts" = 2 ] || die "the upstream saw $posts created pet(s), want 2"
 unauth=$(grep -c '"status":401' "$work/mock.log" || true)
 [ "$unauth" = 0 ] || die "the upstream refused $unauth request(s) for a missing key"
 echo "own-api: ok"

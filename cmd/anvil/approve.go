@@ -28,6 +28,7 @@ func approveCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all-reads", Usage: "approve every read"},
 			&cli.BoolFlag{Name: "all", Usage: "approve every operation"},
+			&cli.BoolFlag{Name: "reads-only", Usage: "approve only the reads among what the names select (with --all: every read)"},
 			&cli.StringFlag{Name: "reviewed-by", Usage: "who reviewed the operations (required for operations that act as a person: oauth2_authorization_code)"},
 			&cli.StringFlag{Name: "review-reason", Usage: "why they may be served (required with --reviewed-by's operations)"},
 			&cli.StringFlag{Name: "manifest", Usage: "record the approvals in the anvil.lock beside this manifest (default: the manifest the bundle was compiled from)"},
@@ -54,6 +55,9 @@ func runApprove(e *env, c *cli.Context) error {
 	}
 	names := c.Args().Slice()[1:]
 	sel := resolveApproval(doc, names, c.Bool("all-reads"), c.Bool("all"))
+	if c.Bool("reads-only") {
+		sel.keepReads(doc)
+	}
 	if n := len(sel.Unknown); n > 0 {
 		shown := sel.Unknown
 		if n > maxReported {
@@ -68,12 +72,12 @@ func runApprove(e *env, c *cli.Context) error {
 	if need := needReview(doc, sel); len(need) > 0 && (who == "" || why == "") {
 		return fail(1, "Approval refused: %s act as a person (auth oauth2_authorization_code), so approving them needs --reviewed-by <who> and --review-reason <why> (the manifest's reviewed_by and review_reason)", strings.Join(need, ", "))
 	}
-	newly := 0
+	var newly []int // positions of the operations this run approves
 	for _, i := range sel.index {
 		op := &doc.Operations[i]
 		if op.State != air.StateApproved {
 			op.State = air.StateApproved
-			newly++
+			newly = append(newly, i)
 			if who != "" {
 				op.ReviewNotes = append(op.ReviewNotes, reviewNote(who, why))
 			}
@@ -95,7 +99,16 @@ func runApprove(e *env, c *cli.Context) error {
 	if err != nil {
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", newly, len(sel.IDs), written, dir)
+	fmt.Fprintf(e.stdout, "Approved %d new operation(s) (%d requested) and atomically regenerated %d bundle files in %s.\n", len(newly), len(sel.IDs), written, dir)
+	writeApproved(e, doc, newly)
+	for _, g := range sel.Globs {
+		if g.Writes > 0 {
+			fmt.Fprintf(e.stdout, "  %s matched %d write(s) among %d operation(s); --reads-only approves only the reads\n", g.Glob, g.Writes, g.Matched)
+		}
+	}
+	if len(sel.Writes) > 0 {
+		fmt.Fprintf(e.stdout, "  left out by --reads-only: %d write(s): %s\n", len(sel.Writes), strings.Join(sel.Writes, ", "))
+	}
 	if len(sel.Skipped) > 0 {
 		fmt.Fprintf(e.stdout, "  left blocked: %s\n", strings.Join(sel.Skipped, ", "))
 	}
@@ -123,6 +136,57 @@ type approval struct {
 	Unknown []string // one message per name that selects nothing, with suggestions
 	Blocked []string // blocked operations named exactly: refused
 	Skipped []string // blocked operations a glob or --all selected: left as they are
+	Globs   []globMatch
+	Writes  []string // writes --reads-only left out (keepReads)
+}
+
+// globMatch is what one glob selected: how many operations, how many of
+// them writes.
+type globMatch struct {
+	Glob            string
+	Matched, Writes int
+}
+
+// keepReads narrows the selection to reads (--reads-only), recording the
+// writes it leaves out.
+func (sel *approval) keepReads(doc *air.Document) {
+	ids, index := sel.IDs[:0], sel.index[:0]
+	for k, i := range sel.index {
+		if doc.Operations[i].Effect.Kind == air.KindRead {
+			ids, index = append(ids, sel.IDs[k]), append(index, i)
+		} else {
+			sel.Writes = append(sel.Writes, sel.IDs[k])
+		}
+	}
+	sel.IDs, sel.index = ids, index
+}
+
+// writeApproved lists every operation approve approved, one per line with
+// its kind (read or write), operationId, method and path, and whether it
+// needs confirmation: a glob's reach is then visible, writes included.
+func writeApproved(e *env, doc *air.Document, newly []int) {
+	for _, i := range newly {
+		op := &doc.Operations[i]
+		kind := "read "
+		if op.Effect.Kind != air.KindRead {
+			kind = "write"
+		}
+		var notes []string
+		if id := op.SourceRef.OperationID; id != "" {
+			notes = append(notes, id)
+		}
+		if op.SourceRef.Method != "" {
+			notes = append(notes, op.SourceRef.Method+" "+op.SourceRef.Path)
+		}
+		if op.Confirmation.Required {
+			notes = append(notes, "needs confirmation")
+		}
+		line := "  " + kind + "  " + op.ID
+		if len(notes) > 0 {
+			line += " (" + strings.Join(notes, "; ") + ")"
+		}
+		fmt.Fprintln(e.stdout, line)
+	}
 }
 
 // resolveApproval resolves approve's names against doc. A name is an AIR
@@ -159,13 +223,19 @@ func resolveApproval(doc *air.Document, names []string, allReads, all bool) appr
 	sort.Strings(vocabulary)
 	for _, name := range names {
 		if strings.ContainsAny(name, "*?") {
-			n := 0
+			n, writes := 0, 0
 			for i := range doc.Operations {
 				id := doc.Operations[i].ID
 				if grant.MatchGlob(name, id) || grant.MatchGlob(name, grant.ShortID(id, doc.Service.ID)) {
 					chosen[i] = true
 					n++
+					if doc.Operations[i].Effect.Kind != air.KindRead && doc.Operations[i].State != air.StateBlocked {
+						writes++
+					}
 				}
+			}
+			if n > 0 {
+				sel.Globs = append(sel.Globs, globMatch{Glob: "'" + name + "'", Matched: n, Writes: writes})
 			}
 			if n == 0 {
 				sel.Unknown = append(sel.Unknown, fmt.Sprintf("%q matches no operation id%s", name, examples(doc)))

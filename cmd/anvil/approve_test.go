@@ -182,3 +182,39 @@ func TestApproveBoundsItsRefusal(t *testing.T) {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
+
+// TestApproveListsWhatItApproved: approve prints every operation it
+// approved with its kind, says how many writes a glob matched, and
+// --reads-only narrows a glob (or --all) to the reads, naming the writes
+// it left out.
+func TestApproveListsWhatItApproved(t *testing.T) {
+	out := compileUnapproved(t)
+	code, stdout, stderr := runCLI(t, "", "approve", out, "issues.*")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	for _, want := range []string{
+		"Approved 4 new operation(s) (4 requested)",
+		"\n  read   github.issues.list (listIssues; GET /repos/{owner}/{repo}/issues)\n",
+		"\n  write  github.issues.create (createIssue; POST /repos/{owner}/{repo}/issues; needs confirmation)\n",
+		"\n  write  github.issues.update (updateIssue; PATCH /repos/{owner}/{repo}/issues/{issue_number}; needs confirmation)\n",
+		"\n  'issues.*' matched 2 write(s) among 4 operation(s); --reads-only approves only the reads\n",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+
+	out = compileUnapproved(t)
+	code, stdout, stderr = runCLI(t, "", "approve", out, "issues.*", "--reads-only")
+	if code != 0 || strings.Join(approvedIDs(t, out), ",") != "github.issues.list,github.issues.get" ||
+		!strings.Contains(stdout, "  left out by --reads-only: 2 write(s): github.issues.create, github.issues.update\n") ||
+		strings.Contains(stdout, "  write  ") {
+		t.Errorf("--reads-only: exit %d, approved %v\n%s%s", code, approvedIDs(t, out), stdout, stderr)
+	}
+	out = compileUnapproved(t)
+	if code, _, stderr := runCLI(t, "", "approve", out, "--all", "--reads-only"); code != 0 ||
+		strings.Join(approvedIDs(t, out), ",") != "github.issues.list,github.issues.get,github.comments.list,github.tags.get,github.pulls.list" {
+		t.Errorf("--all --reads-only: exit %d %v %s", code, approvedIDs(t, out), stderr)
+	}
+}

@@ -17,7 +17,7 @@ import (
 func TestAuditVerify(t *testing.T) {
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "vault.key")
-	if err := writeVaultKey(keyFile); err != nil {
+	if err := vault.WriteNewKey(keyFile); err != nil {
 		t.Fatal(err)
 	}
 	k, err := vault.LoadKey(keyFile)

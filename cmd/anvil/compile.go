@@ -85,6 +85,10 @@ func runCompile(e *env, c *cli.Context) error {
 		defer in.cleanup()
 	}
 	specPath := in.spec
+	shownSpec := specPath // what the JSON result names
+	if in.cleanup != nil {
+		shownSpec = in.shown
+	}
 
 	opts := compiler.Options{ServiceID: c.String("service"), HumanApproval: approval, Endpoint: endpoint}
 	if in.fs == nil { // a --source snapshot is already stored
@@ -102,10 +106,13 @@ func runCompile(e *env, c *cli.Context) error {
 		return fail(1, "%v", err)
 	}
 	doc, all, out := built.Doc, built.Diagnostics, built.Out
+	if in.cleanup != nil {
+		nameURL(all, specPath, in.shown) // the fetched file is temporary: name the URL
+	}
 	if doc == nil {
 		// Nothing to write: the description or the manifest cannot be used.
 		if format == "json" {
-			res := compileResult{Spec: specPath, Diagnostics: all, Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning)}
+			res := compileResult{Spec: shownSpec, Diagnostics: all, Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning)}
 			b, _ := json.MarshalIndent(res, "", "  ")
 			fmt.Fprintln(e.stdout, string(b))
 		} else {
@@ -114,7 +121,7 @@ func runCompile(e *env, c *cli.Context) error {
 		return silentExit(1)
 	}
 
-	res := compileResult{Spec: specPath, Kind: doc.Service.Source.Kind, Source: built.Snapshot.ID, Out: out, Files: built.Files, Operations: len(doc.Operations),
+	res := compileResult{Spec: shownSpec, Kind: doc.Service.Source.Kind, Source: built.Snapshot.ID, Out: out, Files: built.Files, Operations: len(doc.Operations),
 		Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning), Diagnostics: all}
 	for i := range doc.Operations {
 		switch doc.Operations[i].State {
@@ -186,7 +193,7 @@ func compileInput(c *cli.Context) (*compiled, error) {
 		if err != nil {
 			return nil, fail(1, "%v", err)
 		}
-		in.shown, in.spec, in.cleanup = in.spec, p, cleanup
+		in.shown, in.spec, in.cleanup = shownURL(in.spec), p, cleanup
 		return in, nil
 	}
 	if fi, err := os.Stat(in.spec); err == nil && fi.IsDir() {

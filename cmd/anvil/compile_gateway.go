@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -61,7 +62,31 @@ func runCompileGateway(e *env, c *cli.Context) error {
 	if !filepath.IsAbs(out) && !strings.HasPrefix(pkg, ".") {
 		pkg = "./" + pkg
 	}
-	fmt.Fprintf(e.stdout, "Generated the %s gateway → %s (%d files, %d operations, %d fully specialised); build it with go build %s\n",
-		yard, out, res.Files, res.Operations, res.Specialised, pkg)
+	fmt.Fprintf(e.stdout, "Generated the %s gateway → %s (%d files, %d operations, %d fully specialised); build it with %s\n",
+		yard, out, res.Files, res.Operations, res.Specialised, staticBuild(yard, pkg))
 	return nil
+}
+
+// staticBuild is the command that builds a generated gateway as one
+// static binary: without cgo it links no libc, so it runs on any Linux of
+// its architecture (a distroless or scratch image included), and -trimpath
+// keeps the build machine's paths out of it (same sources, same bytes).
+func staticBuild(yard, pkg string) string {
+	return fmt.Sprintf("CGO_ENABLED=0 go build -trimpath -o %s %s", shellQuote(path.Join("bin", yard)), shellQuote(pkg))
+}
+
+// shellQuote returns s as one POSIX shell word: unchanged when it holds only
+// characters no shell treats specially, else single-quoted.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_./@%+=:,-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -28,7 +28,8 @@ func generateExample(t *testing.T) (files.Tree, string) {
 	if code != 0 {
 		t.Fatalf("compile --workspace: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "Generated the github-mini gateway") || !strings.Contains(stdout, "12 operations, 12 fully specialised") {
+	if !strings.Contains(stdout, "Generated the github-mini gateway") || !strings.Contains(stdout, "12 operations, 12 fully specialised") ||
+		!strings.Contains(stdout, "build it with CGO_ENABLED=0 go build -trimpath -o bin/github-mini "+shellQuote(filepath.Join(gen, "github-mini"))+"\n") {
 		t.Errorf("stdout: %q", stdout)
 	}
 	tree, err := files.Read(filepath.Join(gen, "github-mini"))
@@ -128,5 +129,33 @@ func TestCompileGatewayImportPathFromGoMod(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(`"example.com/yard/internal/gen/mini/workspace"`)) {
 		t.Errorf("main_gen.go does not import the workspace from the module's path:\n%s", b)
+	}
+}
+
+// The build command compile --workspace prints is one shell word per path,
+// whatever the directory is called.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"./gen/y":       "./gen/y",
+		"/tmp/a b":      "'/tmp/a b'",
+		"it's":          `'it'\''s'`,
+		"":              "''",
+		"/x/$(rm -rf)/": "'/x/$(rm -rf)/'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// README's recipe for a generated gateway builds it the way compile
+// --workspace says (make yard runs that build on the bundled example).
+func TestREADMEYardRecipeIsTheStaticBuild(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := staticBuild("myyard", "./gen/myyard"); !strings.Contains(string(readme), "\n"+want+" ") {
+		t.Errorf("README.md's yard recipe lacks %q", want)
 	}
 }

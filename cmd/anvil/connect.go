@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,6 +33,8 @@ func connectCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "token-file", Usage: "the person's connect token (default $ANVIL_GATEWAY_TOKEN_FILE); not needed when the gateway's auth mode is none"},
 			&cli.BoolFlag{Name: "open", Usage: "open the authorization URL in a browser"},
 			&cli.BoolFlag{Name: "api-key-stdin", Usage: "read the key of a key connector from stdin"},
+			&cli.BoolFlag{Name: "no-wait", Usage: "OAuth: print the authorization URL and return at once instead of waiting for the login to complete"},
+			&cli.DurationFlag{Name: "timeout", Value: defaultConnectWait, Usage: "OAuth: how long to wait for the login to complete (at most until the sign-in link expires)"},
 		},
 		Action: func(c *cli.Context) error { return runConnect(e, c) },
 	}
@@ -109,6 +113,12 @@ func runConnect(e *env, c *cli.Context) error {
 		body["account"] = account
 	}
 	client := &http.Client{Timeout: 30 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// A gateway started a moment ago (anvil serve mcp … &) may not listen
+	// yet: wait a little for it rather than fail at once.
+	waitForGateway(e, client, gu.ResolveReference(&url.URL{Path: "/healthz"}).String(), gatewayStartWait)
+	// What the person's connection looked like before: the login is
+	// complete when the gateway stores a new one (see loginWait).
+	before, _ := connectionOf(client, gu.ResolveReference(&url.URL{Path: "/connect/status"}).String(), token, connector, cmp.Or(account, "default"))
 	status, answer, err := postJSON(client, gu.ResolveReference(&url.URL{Path: "/connect/start"}).String(), token, body)
 	if err != nil {
 		return fail(7, "the gateway could not be reached")
@@ -126,7 +136,16 @@ func runConnect(e *env, c *cli.Context) error {
 				fmt.Fprintf(e.stderr, "anvil: could not open a browser: %v\n", err)
 			}
 		}
-		return nil
+		if c.Bool("no-wait") {
+			return nil
+		}
+		w := &loginWait{e: e, client: client, status: gu.ResolveReference(&url.URL{Path: "/connect/status"}).String(), token: token,
+			connector: connector, account: cmp.Or(account, "default"), before: before, poll: connectPoll}
+		deadline := time.Now().Add(c.Duration("timeout"))
+		if exp, err := time.Parse(time.RFC3339Nano, fmt.Sprint(answer["expires_at"])); err == nil && exp.Before(deadline) {
+			deadline = exp
+		}
+		return w.wait(c.Context, deadline)
 	case "static":
 		if !c.Bool("api-key-stdin") {
 			return fail(1, "%s is connected with a key: pipe it in with --api-key-stdin (for example: printf '%%s\\n' \"$KEY\" | anvil connect %s %s --api-key-stdin)", connector, ws, connector)
@@ -201,4 +220,126 @@ func openBrowser(link string) error {
 		cmd = exec.Command("xdg-open", link)
 	}
 	return cmd.Start()
+}
+
+// defaultConnectWait is how long anvil connect waits for an OAuth login by
+// default: a started flow's lifetime (runtime/connect FlowTTL).
+const defaultConnectWait = 10 * time.Minute
+
+// connectPoll is how often anvil connect asks /connect/status whether the
+// login completed.
+const connectPoll = time.Second
+
+// connectProgress is how often a waiting anvil connect says it still waits.
+const connectProgress = 30 * time.Second
+
+// statusEntry is one connection of GET /connect/status.
+type statusEntry struct {
+	Connector string `json:"connector"`
+	Account   string `json:"account"`
+	Kind      string `json:"kind"`
+	Status    string `json:"status"`
+	Scope     string `json:"scope"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+// connectionOf reads the person's connection for connector and account from
+// /connect/status: nil when there is none, and the answer's HTTP status.
+func connectionOf(client *http.Client, statusURL, token, connector, account string) (*statusEntry, int) {
+	req, err := http.NewRequest(http.MethodGet, statusURL, nil)
+	if err != nil {
+		return nil, 0
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, 0
+	}
+	defer resp.Body.Close()
+	var answer struct {
+		Connections []statusEntry `json:"connections"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&answer) != nil {
+		return nil, resp.StatusCode
+	}
+	for i := range answer.Connections {
+		if c := &answer.Connections[i]; c.Connector == connector && c.Account == account {
+			return c, resp.StatusCode
+		}
+	}
+	return nil, resp.StatusCode
+}
+
+// loginWait polls /connect/status until the gateway stores the connection
+// an OAuth login makes: one for the connector and account, active, that
+// differs from before (the connection before the flow started, if any).
+type loginWait struct {
+	e                  *env
+	client             *http.Client
+	status, token      string
+	connector, account string
+	before             *statusEntry
+	poll               time.Duration
+}
+
+// wait polls until the login completes (exit 0), the deadline passes, the
+// gateway refuses the token (a connect token lives ten minutes) or ctx
+// ends, printing a progress line every connectProgress.
+func (w *loginWait) wait(ctx context.Context, deadline time.Time) error {
+	start := time.Now()
+	fmt.Fprintf(w.e.stderr, "anvil: waiting for the login to complete (until %s; --no-wait returns at once)...\n", deadline.Format("15:04:05"))
+	tick := time.NewTicker(w.poll)
+	defer tick.Stop()
+	next := start.Add(connectProgress)
+	for {
+		select {
+		case <-ctx.Done():
+			return fail(1, "stopped waiting for the login of %s; the connection is stored if the login completes anyway (anvil connect ... --no-wait does not wait)", w.connector)
+		case now := <-tick.C:
+			c, code := connectionOf(w.client, w.status, w.token, w.connector, w.account)
+			switch {
+			case code == http.StatusUnauthorized || code == http.StatusForbidden:
+				return fail(4, "the gateway no longer accepts the connect token (%d) while waiting for the login; check /connect/status with a new one", code)
+			case c != nil && c.Status == "active" && (w.before == nil || c.UpdatedAt != w.before.UpdatedAt):
+				fmt.Fprintf(w.e.stdout, "Connected %s (account %s).\n", w.connector, w.account)
+				if c.Scope != "" {
+					fmt.Fprintf(w.e.stderr, "anvil: the provider granted: %s\n", c.Scope)
+				}
+				return nil
+			case !now.Before(deadline):
+				return fail(1, "the login of %s did not complete by %s (the sign-in link expires with it); run anvil connect again", w.connector, deadline.Format("15:04:05"))
+			case !now.Before(next):
+				fmt.Fprintf(w.e.stderr, "anvil: still waiting for the login (%s so far)...\n", now.Sub(start).Round(time.Second))
+				next = now.Add(connectProgress)
+			}
+		}
+	}
+}
+
+// gatewayStartWait is how long anvil connect waits for a gateway that does
+// not answer yet (a variable: tests shorten it).
+var gatewayStartWait = 15 * time.Second
+
+// waitForGateway polls the gateway's /healthz until it answers or wait has
+// passed, saying once that it waits. It returns either way: the request
+// that follows reports an unreachable gateway.
+func waitForGateway(e *env, client *http.Client, healthz string, wait time.Duration) {
+	deadline := time.Now().Add(wait)
+	for said := false; ; {
+		resp, err := client.Get(healthz)
+		if err == nil {
+			resp.Body.Close()
+			return
+		}
+		if !time.Now().Add(200 * time.Millisecond).Before(deadline) {
+			return
+		}
+		if !said {
+			fmt.Fprintf(e.stderr, "anvil: waiting for the gateway to answer (up to %s)...\n", wait)
+			said = true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -2,14 +2,18 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -88,6 +92,9 @@ func (c *connectGateway) tokenFile(t *testing.T, name, tok string) string {
 }
 
 func TestConnectCommand(t *testing.T) {
+	saved := gatewayStartWait
+	gatewayStartWait = 600 * time.Millisecond
+	t.Cleanup(func() { gatewayStartWait = saved })
 	c := newConnectGateway(t)
 	connectTok := c.tokenFile(t, "connect.token", c.token("connect"))
 	turnTok := c.tokenFile(t, "turn.token", c.token(""))
@@ -123,7 +130,7 @@ func TestConnectCommand(t *testing.T) {
 		{"empty token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", emptyTok}, 4, "", []string{"missing or empty"}},
 		{"missing token file", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", filepath.Join(c.dir, "nope")}, 4, "", []string{"missing or empty"}},
 		{"gateway unreachable", nil, "", []string{"connect", c.ws, "github", "--gateway", deadGateway, "--token-file", connectTok}, 7, "",
-			[]string{"could not be reached"}},
+			[]string{"anvil: waiting for the gateway to answer (up to 600ms)...", "could not be reached"}},
 		{"turn token refused", nil, "", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", turnTok, "--api-key-stdin"}, 4, "",
 			[]string{"anvil: the gateway refused (403 connect_token_required): "}},
 		{"connector the gateway does not serve", nil, "", []string{"connect", cliWS, "extra", "--gateway", c.url, "--token-file", connectTok}, 1, "",
@@ -134,8 +141,10 @@ func TestConnectCommand(t *testing.T) {
 			[]string{"no key on stdin"}},
 		{"key with a line break inside", nil, "a\nb\n", []string{"connect", c.ws, "github", "--gateway", c.url, "--token-file", connectTok, "--api-key-stdin"}, 1, "",
 			[]string{"anvil: the gateway refused (400 invalid_secret): "}},
-		{"oauth connector prints the URL", nil, "", []string{"connect", c.ws, "tracker", "--account", "work", "--gateway", c.url, "--token-file", connectTok}, 0, "*oauth",
+		{"oauth connector prints the URL", nil, "", []string{"connect", c.ws, "tracker", "--account", "work", "--gateway", c.url, "--token-file", connectTok, "--no-wait"}, 0, "*oauth",
 			[]string{"open this URL"}},
+		{"oauth connector waits for the login until its timeout", nil, "", []string{"connect", c.ws, "tracker", "--gateway", c.url, "--token-file", connectTok, "--timeout", "1500ms"}, 1, "*oauth",
+			[]string{"open this URL", "anvil: waiting for the login to complete (until ", "anvil: the login of tracker did not complete by "}},
 		{"key connector from the environment", map[string]string{"ANVIL_GATEWAY_URL": c.url, "ANVIL_GATEWAY_TOKEN_FILE": connectTok}, "e2e-upstream-pat\n",
 			[]string{"connect", c.ws, "github", "--api-key-stdin"}, 0, "Connected github (account default).\n", nil},
 		{"key connector, another account", nil, "pat-work\n",
@@ -151,6 +160,9 @@ func TestConnectCommand(t *testing.T) {
 			switch {
 			case tc.stdout == "*oauth":
 				u, err := url.Parse(strings.TrimSpace(stdout))
+				if err != nil {
+					t.Fatal(err)
+				}
 				q := u.Query()
 				if err != nil || strings.Count(stdout, "\n") != 1 || !strings.HasPrefix(stdout, "http://127.0.0.1:9/authorize?") ||
 					q.Get("client_id") != "tracker-client" || q.Get("code_challenge_method") != "S256" ||
@@ -222,5 +234,54 @@ func TestConnectInAuthModeNone(t *testing.T) {
 	resp.Body.Close()
 	if reqs := mock.Requests(); resp.StatusCode != 200 || len(reqs) != 1 || !reqs[0].Authorized {
 		t.Errorf("call after connect: %d, upstream %+v", resp.StatusCode, reqs)
+	}
+}
+
+// TestConnectWaitsForTheLogin: anvil connect polls /connect/status after
+// printing the authorization URL and returns once the gateway stores a new
+// connection for the connector and account (a connection stored before the
+// flow, or another account's, does not count), printing it and the granted
+// scopes; a refused token stops the wait.
+func TestConnectWaitsForTheLogin(t *testing.T) {
+	var polls atomic.Int32
+	refuse := atomic.Bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/connect/status" || r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "unexpected", http.StatusTeapot)
+			return
+		}
+		if refuse.Load() {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		conns := `{"connector":"music","account":"default","kind":"oauth","status":"active","scope":"music.read","updatedAt":"2026-01-01T00:00:00.000Z"},` +
+			`{"connector":"music","account":"work","kind":"oauth","status":"active","scope":"x","updatedAt":"2026-01-02T00:00:00.000Z"}`
+		if polls.Add(1) > 3 {
+			conns = `{"connector":"music","account":"default","kind":"oauth","status":"active","scope":"music.read playlists.write","updatedAt":"2026-01-03T00:00:00.000Z"}`
+		}
+		fmt.Fprintf(w, `{"sub":"local","connections":[%s]}`, conns)
+	}))
+	defer srv.Close()
+	client := srv.Client()
+	statusURL := srv.URL + "/connect/status"
+	before, code := connectionOf(client, statusURL, "tok", "music", "default")
+	if code != 200 || before == nil || before.Scope != "music.read" {
+		t.Fatalf("before: %+v %d", before, code)
+	}
+	var stdout, stderr strings.Builder
+	w := &loginWait{e: &env{stdout: &stdout, stderr: &stderr}, client: client, status: statusURL, token: "tok",
+		connector: "music", account: "default", before: before, poll: 10 * time.Millisecond}
+	if err := w.wait(context.Background(), time.Now().Add(10*time.Second)); err != nil {
+		t.Fatalf("wait: %v (stderr %s)", err, stderr.String())
+	}
+	if stdout.String() != "Connected music (account default).\n" || !strings.Contains(stderr.String(), "anvil: the provider granted: music.read playlists.write\n") || polls.Load() != 4 {
+		t.Errorf("stdout %q stderr %q after %d polls", stdout.String(), stderr.String(), polls.Load())
+	}
+
+	refuse.Store(true)
+	err := w.wait(context.Background(), time.Now().Add(10*time.Second))
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != 4 || !strings.Contains(ee.msg, "no longer accepts the connect token (401)") {
+		t.Errorf("wait with a refused token: %v", err)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/anvil-dev/anvil/compiler/diag"
 )
 
 // Bounds of fetching a description by URL. Variables so tests can lower
@@ -136,4 +138,26 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
+}
+
+// shownURL is how output names a description's URL: without userinfo or
+// query (either may hold a secret).
+func shownURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil {
+		return redact(u)
+	}
+	return raw
+}
+
+// nameURL rewrites diagnostics about a description fetched to the file
+// local so that they name the URL it came from (shown, as shownURL writes
+// it): their position's file, and the path wherever a message repeats it.
+// The temporary file is gone by the time anyone reads them.
+func nameURL(l diag.List, local, shown string) {
+	for i := range l {
+		if l[i].Pos.File == local {
+			l[i].Pos.File = shown
+		}
+		l[i].Message = strings.ReplaceAll(l[i].Message, local, shown)
+	}
 }

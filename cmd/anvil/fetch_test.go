@@ -118,3 +118,29 @@ func TestInitURL(t *testing.T) {
 		t.Errorf("%s", b)
 	}
 }
+
+// TestURLDiagnosticsNameTheURL: diagnostics of a description given by URL
+// name the URL (without its query), not the temporary file it was fetched
+// to, in text and JSON, for compile and init.
+func TestURLDiagnosticsNameTheURL(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/bad.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("openapi: 3.0.3\ninfo: {title: T, version: \"1\"}\npaths:\n  /x:\n    get:\n      responses: {\"200\": {description: ok}}\n      parameters: [{name: q, in: nowhere}]\n"))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	raw := srv.URL + "/bad.yaml?sig=secret-signature"
+	shown := srv.URL + "/bad.yaml?…"
+	for _, args := range [][]string{
+		{"compile", raw, "--out", filepath.Join(t.TempDir(), "b"), "--root", t.TempDir()},
+		{"compile", raw, "--out", filepath.Join(t.TempDir(), "b"), "--root", t.TempDir(), "--format", "json"},
+		{"init", raw, "--out", filepath.Join(t.TempDir(), "anvil.yaml")},
+	} {
+		_, stdout, stderr := runCLI(t, "", args...)
+		out := stdout + stderr
+		if !(strings.Contains(out, shown+":") || strings.Contains(out, `"`+shown+`"`)) || strings.Contains(out, os.TempDir()+string(filepath.Separator)+"anvil-fetch") ||
+			strings.Contains(out, "secret-signature") {
+			t.Errorf("%v: the diagnostics do not name the URL:\n%s", args, out)
+		}
+	}
+}

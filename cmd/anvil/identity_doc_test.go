@@ -11,14 +11,17 @@ import (
 
 const identityDoc = "../../docs/identity.md"
 
-// TestIdentityDoc runs docs/identity.md as written (runDoc): a real OpenID
+// TestIdentityDoc runs docs/identity.md as written (walkthrough): a real OpenID
 // provider (cmd/idp), the mock upstream, a gateway in auth mode oidc with
 // the page's policy, anvil policy check, the connect route with the
 // person's own token, and a scripted MCP host (internal/mcphost, the MCP Go
 // SDK's OAuth client) that discovers the provider from the 401, signs in
 // with code and PKCE, calls a tool and steps up for a write.
 func TestIdentityDoc(t *testing.T) {
-	runDoc(t, identityDoc, fmt.Sprintf("PORT=%d", freePort(t)), fmt.Sprintf("UPSTREAM_PORT=%d", freePort(t)), fmt.Sprintf("IDP_PORT=%d", freePort(t)))
+	if testing.Short() {
+		t.Skip("builds anvil and the provider, runs a gateway")
+	}
+	walkthrough{doc: identityDoc, tools: []string{"curl"}, ports: []string{"PORT", "UPSTREAM_PORT", "IDP_PORT"}}.run(t)
 }
 
 // TestIdentityDocPolicies: every ```yaml example of docs/identity.md is a

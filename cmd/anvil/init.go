@@ -46,8 +46,9 @@ func runInit(e *env, c *cli.Context) error {
 			return fail(1, "%s: %v", out, err)
 		}
 	}
-	load := specPath
+	load, shown := specPath, specPath
 	if isSpecURL(specPath) {
+		shown = shownURL(specPath)
 		p, cleanup, err := fetchSpec(c.Context, specPath)
 		if err != nil {
 			return fail(1, "%v", err)
@@ -58,12 +59,15 @@ func runInit(e *env, c *cli.Context) error {
 	var spec *openapi.Spec
 	in, opts := compiler.Inputs{Spec: load}, compiler.Options{ServiceID: c.String("service"), OnLoaded: func(s *openapi.Spec) { spec = s }}
 	doc, ds := compiler.Compile(in, opts)
+	if load != specPath {
+		nameURL(ds, load, shown) // the fetched file is temporary: name the URL
+	}
 	if doc == nil {
 		printDiagnostics(e, ds, false)
 		if spec == nil {
-			return fail(1, "%s cannot be read as an OpenAPI description", specPath)
+			return fail(1, "%s cannot be read as an OpenAPI description", shown)
 		}
-		return fail(1, "%s cannot be compiled", specPath)
+		return fail(1, "%s cannot be compiled", shown)
 	}
 	// The description's own errors are shown (warnings are compile's to
 	// print); the starting manifest is written all the same.
@@ -86,7 +90,10 @@ func runInit(e *env, c *cli.Context) error {
 	if err := writeNew(out, data, c.Bool("force")); err != nil {
 		return fail(1, "writing %s: %v", out, err)
 	}
-	fmt.Fprintf(e.stdout, "Wrote %s: %d operations of %s (%s), all review_required.\n", out, len(doc.Operations), doc.Service.ID, specPath)
+	fmt.Fprintf(e.stdout, "Wrote %s: %d operations of %s (%s), all review_required.\n", out, len(doc.Operations), doc.Service.ID, shown)
+	for _, l := range manifest.AuthSummary(doc) {
+		fmt.Fprintf(e.stdout, "  auth %s\n", l)
+	}
 	fmt.Fprintf(e.stdout, "  next: anvil compile %s --manifest %s --out <bundle>, then anvil approve <bundle> '<glob>'\n", specPath, out)
 	if ref := c.String("schema"); !isSpecURL(ref) && !filepath.IsAbs(ref) {
 		local := filepath.Join(filepath.Dir(out), filepath.FromSlash(ref))

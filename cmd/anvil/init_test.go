@@ -253,3 +253,63 @@ func TestInitKeepsEachOperationsScheme(t *testing.T) {
 		t.Errorf("service auth %s, want %s", doc.Service.Auth.Type, want.Service.Auth.Type)
 	}
 }
+
+// TestInitDescribesAuthPerScheme: a description that sets security only on
+// its operations (none for the whole service) is not called credential-free:
+// init describes each scheme it found and the operations that need it, in
+// the starting manifest and on stdout, and names the public ones.
+func TestInitDescribesAuthPerScheme(t *testing.T) {
+	spec := `openapi: 3.0.3
+info: {title: Mail, version: "1"}
+servers: [{url: "https://mail.example/v1"}]
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-Mail-Key}
+    oauth:
+      type: oauth2
+      flows:
+        authorizationCode:
+          authorizationUrl: https://mail.example/oauth/authorize
+          tokenUrl: https://mail.example/oauth/token
+          scopes: {mail.read: read mail, mail.send: send mail}
+paths:
+  /messages:
+    get: {operationId: listMessages, security: [{key: []}], responses: {"200": {description: ok}}}
+    post: {operationId: sendMessage, security: [{oauth: [mail.send]}], responses: {"200": {description: ok}}}
+  /messages/{id}:
+    get:
+      operationId: getMessage
+      security: [{key: []}]
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      responses: {"200": {description: ok}}
+  /status:
+    get: {operationId: getStatus, security: [], responses: {"200": {description: ok}}}
+`
+	dir := t.TempDir()
+	path := filepath.Join(dir, "openapi.yaml")
+	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "anvil.yaml")
+	code, stdout, stderr := runCLI(t, "", "init", path, "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, stderr)
+	}
+	text, _ := os.ReadFile(out)
+	lines := []string{
+		"key: an API key in header X-Mail-Key; needed by listMessages, getMessage",
+		"oauth: OAuth2 authorization code: a person signs in (scopes mail.send); needed by sendMessage",
+		"no credential: getStatus",
+	}
+	for _, l := range lines {
+		if !strings.Contains(string(text), "\n#   "+l+"\n") {
+			t.Errorf("the manifest lacks %q:\n%s", l, text)
+		}
+		if !strings.Contains(stdout, "\n  auth "+l+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", l, stdout)
+		}
+	}
+	if strings.Contains(string(text), "requires no credential") || !strings.Contains(string(text), "# auth: the description sets no scheme for the whole service; each operation keeps its own (above).") {
+		t.Errorf("the manifest misdescribes the service's auth:\n%s", text)
+	}
+}

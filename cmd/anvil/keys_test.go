@@ -97,7 +97,7 @@ func TestKeysInitAndTokenMint(t *testing.T) {
 		t.Fatal(err)
 	}
 	common := []string{"token", "mint", dir, "--iss", "branchyard:local:op", "--aud", aud, "--sub", "local:ada"}
-	code, stdout, stderr = runCLI(t, "", append(common, "--grants", "@"+grantFile, "--tenant", "acme", "--branch", "main", "--turn", "3", "--ttl", "90")...)
+	code, stdout, stderr = runCLI(t, "", append(common, "--grants", "@"+grantFile, "--tenant", "acme", "--branch", "octo/hello:main", "--turn", "turn-3", "--ttl", "90")...)
 	if code != 0 || !strings.HasSuffix(stdout, "\n") {
 		t.Fatalf("token mint: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
@@ -105,7 +105,7 @@ func TestKeysInitAndTokenMint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the gateway's verifier refuses the minted token: %v", err)
 	}
-	if c.Subject != "local:ada" || c.Tenant != "acme" || c.Branch != "main" || c.Turn != "3" || c.IsConnect() ||
+	if c.Subject != "local:ada" || c.Tenant != "acme" || c.Branch != "octo/hello:main" || c.Turn != "turn-3" || c.IsConnect() ||
 		c.Expiry.Sub(c.IssuedAt) != 90*time.Second || string(c.RawGrants) != `[{"connector":"github","operations":["issues.*"],"mode":"write","confirm":"allow"}]` {
 		t.Errorf("claims %+v, grants %s", c, c.RawGrants)
 	}
@@ -140,7 +140,7 @@ func TestKeysInitAndTokenMint(t *testing.T) {
 		{"ttl too long", append(common, "--grants", "[]", "--ttl", "2h"), "from 1s to 1h0m0s"},
 		{"ttl zero", append(common, "--grants", "[]", "--ttl", "0"), "from 1s to 1h0m0s"},
 		{"ttl not a duration", append(common, "--grants", "[]", "--ttl", "soon"), "--ttl takes seconds"},
-		{"turn not a number", append(common, "--grants", "[]", "--turn", "x"), "turn number"},
+		{"turn too long", append(common, "--grants", "[]", "--turn", strings.Repeat("7", 257)), "by_turn is longer than 256 characters"},
 		{"no key", []string{"token", "mint", t.TempDir(), "--iss", "i", "--aud", aud, "--sub", "s", "--grants", "[]"}, "run anvil keys init"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,5 +182,32 @@ func TestVaultKeygen(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "", "vault", "keygen"); code != 1 || !strings.Contains(stderr, "usage: anvil vault keygen <file>") {
 		t.Errorf("keygen without a file: exit %d, %q", code, stderr)
+	}
+}
+
+// TestTokenMintChecksConnectorsAgainstTheWorkspace: with --workspace, a
+// grant naming a connector the workspace does not serve is refused with
+// the nearest id, and nothing is minted; a grant naming served ones mints.
+func TestTokenMintChecksConnectorsAgainstTheWorkspace(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "yard")
+	if code, _, stderr := runCLI(t, "", "keys", "init", dir); code != 0 {
+		t.Fatal(stderr)
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	copyBundle(t, gatewayFixture, filepath.Join(ws, "github"), "http://127.0.0.1:1", nil)
+	copyBundle(t, gatewayFixture, filepath.Join(ws, "team", "tracker"), "http://127.0.0.1:1", nil)
+	common := []string{"token", "mint", dir, "--iss", "i", "--aud", "http://127.0.0.1:8931/mcp", "--sub", "s", "--workspace", ws}
+	code, stdout, stderr := runCLI(t, "", append(common, "--grants",
+		`[{"connector":"githib","operations":["*"],"mode":"read"},{"connector":"team_tracker","operations":["*"],"mode":"read"},{"connector":"jira","operations":["*"],"mode":"read"}]`)...)
+	if code != 1 || stdout != "" || !strings.Contains(stderr,
+		`the grants name connector(s) "githib" (did you mean "github"?), "jira" that `+ws+` does not serve (it serves: github, team_tracker); nothing was minted`) {
+		t.Errorf("misspelled connector: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "", append(common, "--grants", `[{"connector":"team_tracker","operations":["*"],"mode":"read"}]`)...)
+	if code != 0 || strings.Count(stdout, ".") != 2 {
+		t.Errorf("served connector: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, "", "token", "mint", dir, "--iss", "i", "--aud", "a", "--sub", "s", "--grants", "[]", "--workspace", t.TempDir()); code != 1 || !strings.Contains(stderr, "holds no bundles") {
+		t.Errorf("empty workspace: exit %d %q", code, stderr)
 	}
 }

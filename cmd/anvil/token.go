@@ -1,19 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/anvil-dev/anvil/compiler/manifest"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/mint"
+	"github.com/anvil-dev/anvil/runtime/grant"
 )
 
 // maxGrantFile bounds a --grants @file (a grant holds at most 64 entries of
@@ -37,9 +41,10 @@ func tokenCommand(e *env) *cli.Command {
 				&cli.StringFlag{Name: "grants", Usage: `by_grants: a JSON list of {"connector","operations","mode"[,"confirm":"allow"][,"account"]}, or @file (required for a turn token; a connect token has [])`},
 				&cli.StringFlag{Name: "ttl", Usage: "lifetime: seconds or a duration like 10m (default 10m; at most 1h, 10m for a connect token)"},
 				&cli.StringFlag{Name: "purpose", Usage: "connect: a connect token for anvil connect (no grants, branch or turn)"},
-				&cli.StringFlag{Name: "tenant", Usage: "by_tenant (default local)"},
-				&cli.StringFlag{Name: "branch", Usage: "by_branch"},
-				&cli.StringFlag{Name: "turn", Usage: "by_turn: the turn number, 1-based"},
+				&cli.StringFlag{Name: "tenant", Usage: "by_tenant (default local); any string of at most 256 characters"},
+				&cli.StringFlag{Name: "branch", Usage: "by_branch; any string of at most 256 characters"},
+				&cli.StringFlag{Name: "turn", Usage: "by_turn (Branchyard writes the turn number); any string of at most 256 characters"},
+				&cli.StringFlag{Name: "workspace", Usage: "the workspace the gateway serves: every connector the grants name must be one of its connectors"},
 			},
 			Action: func(c *cli.Context) error { return runMint(e, c) },
 		}},
@@ -74,6 +79,11 @@ func runMint(e *env, c *cli.Context) error {
 		claims.Grants = b
 	default:
 		claims.Grants = []byte(g)
+	}
+	if ws := c.String("workspace"); ws != "" {
+		if err := checkGrantConnectors(ws, claims.Grants); err != nil {
+			return err
+		}
 	}
 	if c.IsSet("ttl") {
 		ttl, err := parseTTL(c.String("ttl"))
@@ -128,4 +138,43 @@ func readGrantFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("larger than %d bytes", maxGrantFile)
 	}
 	return b, nil
+}
+
+// checkGrantConnectors refuses grants that name a connector the workspace
+// ws does not serve (a misspelled connector would otherwise mint a token
+// whose grant allows nothing), suggesting the nearest id.
+func checkGrantConnectors(ws string, raw []byte) error {
+	ids, err := workspaceConnectors(ws)
+	if err != nil {
+		return fail(1, "--workspace %s: %v", ws, err)
+	}
+	if len(ids) == 0 {
+		return fail(1, "--workspace %s holds no bundles", ws)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	l, err := grant.Parse(raw)
+	if err != nil {
+		return nil // mint refuses it with the parser's reason
+	}
+	var unknown []string
+	for _, e := range l {
+		if slices.Contains(ids, e.Connector) || slices.Contains(unknown, e.Connector) {
+			continue
+		}
+		unknown = append(unknown, e.Connector)
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(unknown))
+	for i, u := range unknown {
+		msgs[i] = fmt.Sprintf("%q", u)
+		if s, ok := manifest.Suggest(u, ids); ok {
+			msgs[i] += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+	}
+	return fail(1, "the grants name connector(s) %s that %s does not serve (it serves: %s); nothing was minted",
+		strings.Join(msgs, ", "), ws, strings.Join(ids, ", "))
 }

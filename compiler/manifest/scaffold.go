@@ -25,6 +25,21 @@ type ScaffoldOptions struct {
 	AuthNote string
 }
 
+// anyOperationNeedsAuth reports whether some operation of doc runs with a
+// credential.
+func anyOperationNeedsAuth(doc *air.Document) bool {
+	for i := range doc.Operations {
+		a := doc.Service.Auth
+		if op := &doc.Operations[i]; op.Auth != nil {
+			a = *op.Auth
+		}
+		if a.Type != "" && a.Type != air.AuthNone {
+			return true
+		}
+	}
+	return false
+}
+
 // Scaffold writes a starting anvil.yaml for doc, an AIR document compiled
 // without a manifest: the service, its auth as inferred, and every
 // operation as a key under operations: (its operationId where that names
@@ -64,7 +79,12 @@ func Scaffold(doc *air.Document, opts ScaffoldOptions) []byte {
 		line("  # description: what agents should know about this service (SKILL.md, INDEX.md)")
 	}
 	line("")
-	top, wroteTop := writeAuth(&b, doc.Service.Auth, opts)
+	line("# Auth the description declares, per scheme (docs/manifest.md, \"auth\"):")
+	for _, l := range AuthSummary(doc) {
+		line("#   %s", l)
+	}
+	line("")
+	top, wroteTop := writeAuth(&b, doc, opts)
 	line("")
 	line("operations:")
 	keys := scaffoldKeys(doc)
@@ -105,7 +125,8 @@ func Scaffold(doc *air.Document, opts ScaffoldOptions) []byte {
 // writeAuth writes the top-level auth: block, or a comment when the auth
 // cannot (or need not) be written as one. It reports whether it wrote a
 // block, and which auth it stands for.
-func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) (air.Auth, bool) {
+func writeAuth(b *strings.Builder, doc *air.Document, opts ScaffoldOptions) (air.Auth, bool) {
+	a := doc.Service.Auth
 	if opts.Auth != nil {
 		a = *opts.Auth
 	}
@@ -115,8 +136,11 @@ func writeAuth(b *strings.Builder, a air.Auth, opts ScaffoldOptions) (air.Auth, 
 		}
 	}
 	switch {
+	case (a.Type == "" || a.Type == air.AuthNone) && anyOperationNeedsAuth(doc):
+		b.WriteString("# auth: the description sets no scheme for the whole service; each operation keeps its own (above).\n# An auth: block here would cover every operation that does not set its own auth:.\n")
+		return a, false
 	case a.Type == "" || a.Type == air.AuthNone:
-		b.WriteString("# auth: the description requires no credential for the service; add an auth: block if the API\n# takes one (it then covers every operation without its own auth:).\n")
+		b.WriteString("# auth: the description requires no credential for any operation; add an auth: block if the API\n# takes one (it then covers every operation without its own auth:).\n")
 		return a, false
 	case !slices.Contains(authTypes, a.Type):
 		fmt.Fprintf(b, "# auth: the description's %s scheme applies as it is (a %s credential); an auth: block here\n# would replace it for every operation without its own.\n", oneLine(a.Scheme, 60), a.Type)
@@ -322,4 +346,98 @@ func yamlString(s string) string {
 		return s
 	}
 	return strconv.Quote(s)
+}
+
+// maxNamed bounds how many operations one line of the auth summary names.
+const maxNamed = 8
+
+// AuthSummary describes the auth doc's operations run with, one line per
+// scheme in the order operations first use it: what the scheme is (an API
+// key and where it goes, an OAuth flow and its scopes, …) and which
+// operations need it (all of them, or up to maxNamed by manifest key and a
+// count). Operations that need no credential get a line of their own.
+// anvil init prints it and writes it into the starting manifest.
+func AuthSummary(doc *air.Document) []string {
+	keys := scaffoldKeys(doc)
+	type group struct {
+		auth air.Auth
+		ops  []string
+	}
+	var order []string
+	groups := map[string]*group{}
+	for i := range doc.Operations {
+		a := doc.Service.Auth
+		if op := &doc.Operations[i]; op.Auth != nil {
+			a = *op.Auth
+		}
+		k := a.Scheme
+		if a.Type == "" || a.Type == air.AuthNone {
+			k = "\x00none"
+		}
+		g := groups[k]
+		if g == nil {
+			g = &group{auth: a}
+			groups[k] = g
+			order = append(order, k)
+		}
+		g.ops = append(g.ops, keys[i])
+		for _, s := range a.Scopes { // an operation's requirement may add scopes
+			if !slices.Contains(g.auth.Scopes, s) {
+				g.auth.Scopes = append(g.auth.Scopes, s)
+			}
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		g := groups[k]
+		who := fmt.Sprintf("needed by %s", namedOps(g.ops))
+		if len(g.ops) == len(doc.Operations) {
+			who = fmt.Sprintf("needed by every operation (%d)", len(g.ops))
+		}
+		if k == "\x00none" {
+			out = append(out, "no credential: "+strings.TrimPrefix(who, "needed by "))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: %s; %s", oneLine(firstNonBlank(g.auth.Scheme, g.auth.Type), 60), describeAuth(g.auth), who))
+	}
+	return out
+}
+
+// namedOps names up to maxNamed operations and counts the rest.
+func namedOps(ops []string) string {
+	if len(ops) <= maxNamed {
+		return strings.Join(ops, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ops[:maxNamed], ", "), len(ops)-maxNamed)
+}
+
+// describeAuth says in a few words what a scheme asks of a caller.
+func describeAuth(a air.Auth) string {
+	scopes := ""
+	if len(a.Scopes) > 0 {
+		scopes = " (scopes " + oneLine(strings.Join(a.Scopes, " "), 160) + ")"
+	}
+	switch a.Type {
+	case air.AuthAPIKey:
+		if c := a.Carrier; c != nil && c.Name != "" {
+			return fmt.Sprintf("an API key in %s %s", firstNonBlank(c.In, "header"), oneLine(c.Name, 60))
+		}
+		return "an API key"
+	case air.AuthBasic:
+		return "HTTP basic credentials"
+	case air.AuthBearer:
+		return "a bearer token"
+	case air.AuthOAuth2AuthorizationCode, "oauth2":
+		if p := a.Provider; p != nil && (p.Grant == "implicit" || p.Grant == "password") {
+			return fmt.Sprintf("OAuth2 %s flow%s, which the gateway cannot run", p.Grant, scopes)
+		}
+		return "OAuth2 authorization code: a person signs in" + scopes
+	case air.AuthOAuth2ClientCredentials:
+		return "OAuth2 client credentials" + scopes
+	case air.AuthOAuth2OnBehalfOf:
+		return "OAuth2 on behalf of the caller" + scopes
+	case air.AuthMTLS:
+		return "a client certificate (mTLS), which the gateway cannot supply"
+	}
+	return oneLine(a.Type, 60) + scopes
 }

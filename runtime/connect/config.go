@@ -1,9 +1,12 @@
 package connect
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/oauth2"
@@ -37,12 +40,41 @@ type Config struct {
 	// endpoint was set by the operator (ANVIL_CONNECT_<C>_*), not declared
 	// by the spec: only a declared endpoint must pass the egress allowlist.
 	AuthorizationFromOperator, TokenFromOperator bool
+	// ScopesFromOperator reports that _SCOPES replaced what AIR declares:
+	// the calls' scope check then asks for those scopes, not each
+	// operation's (OperationScopes).
+	ScopesFromOperator bool
+
+	// Provider quirks, each a setting rather than code (docs/oauth.md).
+
+	// Resource is the RFC 8707 resource indicator sent with the
+	// authorization request and the code exchange: AIR's provider.resource,
+	// or _RESOURCE; _OMIT_RESOURCE=1 clears it, for providers that refuse
+	// it beside scope (Microsoft Entra ID's v2 endpoints).
+	Resource string
+	// AuthParams are extra authorization request parameters
+	// (_AUTH_PARAMS, a query string such as
+	// prompt=consent&access_type=offline). They never replace a parameter
+	// the flow sets itself (Validate refuses that).
+	AuthParams url.Values
+	// Incremental says the provider keeps what it granted before when it
+	// grants more (Google with include_granted_scopes=true): a person
+	// connecting again is asked only for the scopes the stored grant lacks
+	// (_INCREMENTAL=1).
+	Incremental bool
+	// NoScopeCheck turns off the calls' check of the stored grant's scope
+	// (_SCOPE_CHECK=off), for a provider that names granted scopes
+	// differently from how they are requested.
+	NoScopeCheck bool
+
+	// problem is why the settings cannot be used (Validate reports it).
+	problem string
 }
 
 // String describes the configuration without its client secret.
 func (c Config) String() string {
-	return fmt.Sprintf("connect.Config{clientID=%q authorization=%q token=%q issuer=%q scopes=%q clientAuth=%q secret=%t}",
-		c.ClientID, c.AuthorizationEndpoint, c.TokenEndpoint, c.Issuer, c.Scopes, c.ClientAuth, c.ClientSecret != "")
+	return fmt.Sprintf("connect.Config{clientID=%q authorization=%q token=%q issuer=%q scopes=%q clientAuth=%q resource=%q authParams=%q incremental=%t secret=%t}",
+		c.ClientID, c.AuthorizationEndpoint, c.TokenEndpoint, c.Issuer, c.Scopes, c.ClientAuth, c.Resource, c.AuthParams.Encode(), c.Incremental, c.ClientSecret != "")
 }
 
 // GoString describes the configuration without its client secret.
@@ -73,8 +105,11 @@ func EnvPrefix(connector string) string {
 // ConfigFor resolves a connector's OAuth client from its declared auth (which
 // may be nil) and the environment read through getenv:
 // ANVIL_CONNECT_<C>_CLIENT_ID and _CLIENT_SECRET, and _AUTHORIZATION_ENDPOINT,
-// _TOKEN_ENDPOINT, _ISSUER and _SCOPES (split on spaces or commas), each of
-// which overrides what AIR says when set.
+// _TOKEN_ENDPOINT, _ISSUER, _SCOPES (split on spaces or commas) and
+// _RESOURCE, each of which overrides what AIR says when set; _EXTRA_SCOPES
+// adds scopes to AIR's (offline_access, for a provider that issues refresh
+// tokens only for it); and the provider quirks _OMIT_RESOURCE,
+// _AUTH_PARAMS, _INCREMENTAL and _SCOPE_CHECK (see Config).
 func ConfigFor(connector string, a *air.Auth, getenv func(string) string) Config {
 	var c Config
 	if a != nil {
@@ -84,6 +119,7 @@ func ConfigFor(connector string, a *air.Auth, getenv func(string) string) Config
 			c.AuthorizationEndpoint = p.AuthorizationEndpoint
 			c.TokenEndpoint = p.TokenEndpoint
 			c.ClientAuth = p.ClientAuth
+			c.Resource = p.Resource
 		}
 	}
 	if getenv == nil {
@@ -110,9 +146,75 @@ func ConfigFor(connector string, a *air.Auth, getenv func(string) string) Config
 		c.Issuer = v
 	}
 	if v, ok := env("SCOPES"); ok {
-		c.Scopes = splitScopes(v)
+		c.Scopes, c.ScopesFromOperator = splitScopes(v), true
+	}
+	if v, ok := env("EXTRA_SCOPES"); ok {
+		c.Scopes = unionScopes(c.Scopes, splitScopes(v))
+	}
+	if v, ok := env("RESOURCE"); ok {
+		c.Resource = v
+	}
+	flag := func(name string) bool {
+		v, ok := env(name)
+		if !ok {
+			return false
+		}
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			c.problem = cmp.Or(c.problem, fmt.Sprintf("%s%s is %q, not 1 or 0", prefix, name, v))
+		}
+		return on
+	}
+	if flag("OMIT_RESOURCE") {
+		c.Resource = ""
+	}
+	c.Incremental = flag("INCREMENTAL")
+	if v, ok := env("SCOPE_CHECK"); ok {
+		switch strings.ToLower(v) {
+		case "off", "0", "false":
+			c.NoScopeCheck = true
+		case "on", "1", "true":
+		default:
+			c.problem = cmp.Or(c.problem, fmt.Sprintf("%sSCOPE_CHECK is %q, not on or off", prefix, v))
+		}
+	}
+	if v, ok := env("AUTH_PARAMS"); ok {
+		q, err := url.ParseQuery(v)
+		switch {
+		case err != nil || len(v) > maxAuthParams:
+			c.problem = cmp.Or(c.problem, prefix+"AUTH_PARAMS is not a query string of at most 2048 characters (name=value&…)")
+		default:
+			for name := range q {
+				if reservedAuthParams[name] {
+					c.problem = cmp.Or(c.problem, fmt.Sprintf("%sAUTH_PARAMS sets %s, which the gateway sets itself", prefix, name))
+				}
+			}
+			c.AuthParams = q
+		}
 	}
 	return c
+}
+
+// maxAuthParams bounds ANVIL_CONNECT_<C>_AUTH_PARAMS.
+const maxAuthParams = 2048
+
+// reservedAuthParams are the authorization request parameters the flow
+// sets itself; _AUTH_PARAMS may not replace them (the resource indicator
+// has its own settings).
+var reservedAuthParams = map[string]bool{
+	"response_type": true, "client_id": true, "redirect_uri": true, "scope": true, "state": true,
+	"code_challenge": true, "code_challenge_method": true, "resource": true,
+}
+
+// unionScopes is a followed by the scopes of b it lacks, in order.
+func unionScopes(a, b []string) []string {
+	out := append([]string(nil), a...)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // splitScopes splits on spaces and commas, dropping empty pieces.
@@ -130,6 +232,8 @@ func splitScopes(s string) []string {
 // or a secret.
 func (c Config) Validate() error {
 	switch {
+	case c.problem != "":
+		return notConfigured(c.problem)
 	case c.ClientID == "":
 		return notConfigured("it has no OAuth client id")
 	case c.AuthorizationEndpoint == "":
@@ -144,6 +248,12 @@ func (c Config) Validate() error {
 	}
 	if !secureEndpoint(c.TokenEndpoint) {
 		return notConfigured("its token endpoint is not an HTTPS URL")
+	}
+	if c.Resource != "" {
+		// RFC 8707 §2: an absolute URI without a fragment.
+		if u, err := url.Parse(c.Resource); err != nil || !u.IsAbs() || strings.Contains(c.Resource, "#") {
+			return notConfigured("its resource indicator is not an absolute URI without a fragment")
+		}
 	}
 	return nil
 }

@@ -21,6 +21,8 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -123,6 +125,11 @@ type StartRequest struct {
 	Config Config
 	// RedirectURI is <public base>/connect/callback.
 	RedirectURI string
+	// Granted is the scope of the grant the person already holds for the
+	// connector and account (its stored scope), or "": with an
+	// incremental provider the login asks only for what it lacks
+	// (Increment), and the new grant keeps what it had.
+	Granted string
 }
 
 // Started is a started flow: the authorization URL to send the person to,
@@ -133,8 +140,10 @@ type Started struct {
 }
 
 // Start begins an authorization-code flow. The URL carries response_type=code,
-// client_id, redirect_uri, scope (space-joined, only when there are scopes),
-// state, code_challenge and code_challenge_method=S256; state and the PKCE
+// client_id, redirect_uri, scope (space-joined, only when there are scopes:
+// the configuration's, or the increment of Increment), state, code_challenge
+// and code_challenge_method=S256, then the resource indicator (RFC 8707)
+// and the extra parameters when configured; state and the PKCE
 // verifier are 32 random bytes, base64url. Nothing is sent anywhere. Errors:
 // ErrNotConfigured (503), ErrEgressDenied (403), ErrVaultUnavailable (503),
 // ErrTooManyPending (503 when the table is full, 429 when the person already
@@ -156,6 +165,9 @@ func (s *Service) Start(req StartRequest) (*Started, error) {
 		ExpiresAt: now.Add(s.ttl),
 		verifier:  randomToken(),
 	}
+	if inc := Increment(req.Config, req.Granted); !slices.Equal(inc, req.Config.Scopes) {
+		f.Config.Scopes, f.Kept = inc, req.Granted
+	}
 	var state string
 	why := addedFlow
 	if s.shared != nil {
@@ -176,7 +188,8 @@ func (s *Service) Start(req StartRequest) (*Started, error) {
 	case tableFull:
 		return nil, newError(ErrTooManyPending, http.StatusServiceUnavailable, "Too many connections are being set up at once; try again in a few minutes.")
 	}
-	u := f.Config.oauth2Config(f.RedirectURI).AuthCodeURL(state, oauth2.S256ChallengeOption(f.verifier))
+	opts := append([]oauth2.AuthCodeOption{oauth2.S256ChallengeOption(f.verifier)}, f.Config.authorizationParams()...)
+	u := f.Config.oauth2Config(f.RedirectURI).AuthCodeURL(state, opts...)
 	return &Started{URL: u, ExpiresAt: f.ExpiresAt}, nil
 }
 
@@ -237,7 +250,11 @@ func (s *Service) Callback(ctx context.Context, q url.Values) (*vault.Connection
 		return nil, newError(ErrVaultUnavailable, http.StatusServiceUnavailable, "The gateway has no vault to store connections in.")
 	}
 	conf := f.Config.oauth2Config(f.RedirectURI)
-	tok, err := conf.Exchange(s.clientContext(ctx), code, oauth2.VerifierOption(f.verifier))
+	opts := []oauth2.AuthCodeOption{oauth2.VerifierOption(f.verifier)}
+	if f.Config.Resource != "" {
+		opts = append(opts, oauth2.SetAuthURLParam("resource", f.Config.Resource))
+	}
+	tok, err := conf.Exchange(s.clientContext(ctx), code, opts...)
 	if err != nil {
 		if unreachable(err) {
 			return nil, newError(ErrTokenEndpointUnreachable, http.StatusBadGateway, "The provider's token endpoint could not be reached.")
@@ -249,6 +266,11 @@ func (s *Service) Callback(ctx context.Context, q url.Values) (*vault.Connection
 		Kind: vault.KindOAuth, Status: vault.StatusActive,
 	}
 	s.applyToken(conn, tok, f.Config)
+	if f.Kept != "" && !hasScope(tok) {
+		// An incremental grant the provider did not describe: it keeps
+		// what was granted before (Config.Incremental).
+		conn.Scope = strings.Join(unionScopes(strings.Fields(f.Kept), f.Config.Scopes), " ")
+	}
 	if err := s.vault.Put(conn); err != nil {
 		return nil, newError(ErrVaultWrite, http.StatusInternalServerError, "The connection could not be stored.")
 	}
@@ -365,11 +387,38 @@ func (s *Service) applyToken(conn *vault.Connection, tok *oauth2.Token, requeste
 		ms := tok.Expiry.UnixMilli()
 		conn.ExpiresAt = &ms
 	}
-	if scope, ok := tok.Extra("scope").(string); ok && scope != "" {
-		conn.Scope = scope
+	if hasScope(tok) {
+		conn.Scope = tok.Extra("scope").(string)
 	} else if conn.Scope == "" && len(requested.Scopes) > 0 {
 		conn.Scope = strings.Join(requested.Scopes, " ")
 	}
+}
+
+// hasScope reports whether a token response names its granted scope.
+func hasScope(tok *oauth2.Token) bool {
+	scope, ok := tok.Extra("scope").(string)
+	return ok && scope != ""
+}
+
+// authorizationParams are the authorization request's configured extras:
+// the resource indicator, then the provider's extra parameters in name
+// order.
+func (c Config) authorizationParams() []oauth2.AuthCodeOption {
+	var out []oauth2.AuthCodeOption
+	if c.Resource != "" {
+		out = append(out, oauth2.SetAuthURLParam("resource", c.Resource))
+	}
+	names := make([]string, 0, len(c.AuthParams))
+	for n := range c.AuthParams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if v := c.AuthParams[n]; len(v) > 0 && !reservedAuthParams[n] {
+			out = append(out, oauth2.SetAuthURLParam(n, v[0]))
+		}
+	}
+	return out
 }
 
 // clientContext hands x/oauth2 the client that refuses redirects.

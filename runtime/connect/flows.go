@@ -31,6 +31,9 @@ type flow struct {
 	Config Config
 	// ExpiresAt is when the state stops being accepted.
 	ExpiresAt time.Time
+	// Kept is the scope of the grant an incremental login adds to (its
+	// Config.Scopes are then only the increment); "" otherwise.
+	Kept string
 
 	verifier string // the PKCE code verifier; never leaves the gateway except to the token endpoint
 }

@@ -41,12 +41,13 @@ type flowRecord struct {
 	Config      Config    `json:"config"`
 	ExpiresAt   time.Time `json:"expires_at"`
 	Verifier    string    `json:"verifier"`
+	Kept        string    `json:"kept,omitempty"`
 }
 
 // putShared stores f in the shared table under a fresh state.
 func (s *Service) putShared(f *flow) (string, error) {
 	b, err := json.Marshal(flowRecord{Sub: f.Sub, Connector: f.Connector, Account: f.Account, RedirectURI: f.RedirectURI,
-		Config: f.Config, ExpiresAt: f.ExpiresAt, Verifier: f.verifier})
+		Config: f.Config, ExpiresAt: f.ExpiresAt, Verifier: f.verifier, Kept: f.Kept})
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +77,7 @@ func (s *Service) takeShared(ctx context.Context, state string) (*flow, error) {
 		return nil, nil
 	}
 	return &flow{Sub: r.Sub, Connector: r.Connector, Account: r.Account, RedirectURI: r.RedirectURI,
-		Config: r.Config, ExpiresAt: r.ExpiresAt, verifier: r.Verifier}, nil
+		Config: r.Config, ExpiresAt: r.ExpiresAt, verifier: r.Verifier, Kept: r.Kept}, nil
 }
 
 // ErrFlowNotFound is what SharedFlows.Take wraps for an unknown, used or

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/connect"
@@ -136,23 +137,34 @@ func (r *Resolver) Resolve(ctx context.Context, p *identity.Principal, c *fleet.
 		secret := conn.Secret
 		return func(req *http.Request) { upstream.ApplyStatic(req, a, secret) }, nil
 	case "oauth":
-		return r.oauthCredential(ctx, c, account, conn, refuse)
+		return r.oauthCredential(ctx, c, op, account, conn, refuse)
 	}
 	return nil, refuse("connector/needs_reconnect", fmt.Sprintf("The stored connection for %s (account %s) is unusable; connect it again.", c.ID, account))
 }
 
 // oauthCredential resolves a stored OAuth connection's access token,
 // refreshing it when it expires within 60 s (one refresh per connection at a
-// time). The provider refusing the refresh marks the connection
-// needs_reconnect; a declared token endpoint outside the egress allowlist is
-// policy_denied policy/egress_denied, as an upstream host outside it is; any
-// other failure is connector/refresh_failed.
-func (r *Resolver) oauthCredential(ctx context.Context, c *fleet.Connector, account string, conn *vault.Connection,
+// time). A grant that lacks a scope the operation needs (an operation
+// approved after the person connected) is auth_required
+// connector/reconnect_required with the missing scopes, before anything is
+// sent: the provider would refuse the call. The provider refusing the
+// refresh marks the connection needs_reconnect; a declared token endpoint
+// outside the egress allowlist is policy_denied policy/egress_denied, as an
+// upstream host outside it is; any other failure is
+// connector/refresh_failed.
+func (r *Resolver) oauthCredential(ctx context.Context, c *fleet.Connector, op *air.Operation, account string, conn *vault.Connection,
 	refuse func(code, msg string) *envelope.Error) (func(*http.Request), *envelope.Error) {
+	cfg := connect.ConfigFor(c.ID, c.ConnectAuth(), r.getenv)
+	if missing := connect.MissingScopes(conn.Scope, connect.OperationScopes(cfg, c.AuthFor(op))); len(missing) > 0 {
+		return nil, &envelope.Error{Code: envelope.AuthRequired,
+			Message: fmt.Sprintf("Connector %s (account %s) was connected without the scope(s) %s this operation needs; the person must connect it again (anvil connect) to grant them.",
+				c.ID, account, strings.Join(missing, ", ")),
+			Details: wirejson.Object("code", "connector/reconnect_required", "connector", c.ID, "account", account, "missing_scopes", missing)}
+	}
 	if r.oauth == nil {
 		return nil, refuse("connector/refresh_failed", fmt.Sprintf("The access of connector %s (account %s) could not be refreshed; try again later.", c.ID, account))
 	}
-	token, err := r.oauth.AccessToken(ctx, connect.ConfigFor(c.ID, c.ConnectAuth(), r.getenv), conn)
+	token, err := r.oauth.AccessToken(ctx, cfg, conn)
 	switch {
 	case errors.Is(err, connect.ErrEgressDenied):
 		host := connect.AsError(err).Host

@@ -655,9 +655,12 @@ func confirmationGate(op *air.Operation) *envelope.Error {
 	if key == "" {
 		key = "confirm"
 	}
-	msg := fmt.Sprintf("%s needs confirmation: pass %s: true.", op.ID, key)
+	// The argument, as REST and MCP callers send it; required_flags
+	// names the CLI's flag (the contract's form, which the SDKs turn into
+	// required_arguments).
+	msg := fmt.Sprintf("%s needs confirmation: pass %s: true in its arguments (a dry run needs it too).", op.ID, key)
 	if op.Confirmation.Reason != "" {
-		msg = fmt.Sprintf("%s needs confirmation: pass %s: true. %s", op.ID, key, op.Confirmation.Reason)
+		msg += " " + op.Confirmation.Reason
 	}
 	return &envelope.Error{Code: envelope.ConfirmationRequired, Message: msg,
 		RequiredFlags: []string{"--" + strings.ReplaceAll(key, "_", "-")}}

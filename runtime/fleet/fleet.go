@@ -39,6 +39,9 @@ type Connector struct {
 	base     *handler.Base   // the server URL (after overrides), parsed
 	baseErr  *envelope.Error // set instead when the service has no usable server URL
 	host     string
+
+	connectOnce sync.Once
+	connectAuth *air.Auth // ConnectAuth's answer
 }
 
 // Tool is one served operation under its wire name.
@@ -181,16 +184,52 @@ func (c *Connector) AuthFor(op *air.Operation) *air.Auth {
 	return &c.Doc.Service.Auth
 }
 
-// ConnectKind decides what /connect/start offers: the first approved
-// operation that has auth decides, else the service auth.
+// ConnectAuth is how the connector is connected: the auth of the first
+// approved operation that has auth decides the kind (/connect/start), else
+// the service auth. Its Scopes are the union of the scopes every served
+// operation that connects this way declares (same type and scheme),
+// deduplicated in the order the operations and their requirements list
+// them: a login asks for what every approved operation needs, not only
+// the first one; the scopes the service auth declares come first when it
+// is the same auth. The result is computed once and must not be modified.
 func (c *Connector) ConnectAuth() *air.Auth {
+	c.connectOnce.Do(func() { c.connectAuth = connectAuth(c) })
+	return c.connectAuth
+}
+
+func connectAuth(c *Connector) *air.Auth {
+	base := &c.Doc.Service.Auth
 	for i := range c.Doc.Operations {
 		op := &c.Doc.Operations[i]
 		if op.State == air.StateApproved && op.Auth != nil && op.Auth.Type != "" && op.Auth.Type != air.AuthNone {
-			return op.Auth
+			base = op.Auth
+			break
 		}
 	}
-	return &c.Doc.Service.Auth
+	a := *base
+	a.Scopes = nil
+	seen := map[string]bool{}
+	add := func(scopes []string) {
+		for _, s := range scopes {
+			if !seen[s] {
+				seen[s] = true
+				a.Scopes = append(a.Scopes, s)
+			}
+		}
+	}
+	if sa := &c.Doc.Service.Auth; sa.Type == base.Type && sa.Scheme == base.Scheme {
+		add(sa.Scopes) // what the service declares for this auth (offline_access, …)
+	}
+	for i := range c.Doc.Operations {
+		op := &c.Doc.Operations[i]
+		if !air.IsServed(op) {
+			continue
+		}
+		if oa := c.AuthFor(op); oa.Type == base.Type && oa.Scheme == base.Scheme {
+			add(oa.Scopes)
+		}
+	}
+	return &a
 }
 
 // Decide applies a grant list to tool: a lookup in the grants compiled over

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -68,6 +69,37 @@ type Config struct {
 	MCPConfirm string
 	// Getenv reads further variables (ANVIL_CONNECT_<C>_*); os.Getenv by default.
 	Getenv func(string) string
+	// DevVaultKey says VaultKeyFile is the development key of auth mode
+	// none (UseDevVaultKey), and DevVaultKeyCreated that it was made at
+	// this start; the startup report says so.
+	DevVaultKey, DevVaultKeyCreated bool
+}
+
+// UseDevVaultKey gives a gateway in auth mode none that has no
+// ANVIL_VAULT_KEY_FILE a development vault key, so that `anvil connect`
+// can store a connection without a restart: vault.key beside the vault
+// directory (~/.anvil/gateway/vault.key, under home, for the default
+// directory), created 0600 when missing and reused after, its path in the
+// startup report. Branchyard mode keeps refusing to start without a key
+// (Check), and a configured key is never replaced. With no vault directory
+// and no home directory it leaves cfg as it is.
+func (cfg *Config) UseDevVaultKey(home string) error {
+	if cfg.Auth.Mode == "branchyard" || cfg.VaultKeyFile != "" {
+		return nil
+	}
+	if cfg.VaultDir == "" {
+		if home == "" {
+			return nil
+		}
+		cfg.VaultDir = filepath.Join(home, ".anvil", "gateway", "vault")
+	}
+	path := vault.DevKeyFile(cfg.VaultDir)
+	_, created, err := vault.EnsureKey(path)
+	if err != nil {
+		return fmt.Errorf("%w (auth mode none makes a development vault key when ANVIL_VAULT_KEY_FILE is unset; set it to a key file of your own)", err)
+	}
+	cfg.VaultKeyFile, cfg.DevVaultKey, cfg.DevVaultKeyCreated = path, true, created
+	return nil
 }
 
 // ConfigFromEnv reads the gateway environment (ANVIL_INBOUND_*, ANVIL_VAULT_*,
@@ -152,6 +184,8 @@ type Gateway struct {
 	// sharedFlows keeps pending OAuth flows in the shared store; nil: in
 	// this process.
 	sharedFlows connect.SharedFlows
+	// scopes is the last check of the stored grants' scopes (scopes.go).
+	scopes scopeCheck
 	// oidc is inbound auth mode oidc's identity and token exchanges; nil
 	// in the other modes.
 	oidc *oidcMode

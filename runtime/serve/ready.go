@@ -135,21 +135,42 @@ func (g *Gateway) readiness(r *http.Request) (ready bool, states [2]string) {
 }
 
 // serveReadyDetails answers /readyz with the served bundles (each with its
-// tool count and generation.json bundleHash), the vault, the state store,
+// tool count and generation.json bundleHash; an OAuth connector also with
+// the scopes its login asks for and, when stored grants lack some, how
+// many and which: reconnectRequired), the vault, the state store,
 // the inbound keys, the last reload (failed while the last reload of the
 // workspace, or in oidc mode of the policy file, failed) and the build.
 func (g *Gateway) serveReadyDetails(w http.ResponseWriter, r *http.Request) {
 	f := g.Fleet()
+	type reconnect struct {
+		Connections   int      `json:"connections"`
+		MissingScopes []string `json:"missingScopes"`
+	}
 	type bundle struct {
 		ID         string `json:"id"`
 		ServiceID  string `json:"serviceId"`
 		ToolCount  int    `json:"toolCount"`
 		BundleHash string `json:"bundleHash"`
 		Ready      bool   `json:"ready"`
+		// Scopes is what an OAuth connector's login asks for, and
+		// ReconnectRequired the stored grants that lack some of them
+		// (which does not make the gateway unready).
+		Scopes            []string   `json:"scopes,omitempty"`
+		ReconnectRequired *reconnect `json:"reconnectRequired,omitempty"`
 	}
+	gaps, _ := g.grantGaps()
 	bs := []bundle{}
 	for _, c := range f.Connectors {
-		bs = append(bs, bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), BundleHash: c.BundleHash, Ready: true})
+		b := bundle{ID: c.ID, ServiceID: c.Doc.Service.ID, ToolCount: c.ToolCount(), BundleHash: c.BundleHash, Ready: true}
+		for _, gap := range gaps {
+			if gap.Connector == c.ID {
+				b.Scopes = gap.Scopes
+				if gap.Connections > 0 {
+					b.ReconnectRequired = &reconnect{Connections: gap.Connections, MissingScopes: gap.Missing}
+				}
+			}
+		}
+		bs = append(bs, b)
 	}
 	ready, states := g.readiness(r)
 	jwks, storeState := states[0], states[1]

@@ -37,6 +37,13 @@ func (g *Gateway) StartupReport() []string {
 		out = append(out, fmt.Sprintf("connector %s: %d tool(s), bundleHash %s", c.ID, c.ToolCount(), hash))
 	}
 	switch {
+	case g.vault != nil && g.cfg.DevVaultKey:
+		made := "found"
+		if g.cfg.DevVaultKeyCreated {
+			made = "created now"
+		}
+		out = append(out, fmt.Sprintf("vault: development key %s (%s, mode 0600; auth mode none only: set ANVIL_VAULT_KEY_FILE to use a key of your own), records in %s",
+			g.cfg.VaultKeyFile, made, g.vault.Dir()))
 	case g.vault != nil:
 		out = append(out, fmt.Sprintf("vault: key file %s found, records in %s", g.cfg.VaultKeyFile, g.vault.Dir()))
 	default:
@@ -68,6 +75,9 @@ func (g *Gateway) StartupReport() []string {
 	for _, h := range hosts {
 		warn = append(warn, fmt.Sprintf("upstream host %s (connector %s) is not in ANVIL_ALLOWED_HOSTS: its calls will be refused", h, strings.Join(blocked[h], ", ")))
 	}
+	scopeLines, scopeWarnings := g.scopeReport()
+	out = append(out, scopeLines...)
+	warn = append(warn, scopeWarnings...)
 	for _, c := range f.Connectors {
 		a := c.ConnectAuth()
 		if !isOAuth(a.Type) {
@@ -88,10 +98,11 @@ func isOAuth(t string) bool {
 	return t == air.AuthOAuth2AuthorizationCode || t == air.AuthOAuth2ClientCredentials || t == air.AuthOAuth2OnBehalfOf
 }
 
-// needsCredential reports whether any connector's service declares auth.
+// needsCredential reports whether any connector is connected with a
+// credential (its service or an approved operation declares auth).
 func needsCredential(cs []*fleet.Connector) bool {
 	for _, c := range cs {
-		if t := c.Doc.Service.Auth.Type; t != "" && t != air.AuthNone {
+		if connect.KindOf(c.ConnectAuth()) != connect.KindNone {
 			return true
 		}
 	}

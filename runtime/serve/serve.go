@@ -198,6 +198,9 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
 	}
+	if err := cfg.UseDevVaultKey(o.Getenv("HOME")); err != nil {
+		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+	}
 	gopts := GatewayOptions{}
 	if o.Gateway != nil {
 		gopts = *o.Gateway

@@ -2,11 +2,15 @@ package vault
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 )
 
 // KeySize is the length in bytes of a vault key (AES-256).
@@ -89,4 +93,58 @@ func ParseKey(content []byte) ([]byte, bool) {
 		clear(k)
 	}
 	return nil, false
+}
+
+// WriteNewKey writes a new vault key to path: 32 bytes from crypto/rand as
+// 64 hexadecimal characters and a newline (a form LoadKey reads, and one
+// that survives copy and paste), mode 0600. The bytes go to a synced
+// temporary sibling first, which is then linked into place, so path never
+// holds a partial key, and an existing path is never replaced, even one
+// created meanwhile: the error then wraps fs.ErrExist. The parent
+// directory is created 0700 when missing.
+func WriteNewKey(path string) error {
+	var key [KeySize]byte
+	if _, err := rand.Read(key[:]); err != nil {
+		return err
+	}
+	text := []byte(hex.EncodeToString(key[:]) + "\n")
+	clear(key[:])
+	defer clear(text)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after the link: removes the spare name only
+	_, werr := f.Write(text)
+	if err := errors.Join(werr, f.Chmod(0o600), f.Sync(), f.Close()); err != nil { // Chmod: whatever the umask
+		return err
+	}
+	return os.Link(tmp, path) // fails when path exists
+}
+
+// DevKeyFile is the development vault key a gateway in auth mode none
+// creates when no key file is configured: vault.key beside the vault
+// directory dir (~/.anvil/gateway/vault.key for the default directory).
+func DevKeyFile(dir string) string {
+	return filepath.Join(filepath.Dir(filepath.Clean(dir)), "vault.key")
+}
+
+// EnsureKey loads the key at path (LoadKey's checks apply: a file others
+// may read is refused), first writing a new one there with WriteNewKey
+// when no file exists. It reports whether it created the key.
+func EnsureKey(path string) ([]byte, bool, error) {
+	created := false
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := WriteNewKey(path); err == nil {
+			created = true
+		} else if !errors.Is(err, fs.ErrExist) { // another process made it meanwhile: read that one
+			return nil, false, fmt.Errorf("%w: creating the development key %s: %w", ErrKey, path, err)
+		}
+	}
+	key, err := LoadKey(path)
+	return key, created, err
 }

@@ -335,22 +335,42 @@ func (s *Store) Delete(sub, connector, account string) error {
 // coordinates it claims, then opens the record again with those coordinates
 // as AAD, so every returned connection is fully authenticated.
 func (s *Store) List(sub string) ([]Connection, error) {
+	out, _, err := s.scan(func(c *Connection) bool { return c.Sub == sub }, 0)
+	return out, err
+}
+
+// ListAll returns every readable connection of every person, as List reads
+// them, sorted by connector, then account, then subject: at most max of
+// them (the first max records in directory order; max <= 0 is no limit),
+// and whether records were left out. It is for the gateway's own reports
+// (which grants lack scopes), never for a caller.
+func (s *Store) ListAll(max int) ([]Connection, bool, error) {
+	return s.scan(func(*Connection) bool { return true }, max)
+}
+
+// scan reads the records keep accepts, at most max of them (<= 0: all).
+func (s *Store) scan(keep func(*Connection) bool, max int) ([]Connection, bool, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, fmt.Errorf("%w: listing vault directory: %w", ErrStorage, err)
+		return nil, false, fmt.Errorf("%w: listing vault directory: %w", ErrStorage, err)
 	}
 	var out []Connection
+	more := false
 	for _, e := range entries {
 		name := e.Name()
 		if !e.Type().IsRegular() || !isRecordName(name) {
 			continue
+		}
+		if max > 0 && len(out) >= max {
+			more = true
+			break
 		}
 		data, err := readLimited(filepath.Join(s.dir, name))
 		if err != nil {
 			continue
 		}
 		c, err := s.open(data, nil)
-		if err != nil || c.Sub != sub || FileName(c.Sub, c.Connector, c.Account) != name {
+		if err != nil || !keep(c) || FileName(c.Sub, c.Connector, c.Account) != name {
 			continue
 		}
 		out = append(out, *c)
@@ -359,9 +379,12 @@ func (s *Store) List(sub string) ([]Connection, error) {
 		if out[i].Connector != out[j].Connector {
 			return out[i].Connector < out[j].Connector
 		}
-		return out[i].Account < out[j].Account
+		if out[i].Account != out[j].Account {
+			return out[i].Account < out[j].Account
+		}
+		return out[i].Sub < out[j].Sub
 	})
-	return out, nil
+	return out, more, nil
 }
 
 // Lock takes the per-connection lock for the coordinates and returns its

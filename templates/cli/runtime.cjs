@@ -311,6 +311,17 @@ function parseFlags(spec, op, rest) {
 
 // ---- HTTP ----------------------------------------------------------------
 
+// isLoopback reports whether the URL's host is localhost or a loopback address.
+function isLoopback(url) {
+  let host;
+  try {
+    host = new URL(url).hostname;
+  } catch (e) {
+    return false;
+  }
+  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 function envOf(name) {
   const v = process.env[name];
   return v === undefined || v === "" ? undefined : v;
@@ -533,8 +544,12 @@ function resultOf(spec, res, id, op) {
   throw new CliError("upstream_unavailable", "The Anvil gateway's answer did not include this call's response.", op.id);
 }
 
-function readToken(op) {
+// readToken reads the bearer from ANVIL_GATEWAY_TOKEN_FILE. Without the variable it is "" for a
+// gateway on a loopback address (auth mode none takes calls without one; the call then carries no
+// Authorization) and auth_required, with nothing sent, for any other.
+function readToken(op, gateway) {
   const file = envOf("ANVIL_GATEWAY_TOKEN_FILE");
+  if (!file && isLoopback(gateway)) return "";
   if (!file) throw new CliError("auth_required", "No gateway token: ANVIL_GATEWAY_TOKEN_FILE is not set.", op.id);
   let token;
   try {
@@ -547,14 +562,14 @@ function readToken(op) {
 }
 
 async function callTool(spec, url, connector, op, args, meta) {
-  const token = readToken(op);
+  const token = readToken(op, url);
   const agent = "anvil-harness-cli/" + connector;
   const base = {
     "Content-Type": "application/json",
     Accept: "application/json, text/event-stream",
-    Authorization: "Bearer " + token,
     "User-Agent": agent,
   };
+  if (token) base.Authorization = "Bearer " + token;
   let session;
   const headers = Object.assign({}, base);
   try {
@@ -695,9 +710,10 @@ function toolsURL(gateway, params) {
 // searchTools asks the gateway's GET /tools for a ranked search and returns its {"tools": [...]}.
 async function searchTools(spec, gateway, connector, query, limit) {
   const op = { id: "" };
-  const token = readToken(op);
+  const token = readToken(op, gateway);
   const url = toolsURL(gateway, { search: query, connector, limit });
-  const headers = { Accept: "application/json", Authorization: "Bearer " + token, "User-Agent": "anvil-harness-cli/" + connector };
+  const headers = { Accept: "application/json", "User-Agent": "anvil-harness-cli/" + connector };
+  if (token) headers.Authorization = "Bearer " + token;
   let res;
   try {
     res = await send("GET", url, headers, undefined, TIMEOUT_MS);

@@ -315,8 +315,8 @@ func TestPythonReadsOnlyGatewayVariables(t *testing.T) {
 }
 
 // TestPythonLocalRefusalsSendNothing: the confirmation gate, a missing,
-// unreadable or empty token and a missing gateway URL all fail before any
-// request.
+// unreadable or empty token, no token file for a gateway that is not on a
+// loopback address, and a missing gateway URL all fail before any request.
 func TestPythonLocalRefusalsSendNothing(t *testing.T) {
 	t.Parallel()
 	pkg := packageDir(t)
@@ -329,7 +329,7 @@ func TestPythonLocalRefusalsSendNothing(t *testing.T) {
 		{Scenario: "list", TokenFile: filepath.Join(e.dir, "nope")},
 		{Scenario: "list", TokenFile: empty},
 		{Scenario: "list", TokenFile: e.dir},
-		{Scenario: "list", Unset: []string{"ANVIL_GATEWAY_TOKEN_FILE"}},
+		{Scenario: "list", Unset: []string{"ANVIL_GATEWAY_TOKEN_FILE"}, URL: "http://gateway.invalid/mcp"},
 		{Scenario: "list", Unset: []string{"ANVIL_GATEWAY_URL"}},
 	})
 	er := errOf(t, res[0])

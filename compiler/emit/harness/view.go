@@ -225,7 +225,7 @@ var errorAdvice = []struct{ code, advice string }{
 	{envelope.UpstreamTimeout, "The upstream did not answer in time. Retry only when `safe_to_retry` is true."},
 	{envelope.UpstreamUnavailable, "The gateway or upstream could not be reached. Retry later when `retryable` is true."},
 	{envelope.UnsafeRetryBlocked, "Retrying could repeat a write. Check the effect first (a lookup) instead of retrying."},
-	{envelope.ConfirmationRequired, "The write needs confirmation: pass `--confirm` / `confirm=True` / `{ confirm: true }` only when the task really asks for it. `details.code` `policy/grant_confirmation_required` means the branch's grant does not allow it at all."},
+	{envelope.ConfirmationRequired, "The write needs confirmation: pass `--confirm` / `confirm=True` / `{ confirm: true }` (the argument `confirm: true` over REST and MCP), on a dry run too, only when the task really asks for it. `details.code` `policy/grant_confirmation_required` means the branch's grant does not allow it at all."},
 	{envelope.IdempotencyRequired, "Pass an idempotency key (`--idempotency-key`, `idempotency_key=`, `{ idempotencyKey }`)."},
 	{envelope.SchemaMismatch, "The upstream answered something the schema does not describe. Report it."},
 	{envelope.UnsupportedOperation, "The gateway does not offer this call (or this form of it). Do not retry."},

@@ -53,8 +53,8 @@ const (
 	GatewayGenerated = "generated"
 )
 
-// DefaultTimeout bounds a whole run (builds included) when [Options.Timeout]
-// is zero.
+// DefaultTimeout bounds a run's steps after the builds when
+// [Options.Timeout] is zero (the builds have [DefaultBuildTimeout]).
 const DefaultTimeout = 4 * time.Minute
 
 // ErrOptions is returned (wrapped) by [Options.Validate] for unusable options.
@@ -75,8 +75,12 @@ type Options struct {
 	Gateway string
 	// Anvil is the path of a built anvil binary. Empty: build ./cmd/anvil.
 	Anvil string
-	// Timeout bounds the whole run. Zero means DefaultTimeout.
+	// Timeout bounds the run after the builds: it starts when they end.
+	// Zero means DefaultTimeout.
 	Timeout time.Duration
+	// BuildTimeout bounds the module download and the builds together.
+	// Zero means DefaultBuildTimeout.
+	BuildTimeout time.Duration
 	// Progress, when set, receives one line per check as it completes.
 	Progress io.Writer
 }
@@ -88,7 +92,7 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("%w: --gateway must be %s or %s, not %q", ErrOptions, GatewayGeneric, GatewayGenerated, o.Gateway)
 	}
-	if o.Timeout < 0 {
+	if o.Timeout < 0 || o.BuildTimeout < 0 {
 		return fmt.Errorf("%w: the timeout must not be negative", ErrOptions)
 	}
 	return nil
@@ -159,10 +163,7 @@ func Run(ctx context.Context, opts Options) *Result {
 		res.Checks = append(res.Checks, Check{Name: "work directory is made", Detail: err.Error()})
 		return res
 	}
-	runCtx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
-
-	r := newRunner(runCtx, opts, work, res)
+	r := newRunner(ctx, opts, work, res) // all() bounds the builds and then the run
 	func() {
 		defer r.stopAll()
 		r.all()

@@ -36,7 +36,7 @@ func runEndToEnd(t *testing.T, mode string) {
 	build := runCmd(context.Background(), cmdSpec{
 		argv:    []string{goBin, "build", "-o", bin, "./examples/github-mini/cmd/e2e"},
 		dir:     repo,
-		timeout: buildTimeout,
+		timeout: DefaultBuildTimeout,
 	})
 	if build.err != nil || build.code != 0 {
 		t.Fatal(build.failure("go build ./examples/github-mini/cmd/e2e"))
@@ -52,7 +52,7 @@ func runEndToEnd(t *testing.T, mode string) {
 		argv:    []string{bin, "--gateway", mode, "--timeout", DefaultTimeout.String()},
 		env:     baseEnv(),
 		dir:     repo,
-		timeout: DefaultTimeout + 30*time.Second,
+		timeout: DefaultTimeout + 5*time.Minute, // the builds (warm here) come before the run's clock
 	})
 	if res.err != nil {
 		t.Fatalf("the runner did not finish: %v\n%s", res.err, tail(res.stderr, 2000))

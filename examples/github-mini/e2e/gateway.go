@@ -30,7 +30,7 @@ func gatewayArgv(mode, anvilBin, generatedBin, workspace string, port int) []str
 // buildGenerated builds the per-yard gateway committed under <repo>/gen
 // (go build ./gen/...) into outDir and returns its path. Every failure
 // wraps errNoGenerated.
-func buildGenerated(ctx context.Context, goBin, repo, outDir string) (string, error) {
+func buildGenerated(ctx context.Context, goBin, repo, outDir string, timeout time.Duration) (string, error) {
 	gen := filepath.Join(repo, "gen")
 	if st, err := os.Stat(gen); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("%w: there is no %s tree yet (anvil compile writes gen/<yard>/)", errNoGenerated, gen)
@@ -38,7 +38,7 @@ func buildGenerated(ctx context.Context, goBin, repo, outDir string) (string, er
 	list := runCmd(ctx, cmdSpec{
 		argv:    []string{goBin, "list", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./gen/..."},
 		dir:     repo,
-		timeout: 2 * time.Minute,
+		timeout: timeout,
 	})
 	if list.err != nil || list.code != 0 {
 		return "", fmt.Errorf("%w: %v", errNoGenerated, list.failure("go list ./gen/..."))
@@ -60,7 +60,7 @@ func buildGenerated(ctx context.Context, goBin, repo, outDir string) (string, er
 	build := runCmd(ctx, cmdSpec{
 		argv:    append([]string{goBin, "build", "-o", dir + string(filepath.Separator)}, mains...),
 		dir:     repo,
-		timeout: 3 * time.Minute,
+		timeout: timeout,
 	})
 	if build.err != nil || build.code != 0 {
 		return "", fmt.Errorf("%w: %v", errNoGenerated, build.failure("go build ./gen/..."))

@@ -380,7 +380,7 @@ func TestGatewayArgv(t *testing.T) {
 		t.Errorf("generated: %v", got)
 	}
 	repo := t.TempDir()
-	if _, err := buildGenerated(context.Background(), "go", repo, t.TempDir()); !errors.Is(err, errNoGenerated) {
+	if _, err := buildGenerated(context.Background(), "go", repo, t.TempDir(), time.Minute); !errors.Is(err, errNoGenerated) {
 		t.Errorf("no gen/ tree gives %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,9 @@ type cmdSpec struct {
 	dir     string
 	stdin   string
 	timeout time.Duration
+	// stderrLine, when set, is also given each line the command writes to
+	// stderr, as it is written (progress of a long command).
+	stderrLine func(string)
 }
 
 // cmdResult is what a short-lived command did.
@@ -74,6 +78,9 @@ func runCmd(ctx context.Context, spec cmdSpec) cmdResult {
 	}
 	var stdout, stderr cappedBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if spec.stderrLine != nil {
+		cmd.Stderr = &lineTee{w: &stderr, line: spec.stderrLine}
+	}
 	setGroup(cmd)
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = killGrace
@@ -92,6 +99,30 @@ func runCmd(ctx context.Context, spec cmdSpec) cmdResult {
 		res.err = err
 	}
 	return res
+}
+
+// lineTee writes to w and hands each complete line to line.
+type lineTee struct {
+	w    *cappedBuffer
+	line func(string)
+	part []byte
+}
+
+func (t *lineTee) Write(p []byte) (int, error) {
+	_, _ = t.w.Write(p)
+	t.part = append(t.part, p...)
+	for {
+		i := bytes.IndexByte(t.part, '\n')
+		if i < 0 {
+			break
+		}
+		t.line(string(t.part[:i]))
+		t.part = t.part[i+1:]
+	}
+	if len(t.part) > 64<<10 { // a line that never ends is not progress
+		t.part = t.part[:0]
+	}
+	return len(p), nil
 }
 
 // cappedBuffer keeps the first outputCap bytes written to it.

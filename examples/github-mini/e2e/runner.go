@@ -147,8 +147,17 @@ func progress(w io.Writer, c Check) {
 	fmt.Fprintf(w, "%s %s: %s\n", mark, c.Name, firstLines(c.Detail, 6))
 }
 
-// all runs every step in order.
+// all runs every step in order: the builds under their own budget, then
+// the rest under the run's Timeout, which starts when the builds end.
 func (r *runner) all() {
+	parent := r.ctx
+	bctx, cancel := context.WithTimeout(parent, r.buildTimeout())
+	r.ctx = bctx
+	r.builds()
+	cancel()
+	rctx, cancel := context.WithTimeout(parent, r.opts.Timeout)
+	defer cancel()
+	r.ctx = rctx
 	r.setup()
 	r.readTurn()
 	r.writeTurn()

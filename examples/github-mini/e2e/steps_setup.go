@@ -46,17 +46,14 @@ const (
 	writeGrant    = `[{"connector":"github","operations":["*"],"mode":"write","confirm":"allow"}]`
 )
 
-// Time limits of the set-up steps.
+// Time limits of the set-up steps (the builds have theirs: build.go).
 const (
-	buildTimeout   = 3 * time.Minute
 	commandTimeout = time.Minute
 	startTimeout   = 30 * time.Second
 )
 
+// setup is seed steps 1 to 5, after the builds.
 func (r *runner) setup() {
-	r.step(chkToolchain, nil, r.findToolchain)
-	r.step(chkAnvil, []string{chkToolchain}, r.buildAnvil)
-	r.step(chkExamples, []string{chkToolchain}, r.buildExamples)
 	r.step(chkMock, []string{chkExamples}, r.startMock)
 	r.step(chkCompile, []string{chkAnvil, chkMock}, r.compileSpec)
 	r.step(chkPackage, []string{chkCompile}, r.packageHarness)
@@ -65,7 +62,6 @@ func (r *runner) setup() {
 	r.step(chkVaultKey, []string{chkAnvil}, r.writeVaultKey)
 	gatewayNeeds := []string{chkAnvil, chkCompile, chkKeys, chkVaultKey}
 	if r.opts.Gateway == GatewayGenerated {
-		r.step(chkGenerated, []string{chkToolchain}, r.buildGeneratedGateway)
 		gatewayNeeds = append(gatewayNeeds, chkGenerated)
 	}
 	r.step(chkGateway, gatewayNeeds, r.startGateway)
@@ -151,7 +147,9 @@ func (r *runner) buildAnvil(ctx context.Context) error {
 		return nil
 	}
 	out := filepath.Join(r.paths.bin, "anvil")
-	res := runCmd(ctx, cmdSpec{argv: []string{r.goBin, "build", "-o", out, "./cmd/anvil"}, dir: r.repo, timeout: buildTimeout})
+	stop := r.heartbeat("go build ./cmd/anvil", nil)
+	res := runCmd(ctx, cmdSpec{argv: []string{r.goBin, "build", "-o", out, "./cmd/anvil"}, dir: r.repo, timeout: r.buildTimeout()})
+	stop("")
 	if res.err != nil || res.code != 0 {
 		return res.failure("go build ./cmd/anvil")
 	}
@@ -160,12 +158,14 @@ func (r *runner) buildAnvil(ctx context.Context) error {
 }
 
 func (r *runner) buildExamples(ctx context.Context) error {
+	stop := r.heartbeat("go build ./examples/github-mini/cmd/mock-upstream", nil)
 	res := runCmd(ctx, cmdSpec{
 		argv: []string{r.goBin, "build", "-o", r.paths.bin + string(filepath.Separator),
 			"./examples/github-mini/cmd/mock-upstream"},
 		dir:     r.repo,
-		timeout: buildTimeout,
+		timeout: r.buildTimeout(),
 	})
+	stop("")
 	if res.err != nil || res.code != 0 {
 		return res.failure("go build ./examples/github-mini/cmd/...")
 	}
@@ -334,7 +334,9 @@ func (r *runner) writeVaultKey(ctx context.Context) error {
 }
 
 func (r *runner) buildGeneratedGateway(ctx context.Context) error {
-	bin, err := buildGenerated(ctx, r.goBin, r.repo, r.paths.bin)
+	stop := r.heartbeat("go build ./gen/...", nil)
+	bin, err := buildGenerated(ctx, r.goBin, r.repo, r.paths.bin, r.buildTimeout())
+	stop("")
 	if err != nil {
 		return err
 	}

@@ -7,20 +7,18 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/anvil-dev/anvil/examples/internal/mockserve"
 )
 
 type pet struct {
@@ -107,18 +105,5 @@ func main() {
 		os.Exit(2)
 	}
 	s := &store{key: *key, pets: []pet{{ID: 1, Name: "Rex", Tag: "dog", Status: "available"}, {ID: 2, Name: "Tom", Tag: "cat", Status: "sold"}}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "mockupstream:", err)
-		os.Exit(1)
-	}
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Printf("http://%s/v1\n", ln.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	go func() { _ = srv.Serve(ln) }()
-	<-ctx.Done()
-	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(shut)
+	mockserve.Run("mockupstream", 0, "/v1", s, 2*time.Second)
 }

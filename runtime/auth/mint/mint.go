@@ -31,9 +31,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/anvil-dev/anvil/runtime/grant"
 )
@@ -275,8 +275,11 @@ type Claims struct {
 	// URL, Subject (sub) the principal. All three are required.
 	Issuer, Audience, Subject string
 	// Tenant is by_tenant ([DefaultTenant] when empty); Branch and Turn are
-	// by_branch and by_turn (Turn a 1-based decimal number), empty for a
-	// connect token or a person's token.
+	// by_branch and by_turn, empty for a connect token or a person's token.
+	// Each is any string the gateway takes: at most [MaxClaimLen] UTF-16
+	// code units of valid UTF-8 (a turn is usually a 1-based decimal
+	// number, but a branch token carries an earlier turn and the contract
+	// asks only for a string).
 	Tenant, Branch, Turn string
 	// Grants is by_grants: a JSON grant list as package grant parses it. It
 	// is written in grant's canonical form; nil or empty means [].
@@ -333,13 +336,11 @@ func (c Claims) payload(now time.Time) (payload, error) {
 		tenant = DefaultTenant
 	}
 	for _, s := range []struct{ name, v string }{{"by_tenant", tenant}, {"by_branch", c.Branch}, {"by_turn", c.Turn}} {
+		if !utf8.ValidString(s.v) {
+			return bad("%s is not valid UTF-8", s.name) // JSON would carry another string
+		}
 		if len(utf16.Encode([]rune(s.v))) > MaxClaimLen {
 			return bad("%s is longer than %d characters", s.name, MaxClaimLen)
-		}
-	}
-	if c.Turn != "" {
-		if n, err := strconv.ParseUint(c.Turn, 10, 64); err != nil || n == 0 || c.Turn[0] == '0' {
-			return bad("by_turn must be a turn number (1, 2, …), not %q", c.Turn)
 		}
 	}
 	grants := []byte("[]")

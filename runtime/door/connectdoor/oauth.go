@@ -41,9 +41,18 @@ func (cr *Door) startOAuth(w http.ResponseWriter, r *http.Request, sub string, c
 			fmt.Sprintf("Connector %s cannot be connected: the gateway's public URL (ANVIL_GATEWAY_PUBLIC_URL) is not an absolute http(s) URL.", c.ID))
 		return
 	}
+	cfg := cr.oauthConfig(c)
+	granted := ""
+	if cfg.Incremental && cr.records != nil {
+		// An incremental provider is asked only for what the person's
+		// grant lacks; a record that cannot be read asks for everything.
+		if prev, err := cr.records.Get(sub, c.ID, account); err == nil && prev.Kind == vault.KindOAuth && prev.Status == vault.StatusActive {
+			granted = prev.Scope
+		}
+	}
 	st, err := cr.oauth.Start(connect.StartRequest{
 		Sub: sub, Connector: c.ID, Account: account,
-		Config: cr.oauthConfig(c), RedirectURI: redirect,
+		Config: cfg, RedirectURI: redirect, Granted: granted,
 	})
 	if err != nil {
 		e := connect.AsError(err)

@@ -13,6 +13,7 @@ package's connector (GatewayTransport.default_connector).
 
 import base64
 import http.client
+import ipaddress
 import json
 import os
 import socket
@@ -293,6 +294,17 @@ def decode_tool_result(result: Any, operation: Optional[str] = None) -> Any:
     return text
 
 
+def _loopback(url: str) -> bool:
+    """Whether the URL's host is localhost or a loopback address."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def tools_url(gateway_url: str, params: List[Tuple[str, str]]) -> str:
     """The gateway's GET /tools route beside its MCP endpoint: the gateway URL
     with its last path segment (``mcp``) replaced by ``tools``, and params as
@@ -357,8 +369,18 @@ class GatewayTransport:
         return "GatewayTransport(connector=%r)" % (self.connector,)
 
     def read_token(self, operation: Optional[str] = None) -> str:
-        """The bearer token, read (and trimmed) from its file now."""
+        """The bearer token, read (and trimmed) from its file now.
+
+        Without a token file (neither token_file nor ANVIL_GATEWAY_TOKEN_FILE)
+        the answer is "" for a gateway on a loopback address, which in auth
+        mode none takes calls without one (the call then carries no
+        Authorization; a gateway verifying tokens answers it 401,
+        auth_required); for any other gateway it is auth_required, and
+        nothing is sent.
+        """
         path = self._token_file or _env(TOKEN_FILE_ENV)
+        if not path and _loopback(self.url):
+            return ""
         if not path:
             raise AnvilError(
                 "auth_required",
@@ -476,9 +498,10 @@ class GatewayTransport:
         base = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
-            "Authorization": "Bearer " + token,
             "User-Agent": self.user_agent,
         }
+        if token:
+            base["Authorization"] = "Bearer " + token
         for key, value in (headers or {}).items():
             if key.lower() not in _PROTECTED:
                 base[key] = value
@@ -535,7 +558,9 @@ class GatewayTransport:
         params = [("search", query), ("connector", self.connector)]
         if limit is not None:
             params.append(("limit", str(limit)))
-        headers = {"Accept": "application/json", "Authorization": "Bearer " + token, "User-Agent": self.user_agent}
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        if token:
+            headers["Authorization"] = "Bearer " + token
         request = urllib.request.Request(tools_url(self.url, params), headers=headers, method="GET")
         status, _, body = self._send(request, timeout if timeout is not None else self.timeout, None)
         if status >= 400:

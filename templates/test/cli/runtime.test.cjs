@@ -198,10 +198,20 @@ test("main calls <connector>__<tool> in one session and prints the result", asyn
   assert.ok(g.seen.every((s) => s.auth === "Bearer tok"));
   assert.equal(g.seen[2].session, "s-1");
 
-  const noToken = sink();
+  // Without a token file, a loopback gateway (auth mode none) is called
+  // without Authorization; any other gateway is refused before anything
+  // is sent.
   delete process.env.ANVIL_GATEWAY_TOKEN_FILE;
+  const seenBefore = g.seen.length;
+  const loopback = sink();
+  assert.equal(await cli.main(SPEC, ["items", "list", "--owner", "o"], { stdout: sink(), stderr: loopback }), 0, loopback.text);
+  assert.equal(g.seen.length, seenBefore + 4);
+  assert.ok(g.seen.slice(seenBefore).every((s) => s.auth === undefined));
+  const noToken = sink();
+  process.env.ANVIL_GATEWAY_URL = "http://gateway.invalid/mcp";
   assert.equal(await cli.main(SPEC, ["items", "list", "--owner", "o"], { stdout: sink(), stderr: noToken }), 4);
   assert.equal(JSON.parse(noToken.text).error.code, "auth_required");
+  assert.equal(g.seen.length, seenBefore + 4);
 });
 
 test("httpError and rpcError: the envelope's code wins, else the status alone decides", () => {
@@ -375,6 +385,10 @@ test("search asks GET /tools beside the gateway URL and prints each result as it
   assert.equal(g.seen.length, 4);
 
   delete process.env.ANVIL_GATEWAY_TOKEN_FILE;
+  const loopback = sink();
+  assert.equal(await cli.main(SPEC, ["search", "x"], { stdout: loopback, stderr: sink() }), 0);
+  assert.equal(g.seen[g.seen.length - 1].auth, undefined);
+  process.env.ANVIL_GATEWAY_URL = "http://gateway.invalid/mcp";
   const noToken = sink();
   assert.equal(await cli.main(SPEC, ["search", "x"], { stdout: sink(), stderr: noToken }), 4);
   assert.equal(JSON.parse(noToken.text).error.code, "auth_required");

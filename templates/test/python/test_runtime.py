@@ -336,6 +336,21 @@ class TransportTest(unittest.TestCase):
             pkg._gateway.GatewayTransport(self.url, token_file=empty).read_token()
         self.assertEqual(cm.exception.details["code"], "sdk/token_file_empty")
 
+    def test_no_token_file_loopback_only(self):
+        # Without a token file a loopback gateway (auth mode none) gets no
+        # Authorization; any other gateway is refused before anything is sent.
+        saved = os.environ.pop("ANVIL_GATEWAY_TOKEN_FILE", None)
+        try:
+            for url in ("http://127.0.0.1:9/mcp", "http://localhost:9/mcp", "http://[::1]:9/mcp"):
+                self.assertEqual(pkg._gateway.GatewayTransport(url).read_token(), "")
+            with self.assertRaises(pkg.errors.AnvilError) as cm:
+                pkg._gateway.GatewayTransport("http://gateway.example/mcp").read_token()
+            self.assertEqual(cm.exception.code, "auth_required")
+            self.assertEqual(cm.exception.details["code"], "sdk/token_file_unset")
+        finally:
+            if saved is not None:
+                os.environ["ANVIL_GATEWAY_TOKEN_FILE"] = saved
+
     def test_invoke_sends_one_session_with_controls(self):
         client = _Client(pkg._gateway.GatewayTransport(self.url, token_file=self.token))
         got = pkg._invoke.invoke(client, "delete_item", {"id": 4, "gone": None}, confirm=True, dry_run=True)

@@ -144,6 +144,20 @@ test("GatewayTransport.callTool: one session, token read from its file, SSE answ
     ]);
     const missing = new GatewayTransport(url, { tokenFile: join(dir, "missing") });
     await assert.rejects(missing.callTool("x", {}), (e: unknown) => e instanceof AnvilError && e.code === "auth_required");
+    // Without a token file a loopback gateway (auth mode none) gets no
+    // Authorization; any other gateway is refused before anything is sent.
+    const saved = process.env.ANVIL_GATEWAY_TOKEN_FILE;
+    delete process.env.ANVIL_GATEWAY_TOKEN_FILE;
+    try {
+      seen.length = 0;
+      await new GatewayTransport(url, { gatewayConnector: "shop" }).callTool("shop__shop_list_item", {});
+      assert.deepEqual(seen[0], "POST initialize  ");
+      const remote = new GatewayTransport("http://gateway.example/mcp", { gatewayConnector: "shop" });
+      await assert.rejects(remote.callTool("x", {}), (e: unknown) => e instanceof AnvilError && e.code === "auth_required");
+      assert.equal(seen.length, 4);
+    } finally {
+      if (saved !== undefined) process.env.ANVIL_GATEWAY_TOKEN_FILE = saved;
+    }
   } finally {
     server.close();
     rmSync(dir, { recursive: true, force: true });

@@ -291,6 +291,17 @@ export function decodeToolResult(result: ToolResult, operation?: string): unknow
   return text ?? null;
 }
 
+/** Whether the URL's host is localhost or a loopback address. */
+function isLoopback(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host === "[::1]" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 /** Calls tools on the Anvil gateway as one connector. */
 export class GatewayTransport {
   readonly url: string;
@@ -325,9 +336,17 @@ export class GatewayTransport {
     this.#fetch = options.fetch ?? globalThis.fetch;
   }
 
-  /** The bearer token, read now. */
+  /**
+   * The bearer token, read now. Without a token provider or file (tokenFile, ANVIL_GATEWAY_TOKEN_FILE)
+   * it is "" for a gateway on a loopback address, which in auth mode none takes calls without one (the
+   * call then carries no Authorization; a gateway verifying tokens answers 401, auth_required); for any
+   * other gateway it is auth_required, and nothing is sent.
+   */
   async readToken(operation?: string): Promise<string> {
     let token: string;
+    if (this.#tokenProvider === undefined && (this.#tokenFile ?? env("ANVIL_GATEWAY_TOKEN_FILE")) === undefined && isLoopback(this.url)) {
+      return "";
+    }
     if (this.#tokenProvider !== undefined) {
       try {
         token = String(await this.#tokenProvider()).trim();
@@ -395,7 +414,8 @@ export class GatewayTransport {
    */
   async searchTools(query: string, options: TransportCallOptions & { limit?: number } = {}): Promise<SearchResult[]> {
     const token = await this.readToken();
-    const headers: Record<string, string> = { Accept: "application/json", Authorization: "Bearer " + token, "User-Agent": this.userAgent };
+    const headers: Record<string, string> = { Accept: "application/json", "User-Agent": this.userAgent };
+    if (token !== "") headers.Authorization = "Bearer " + token;
     const limit = options.limit === undefined ? undefined : String(options.limit);
     const url = toolsUrl(this.url, { search: query, connector: this.connector, limit });
     const answer = await this.#send("GET", headers, undefined, options, url);
@@ -414,9 +434,9 @@ export class GatewayTransport {
     const base: Record<string, string> = {
       "Content-Type": "application/json",
       Accept: "application/json, text/event-stream",
-      Authorization: "Bearer " + token,
       "User-Agent": this.userAgent,
     };
+    if (token !== "") base.Authorization = "Bearer " + token;
     for (const [k, v] of Object.entries(options.headers ?? {})) {
       if (!PROTECTED.includes(k.toLowerCase())) base[k] = v;
     }

@@ -2,7 +2,7 @@
 // anvil binary, as Branchyard would (see package e2e for the steps).
 //
 //	go run ./examples/github-mini/cmd/e2e [--keep] [--gateway generic|generated]
-//	                                       [--anvil <path>] [--timeout 4m]
+//	                                       [--anvil <path>] [--timeout 4m] [--build-timeout 30m]
 //
 // It prints one JSON line on stdout,
 //
@@ -11,7 +11,9 @@
 // and a progress line per check on stderr. It exits 0 when every check
 // holds, 1 when one does not, and 2 on bad usage. --keep keeps the work
 // directory (otherwise it is removed); --anvil uses a built anvil binary
-// instead of building ./cmd/anvil. SIGINT or SIGTERM stops the run, and
+// instead of building ./cmd/anvil. The module download and the builds come
+// first, each with progress lines, under --build-timeout; --timeout bounds
+// the rest and starts when they end. SIGINT or SIGTERM stops the run, and
 // every process it started, early.
 package main
 
@@ -27,7 +29,7 @@ import (
 	"github.com/anvil-dev/anvil/examples/github-mini/e2e"
 )
 
-const usage = "usage: e2e [--keep] [--gateway generic|generated] [--anvil <path to anvil binary>] [--timeout <duration>]\n"
+const usage = "usage: e2e [--keep] [--gateway generic|generated] [--anvil <path to anvil binary>] [--timeout <duration>] [--build-timeout <duration>]\n"
 
 func main() {
 	// A closed stdout or stderr (e2e | head) must not kill the runner
@@ -48,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	gateway := fs.String("gateway", e2e.GatewayGeneric, "")
 	anvil := fs.String("anvil", "", "")
 	timeout := fs.Duration("timeout", e2e.DefaultTimeout, "")
+	buildTimeout := fs.Duration("build-timeout", e2e.DefaultBuildTimeout, "")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			fmt.Fprint(stdout, usage)
@@ -56,7 +59,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "e2e: %v\n%s", err, usage)
 		return 2
 	}
-	opts := e2e.Options{Keep: *keep, Gateway: *gateway, Anvil: *anvil, Timeout: *timeout, Progress: stderr}
+	opts := e2e.Options{Keep: *keep, Gateway: *gateway, Anvil: *anvil, Timeout: *timeout, BuildTimeout: *buildTimeout, Progress: stderr}
 	if fs.NArg() != 0 {
 		fmt.Fprintf(stderr, "e2e: unexpected argument %q\n%s", fs.Arg(0), usage)
 		return 2

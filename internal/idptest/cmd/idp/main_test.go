@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,5 +122,42 @@ func TestRunRefusesBadInput(t *testing.T) {
 		if code := run(context.Background(), tc.args, &stdout, &stderr); code != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr %q; want 2 and %q", name, code, stdout.String(), stderr.String(), tc.want)
 		}
+	}
+}
+
+// idp browse plays the browser: it logs in at the authorization URL, GETs
+// the client's redirect URI with the code and state, and prints the
+// client's answer; a wrong password or a refusing client exits 1.
+func TestBrowse(t *testing.T) {
+	var got string
+	client := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Query().Get("state")
+		if r.URL.Query().Get("code") == "" {
+			http.Error(w, "no code", http.StatusBadRequest)
+			return
+		}
+		io.WriteString(w, "Connected.\n")
+	}))
+	defer client.Close()
+	p := idptest.Start(t, idptest.Options{
+		Clients: []idptest.Client{{ID: "cli", RedirectURIs: []string{client.URL + "/callback"}}},
+		Users:   []idptest.User{{Subject: "u-1", Username: "ada", Password: "pw"}},
+	})
+	cfg := &oauth2.Config{ClientID: "cli", RedirectURL: client.URL + "/callback", Scopes: []string{"openid"},
+		Endpoint: oauth2.Endpoint{AuthURL: p.Issuer() + "/authorize", TokenURL: p.Issuer() + "/oauth/token"}}
+	authURL := cfg.AuthCodeURL("st-1", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()))
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"browse", "-user", "ada", "-password", "pw", authURL}, &stdout, &stderr); code != 0 ||
+		stdout.String() != "Connected.\n" || got != "st-1" {
+		t.Errorf("browse: exit %d, stdout %q, stderr %q, state %q", code, stdout.String(), stderr.String(), got)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), []string{"browse", "-user", "ada", "-password", "wrong", authURL}, &stdout, &stderr); code != 1 ||
+		!strings.Contains(stderr.String(), "login refused") {
+		t.Errorf("wrong password: exit %d, stderr %q", code, stderr.String())
+	}
+	if code := run(context.Background(), []string{"browse", "-user", "ada", authURL}, &stdout, &stderr); code != 2 {
+		t.Errorf("no password: exit %d", code)
 	}
 }
