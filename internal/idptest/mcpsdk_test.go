@@ -69,7 +69,17 @@ func TestMCPGoSDKClientLogsIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := mustVerify(t, p, tok.AccessToken)
-	if !slices.Equal(audience(c), []string{resource}) || c["scope"] != "tools:read offline_access" || c["sub"] != "user-alice" || tok.RefreshToken == "" {
+	if !slices.Equal(audience(c), []string{resource}) || !sameScopes(c["scope"], "tools:read offline_access") || c["sub"] != "user-alice" || tok.RefreshToken == "" {
 		t.Errorf("token from the SDK's flow: %v (refresh token %t)", c, tok.RefreshToken != "")
 	}
+}
+
+// sameScopes compares a scope claim with want as sets: the SDK's client
+// joins the scopes it asks for in no fixed order.
+func sameScopes(claim any, want string) bool {
+	got, _ := claim.(string)
+	a, b := strings.Fields(got), strings.Fields(want)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }

@@ -28,6 +28,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -95,7 +96,11 @@ func connect(ctx context.Context, verb, server, clientID, user, password string,
 				return nil, err
 			}
 			logins++
-			fmt.Fprintf(stdout, "login %d: scope %s\n", logins, u.Query().Get("scope"))
+			// The SDK's step-up joins the scopes in no fixed order; the
+			// request is the same set either way, so it is printed sorted.
+			scopes := strings.Fields(u.Query().Get("scope"))
+			sort.Strings(scopes)
+			fmt.Fprintf(stdout, "login %d: scope %s\n", logins, strings.Join(scopes, " "))
 			b := &idptest.Browser{Issuer: u.Scheme + "://" + u.Host}
 			r, err := b.Login(ctx, args.URL, user, password)
 			if err != nil {
