@@ -30,7 +30,7 @@ func TestGoldenHostile(t *testing.T) {
 
 func TestRuntimeIsTheTemplate(t *testing.T) {
 	files := renderExample(t, "hostile", "hostile")
-	want, err := runtimeSource("hostile")
+	want, err := RuntimeSource("hostile")
 	if err != nil {
 		t.Fatal(err)
 	}

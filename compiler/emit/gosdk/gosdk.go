@@ -63,7 +63,7 @@ func Render(c emit.Connector) (files.Tree, error) {
 	}
 	tree := files.Tree{}
 	tree.Add("go.mod", []byte("// "+Header+"\n\nmodule "+ModulePath(c.ID)+"\n\ngo "+GoVersion+"\n"))
-	rt, err := runtimeSource(g.pkg)
+	rt, err := RuntimeSource(g.pkg)
 	if err != nil {
 		return nil, err
 	}
@@ -81,9 +81,9 @@ func Render(c emit.Connector) (files.Tree, error) {
 
 var packageClause = regexp.MustCompile(`(?s)\A.*?\npackage anvilsdk\n`)
 
-// runtimeSource is templates/gosdk/runtime.go as the SDK's package: its
+// RuntimeSource is templates/gosdk/runtime.go as the SDK's package: its
 // package comment and clause replaced by the marker and pkg's clause.
-func runtimeSource(pkg string) ([]byte, error) {
+func RuntimeSource(pkg string) ([]byte, error) {
 	src, err := templates.Source("gosdk/runtime.go")
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 
 	"github.com/anvil-dev/anvil/compiler/emit"
 
+	"github.com/anvil-dev/anvil/compiler/emit/gosdk"
 	"github.com/anvil-dev/anvil/golden"
 	"github.com/anvil-dev/anvil/templates"
 )
@@ -24,7 +25,12 @@ func TestGoldenGithubMini(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden.CheckTree(t, "harness/github-mini", renderMini(t), verbatim)
+	// The Go SDK's runtime is the gosdk template under the SDK's package.
+	runtime, err := gosdk.RuntimeSource("github")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden.CheckTree(t, "harness/github-mini", renderMini(t), verbatim, golden.Sources{"templates/gosdk/runtime.go (as package github)": runtime})
 }
 
 func TestDeterministic(t *testing.T) {
