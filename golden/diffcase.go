@@ -95,7 +95,9 @@ func ApplyUnifiedDiff(old, diff []byte) ([]byte, error) {
 	lines := splitLines(diff)
 	for i := 0; i < len(lines); {
 		if !strings.HasPrefix(lines[i], "@@ ") {
-			if next > 0 || strings.HasPrefix(lines[i], " ") || strings.HasPrefix(lines[i], "+") && !strings.HasPrefix(lines[i], "+++") {
+			// Only the header (---, +++ and the like) comes before the
+			// first hunk; each hunk's loop below runs to the next "@@".
+			if strings.HasPrefix(lines[i], " ") || strings.HasPrefix(lines[i], "+") && !strings.HasPrefix(lines[i], "+++") {
 				return nil, fmt.Errorf("line %d: %q is outside a hunk", i+1, lines[i])
 			}
 			i++
