@@ -127,7 +127,7 @@ func Build(ctx context.Context, o BuildOptions) (*Result, error) {
 	if o.FS == nil {
 		// Lock what was read (the AIR is compiled from exactly these
 		// bytes) as a source snapshot: --source <id> compiles it again.
-		snap, err := rec.Save(o.Root, o.Spec, doc.Service.Source.Kind)
+		snap, err := rec.Save(o.Root, o.Spec, string(doc.Service.Source.Kind))
 		if err != nil {
 			return res, &StepError{Step: StepSnapshot, Path: filepath.Join(o.Root, filepath.FromSlash(sources.Dir)), Err: err}
 		}

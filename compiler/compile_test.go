@@ -47,7 +47,7 @@ const splitPaths = `get:
 func codes(l diag.List) string {
 	var out []string
 	for _, d := range l {
-		out = append(out, d.Level+" "+d.Code)
+		out = append(out, string(d.Level)+" "+d.Code)
 	}
 	return strings.Join(out, ", ")
 }

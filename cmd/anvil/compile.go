@@ -121,7 +121,7 @@ func runCompile(e *env, c *cli.Context) error {
 		return silentExit(1)
 	}
 
-	res := compileResult{Spec: shownSpec, Kind: doc.Service.Source.Kind, Source: built.Snapshot.ID, Out: out, Files: built.Files, Operations: len(doc.Operations),
+	res := compileResult{Spec: shownSpec, Kind: string(doc.Service.Source.Kind), Source: built.Snapshot.ID, Out: out, Files: built.Files, Operations: len(doc.Operations),
 		Errors: all.Count(diag.Error), Warnings: all.Count(diag.Warning), Diagnostics: all}
 	for i := range doc.Operations {
 		switch doc.Operations[i].State {

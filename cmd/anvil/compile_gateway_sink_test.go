@@ -42,7 +42,7 @@ func sinkSchema(t *testing.T, s string) *air.Schema {
 func sinkDoc(t *testing.T) *air.Document {
 	t.Helper()
 	b := func(v bool) *bool { return &v }
-	op := func(id, tool, method, path string, kind string, params []air.Param, body *air.Body, schema string) air.Operation {
+	op := func(id, tool, method, path string, kind air.EffectKind, params []air.Param, body *air.Body, schema string) air.Operation {
 		o := air.Operation{
 			ID: id, CanonicalName: tool, DisplayName: tool, Description: "Sink operation " + id + ".", Tags: []string{},
 			SourceRef:   air.SourceRef{Kind: "openapi", Path: path, Method: method, OperationID: tool},
@@ -64,10 +64,10 @@ func sinkDoc(t *testing.T) *air.Document {
 		}
 		return o
 	}
-	p := func(name, in string, required bool, style string, explode *bool) air.Param {
+	p := func(name string, in air.Location, required bool, style string, explode *bool) air.Param {
 		return air.Param{Name: name, Key: name, In: in, Required: required, Style: air.ParamStyle(style), Explode: explode}
 	}
-	keyed := func(name, key, in string, required bool) air.Param {
+	keyed := func(name, key string, in air.Location, required bool) air.Param {
 		return air.Param{Name: name, Key: key, In: in, Required: required}
 	}
 	ops := []air.Operation{

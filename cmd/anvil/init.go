@@ -116,7 +116,7 @@ func initAuth(spec *openapi.Spec, doc *air.Document) (*air.Auth, string) {
 	bad := ""
 	var flow air.Provider
 	check := func(a *air.Auth) {
-		if a != nil && a.Provider != nil && bad == "" && (a.Provider.Grant == "implicit" || a.Provider.Grant == "password") {
+		if a != nil && a.Provider != nil && bad == "" && a.Provider.Grant.GatewayCannotRun() {
 			bad = fmt.Sprintf("the description's scheme %q offers only the OAuth2 %s flow, which the gateway cannot run", a.Scheme, a.Provider.Grant)
 			flow = *a.Provider
 		}
@@ -138,15 +138,15 @@ func initAuth(spec *openapi.Spec, doc *air.Document) (*air.Auth, string) {
 			ss := spec.SecuritySchemes[n]
 			switch {
 			case want == "apikey" && strings.EqualFold(ss.Type, "apiKey") && ss.ParamName != "":
-				return &air.Auth{Type: air.AuthAPIKey, Scheme: n, Carrier: &air.Carrier{In: ss.In, Name: ss.ParamName}},
+				return &air.Auth{Type: air.AuthAPIKey, Scheme: n, Carrier: &air.Carrier{In: air.Location(ss.In), Name: ss.ParamName}},
 					bad + fmt.Sprintf("; its API key scheme %q is used instead. To use OAuth, replace this block with {type: oauth2_authorization_code, provider: {authorization_endpoint, token_endpoint}} (docs/manifest.md).", n)
 			case want == "basic" && strings.EqualFold(ss.Type, "http") && strings.EqualFold(ss.Scheme, "basic"):
-				return &air.Auth{Type: air.AuthBasic, Scheme: n, Carrier: &air.Carrier{In: "header", Name: "Authorization", Scheme: "Basic"}},
+				return &air.Auth{Type: air.AuthBasic, Scheme: n, Carrier: &air.Carrier{In: air.InHeader, Name: "Authorization", Scheme: "Basic"}},
 					bad + fmt.Sprintf("; its HTTP basic scheme %q is used instead (docs/manifest.md).", n)
 			}
 		}
 	}
-	if flow.Grant == "password" {
+	if flow.Grant == air.GrantPassword {
 		return &air.Auth{Type: air.AuthOAuth2ClientCredentials, Provider: &air.Provider{TokenEndpoint: flow.TokenEndpoint}},
 			bad + ", and it declares no other. Check that the token endpoint below issues client credentials tokens, or replace the block with the auth the API takes (docs/manifest.md)."
 	}

@@ -35,13 +35,13 @@ func writeCase(t *testing.T, dir, kind string, edit func(string) string) (oldSpe
 	return filepath.Join(dir, "old.yaml"), filepath.Join(dir, "new.yaml"), filepath.Join(dir, "anvil.yaml")
 }
 
-func states(t *testing.T, bundle string) map[string]string {
+func states(t *testing.T, bundle string) map[string]air.OperationState {
 	t.Helper()
 	doc, err := air.Load(bundle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := map[string]string{}
+	m := map[string]air.OperationState{}
 	for _, op := range doc.Operations {
 		m[op.ID] = op.State
 	}

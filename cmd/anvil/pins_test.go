@@ -77,7 +77,7 @@ func TestLockPinsNamesAcrossRecompile(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, op := range doc.Operations {
-		got[op.SourceRef.Path] = op.ID + " " + op.MCP.ToolName + " " + op.CLI.Command + " " + op.State
+		got[op.SourceRef.Path] = op.ID + " " + op.MCP.ToolName + " " + op.CLI.Command + " " + string(op.State)
 	}
 	if got["/repos/{owner}/{repo}/orders"] != "shop.orders.list shop_list_repo_orders shop orders list approved" ||
 		got["/orgs/{org}/orders"] != "shop.orders.list_orgs shop_list_org_orders shop orders list_orgs review_required" {

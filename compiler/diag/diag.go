@@ -18,6 +18,9 @@ const (
 	Info    = air.LevelInfo
 )
 
+// Level is a diagnostic's level (air.Level).
+type Level = air.Level
+
 // Pos is a position in a source file (air.Pos: the one position type, so
 // a diagnostic is recorded in AIR without conversion).
 type Pos = air.Pos
@@ -30,7 +33,7 @@ type Diagnostic = air.Diagnostic
 type List []Diagnostic
 
 // Add appends a diagnostic.
-func (l *List) Add(pos Pos, level, code, format string, args ...any) {
+func (l *List) Add(pos Pos, level air.Level, code, format string, args ...any) {
 	*l = append(*l, Diagnostic{Pos: pos, Level: level, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
@@ -64,7 +67,7 @@ func (l List) Errors() List {
 }
 
 // Count counts the diagnostics of one level.
-func (l List) Count(level string) int {
+func (l List) Count(level air.Level) int {
 	n := 0
 	for _, d := range l {
 		if d.Level == level {
@@ -107,12 +110,12 @@ func (l List) WriteText(w io.Writer) error {
 // reported is a diagnostic's shape in `anvil compile --format json`: the
 // position as a structured object, where AIR records a path string.
 type reported struct {
-	Pos          Pos    `json:"pos"`
-	Level        string `json:"level"`
-	Code         string `json:"code"`
-	Message      string `json:"message"`
-	OperationID  string `json:"operationId,omitempty"`
-	CapabilityID string `json:"capabilityId,omitempty"`
+	Pos          Pos       `json:"pos"`
+	Level        air.Level `json:"level"`
+	Code         string    `json:"code"`
+	Message      string    `json:"message"`
+	OperationID  string    `json:"operationId,omitempty"`
+	CapabilityID string    `json:"capabilityId,omitempty"`
 }
 
 // MarshalJSON writes the list in the reported shape (a nil list is null,

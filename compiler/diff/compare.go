@@ -108,7 +108,7 @@ func compareContracts(o, n *Contract, m *memo) []Finding {
 	if oa, na := authText(o.Auth), authText(n.Auth); oa != na {
 		// Dropping authentication breaks no caller; any other change asks
 		// for different credentials.
-		add(AuthChanged, na != air.AuthNone, "auth %s → %s", oa, na)
+		add(AuthChanged, na != string(air.AuthNone), "auth %s → %s", oa, na)
 	}
 	if o.EffectClass != n.EffectClass {
 		add(EffectClassChanged, classRank(n.EffectClass) > classRank(o.EffectClass), "effect class %s → %s", o.EffectClass, n.EffectClass)
@@ -129,16 +129,16 @@ func compareContracts(o, n *Contract, m *memo) []Finding {
 }
 
 // classRank orders effect classes by how much harder they are to take back.
-func classRank(c string) int {
-	return slices.Index([]string{air.ClassRead, air.ClassReversible, air.ClassCompensable, air.ClassIrreversible}, c)
+func classRank(c air.EffectClass) int {
+	return slices.Index([]air.EffectClass{air.ClassRead, air.ClassReversible, air.ClassCompensable, air.ClassIrreversible}, c)
 }
 
 // authText names an auth requirement: type, scheme and sorted scopes.
 func authText(a *air.Auth) string {
 	if a == nil || a.Type == "" {
-		return air.AuthNone
+		return string(air.AuthNone)
 	}
-	s := a.Type
+	s := string(a.Type)
 	if a.Scheme != "" {
 		s += "(" + a.Scheme + ")"
 	}

@@ -17,13 +17,13 @@ type Contract struct {
 	Path   string `json:"path"`
 	// Input is the tool input schema without the safety controls (confirm,
 	// idempotency key, dry run): those are reported as confirmation changes.
-	Input        *air.Schema `json:"input,omitempty"`
-	Status       int         `json:"status,omitempty"`
-	Output       *air.Schema `json:"output,omitempty"`
-	Auth         *air.Auth   `json:"auth,omitempty"`
-	EffectClass  string      `json:"effectClass"`
-	Undo         bool        `json:"undo"`
-	Confirmation bool        `json:"confirmation"`
+	Input        *air.Schema     `json:"input,omitempty"`
+	Status       int             `json:"status,omitempty"`
+	Output       *air.Schema     `json:"output,omitempty"`
+	Auth         *air.Auth       `json:"auth,omitempty"`
+	EffectClass  air.EffectClass `json:"effectClass"`
+	Undo         bool            `json:"undo"`
+	Confirmation bool            `json:"confirmation"`
 	// Defs resolves "#/$defs/<name>" references of Input and Output.
 	Defs map[string]*air.Schema `json:"defs,omitempty"`
 }

@@ -47,7 +47,7 @@ func ShortList(l []string) []string {
 
 // EffectLabel is how the SDKs and SKILL.md name an effect class
 // (docs/manifest.md, "effect").
-func EffectLabel(class string) string {
+func EffectLabel(class air.EffectClass) string {
 	switch class {
 	case air.ClassRead:
 		return "read"

@@ -213,7 +213,7 @@ func TestV2KeepsAnOlderSchemaWhole(t *testing.T) {
 	}
 	fresh := compile(t, twoOps)
 	ds := back.Apply(fresh, FileName)
-	states := map[string]string{}
+	states := map[string]air.OperationState{}
 	for _, op := range fresh.Operations {
 		states[op.SourceRef.Method] = op.State
 	}

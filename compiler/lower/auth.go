@@ -70,19 +70,19 @@ func (l *lowerer) authFromScheme(ss *openapi.SecurityScheme, scopes []string, po
 	if len(scopes) > 0 {
 		a.Scopes = append([]string(nil), scopes...)
 	}
-	bearer := &air.Carrier{In: "header", Name: "Authorization", Scheme: "Bearer"}
+	bearer := &air.Carrier{In: air.InHeader, Name: "Authorization", Scheme: "Bearer"}
 	switch strings.ToLower(ss.Type) {
 	case "http":
 		switch strings.ToLower(ss.Scheme) {
 		case "bearer":
 			a.Type, a.Carrier = air.AuthBearer, bearer
 		case "basic":
-			a.Type, a.Carrier = air.AuthBasic, &air.Carrier{In: "header", Name: "Authorization", Scheme: "Basic"}
+			a.Type, a.Carrier = air.AuthBasic, &air.Carrier{In: air.InHeader, Name: "Authorization", Scheme: "Basic"}
 		default:
-			a.Type, a.Carrier = air.AuthCustomHeader, &air.Carrier{In: "header", Name: "Authorization", Scheme: httpSchemeName(ss.Scheme)}
+			a.Type, a.Carrier = air.AuthCustomHeader, &air.Carrier{In: air.InHeader, Name: "Authorization", Scheme: httpSchemeName(ss.Scheme)}
 		}
 	case "apikey":
-		a.Type, a.Carrier = air.AuthAPIKey, &air.Carrier{In: ss.In, Name: ss.ParamName}
+		a.Type, a.Carrier = air.AuthAPIKey, &air.Carrier{In: air.Location(ss.In), Name: ss.ParamName}
 	case "oauth2":
 		var flows []string
 		for _, f := range []struct {
@@ -98,19 +98,19 @@ func (l *lowerer) authFromScheme(ss *openapi.SecurityScheme, scopes []string, po
 		case ss.AuthorizationCode != nil:
 			f := ss.AuthorizationCode
 			a.Type = air.AuthOAuth2AuthorizationCode
-			a.Provider = &air.Provider{AuthorizationEndpoint: f.AuthorizationURL, TokenEndpoint: f.TokenURL, Grant: "authorization_code"}
+			a.Provider = &air.Provider{AuthorizationEndpoint: f.AuthorizationURL, TokenEndpoint: f.TokenURL, Grant: air.GrantAuthorizationCode}
 		case ss.ClientCredentials != nil:
 			f := ss.ClientCredentials
 			a.Type = air.AuthOAuth2ClientCredentials
-			a.Provider = &air.Provider{TokenEndpoint: f.TokenURL, Grant: "client_credentials"}
+			a.Provider = &air.Provider{TokenEndpoint: f.TokenURL, Grant: air.GrantClientCredentials}
 		case ss.Implicit != nil:
 			// Kept as the implicit grant so checkAuthFlow reports it unless
 			// the manifest replaces it.
 			a.Type = air.AuthOAuth2AuthorizationCode
-			a.Provider = &air.Provider{AuthorizationEndpoint: ss.Implicit.AuthorizationURL, Grant: grantImplicit}
+			a.Provider = &air.Provider{AuthorizationEndpoint: ss.Implicit.AuthorizationURL, Grant: air.GrantImplicit}
 		case ss.Password != nil:
 			a.Type = air.AuthOAuth2ClientCredentials
-			a.Provider = &air.Provider{TokenEndpoint: ss.Password.TokenURL, Grant: grantPassword}
+			a.Provider = &air.Provider{TokenEndpoint: ss.Password.TokenURL, Grant: air.GrantPassword}
 		default:
 			a.Type = air.AuthOAuth2AuthorizationCode
 		}
@@ -120,7 +120,7 @@ func (l *lowerer) authFromScheme(ss *openapi.SecurityScheme, scopes []string, po
 		}
 	case "openidconnect":
 		a.Type, a.Carrier = air.AuthOAuth2AuthorizationCode, bearer
-		a.Provider = &air.Provider{Grant: "authorization_code"}
+		a.Provider = &air.Provider{Grant: air.GrantAuthorizationCode}
 	case "mutualtls":
 		a.Type = air.AuthMTLS
 	default:
@@ -140,8 +140,8 @@ func httpSchemeName(s string) string {
 // manifestAuthType maps a manifest auth type onto AIR; the legacy "oauth2"
 // becomes oauth2_authorization_code when an authorization endpoint is known
 // (from the manifest or the spec) and oauth2_client_credentials otherwise.
-func manifestAuthType(m *manifest.Auth, base air.Auth) string {
-	if m.Type != "oauth2" {
+func manifestAuthType(m *manifest.Auth, base air.Auth) air.AuthType {
+	if m.Type != air.AuthOAuth2 {
 		return m.Type
 	}
 	if (m.Provider != nil && m.Provider.AuthorizationEndpoint != "") || (base.Provider != nil && base.Provider.AuthorizationEndpoint != "") {
@@ -213,27 +213,21 @@ func applyManifestAuth(m *manifest.Auth, base air.Auth) air.Auth {
 
 func authEqual(a, b air.Auth) bool { return reflect.DeepEqual(a, b) }
 
-// OAuth2 grants the spec may declare that the gateway cannot run.
-const (
-	grantImplicit = "implicit"
-	grantPassword = "password"
-)
-
 // unsupportedFlows explains, per unsupported grant, why the gateway cannot
 // run it: it holds credentials server-side and acts for a person through a
 // refreshable token, which neither flow gives.
-var unsupportedFlows = map[string]string{
-	grantImplicit: "the OAuth2 implicit flow, which hands tokens to a browser and has no token endpoint, so the gateway can neither obtain nor refresh one",
-	grantPassword: "the OAuth2 resource-owner password flow, which would make the gateway hold a person's password",
+var unsupportedFlows = map[air.OAuthGrant]string{
+	air.GrantImplicit: "the OAuth2 implicit flow, which hands tokens to a browser and has no token endpoint, so the gateway can neither obtain nor refresh one",
+	air.GrantPassword: "the OAuth2 resource-owner password flow, which would make the gateway hold a person's password",
 }
 
 // defaultGrant is the grant an OAuth2 auth type runs.
-func defaultGrant(authType string) string {
+func defaultGrant(authType air.AuthType) air.OAuthGrant {
 	switch authType {
 	case air.AuthOAuth2AuthorizationCode:
-		return "authorization_code"
+		return air.GrantAuthorizationCode
 	case air.AuthOAuth2ClientCredentials:
-		return "client_credentials"
+		return air.GrantClientCredentials
 	}
 	return ""
 }
@@ -313,7 +307,7 @@ func (l *lowerer) checkReview(st *opState, m *manifest.Operation, a air.Auth) {
 	if op.State != air.StateApproved || st.entry == nil {
 		return
 	}
-	person := a.Type == air.AuthOAuth2AuthorizationCode || a.Type == "oauth2"
+	person := a.Type == air.AuthOAuth2AuthorizationCode || a.Type == air.AuthOAuth2
 	switch {
 	case person && (m.ReviewedBy == "" || m.ReviewReason == ""):
 		op.State = air.StateReviewRequired

@@ -139,7 +139,7 @@ func TestManifestAuthBlock(t *testing.T) {
 
 // flowSpec is a spec whose only scheme offers one unsupported OAuth2 flow,
 // required by one operation and not by a public one.
-func flowSpec(flow string) *openapi.Spec {
+func flowSpec(flow air.OAuthGrant) *openapi.Spec {
 	s := authSpec(nil,
 		&openapi.Operation{Path: "/pets", Method: "GET", OperationID: "listPets", HasSecurity: true, Security: []openapi.SecurityRequirement{req("legacy")}},
 		&openapi.Operation{Path: "/pets/{id}", Method: "GET", OperationID: "getPet", HasSecurity: true, Security: []openapi.SecurityRequirement{req("legacy")}},
@@ -164,7 +164,7 @@ func flowSpec(flow string) *openapi.Spec {
 // auth: block naming a type clears it. Before that, the implicit flow was
 // lowered silently as an authorization code flow with no token endpoint.
 func TestUnsupportedOAuthFlows(t *testing.T) {
-	for _, flow := range []string{"implicit", "password"} {
+	for _, flow := range []air.OAuthGrant{air.GrantImplicit, air.GrantPassword} {
 		approve := &manifest.Manifest{File: "anvil.yaml", Operations: []*manifest.OperationEntry{{Key: "listPets", Op: &manifest.Operation{State: air.StateApproved}}}}
 		doc, ds := Lower(flowSpec(flow), approve, nil)
 		var found []string
@@ -185,7 +185,7 @@ func TestUnsupportedOAuthFlows(t *testing.T) {
 		if a := doc.Operations[0].Auth; a == nil || a.Provider == nil || a.Provider.Grant != flow {
 			t.Errorf("%s: auth %+v", flow, a)
 		}
-		for i, want := range []string{air.StateBlocked, air.StateBlocked, air.StateReviewRequired} {
+		for i, want := range []air.OperationState{air.StateBlocked, air.StateBlocked, air.StateReviewRequired} {
 			if got := doc.Operations[i].State; got != want {
 				t.Errorf("%s: operation %s is %s, want %s", flow, doc.Operations[i].ID, got, want)
 			}

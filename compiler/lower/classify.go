@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"net/http"
 	"strings"
 
 	"github.com/anvil-dev/anvil/compiler/manifest"
@@ -9,14 +10,7 @@ import (
 )
 
 // Risk levels.
-const (
-	riskNone        = "none"
-	riskLow         = "low"
-	riskMedium      = "medium"
-	riskHigh        = "high"
-	riskFinancial   = "financial"
-	riskDestructive = "destructive"
-)
+const ()
 
 // effectActions is the AIR action enum.
 var effectActions = set("list", "get", "search", "export", "simulate", "validate", "poll",
@@ -77,12 +71,12 @@ func effectAction(action, method string) string {
 func defaultEffect(method, action, resource string) air.Effect {
 	e := air.Effect{Action: effectAction(action, method), Resource: resource, Reversible: true}
 	if isReadMethod(method) {
-		e.Kind, e.Risk = air.KindRead, riskNone
+		e.Kind, e.Risk = air.KindRead, air.RiskNone
 		return e
 	}
-	e.Kind, e.Risk = air.KindMutation, riskLow
+	e.Kind, e.Risk = air.KindMutation, air.RiskLow
 	if e.Action == "delete" {
-		e.Risk, e.Reversible = riskDestructive, false
+		e.Risk, e.Reversible = air.RiskDestructive, false
 	}
 	return e
 }
@@ -113,34 +107,34 @@ func isIdempotencyHeaderName(name string) bool {
 // nothing about: reads, PUT and DELETE are natural; any other mutation is
 // none, unless the spec declares an Idempotency-Key-style header, which makes
 // it key_supported through that header with a request fingerprint key.
-func defaultIdempotency(kind, method string, op *openapi.Operation) air.Idempotency {
-	natural := air.Idempotency{Mode: air.IdemNatural, Mechanism: "none", KeyDerivation: "none"}
+func defaultIdempotency(kind air.EffectKind, method string, op *openapi.Operation) air.Idempotency {
+	natural := air.Idempotency{Mode: air.IdemNatural, Mechanism: air.MechanismNone, KeyDerivation: air.DeriveNone}
 	if kind == air.KindRead {
 		return natural
 	}
 	if h := idempotencyHeader(op); h != nil {
-		return air.Idempotency{Mode: air.IdemKeySupported, Mechanism: "header", Key: h.Name, KeyDerivation: "request_fingerprint"}
+		return air.Idempotency{Mode: air.IdemKeySupported, Mechanism: air.MechanismHeader, Key: h.Name, KeyDerivation: air.DeriveRequestFingerprint}
 	}
 	switch method {
-	case "PUT", "DELETE":
+	case http.MethodPut, http.MethodDelete:
 		return natural
 	}
-	return air.Idempotency{Mode: air.IdemNone, Mechanism: "none", KeyDerivation: "none"}
+	return air.Idempotency{Mode: air.IdemNone, Mechanism: air.MechanismNone, KeyDerivation: air.DeriveNone}
 }
 
 // strategyMode maps a manifest strategy to an AIR mode and key derivation.
-func strategyMode(strategy string) (mode, derivation string, ok bool) {
+func strategyMode(strategy string) (mode air.IdempotencyMode, derivation air.KeyDerivation, ok bool) {
 	switch strategy {
 	case manifest.StrategyNatural:
-		return air.IdemNatural, "none", true
+		return air.IdemNatural, air.DeriveNone, true
 	case manifest.StrategyRequiredRequestKey:
-		return air.IdemRequired, "client_supplied", true
+		return air.IdemRequired, air.DeriveClientSupplied, true
 	case manifest.StrategyKeySupported:
-		return air.IdemKeySupported, "request_fingerprint", true
+		return air.IdemKeySupported, air.DeriveRequestFingerprint, true
 	case manifest.StrategyClientID:
-		return air.IdemClientID, "none", true
+		return air.IdemClientID, air.DeriveNone, true
 	case manifest.StrategyNone:
-		return air.IdemNone, "none", true
+		return air.IdemNone, air.DeriveNone, true
 	}
 	return "", "", false
 }
@@ -155,25 +149,25 @@ func manifestIdempotency(m *manifest.Idempotency, cur air.Idempotency, op *opena
 	if !ok {
 		return cur
 	}
-	out := air.Idempotency{Mode: mode, Mechanism: "none", KeyDerivation: deriv}
+	out := air.Idempotency{Mode: mode, Mechanism: air.MechanismNone, KeyDerivation: deriv}
 	if mode == air.IdemNatural || mode == air.IdemNone {
 		return out
 	}
 	loc := m.KeyLocation
 	var key string
 	switch loc {
-	case "header":
+	case air.MechanismHeader:
 		key = firstNonEmpty(m.Header, m.Parameter, m.Field)
-	case "query", "path":
+	case air.MechanismQuery, air.MechanismPath:
 		key = firstNonEmpty(m.Parameter, m.Header, m.Field)
-	case "body":
+	case air.MechanismBody:
 		key = firstNonEmpty(m.Field, m.Parameter, m.Header)
 	case "":
 		if mode == air.IdemKeySupported || mode == air.IdemRequired {
 			if h := idempotencyHeader(op); h != nil {
-				loc, key = "header", h.Name
+				loc, key = air.MechanismHeader, h.Name
 			} else if m.Header != "" {
-				loc, key = "header", m.Header
+				loc, key = air.MechanismHeader, m.Header
 			}
 		}
 	}
@@ -218,13 +212,13 @@ func retrySafe(i air.Idempotency) bool {
 // computeRetries derives the retry policy from the idempotency.
 func computeRetries(i air.Idempotency) air.Retries {
 	if !retrySafe(i) {
-		return air.Retries{Mode: "none", Basis: "not_idempotent", MaxAttempts: 1, Backoff: "none", RetryOn: []string{}}
+		return air.Retries{Mode: air.RetryNone, Basis: air.RetryBasisNotIdempotent, MaxAttempts: 1, Backoff: air.BackoffNone, RetryOn: []string{}}
 	}
-	basis := "natural"
+	basis := air.RetryBasisNatural
 	if i.Mode != air.IdemNatural {
-		basis = "idempotency_key"
+		basis = air.RetryBasisIdempotencyKey
 	}
-	return air.Retries{Mode: "safe", Basis: basis, MaxAttempts: retryMaxAttempts, Backoff: "exponential",
+	return air.Retries{Mode: air.RetrySafe, Basis: basis, MaxAttempts: retryMaxAttempts, Backoff: air.BackoffExponential,
 		BaseDelayMs: retryBaseDelayMs, MaxDelayMs: retryMaxDelayMs, RetryOn: append([]string(nil), defaultRetryOn...)}
 }
 
@@ -235,10 +229,10 @@ func computeRetries(i air.Idempotency) air.Retries {
 func manifestRetries(m *manifest.Retries, r air.Retries) air.Retries {
 	enable := m.Enabled == nil || *m.Enabled
 	if !enable {
-		return air.Retries{Mode: "none", Basis: "manifest", MaxAttempts: 1, Backoff: "none", RetryOn: []string{}}
+		return air.Retries{Mode: air.RetryNone, Basis: air.RetryBasisManifest, MaxAttempts: 1, Backoff: air.BackoffNone, RetryOn: []string{}}
 	}
-	if r.Mode != "safe" {
-		r = air.Retries{Mode: "safe", Basis: "manifest", MaxAttempts: retryMaxAttempts, Backoff: "exponential",
+	if r.Mode != air.RetrySafe {
+		r = air.Retries{Mode: air.RetrySafe, Basis: air.RetryBasisManifest, MaxAttempts: retryMaxAttempts, Backoff: air.BackoffExponential,
 			BaseDelayMs: retryBaseDelayMs, MaxDelayMs: retryMaxDelayMs, RetryOn: append([]string(nil), defaultRetryOn...)}
 	}
 	if len(m.OnlyOn) > 0 {
@@ -264,8 +258,8 @@ func classifyConfirmation(e air.Effect, i air.Idempotency) (bool, string) {
 		return false, ""
 	}
 	switch {
-	case e.Risk == riskFinancial || e.Risk == riskDestructive || e.Risk == riskHigh:
-		return true, "This operation's risk is " + e.Risk + "."
+	case e.Risk == air.RiskFinancial || e.Risk == air.RiskDestructive || e.Risk == air.RiskHigh:
+		return true, "This operation's risk is " + string(e.Risk) + "."
 	case !e.Reversible:
 		return true, "This operation cannot be reversed."
 	case i.Mode == air.IdemNone:

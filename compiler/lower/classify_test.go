@@ -12,23 +12,25 @@ func boolp(b bool) *bool { return &b }
 
 func TestDefaultEffect(t *testing.T) {
 	for _, c := range []struct {
-		method, action  string
-		kind, act, risk string
-		reversible      bool
+		method, action string
+		kind           air.EffectKind
+		act            string
+		risk           air.Risk
+		reversible     bool
 	}{
-		{"GET", "list", air.KindRead, "list", riskNone, true},
-		{"HEAD", "get", air.KindRead, "get", riskNone, true},
-		{"GET", "search", air.KindRead, "search", riskNone, true},
-		{"POST", "create", air.KindMutation, "create", riskLow, true},
-		{"POST", "delete", air.KindMutation, "delete", riskDestructive, false},
-		{"PUT", "replace", air.KindMutation, "replace", riskLow, true},
-		{"PUT", "upsert", air.KindMutation, "replace", riskLow, true},
-		{"PATCH", "upsert", air.KindMutation, "update", riskLow, true},
-		{"PATCH", "update", air.KindMutation, "update", riskLow, true},
-		{"DELETE", "delete", air.KindMutation, "delete", riskDestructive, false},
-		{"POST", "post_message", air.KindMutation, "send", riskLow, true},
-		{"POST", "annotate", air.KindMutation, "other", riskLow, true},
-		{"POST", "cancel", air.KindMutation, "cancel", riskLow, true},
+		{"GET", "list", air.KindRead, "list", air.RiskNone, true},
+		{"HEAD", "get", air.KindRead, "get", air.RiskNone, true},
+		{"GET", "search", air.KindRead, "search", air.RiskNone, true},
+		{"POST", "create", air.KindMutation, "create", air.RiskLow, true},
+		{"POST", "delete", air.KindMutation, "delete", air.RiskDestructive, false},
+		{"PUT", "replace", air.KindMutation, "replace", air.RiskLow, true},
+		{"PUT", "upsert", air.KindMutation, "replace", air.RiskLow, true},
+		{"PATCH", "upsert", air.KindMutation, "update", air.RiskLow, true},
+		{"PATCH", "update", air.KindMutation, "update", air.RiskLow, true},
+		{"DELETE", "delete", air.KindMutation, "delete", air.RiskDestructive, false},
+		{"POST", "post_message", air.KindMutation, "send", air.RiskLow, true},
+		{"POST", "annotate", air.KindMutation, "other", air.RiskLow, true},
+		{"POST", "cancel", air.KindMutation, "cancel", air.RiskLow, true},
 	} {
 		e := defaultEffect(c.method, c.action, "thing")
 		if e.Kind != c.kind || e.Action != c.act || e.Risk != c.risk || e.Reversible != c.reversible || e.Resource != "thing" {
@@ -44,9 +46,10 @@ func TestIdempotencyDefaults(t *testing.T) {
 	none := air.Idempotency{Mode: air.IdemNone, Mechanism: "none", KeyDerivation: "none"}
 	keySupported := air.Idempotency{Mode: air.IdemKeySupported, Mechanism: "header", Key: "X-Idempotency-Key", KeyDerivation: "request_fingerprint"}
 	for _, c := range []struct {
-		kind, method string
-		op           *openapi.Operation
-		want         air.Idempotency
+		kind   air.EffectKind
+		method string
+		op     *openapi.Operation
+		want   air.Idempotency
 	}{
 		{air.KindRead, "GET", plain, natural},
 		{air.KindRead, "GET", keyed, natural},
@@ -108,7 +111,7 @@ func TestIdempotencyStrategies(t *testing.T) {
 func TestRetries(t *testing.T) {
 	for _, c := range []struct {
 		idem air.Idempotency
-		mode string
+		mode air.RetryMode
 	}{
 		{air.Idempotency{Mode: "natural", Mechanism: "none"}, "safe"},
 		{air.Idempotency{Mode: "key_supported", Mechanism: "header", Key: "K"}, "safe"},
@@ -143,7 +146,7 @@ func TestClassifyConfirmation(t *testing.T) {
 	natural := air.Idempotency{Mode: air.IdemNatural}
 	keyed := air.Idempotency{Mode: air.IdemKeySupported, Mechanism: "header", Key: "K"}
 	none := air.Idempotency{Mode: air.IdemNone}
-	mut := func(risk string, rev bool) air.Effect {
+	mut := func(risk air.Risk, rev bool) air.Effect {
 		return air.Effect{Kind: air.KindMutation, Risk: risk, Reversible: rev}
 	}
 	for _, c := range []struct {
@@ -152,21 +155,21 @@ func TestClassifyConfirmation(t *testing.T) {
 		i    air.Idempotency
 		want bool
 	}{
-		{"read", air.Effect{Kind: air.KindRead, Risk: riskHigh}, none, false},
-		{"low keyed", mut(riskLow, true), keyed, false},
-		{"medium natural", mut(riskMedium, true), natural, false},
-		{"high", mut(riskHigh, true), natural, true},
-		{"financial", mut(riskFinancial, true), keyed, true},
-		{"destructive", mut(riskDestructive, true), natural, true},
-		{"irreversible", mut(riskLow, false), keyed, true},
-		{"no idempotency", mut(riskNone, true), none, true},
+		{"read", air.Effect{Kind: air.KindRead, Risk: air.RiskHigh}, none, false},
+		{"low keyed", mut(air.RiskLow, true), keyed, false},
+		{"medium natural", mut(air.RiskMedium, true), natural, false},
+		{"high", mut(air.RiskHigh, true), natural, true},
+		{"financial", mut(air.RiskFinancial, true), keyed, true},
+		{"destructive", mut(air.RiskDestructive, true), natural, true},
+		{"irreversible", mut(air.RiskLow, false), keyed, true},
+		{"no idempotency", mut(air.RiskNone, true), none, true},
 	} {
 		if got, _ := classifyConfirmation(c.e, c.i); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
-	base := computeConfirmation(mut(riskLow, true), none)
-	if !base.Required || base.Risk != riskLow || base.Reason == "" {
+	base := computeConfirmation(mut(air.RiskLow, true), none)
+	if !base.Required || base.Risk != air.RiskLow || base.Reason == "" {
 		t.Errorf("computed: %+v", base)
 	}
 	for _, c := range []struct {
@@ -175,8 +178,8 @@ func TestClassifyConfirmation(t *testing.T) {
 		want air.Confirmation
 	}{
 		{"off", manifest.Confirmation{Required: boolp(false)}, air.Confirmation{}},
-		{"reason", manifest.Confirmation{Reason: "Why."}, air.Confirmation{Required: true, Risk: riskLow, Reason: "Why."}},
-		{"risk", manifest.Confirmation{Risk: riskMedium}, air.Confirmation{Required: true, Risk: riskMedium, Reason: base.Reason}},
+		{"reason", manifest.Confirmation{Reason: "Why."}, air.Confirmation{Required: true, Risk: air.RiskLow, Reason: "Why."}},
+		{"risk", manifest.Confirmation{Risk: air.RiskMedium}, air.Confirmation{Required: true, Risk: air.RiskMedium, Reason: base.Reason}},
 		{"human approval forces", manifest.Confirmation{Required: boolp(false), HumanApproval: boolp(true)}, air.Confirmation{Required: true, HumanApproval: true}},
 	} {
 		m := c.m
@@ -208,10 +211,10 @@ func TestSideEffectOverride(t *testing.T) {
 		t.Fatal(text(ds))
 	}
 	q, p, m := doc.Operations[0], doc.Operations[1], doc.Operations[2]
-	if q.Effect.Kind != air.KindRead || q.Effect.Risk != riskNone || q.Idempotency.Mode != air.IdemNatural || q.Confirmation.Required || q.Retries.Mode != "safe" {
+	if q.Effect.Kind != air.KindRead || q.Effect.Risk != air.RiskNone || q.Idempotency.Mode != air.IdemNatural || q.Confirmation.Required || q.Retries.Mode != "safe" {
 		t.Errorf("POST as read: %+v %+v %+v", q.Effect, q.Idempotency, q.Confirmation)
 	}
-	if p.Effect.Kind != air.KindMutation || p.Effect.Risk != riskHigh || p.Effect.Action != "execute" || p.Idempotency.Mode != air.IdemNone || !p.Confirmation.Required {
+	if p.Effect.Kind != air.KindMutation || p.Effect.Risk != air.RiskHigh || p.Effect.Action != "execute" || p.Idempotency.Mode != air.IdemNone || !p.Confirmation.Required {
 		t.Errorf("GET as mutation: %+v %+v %+v", p.Effect, p.Idempotency, p.Confirmation)
 	}
 	if m.Effect.Class != air.ClassIrreversible || m.Effect.Reversible || m.DisplayName != "Make" || m.Description != "Makes." || len(m.Skill.IntentExamples) != 1 {

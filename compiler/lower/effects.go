@@ -18,7 +18,7 @@ type effectChecker struct {
 	msgs []string // "code: message" of every error
 }
 
-func (c *effectChecker) report(pos diag.Pos, level, code, format string, args ...any) {
+func (c *effectChecker) report(pos diag.Pos, level diag.Level, code, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	c.l.addDiag(c.pos(pos), level, code, c.st.i, "%s", msg)
 	if level == diag.Error {

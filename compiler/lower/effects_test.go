@@ -40,7 +40,7 @@ func codes(ds diag.List, prefix string) string {
 	var out []string
 	for _, d := range ds {
 		if strings.HasPrefix(d.Code, prefix) {
-			out = append(out, d.Level+" "+d.Code)
+			out = append(out, string(d.Level)+" "+d.Code)
 		}
 	}
 	return strings.Join(out, "; ")

@@ -18,7 +18,7 @@ import (
 
 // effectCodes are every effect/* compile diagnostic of the reference (§c),
 // with its level.
-var effectCodes = map[string]string{
+var effectCodes = map[string]diag.Level{
 	"effect/class_on_read":                  diag.Error,
 	"effect/read_class_on_mutation":         diag.Error,
 	"effect/class_conflicts_reversible":     diag.Error,
@@ -171,7 +171,7 @@ func assertDowngraded(t *testing.T, op *air.Operation) {
 	prefix := "Effect contract rejected ("
 	found := false
 	for _, n := range op.ReviewNotes {
-		if strings.HasPrefix(n, prefix) && strings.Contains(n, "; served as "+wantClass+" with no undo until it is fixed: ") {
+		if strings.HasPrefix(n, prefix) && strings.Contains(n, "; served as "+string(wantClass)+" with no undo until it is fixed: ") {
 			found = true
 		}
 	}

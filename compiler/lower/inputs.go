@@ -96,17 +96,18 @@ func (l *lowerer) buildInput(op *openapi.Operation, idem *air.Idempotency, skipA
 		if p == nil {
 			continue
 		}
-		if p.In == "header" && ignoredHeaders[strings.ToLower(p.Name)] {
+		in := air.Location(p.In)
+		if in == air.InHeader && ignoredHeaders[strings.ToLower(p.Name)] {
 			continue
 		}
-		if skipAuth != nil && skipAuth.In == p.In && strings.EqualFold(skipAuth.Name, p.Name) {
+		if skipAuth != nil && skipAuth.In == in && strings.EqualFold(skipAuth.Name, p.Name) {
 			continue
 		}
 		b.in.Params = append(b.in.Params, air.Param{
 			Name:        p.Name,
 			Key:         b.take(InputKey(p.Name), p.In),
-			In:          p.In,
-			Required:    p.Required || p.In == "path",
+			In:          in,
+			Required:    p.Required || in == air.InPath,
 			Schema:      orEmpty(p.Schema),
 			Description: p.Description,
 			Example:     p.Example,
@@ -120,8 +121,8 @@ func (l *lowerer) buildInput(op *openapi.Operation, idem *air.Idempotency, skipA
 		// gateway could never build the URL.
 		b.in.Params = append(b.in.Params, air.Param{
 			Name:        name,
-			Key:         b.take(InputKey(name), "path"),
-			In:          "path",
+			Key:         b.take(InputKey(name), string(air.InPath)),
+			In:          air.InPath,
 			Required:    true,
 			Schema:      &air.Schema{Type: air.Types{"string"}},
 			Description: "The {" + name + "} segment of the path (the description does not declare this parameter).",
@@ -182,30 +183,30 @@ func wireCarrier(b *inputBuilder, idem *air.Idempotency) string {
 		return b.take(idempotencyKeyAlt, "anvil")
 	}
 	switch idem.Mechanism {
-	case "header", "query", "path":
+	case air.MechanismHeader, air.MechanismQuery, air.MechanismPath:
 		for i := range b.in.Params {
 			p := &b.in.Params[i]
-			if p.In != idem.Mechanism {
+			if p.In != idem.Mechanism.ParamIn() {
 				continue
 			}
-			if p.Name == idem.Key || (p.In == "header" && strings.EqualFold(p.Name, idem.Key)) {
+			if p.Name == idem.Key || (p.In == air.InHeader && strings.EqualFold(p.Name, idem.Key)) {
 				p.Key = rekey(p.Key)
 				return p.Key
 			}
 		}
-		if idem.Mechanism == "path" {
+		if idem.Mechanism == air.MechanismPath {
 			b.res.notes = append(b.res.notes, "The idempotency carrier path parameter "+quote(idem.Key)+" is not in the path; no key is sent upstream.")
-			idem.Mechanism, idem.Key = "none", ""
+			idem.Mechanism, idem.Key = air.MechanismNone, ""
 			return ""
 		}
 		k := rekey("")
 		b.in.Params = append(b.in.Params, air.Param{
-			Name: idem.Key, Key: k, In: idem.Mechanism,
+			Name: idem.Key, Key: k, In: idem.Mechanism.ParamIn(),
 			Schema:      &air.Schema{Type: air.Types{"string"}},
-			Description: "Idempotency key, sent upstream as the " + idem.Mechanism + " " + quote(idem.Key) + ".",
+			Description: "Idempotency key, sent upstream as the " + string(idem.Mechanism) + " " + quote(idem.Key) + ".",
 		})
 		return k
-	case "body":
+	case air.MechanismBody:
 		body := b.in.Body
 		if body == nil {
 			body = &air.Body{ContentType: "application/json", Projection: air.ProjectionFields, Fields: []air.BodyField{},

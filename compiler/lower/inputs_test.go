@@ -90,7 +90,7 @@ func TestInputs(t *testing.T) {
 	u := doc.Operations[0]
 	var keys []string
 	for _, p := range u.Input.Params {
-		keys = append(keys, p.In+":"+p.Name+"="+p.Key)
+		keys = append(keys, string(p.In)+":"+p.Name+"="+p.Key)
 	}
 	if got := strings.Join(keys, " "); got != "path:id=id query:x_trace=x_trace header:X-Trace=header_x_trace" {
 		t.Errorf("params: %s", got)

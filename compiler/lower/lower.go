@@ -137,7 +137,7 @@ type opState struct {
 	p1Output  *air.Schema
 }
 
-func (l *lowerer) addDiag(pos diag.Pos, level, code string, op int, format string, args ...any) {
+func (l *lowerer) addDiag(pos diag.Pos, level diag.Level, code string, op int, format string, args ...any) {
 	l.pending = append(l.pending, pendingDiag{
 		d:  diag.Diagnostic{Pos: pos, Level: level, Code: code, Message: fmt.Sprintf(format, args...)},
 		op: op,
@@ -315,7 +315,7 @@ func (l *lowerer) serviceBlock() air.Service {
 		Version:     l.spec.Version,
 		DisplayName: l.spec.Title,
 		Description: l.spec.Description,
-		Source:      air.Source{Kind: l.spec.Kind, URI: l.sourceName(l.spec.File), SourceHash: l.spec.SourceHash},
+		Source:      air.Source{Kind: air.SourceKind(l.spec.Kind), URI: l.sourceName(l.spec.File), SourceHash: l.spec.SourceHash},
 		Servers:     append([]air.Server{}, l.spec.Servers...),
 	}
 	if l.man != nil && l.man.Service != nil {
@@ -456,11 +456,11 @@ func (l *lowerer) lowerOp(st *opState) {
 	if m.SideEffect != "" && m.SideEffect != eff.Kind {
 		switch m.SideEffect {
 		case air.KindRead:
-			eff.Kind, eff.Risk, eff.Reversible = air.KindRead, riskNone, true
+			eff.Kind, eff.Risk, eff.Reversible = air.KindRead, air.RiskNone, true
 		case air.KindMutation:
-			eff.Kind, eff.Risk, eff.Reversible = air.KindMutation, riskLow, true
+			eff.Kind, eff.Risk, eff.Reversible = air.KindMutation, air.RiskLow, true
 			if eff.Action == "delete" {
-				eff.Risk, eff.Reversible = riskDestructive, false
+				eff.Risk, eff.Reversible = air.RiskDestructive, false
 			}
 		}
 	}

@@ -85,10 +85,10 @@ func opAt(t *testing.T, doc *air.Document, method, path string) *air.Operation {
 func inputKeys(op *air.Operation) string {
 	var keys []string
 	for _, p := range op.Input.Params {
-		keys = append(keys, p.In+":"+p.Name+"="+p.Key)
+		keys = append(keys, string(p.In)+":"+p.Name+"="+p.Key)
 	}
 	if op.Input.Body != nil {
-		keys = append(keys, "body:"+op.Input.Body.Projection)
+		keys = append(keys, "body:"+string(op.Input.Body.Projection))
 	}
 	return strings.Join(keys, " ")
 }

@@ -37,7 +37,7 @@ func (l *lowerer) nameSDKInputs(st *opState) {
 	}
 	for i := range in.Params {
 		p := &in.Params[i]
-		p.SDKName = rename(p.In+" parameter", p.Key)
+		p.SDKName = rename(string(p.In)+" parameter", p.Key)
 	}
 	if in.Body != nil {
 		for i := range in.Body.Fields {

@@ -726,6 +726,28 @@ func (d *decoder) enum(v *yaml.Node, label string, allowed []string) (string, bo
 	return "", false
 }
 
+// enumOf is d.enum over a typed vocabulary (an AIR one).
+func enumOf[T ~string](d *decoder, v *yaml.Node, label string, allowed []T) (T, bool) {
+	s, ok := d.enum(v, label, words(allowed))
+	return T(s), ok
+}
+
+// words is a typed vocabulary as plain strings.
+func words[T ~string](l []T) []string {
+	out := make([]string, len(l))
+	for i, w := range l {
+		out[i] = string(w)
+	}
+	return out
+}
+
+// strOf is d.str for a typed word the manifest may write freely (an AIR
+// vocabulary a manifest can extend, such as an OAuth grant).
+func strOf[T ~string](d *decoder, v *yaml.Node, label string) (T, bool) {
+	s, ok := d.str(v, label)
+	return T(s), ok
+}
+
 // invalidValue reports s at label as not one of allowed.
 func (d *decoder) invalidValue(v *yaml.Node, label, s string, allowed []string) {
 	msg := fmt.Sprintf("%s: %s is not one of %s", label, quote(s), strings.Join(allowed, ", "))

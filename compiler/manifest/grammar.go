@@ -38,24 +38,24 @@ var (
 
 // Allowed values of the enumerations.
 var (
-	authTypes = []string{
+	authTypes = []air.AuthType{
 		air.AuthNone, air.AuthAPIKey, air.AuthBasic, air.AuthOAuth2ClientCredentials,
 		air.AuthOAuth2AuthorizationCode, air.AuthOAuth2OnBehalfOf, air.AuthJWTBearer, air.AuthMTLS,
 		air.AuthCustomHeader, air.AuthWorkloadIdentity,
-		"oauth2", // legacy; kept as written, the lowering stage interprets it
+		air.AuthOAuth2, // legacy; kept as written, the lowering stage interprets it
 	}
-	carrierIns   = []string{"header", "query", "cookie"}
+	carrierIns   = []air.Location{air.InHeader, air.InQuery, air.InCookie}
 	pathGrammars = []string{"resource_grammar", "rpc_plain", "rpc_dotted", "adapter_lowered"}
-	sideEffects  = []string{air.KindRead, air.KindMutation}
-	risks        = []string{"none", "low", "medium", "high", "financial", "destructive"}
+	sideEffects  = []air.EffectKind{air.KindRead, air.KindMutation}
+	risks        = []air.Risk{air.RiskNone, air.RiskLow, air.RiskMedium, air.RiskHigh, air.RiskFinancial, air.RiskDestructive}
 	actions      = []string{"list", "get", "search", "export", "simulate", "validate", "poll", "create", "update", "replace", "delete", "send", "execute", "approve", "cancel", "reserve", "other"}
-	states       = []string{air.StateGenerated, air.StateReviewRequired, air.StateApproved, air.StateDeprecated, air.StateBlocked}
+	states       = []air.OperationState{air.StateGenerated, air.StateReviewRequired, air.StateApproved, air.StateDeprecated, air.StateBlocked}
 	strategies   = []string{StrategyNatural, StrategyRequiredRequestKey, StrategyKeySupported, StrategyClientID, StrategyNone}
-	keyLocations = []string{"header", "query", "body", "path"}
+	keyLocations = []air.KeyMechanism{air.MechanismHeader, air.MechanismQuery, air.MechanismBody, air.MechanismPath}
 	retryReasons = []string{"timeout", "connection_reset", "dns_failure"}
-	pageStyles   = []string{"cursor", "page", "offset", "link"}
-	classes      = []string{air.ClassRead, air.ClassReversible, air.ClassCompensable, air.ClassIrreversible}
-	lookupBys    = []string{"idempotency_key", "id"}
+	pageStyles   = []air.PaginationStyle{air.PageCursor, air.PagePage, air.PageOffset, air.PageLink}
+	classes      = []air.EffectClass{air.ClassRead, air.ClassReversible, air.ClassCompensable, air.ClassIrreversible}
+	lookupBys    = []air.LookupBy{air.LookupByIdempotencyKey, air.LookupByID}
 )
 
 // Bounds of the numeric settings.
@@ -122,7 +122,7 @@ func (d *decoder) auth(at pair) *Auth {
 		switch p.key {
 		case "type":
 			d.redact = false
-			a.Type, _ = d.enum(p.v, p.label, authTypes)
+			a.Type, _ = enumOf(d, p.v, p.label, authTypes)
 			d.redact = true
 			a.TypePos = d.pos(p.v)
 		case "credential_profile":
@@ -139,7 +139,7 @@ func (d *decoder) auth(at pair) *Auth {
 				switch q.key {
 				case "in":
 					d.redact = false
-					c.In, _ = d.enum(q.v, q.label, carrierIns)
+					c.In, _ = enumOf(d, q.v, q.label, carrierIns)
 					d.redact = true
 				case "name":
 					c.Name, _ = d.str(q.v, q.label)
@@ -189,9 +189,9 @@ func (d *decoder) provider(at pair) *Provider {
 		case "token_endpoint":
 			pr.TokenEndpoint, _ = d.str(p.v, p.label)
 		case "grant":
-			pr.Grant, _ = d.str(p.v, p.label)
+			pr.Grant, _ = strOf[air.OAuthGrant](d, p.v, p.label)
 		case "client_auth":
-			pr.ClientAuth, _ = d.str(p.v, p.label)
+			pr.ClientAuth, _ = strOf[air.ClientAuthMethod](d, p.v, p.label)
 		case "resource":
 			pr.Resource, _ = d.str(p.v, p.label)
 		case "subject_token_type":
@@ -245,10 +245,10 @@ func (d *decoder) operation(at pair) *Operation {
 	d.object(at.v, at.label, operationKeys, func(p pair) {
 		switch p.key {
 		case "side_effect":
-			op.SideEffect, _ = d.enum(p.v, p.label, sideEffects)
+			op.SideEffect, _ = enumOf(d, p.v, p.label, sideEffects)
 			op.SideEffectPos = d.pos(p.v)
 		case "risk":
-			op.Risk, _ = d.enum(p.v, p.label, risks)
+			op.Risk, _ = enumOf(d, p.v, p.label, risks)
 			op.RiskPos = d.pos(p.v)
 		case "reversible":
 			op.Reversible = d.boolean(p.v, p.label)
@@ -293,7 +293,7 @@ func (d *decoder) operation(at pair) *Operation {
 		case "stream":
 			op.Stream = d.stream(p)
 		case "state":
-			op.State, _ = d.enum(p.v, p.label, states)
+			op.State, _ = enumOf(d, p.v, p.label, states)
 			op.StatePos = d.pos(p.v)
 		case "reviewed_by":
 			op.ReviewedBy, _ = d.str(p.v, p.label)
@@ -346,7 +346,7 @@ func (d *decoder) idempotency(at pair) *Idempotency {
 			id.Strategy, _ = d.enum(p.v, p.label, strategies)
 			id.StrategyPos = d.pos(p.v)
 		case "key_location":
-			id.KeyLocation, _ = d.enum(p.v, p.label, keyLocations)
+			id.KeyLocation, _ = enumOf(d, p.v, p.label, keyLocations)
 		case "header":
 			id.Header, _ = d.str(p.v, p.label)
 		case "parameter":
@@ -367,7 +367,7 @@ func (d *decoder) confirmation(at pair) *Confirmation {
 		case "required":
 			c.Required = d.boolean(p.v, p.label)
 		case "risk":
-			c.Risk, _ = d.enum(p.v, p.label, risks)
+			c.Risk, _ = enumOf(d, p.v, p.label, risks)
 		case "reason":
 			c.Reason, _ = d.str(p.v, p.label)
 		case "human_approval":
@@ -452,7 +452,7 @@ func (d *decoder) pagination(at pair) *Pagination {
 	if !d.object(at.v, at.label, paginationKeys, func(p pair) {
 		switch p.key {
 		case "style":
-			pg.Style, _ = d.enum(p.v, p.label, pageStyles)
+			pg.Style, _ = enumOf(d, p.v, p.label, pageStyles)
 		case "cursor_param":
 			pg.CursorParam, _ = d.str(p.v, p.label)
 		case "next_field":
@@ -500,7 +500,7 @@ func (d *decoder) effect(at pair) *Effect {
 	if !d.object(at.v, at.label, effectKeys, func(p pair) {
 		switch p.key {
 		case "class":
-			e.Class, _ = d.enum(p.v, p.label, classes)
+			e.Class, _ = enumOf(d, p.v, p.label, classes)
 			e.ClassPos = d.pos(p.v)
 		case "inverse":
 			e.Inverse = d.followUp(p)
@@ -583,7 +583,7 @@ func (d *decoder) lookup(at pair) *Lookup {
 			if r != nil && isNull(r) {
 				d.typeError(p.v, r, p.label, "a string")
 			} else {
-				l.By, _ = d.enum(p.v, p.label, lookupBys)
+				l.By, _ = enumOf(d, p.v, p.label, lookupBys)
 			}
 			l.ByPos = d.pos(p.v)
 		case "arguments":

@@ -41,7 +41,7 @@ type Service struct {
 
 // Auth is an auth block (top level or per operation).
 type Auth struct {
-	Type              string // none, api_key, basic, oauth2_client_credentials, oauth2_authorization_code, oauth2_on_behalf_of, jwt_bearer, mtls, custom_header, workload_identity (oauth2 accepted as legacy)
+	Type              air.AuthType // an air.Auth* type (air.AuthOAuth2 accepted as legacy)
 	CredentialProfile string
 	Principal         string
 	Issuer            string
@@ -61,7 +61,7 @@ type Auth struct {
 
 // Carrier is where a credential travels.
 type Carrier struct {
-	In     string
+	In     air.Location
 	Name   string
 	Scheme string
 }
@@ -76,8 +76,8 @@ type TLS struct {
 // Provider holds OAuth provider settings.
 type Provider struct {
 	TokenEndpoint         string
-	Grant                 string
-	ClientAuth            string
+	Grant                 air.OAuthGrant
+	ClientAuth            air.ClientAuthMethod
 	Resource              string
 	SubjectTokenType      string
 	RequestedTokenType    string
@@ -98,8 +98,8 @@ type OperationEntry struct {
 // Operation is the manifest's settings for one operation. A nil pointer or
 // empty string means "not set".
 type Operation struct {
-	SideEffect     string // read | mutation
-	Risk           string // none, low, medium, high, financial, destructive
+	SideEffect     air.EffectKind
+	Risk           air.Risk
 	Reversible     *bool
 	DisplayName    string
 	Description    string
@@ -115,7 +115,7 @@ type Operation struct {
 	QuerySchema    json.RawMessage
 	AsyncContract  json.RawMessage
 	Stream         *Stream
-	State          string
+	State          air.OperationState
 	StatePos       diag.Pos
 	ReviewedBy     string
 	ReviewReason   string
@@ -160,7 +160,7 @@ const (
 // Idempotency is the idempotency block.
 type Idempotency struct {
 	Strategy    string
-	KeyLocation string // header, query, body, path
+	KeyLocation air.KeyMechanism // header, query, body, path (never none)
 	Header      string
 	Parameter   string
 	Field       string
@@ -172,7 +172,7 @@ type Idempotency struct {
 // Confirmation is the confirmation block.
 type Confirmation struct {
 	Required      *bool
-	Risk          string
+	Risk          air.Risk
 	Reason        string
 	HumanApproval *bool
 	Pos           diag.Pos
@@ -188,7 +188,7 @@ type Retries struct {
 
 // Pagination is the pagination block.
 type Pagination struct {
-	Style           string
+	Style           air.PaginationStyle
 	CursorParam     string
 	NextField       string
 	ItemsField      string
@@ -206,7 +206,7 @@ type Stream struct {
 // Effect is the effect block: what a write does and how to undo it
 // (docs/manifest.md, "effect").
 type Effect struct {
-	Class      string
+	Class      air.EffectClass
 	ClassPos   diag.Pos
 	Inverse    *FollowUp
 	Compensate *FollowUp
@@ -237,7 +237,7 @@ type Deadline struct {
 type Lookup struct {
 	Operation    string
 	OperationPos diag.Pos
-	By           string // idempotency_key | id
+	By           air.LookupBy
 	ByPos        diag.Pos
 	Arguments    Arguments
 	Pos          diag.Pos

@@ -163,10 +163,10 @@ func writeAuthBody(b *strings.Builder, a air.Auth, indent string) {
 			fmt.Fprintf(b, "%s%s: %s\n", ind, key, yamlString(value))
 		}
 	}
-	field(indent, "type", a.Type)
+	field(indent, "type", string(a.Type))
 	if c := a.Carrier; c != nil && (c.In != "" || c.Name != "") {
 		fmt.Fprintf(b, "%scarrier:\n", indent)
-		field(indent+"  ", "in", c.In)
+		field(indent+"  ", "in", string(c.In))
 		field(indent+"  ", "name", c.Name)
 		field(indent+"  ", "scheme", c.Scheme)
 	}
@@ -194,7 +194,7 @@ func ownAuth(op *air.Operation) *air.Auth {
 	if a == nil || a.Type == air.AuthNone || !slices.Contains(authTypes, a.Type) {
 		return nil
 	}
-	if a.Provider != nil && (a.Provider.Grant == "implicit" || a.Provider.Grant == "password") {
+	if a.Provider != nil && a.Provider.Grant.GatewayCannotRun() {
 		return nil
 	}
 	return a
@@ -233,7 +233,7 @@ func scaffoldKeys(doc *air.Document) []string {
 
 // inferred describes what Anvil infers for op in one line.
 func inferred(op *air.Operation) string {
-	parts := []string{op.Effect.Kind, "risk " + op.Effect.Risk}
+	parts := []string{string(op.Effect.Kind), "risk " + string(op.Effect.Risk)}
 	if op.Effect.Kind == air.KindMutation {
 		if op.Effect.Reversible {
 			parts = append(parts, "reversible")
@@ -241,7 +241,7 @@ func inferred(op *air.Operation) string {
 			parts = append(parts, "not reversible")
 		}
 	}
-	parts = append(parts, "idempotency "+op.Idempotency.Mode)
+	parts = append(parts, "idempotency "+string(op.Idempotency.Mode))
 	switch {
 	case op.Confirmation.Required && op.Confirmation.Reason != "":
 		parts = append(parts, "confirmation required ("+oneLine(op.Confirmation.Reason, 100)+")")
@@ -398,7 +398,7 @@ func AuthSummary(doc *air.Document) []string {
 			out = append(out, "no credential: "+strings.TrimPrefix(who, "needed by "))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: %s; %s", oneLine(firstNonBlank(g.auth.Scheme, g.auth.Type), 60), describeAuth(g.auth), who))
+		out = append(out, fmt.Sprintf("%s: %s; %s", oneLine(firstNonBlank(g.auth.Scheme, string(g.auth.Type)), 60), describeAuth(g.auth), who))
 	}
 	return out
 }
@@ -420,15 +420,15 @@ func describeAuth(a air.Auth) string {
 	switch a.Type {
 	case air.AuthAPIKey:
 		if c := a.Carrier; c != nil && c.Name != "" {
-			return fmt.Sprintf("an API key in %s %s", firstNonBlank(c.In, "header"), oneLine(c.Name, 60))
+			return fmt.Sprintf("an API key in %s %s", firstNonBlank(string(c.In), string(air.InHeader)), oneLine(c.Name, 60))
 		}
 		return "an API key"
 	case air.AuthBasic:
 		return "HTTP basic credentials"
 	case air.AuthBearer:
 		return "a bearer token"
-	case air.AuthOAuth2AuthorizationCode, "oauth2":
-		if p := a.Provider; p != nil && (p.Grant == "implicit" || p.Grant == "password") {
+	case air.AuthOAuth2AuthorizationCode, air.AuthOAuth2:
+		if p := a.Provider; p != nil && p.Grant.GatewayCannotRun() {
 			return fmt.Sprintf("OAuth2 %s flow%s, which the gateway cannot run", p.Grant, scopes)
 		}
 		return "OAuth2 authorization code: a person signs in" + scopes
@@ -439,5 +439,5 @@ func describeAuth(a air.Auth) string {
 	case air.AuthMTLS:
 		return "a client certificate (mTLS), which the gateway cannot supply"
 	}
-	return oneLine(a.Type, 60) + scopes
+	return oneLine(string(a.Type), 60) + scopes
 }

@@ -97,7 +97,7 @@ func TestSuggestMatchesReference(t *testing.T) {
 		}
 	}
 	// The grammar's own lists, with every word one edit away.
-	for _, list := range [][]string{topKeys, authKeys, providerKeys, operationKeys, actions, authTypes} {
+	for _, list := range [][]string{topKeys, authKeys, providerKeys, operationKeys, actions, words(authTypes)} {
 		for _, k := range list {
 			for i := 0; i <= len(k); i++ {
 				for _, typo := range []string{k[:i] + k[min(i+1, len(k)):], k[:i] + "x" + k[i:], strings.ToUpper(k[:i]) + k[i:]} {

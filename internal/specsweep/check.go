@@ -136,7 +136,7 @@ func CheckFile(path string, opts CheckOptions) (res Result) {
 		return res
 	}
 	res.Outcome = OutcomeOK
-	res.Kind = first.doc.Service.Source.Kind
+	res.Kind = string(first.doc.Service.Source.Kind)
 	res.Operations = len(first.doc.Operations)
 	for _, d := range first.diags {
 		switch d.Level {

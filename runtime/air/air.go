@@ -8,7 +8,10 @@
 // give identical bytes.
 package air
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // SchemaVersion is the versioned schema string every AIR document carries.
 // v2 stores each named schema once per document (Document.Schemas) and
@@ -61,12 +64,24 @@ type Service struct {
 	Servers     []Server `json:"servers"`
 }
 
+// SourceKind is the dialect of a service description (Source.Kind):
+// lowering copies the loader's finding, and source snapshots
+// (compiler/sources) record it to load the same bytes the same way.
+type SourceKind string
+
+// Source kinds.
+const (
+	SourceOpenAPI30 SourceKind = "openapi-3.0"
+	SourceOpenAPI31 SourceKind = "openapi-3.1"
+	SourceSwagger20 SourceKind = "swagger-2.0"
+)
+
 // Source records where the service description came from.
 type Source struct {
-	Kind       string `json:"kind"` // openapi-3.0, openapi-3.1, swagger-2.0
-	URI        string `json:"uri,omitempty"`
-	SourceHash string `json:"sourceHash,omitempty"` // sha256:<hex> of the entry document bytes
-	Entrypoint string `json:"entrypoint,omitempty"`
+	Kind       SourceKind `json:"kind"`
+	URI        string     `json:"uri,omitempty"`
+	SourceHash string     `json:"sourceHash,omitempty"` // sha256:<hex> of the entry document bytes
+	Entrypoint string     `json:"entrypoint,omitempty"`
 }
 
 // Server is one upstream base URL.
@@ -75,24 +90,34 @@ type Server struct {
 	Description string `json:"description,omitempty"`
 }
 
+// AuthType is how upstream calls authenticate (Auth.Type): lowering maps a
+// security scheme or the manifest's auth: block onto one; the connect flow
+// (runtime/connect.KindOf), the credential resolver and the harness
+// emitters read it.
+type AuthType string
+
 // Auth types accepted in AIR.
 const (
-	AuthNone                    = "none"
-	AuthAPIKey                  = "api_key"
-	AuthBasic                   = "basic"
-	AuthBearer                  = "bearer" // static bearer token (OpenAPI http bearer)
-	AuthOAuth2ClientCredentials = "oauth2_client_credentials"
-	AuthOAuth2AuthorizationCode = "oauth2_authorization_code"
-	AuthOAuth2OnBehalfOf        = "oauth2_on_behalf_of"
-	AuthJWTBearer               = "jwt_bearer"
-	AuthMTLS                    = "mtls"
-	AuthCustomHeader            = "custom_header"
-	AuthWorkloadIdentity        = "workload_identity"
+	AuthNone                    AuthType = "none"
+	AuthAPIKey                  AuthType = "api_key"
+	AuthBasic                   AuthType = "basic"
+	AuthBearer                  AuthType = "bearer" // static bearer token (OpenAPI http bearer)
+	AuthOAuth2ClientCredentials AuthType = "oauth2_client_credentials"
+	AuthOAuth2AuthorizationCode AuthType = "oauth2_authorization_code"
+	AuthOAuth2OnBehalfOf        AuthType = "oauth2_on_behalf_of"
+	AuthJWTBearer               AuthType = "jwt_bearer"
+	AuthMTLS                    AuthType = "mtls"
+	AuthCustomHeader            AuthType = "custom_header"
+	AuthWorkloadIdentity        AuthType = "workload_identity"
+	// AuthOAuth2 is the legacy manifest word: lowering now writes
+	// oauth2_authorization_code or oauth2_client_credentials for it, and
+	// the runtime reads it, in an older document, as the former.
+	AuthOAuth2 AuthType = "oauth2"
 )
 
 // Auth is a declared way to authenticate upstream calls.
 type Auth struct {
-	Type              string    `json:"type"`
+	Type              AuthType  `json:"type"`
 	Scheme            string    `json:"scheme,omitempty"` // security scheme name in the source
 	CredentialProfile string    `json:"credentialProfile,omitempty"`
 	Principal         string    `json:"principal,omitempty"`
@@ -105,43 +130,110 @@ type Auth struct {
 
 // Carrier says where a credential travels on the upstream request.
 type Carrier struct {
-	In     string `json:"in"` // header, query, cookie
-	Name   string `json:"name"`
-	Scheme string `json:"scheme,omitempty"` // e.g. Bearer, Basic; empty: the raw value
+	In     Location `json:"in"` // InHeader, InQuery or InCookie (never InPath)
+	Name   string   `json:"name"`
+	Scheme string   `json:"scheme,omitempty"` // e.g. Bearer, Basic; empty: the raw value
 }
+
+// OAuthGrant is the OAuth 2.0 grant a provider runs (Provider.Grant):
+// lowering takes it from the description's flow or the manifest, and
+// blocks an operation whose grant the gateway cannot run (GrantImplicit,
+// GrantPassword). A manifest may name another grant; it is kept as
+// written.
+type OAuthGrant string
+
+// OAuth grants.
+const (
+	GrantAuthorizationCode OAuthGrant = "authorization_code"
+	GrantClientCredentials OAuthGrant = "client_credentials"
+	GrantImplicit          OAuthGrant = "implicit"
+	GrantPassword          OAuthGrant = "password"
+)
+
+// GatewayCannotRun reports whether the gateway cannot run the grant: the
+// implicit grant hands tokens to a browser and has no token endpoint, and
+// the password grant would make the gateway hold a person's password.
+// Lowering blocks the operations that need one; the scaffold and anvil
+// init say so.
+func (g OAuthGrant) GatewayCannotRun() bool { return g == GrantImplicit || g == GrantPassword }
+
+// ClientAuthMethod is how the gateway authenticates itself to a token
+// endpoint (Provider.ClientAuth, RFC 7591's token_endpoint_auth_method):
+// runtime/connect reads it; empty means client_secret_basic. The manifest
+// writes it; a method other than these is kept as written and treated as
+// the default.
+type ClientAuthMethod string
+
+// Client authentication methods.
+const (
+	ClientSecretBasic ClientAuthMethod = "client_secret_basic"
+	ClientSecretPost  ClientAuthMethod = "client_secret_post"
+	PrivateKeyJWT     ClientAuthMethod = "private_key_jwt"
+)
 
 // Provider holds OAuth provider endpoints and client settings.
 type Provider struct {
-	AuthorizationEndpoint string `json:"authorizationEndpoint,omitempty"`
-	TokenEndpoint         string `json:"tokenEndpoint,omitempty"`
-	Grant                 string `json:"grant,omitempty"`
-	ClientAuth            string `json:"clientAuth,omitempty"` // client_secret_basic, client_secret_post, private_key_jwt
-	Resource              string `json:"resource,omitempty"`
-	PKCE                  *bool  `json:"pkce,omitempty"`
-	RedirectURI           string `json:"redirectUri,omitempty"`
+	AuthorizationEndpoint string           `json:"authorizationEndpoint,omitempty"`
+	TokenEndpoint         string           `json:"tokenEndpoint,omitempty"`
+	Grant                 OAuthGrant       `json:"grant,omitempty"`
+	ClientAuth            ClientAuthMethod `json:"clientAuth,omitempty"`
+	Resource              string           `json:"resource,omitempty"`
+	PKCE                  *bool            `json:"pkce,omitempty"`
+	RedirectURI           string           `json:"redirectUri,omitempty"`
 }
 
-// Operation states. Only approved operations are served.
+// OperationState is an operation's review state (Operation.State):
+// lowering sets it, anvil approve and the lock move it, and only approved
+// operations are served (IsServed).
+type OperationState string
+
+// Operation states.
 const (
-	StateGenerated      = "generated"
-	StateReviewRequired = "review_required"
-	StateApproved       = "approved"
-	StateDeprecated     = "deprecated"
-	StateBlocked        = "blocked"
+	StateGenerated      OperationState = "generated"
+	StateReviewRequired OperationState = "review_required"
+	StateApproved       OperationState = "approved"
+	StateDeprecated     OperationState = "deprecated"
+	StateBlocked        OperationState = "blocked"
 )
+
+// EffectKind says whether a call changes the world (Effect.Kind):
+// lowering decides it from the method and the manifest; confirmation,
+// idempotency, the effect ledger and the harnesses read it.
+type EffectKind string
 
 // Operation kinds.
 const (
-	KindRead     = "read"
-	KindMutation = "mutation"
+	KindRead     EffectKind = "read"
+	KindMutation EffectKind = "mutation"
 )
 
-// Effect classes: what a call does to the world (docs/manifest.md, "effect").
+// Risk is how much harm a mistaken call does (Effect.Risk, and
+// Confirmation.Risk when a confirmation cites it): lowering decides it
+// (compiler/lower, classify.go) or takes the manifest's; confirmation and
+// the harnesses read it.
+type Risk string
+
+// Risks, from least to most harmful.
 const (
-	ClassRead         = "read"
-	ClassReversible   = "reversible"
-	ClassCompensable  = "compensable"
-	ClassIrreversible = "irreversible"
+	RiskNone        Risk = "none"
+	RiskLow         Risk = "low"
+	RiskMedium      Risk = "medium"
+	RiskHigh        Risk = "high"
+	RiskFinancial   Risk = "financial"
+	RiskDestructive Risk = "destructive"
+)
+
+// EffectClass is what a call does to the world (Effect.Class,
+// docs/manifest.md, "effect"): the manifest declares it, EffectClassOf
+// gives the default, and the effect ledger and reconciliation read it.
+type EffectClass string
+
+// Effect classes.
+const (
+	ClassRead         EffectClass = "read"
+	ClassReversible   EffectClass = "reversible"
+	ClassCompensable  EffectClass = "compensable"
+	ClassIrreversible EffectClass = "irreversible"
 )
 
 // Operation is one callable upstream operation.
@@ -161,7 +253,7 @@ type Operation struct {
 	Confirmation  Confirmation `json:"confirmation"`
 	Auth          *Auth        `json:"auth,omitempty"`
 	Pagination    *Pagination  `json:"pagination,omitempty"`
-	Archetype     string       `json:"archetype,omitempty"` // e.g. webhook_receiver
+	Archetype     string       `json:"archetype,omitempty"` // e.g. ArchetypeWebhookReceiver
 	Deprecated    bool         `json:"deprecated"`
 	CLI           CLI          `json:"cli"`
 	MCP           MCP          `json:"mcp"`
@@ -169,10 +261,15 @@ type Operation struct {
 	// Needs records, per identifier input, the operations whose answers
 	// produce its value (lowering decides them; discovery, SKILL.md and the
 	// composite read them). Empty when no input needs another call first.
-	Needs       []Need   `json:"needs,omitempty"`
-	State       string   `json:"state"`
-	ReviewNotes []string `json:"reviewNotes"`
+	Needs       []Need         `json:"needs,omitempty"`
+	State       OperationState `json:"state"`
+	ReviewNotes []string       `json:"reviewNotes"`
 }
+
+// ArchetypeWebhookReceiver is the archetype (Operation.Archetype, a free
+// word) of an operation the upstream calls rather than one a caller
+// invokes: it is never served (IsServed).
+const ArchetypeWebhookReceiver = "webhook_receiver"
 
 // SourceRef points back at the operation in the source description.
 type SourceRef struct {
@@ -187,16 +284,16 @@ type SourceRef struct {
 
 // Effect is what an operation does to the world and, when declared, how to undo it.
 type Effect struct {
-	Kind       string    `json:"kind"` // read | mutation
-	Action     string    `json:"action"`
-	Resource   string    `json:"resource,omitempty"`
-	Risk       string    `json:"risk"`
-	Reversible bool      `json:"reversible"`
-	Class      string    `json:"class,omitempty"` // declared class; empty: the default (EffectClassOf)
-	Inverse    *FollowUp `json:"inverse,omitempty"`
-	Compensate *FollowUp `json:"compensate,omitempty"`
-	Lookup     *Lookup   `json:"lookup,omitempty"`
-	Draft      *Draft    `json:"draft,omitempty"`
+	Kind       EffectKind  `json:"kind"`
+	Action     string      `json:"action"`
+	Resource   string      `json:"resource,omitempty"`
+	Risk       Risk        `json:"risk"`
+	Reversible bool        `json:"reversible"`
+	Class      EffectClass `json:"class,omitempty"` // declared class; empty: the default (EffectClassOf)
+	Inverse    *FollowUp   `json:"inverse,omitempty"`
+	Compensate *FollowUp   `json:"compensate,omitempty"`
+	Lookup     *Lookup     `json:"lookup,omitempty"`
+	Draft      *Draft      `json:"draft,omitempty"`
 }
 
 // FollowUp is a call that undoes or compensates an effect.
@@ -212,11 +309,21 @@ type Deadline struct {
 	At       string `json:"at,omitempty"` // response.<path>
 }
 
+// LookupBy is what a lookup finds a call's effect by (Lookup.By): the
+// manifest declares it, and reconciliation (runtime/executor) reads it.
+type LookupBy string
+
+// Lookup keys.
+const (
+	LookupByIdempotencyKey LookupBy = "idempotency_key"
+	LookupByID             LookupBy = "id"
+)
+
 // Lookup finds the effect of a call for reconciliation.
 type Lookup struct {
-	Operation string  `json:"operation"`
-	By        string  `json:"by"` // idempotency_key | id
-	Arguments Mapping `json:"arguments"`
+	Operation string   `json:"operation"`
+	By        LookupBy `json:"by"`
+	Arguments Mapping  `json:"arguments"`
 }
 
 // Draft is the staged form of an irreversible operation.
@@ -261,7 +368,7 @@ type Input struct {
 type Param struct {
 	Name        string          `json:"name"` // the wire name
 	Key         string          `json:"key"`  // the input key callers use
-	In          string          `json:"in"`   // path | query | header | cookie
+	In          Location        `json:"in"`
 	Required    bool            `json:"required"`
 	Schema      *Schema         `json:"schema"`
 	Description string          `json:"description,omitempty"`
@@ -281,17 +388,21 @@ type Param struct {
 	SDKName string `json:"sdkName,omitempty"`
 }
 
+// Projection is how a request body becomes inputs (Body.Projection):
+// lowering decides it; request builders, the emitters and Link read it.
+type Projection string
+
 // Body projections.
 const (
-	ProjectionFields = "fields" // each top-level body property is its own input
-	ProjectionWhole  = "whole"  // the whole body is one input named "body"
+	ProjectionFields Projection = "fields" // each top-level body property is its own input
+	ProjectionWhole  Projection = "whole"  // the whole body is one input named "body"
 )
 
 // Body describes the request body.
 type Body struct {
 	Required    bool        `json:"required"`
 	ContentType string      `json:"contentType"` // the media type the description declares
-	Projection  string      `json:"projection"`
+	Projection  Projection  `json:"projection"`
 	Fields      []BodyField `json:"fields"`
 	Schema      *Schema     `json:"schema"`
 	// Encoding is how the body is written and SendContentType the
@@ -340,56 +451,174 @@ type ErrorCase struct {
 	Description string `json:"description,omitempty"`
 }
 
-// Idempotency modes, mechanisms and key derivations.
+// IdempotencyMode is how repeating a call behaves (Idempotency.Mode):
+// lowering decides it from the method, the description's idempotency
+// header and the manifest's strategy; retries, confirmation, the request
+// builders and the harnesses read it.
+type IdempotencyMode string
+
+// Idempotency modes.
 const (
-	IdemNatural      = "natural"
-	IdemKeySupported = "key_supported"
-	IdemClientID     = "client_id"
-	IdemRequired     = "required"
-	IdemNone         = "none"
+	IdemNatural      IdempotencyMode = "natural"
+	IdemKeySupported IdempotencyMode = "key_supported"
+	IdemClientID     IdempotencyMode = "client_id"
+	IdemRequired     IdempotencyMode = "required"
+	IdemNone         IdempotencyMode = "none"
+)
+
+// KeyMechanism is where an idempotency key travels upstream
+// (Idempotency.Mechanism): lowering decides it; the request builders
+// (runtime/upstream, generated gateways) read it.
+type KeyMechanism string
+
+// Idempotency key mechanisms.
+const (
+	MechanismHeader KeyMechanism = "header"
+	MechanismQuery  KeyMechanism = "query"
+	MechanismBody   KeyMechanism = "body"
+	MechanismPath   KeyMechanism = "path"
+	MechanismNone   KeyMechanism = "none"
+)
+
+// ParamIn is the location of the parameter that carries the key when it
+// travels in one (MechanismHeader, MechanismQuery, MechanismPath), else "".
+func (m KeyMechanism) ParamIn() Location {
+	switch m {
+	case MechanismHeader, MechanismQuery, MechanismPath:
+		return Location(m)
+	}
+	return ""
+}
+
+// KeyDerivation is where an idempotency key comes from
+// (Idempotency.KeyDerivation): lowering decides it; the executor and the
+// SDKs read it.
+type KeyDerivation string
+
+// Idempotency key derivations.
+const (
+	// DeriveRequestFingerprint: the gateway derives the key from the
+	// request when the caller sends none.
+	DeriveRequestFingerprint KeyDerivation = "request_fingerprint"
+	// DeriveClientSupplied: the caller must send the key.
+	DeriveClientSupplied KeyDerivation = "client_supplied"
+	DeriveNone           KeyDerivation = "none"
 )
 
 // Idempotency says how repeating a call behaves and how a key travels.
 type Idempotency struct {
-	Mode          string `json:"mode"`
-	Mechanism     string `json:"mechanism"` // header | query | body | path | none
-	Key           string `json:"key,omitempty"`
-	KeyDerivation string `json:"keyDerivation"` // request_fingerprint | client_supplied | none
+	Mode          IdempotencyMode `json:"mode"`
+	Mechanism     KeyMechanism    `json:"mechanism"`
+	Key           string          `json:"key,omitempty"`
+	KeyDerivation KeyDerivation   `json:"keyDerivation"`
 }
 
 // HasCarrier reports whether the operation sends an idempotency key upstream.
 func (i Idempotency) HasCarrier() bool {
-	return i.Mechanism != "" && i.Mechanism != "none" && i.Key != ""
+	return i.Mechanism != "" && i.Mechanism != MechanismNone && i.Key != ""
 }
+
+// KeyRequired reports whether a call without an idempotency key is
+// refused (idempotency_required): the mode is required and no key is
+// derived from the request. The SDKs and the composite check it before a
+// call.
+func (i Idempotency) KeyRequired() bool {
+	return i.Mode == IdemRequired && i.KeyDerivation != DeriveRequestFingerprint
+}
+
+// KeyDerived reports whether the SDKs derive a key from the inputs when a
+// caller gives none: the key is not required and is supported or derived
+// from the request.
+func (i Idempotency) KeyDerived() bool {
+	return !i.KeyRequired() && (i.Mode == IdemKeySupported || i.KeyDerivation == DeriveRequestFingerprint)
+}
+
+// CarriedByParam reports whether p carries the idempotency key upstream:
+// a parameter at the mechanism's location named Key (in any case). The
+// harness and composite emitters leave it out of the business inputs.
+func (i Idempotency) CarriedByParam(p *Param) bool {
+	in := i.Mechanism.ParamIn()
+	return i.HasCarrier() && in != "" && p.In == in && strings.EqualFold(p.Name, i.Key)
+}
+
+// CarriedByField reports whether the body property name carries the
+// idempotency key upstream (MechanismBody, in any case).
+func (i Idempotency) CarriedByField(name string) bool {
+	return i.HasCarrier() && i.Mechanism == MechanismBody && strings.EqualFold(name, i.Key)
+}
+
+// RetryMode says whether a failed call is retried (Retries.Mode): lowering
+// decides it from the idempotency and the manifest; runtime/upstream reads
+// it.
+type RetryMode string
+
+// Retry modes.
+const (
+	RetrySafe RetryMode = "safe"
+	RetryNone RetryMode = "none"
+)
+
+// RetryBasis is why lowering decided a retry mode (Retries.Basis); the
+// tool listing publishes it.
+type RetryBasis string
+
+// Retry bases.
+const (
+	RetryBasisNatural        RetryBasis = "natural"         // the operation is naturally idempotent
+	RetryBasisIdempotencyKey RetryBasis = "idempotency_key" // a key makes repeats safe
+	RetryBasisNotIdempotent  RetryBasis = "not_idempotent"  // repeating is not safe: no retries
+	RetryBasisManifest       RetryBasis = "manifest"        // the manifest's retries: block decided
+)
+
+// Backoff is how the delay between retries grows (Retries.Backoff).
+type Backoff string
+
+// Backoffs.
+const (
+	BackoffExponential Backoff = "exponential"
+	BackoffNone        Backoff = "none"
+)
 
 // Retries is the retry policy of an operation.
 type Retries struct {
-	Mode        string   `json:"mode"` // safe | none
-	Basis       string   `json:"basis"`
-	MaxAttempts int      `json:"maxAttempts"`
-	Backoff     string   `json:"backoff"`
-	BaseDelayMs int      `json:"baseDelayMs"`
-	MaxDelayMs  int      `json:"maxDelayMs"`
-	RetryOn     []string `json:"retryOn"`
+	Mode        RetryMode  `json:"mode"`
+	Basis       RetryBasis `json:"basis"`
+	MaxAttempts int        `json:"maxAttempts"`
+	Backoff     Backoff    `json:"backoff"`
+	BaseDelayMs int        `json:"baseDelayMs"`
+	MaxDelayMs  int        `json:"maxDelayMs"`
+	RetryOn     []string   `json:"retryOn"`
 }
 
 // Confirmation says whether a caller must confirm a call.
 type Confirmation struct {
 	Required      bool   `json:"required"`
-	Risk          string `json:"risk,omitempty"`
+	Risk          Risk   `json:"risk,omitempty"`
 	Reason        string `json:"reason,omitempty"`
 	HumanApproval bool   `json:"humanApproval,omitempty"`
 }
 
+// PaginationStyle is how an operation pages (Pagination.Style): the
+// manifest declares it; the harnesses' pagers read it.
+type PaginationStyle string
+
+// Pagination styles.
+const (
+	PageCursor PaginationStyle = "cursor"
+	PagePage   PaginationStyle = "page"
+	PageOffset PaginationStyle = "offset"
+	PageLink   PaginationStyle = "link"
+)
+
 // Pagination describes how an operation pages.
 type Pagination struct {
-	Style           string `json:"style"` // cursor | page | offset | link
-	CursorParam     string `json:"cursorParam,omitempty"`
-	NextField       string `json:"nextField,omitempty"`
-	ItemsField      string `json:"itemsField,omitempty"`
-	PageSizeParam   string `json:"pageSizeParam,omitempty"`
-	MaxPageSize     int    `json:"maxPageSize,omitempty"`
-	DefaultPageSize int    `json:"defaultPageSize,omitempty"`
+	Style           PaginationStyle `json:"style"`
+	CursorParam     string          `json:"cursorParam,omitempty"`
+	NextField       string          `json:"nextField,omitempty"`
+	ItemsField      string          `json:"itemsField,omitempty"`
+	PageSizeParam   string          `json:"pageSizeParam,omitempty"`
+	MaxPageSize     int             `json:"maxPageSize,omitempty"`
+	DefaultPageSize int             `json:"defaultPageSize,omitempty"`
 }
 
 // CLI holds the command words of an operation.
@@ -471,16 +700,20 @@ type Need struct {
 	From []Producer `json:"from"`
 }
 
-// Producer bases: how lowering decided a producer link.
+// ProducerBasis is how lowering decided a producer link (Producer.Basis);
+// discovery and SKILL.md rank and explain producers by it.
+type ProducerBasis string
+
+// Producer bases.
 const (
 	// ProducerManifest: the manifest's needs: names it.
-	ProducerManifest = "manifest"
+	ProducerManifest ProducerBasis = "manifest"
 	// ProducerLink: an OpenAPI response link of the producer names the
 	// input's operation and parameter.
-	ProducerLink = "link"
+	ProducerLink ProducerBasis = "link"
 	// ProducerField: the producer's response has a field of the input's
 	// name (owner_id → owner_id), or an id field of the input's resource.
-	ProducerField = "field"
+	ProducerField ProducerBasis = "field"
 )
 
 // Producer is one operation whose answer yields a Need's value.
@@ -493,7 +726,7 @@ type Producer struct {
 	Field string `json:"field,omitempty"`
 	// Basis is how the link was decided (ProducerManifest, ProducerLink,
 	// ProducerField).
-	Basis string `json:"basis"`
+	Basis ProducerBasis `json:"basis"`
 }
 
 // Capability groups operations under a user-facing purpose.
@@ -510,9 +743,13 @@ type Workflow struct {
 	Steps       []string `json:"steps"`
 }
 
+// Level is how serious a diagnostic is (Diagnostic.Level): an error
+// fails the compile; compiler/diag sorts and counts by it.
+type Level string
+
 // Diagnostic levels.
 const (
-	LevelError   = "error"
-	LevelWarning = "warning"
-	LevelInfo    = "info"
+	LevelError   Level = "error"
+	LevelWarning Level = "warning"
+	LevelInfo    Level = "info"
 )

@@ -282,7 +282,7 @@ var ValidConnectorID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // EffectClassOf is the operation's effect class: the declared class, else
 // read for a read and irreversible otherwise.
-func EffectClassOf(op *Operation) string {
+func EffectClassOf(op *Operation) EffectClass {
 	if op.Effect.Class != "" {
 		return op.Effect.Class
 	}
@@ -294,7 +294,7 @@ func EffectClassOf(op *Operation) string {
 
 // IsServed reports whether an operation is directly callable: approved and not a webhook receiver.
 func IsServed(op *Operation) bool {
-	return op.State == StateApproved && op.Archetype != "webhook_receiver"
+	return op.State == StateApproved && op.Archetype != ArchetypeWebhookReceiver
 }
 
 // HasEffectContract reports whether the operation declares an effect contract (a class or any follow-up).

@@ -575,7 +575,7 @@ func shareParams(ops []Operation) (map[string]*Param, []Operation) {
 				continue
 			}
 			if c.name == "" {
-				base := p.In + "." + p.Name
+				base := string(p.In) + "." + p.Name
 				variants[base]++
 				c.name = base
 				if v := variants[base]; v > 1 {

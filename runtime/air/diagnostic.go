@@ -61,7 +61,7 @@ func parsePos(s string) Pos {
 // object (diag.List's encoding).
 type Diagnostic struct {
 	Pos          Pos
-	Level        string
+	Level        Level
 	Code         string
 	Message      string
 	OperationID  string
@@ -83,7 +83,7 @@ func (d Diagnostic) Path() string {
 
 // recorded is a Diagnostic's AIR shape.
 type recorded struct {
-	Level        string `json:"level"`
+	Level        Level  `json:"level"`
 	Code         string `json:"code"`
 	Message      string `json:"message"`
 	OperationID  string `json:"operationId,omitempty"`

@@ -31,12 +31,18 @@ const (
 	StyleDeepObject     ParamStyle = "deepObject"
 )
 
-// Parameter locations (Param.In).
+// Location is where a parameter (Param.In) or a credential (Carrier.In)
+// travels on the upstream request: lowering records the description's
+// word; the request builders (runtime/upstream, generated gateways) and
+// ParamWire read it.
+type Location string
+
+// Locations. A credential carrier is never InPath.
 const (
-	InPath   = "path"
-	InQuery  = "query"
-	InHeader = "header"
-	InCookie = "cookie"
+	InPath   Location = "path"
+	InQuery  Location = "query"
+	InHeader Location = "header"
+	InCookie Location = "cookie"
 )
 
 // ParamWire is how a parameter at location in with the declared style and
@@ -49,7 +55,7 @@ const (
 //
 // Lowering records its result in every Param; for a v1 document that
 // predates the recorded fields, Param.Wire applies it to what is there.
-func ParamWire(in string, style string, explode *bool) (ParamStyle, bool) {
+func ParamWire(in Location, style string, explode *bool) (ParamStyle, bool) {
 	s := ParamStyle(style)
 	switch in {
 	case InQuery:
@@ -168,7 +174,7 @@ func (op *Operation) UndeclaredCarrier() bool {
 		return false
 	}
 	switch idem.Mechanism {
-	case InHeader, InQuery, "body":
+	case MechanismHeader, MechanismQuery, MechanismBody:
 	default:
 		return false
 	}
@@ -177,13 +183,13 @@ func (op *Operation) UndeclaredCarrier() bool {
 		if p.InputKey() == IdempotencyInputKey {
 			return false
 		}
-		if p.In == idem.Mechanism && (p.Name == idem.Key || (p.In == InHeader && strings.EqualFold(p.Name, idem.Key))) {
+		if in := idem.Mechanism.ParamIn(); in != "" && p.In == in && (p.Name == idem.Key || (p.In == InHeader && strings.EqualFold(p.Name, idem.Key))) {
 			return false
 		}
 	}
 	if bd := op.Input.Body; bd != nil {
 		for i := range bd.Fields {
-			if f := &bd.Fields[i]; f.InputKey() == IdempotencyInputKey || (idem.Mechanism == "body" && f.Name == idem.Key) {
+			if f := &bd.Fields[i]; f.InputKey() == IdempotencyInputKey || (idem.Mechanism == MechanismBody && f.Name == idem.Key) {
 				return false
 			}
 		}

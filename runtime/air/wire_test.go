@@ -33,10 +33,11 @@ func TestBodyWire(t *testing.T) {
 func TestParamWire(t *testing.T) {
 	yes, no := true, false
 	for _, tc := range []struct {
-		in, style string
-		explode   *bool
-		want      ParamStyle
-		wantEx    bool
+		in      Location
+		style   string
+		explode *bool
+		want    ParamStyle
+		wantEx  bool
 	}{
 		{"query", "", nil, StyleForm, true},
 		{"query", "form", &no, StyleForm, false},
@@ -82,7 +83,7 @@ func TestMethodAndAccept(t *testing.T) {
 }
 
 func TestUndeclaredCarrier(t *testing.T) {
-	op := func(mech, key string, params []Param, fields ...BodyField) *Operation {
+	op := func(mech KeyMechanism, key string, params []Param, fields ...BodyField) *Operation {
 		o := &Operation{Idempotency: Idempotency{Mode: IdemKeySupported, Mechanism: mech, Key: key}, Input: Input{Params: params}}
 		if fields != nil {
 			o.Input.Body = &Body{Projection: ProjectionFields, Fields: fields}

@@ -16,9 +16,9 @@ import (
 
 // Client authentication methods at the token endpoint (AIR provider.clientAuth).
 const (
-	ClientSecretBasic = "client_secret_basic"
-	ClientSecretPost  = "client_secret_post"
-	PrivateKeyJWT     = "private_key_jwt"
+	ClientSecretBasic = air.ClientSecretBasic
+	ClientSecretPost  = air.ClientSecretPost
+	PrivateKeyJWT     = air.PrivateKeyJWT
 )
 
 // Config is one connector's OAuth client: what AIR declares, overridden by
@@ -35,7 +35,7 @@ type Config struct {
 	Scopes []string
 	// ClientAuth is the provider's client authentication method, if it
 	// asked for one (ClientSecretBasic, ClientSecretPost, PrivateKeyJWT).
-	ClientAuth string
+	ClientAuth air.ClientAuthMethod
 	// AuthorizationFromOperator and TokenFromOperator report that the
 	// endpoint was set by the operator (ANVIL_CONNECT_<C>_*), not declared
 	// by the spec: only a declared endpoint must pass the egress allowlist.

@@ -105,7 +105,7 @@ func TestClientAuthentication(t *testing.T) {
 	cases := []struct {
 		name       string
 		secret     string
-		clientAuth string
+		clientAuth air.ClientAuthMethod
 		basic      bool
 		formSecret bool
 	}{

@@ -43,7 +43,7 @@ type Entry struct {
 	// derived from it when a result is rendered).
 	Description string
 	// Effect is the operation's effect class (air.EffectClassOf).
-	Effect string
+	Effect air.EffectClass
 	// ConfirmRequired says whether a call must be confirmed.
 	ConfirmRequired bool
 	// Needs are the operation's producer links (air.Operation.Needs)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"math"
 	"strings"
+
+	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // Summary is the entry's one-line summary: the first paragraph of its
@@ -24,12 +26,12 @@ func (e *Entry) Summary() string {
 // name, operation_id, title, summary, effect, confirm_required, then, when
 // set, score, needs and producer_for.
 type ResultJSON struct {
-	Name            string `json:"name"`
-	OperationID     string `json:"operation_id"`
-	Title           string `json:"title"`
-	Summary         string `json:"summary"`
-	Effect          string `json:"effect"`
-	ConfirmRequired bool   `json:"confirm_required"`
+	Name            string          `json:"name"`
+	OperationID     string          `json:"operation_id"`
+	Title           string          `json:"title"`
+	Summary         string          `json:"summary"`
+	Effect          air.EffectClass `json:"effect"`
+	ConfirmRequired bool            `json:"confirm_required"`
 	// Score is the ranking score, rounded to three decimals (absent in a
 	// listing, and for a producer added for another result).
 	Score float64 `json:"score,omitempty"`

@@ -28,7 +28,7 @@ func Contract(op *air.Operation) json.RawMessage {
 	e := &op.Effect
 	b := make([]byte, 0, 256)
 	b = append(b, `{"class":`...)
-	b = canon.AppendString(b, air.EffectClassOf(op))
+	b = canon.AppendString(b, string(air.EffectClassOf(op)))
 	if e.Inverse != nil {
 		b = append(b, `,"inverse":`...)
 		b = appendContractFollowUp(b, e.Inverse)
@@ -41,7 +41,7 @@ func Contract(op *air.Operation) json.RawMessage {
 		b = append(b, `,"lookup":{"operation":`...)
 		b = canon.AppendString(b, l.Operation)
 		b = append(b, `,"by":`...)
-		b = canon.AppendString(b, l.By)
+		b = canon.AppendString(b, string(l.By))
 		b = append(b, `,"arguments":`...)
 		b = appendMapping(b, l.Arguments)
 		b = append(b, '}')

@@ -1,8 +1,10 @@
 package effect
 
 import (
-	"github.com/anvil-dev/anvil/runtime/canon"
 	"strconv"
+
+	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // Undo kinds.
@@ -103,7 +105,7 @@ type Compensation struct {
 // arguments, by}.
 type Lookup struct {
 	FollowUp
-	By string // idempotency_key or id
+	By air.LookupBy
 }
 
 // Staged is the report's staged key on a staged call: {draft_operation,
@@ -155,7 +157,7 @@ func (s Staged) MarshalJSON() ([]byte, error) { return s.AppendJSON(make([]byte,
 // (object or null); then only when set: compensate, undo_unavailable, staged.
 type Report struct {
 	// Class is the operation's effect class (air.EffectClassOf).
-	Class string
+	Class air.EffectClass
 	// Operation is the AIR id of the called operation.
 	Operation string
 	// IdempotencyKey is the key that went upstream; empty: null.
@@ -183,7 +185,7 @@ func (r *Report) AppendJSON(b []byte) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"class":`...)
-	b = canon.AppendString(b, r.Class)
+	b = canon.AppendString(b, string(r.Class))
 	b = append(b, `,"operation":`...)
 	b = canon.AppendString(b, r.Operation)
 	b = append(b, `,"idempotency_key":`...)
@@ -211,7 +213,7 @@ func (r *Report) AppendJSON(b []byte) []byte {
 		b = append(b, '{')
 		b = r.Lookup.appendFields(b)
 		b = append(b, `,"by":`...)
-		b = canon.AppendString(b, r.Lookup.By)
+		b = canon.AppendString(b, string(r.Lookup.By))
 		b = append(b, '}')
 	}
 	if c := r.Compensate; c != nil {
@@ -288,7 +290,7 @@ func HeaderValueBounded(r *Report) (string, bool) {
 		case 1:
 			short.Operation = cutRunes(short.Operation, 256)
 		case 2:
-			short.Class = cutRunes(short.Class, 64)
+			short.Class = air.EffectClass(cutRunes(string(short.Class), 64))
 		default: // unreachable: 64 + 256 runes escape to well under the bound
 			return `{"truncated":true}`, true
 		}

@@ -121,7 +121,7 @@ func (x *Executor) question(st *callState, op *air.Operation, in handler.Input, 
 	if err != nil {
 		args = json.RawMessage("{}")
 	}
-	q := &Question{Tool: st.tool.Name, Operation: op.ID, Arguments: args, EffectClass: air.EffectClassOf(op),
+	q := &Question{Tool: st.tool.Name, Operation: op.ID, Arguments: args, EffectClass: string(air.EffectClassOf(op)),
 		Reason: op.Confirmation.Reason, State: state, Expires: expires}
 	undo := "it cannot be undone by a tool call"
 	wire := func(id string) string {

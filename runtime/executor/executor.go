@@ -704,7 +704,7 @@ func dryRunPlan(t *fleet.Tool, req *http.Request) any {
 		"headers":               headers,
 		"body":                  body,
 		"confirmation_required": t.Op.Confirmation.Required,
-		"effect_class":          air.EffectClassOf(t.Op),
+		"effect_class":          string(air.EffectClassOf(t.Op)),
 	}
 }
 
@@ -728,7 +728,7 @@ func (x *Executor) writeAudit(st *callState, out *Outcome) {
 		Rule:           st.rule,
 		DryRun:         st.dryRun,
 		TraceID:        st.traceID,
-		EffectClass:    air.EffectClassOf(st.tool.Op),
+		EffectClass:    string(air.EffectClassOf(st.tool.Op)),
 		LedgerID:       st.ledgerID,
 		StagedFor:      st.stagedFor,
 		Replay:         st.replay,

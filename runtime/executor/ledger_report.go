@@ -90,8 +90,8 @@ func members(b []byte) ([]jsonscan.Member, error) {
 
 func isNull(v []byte) bool { return bytes.Equal(bytes.TrimSpace(v), []byte("null")) }
 
-// str reads a string, or null as "".
-func str(v []byte, dst *string) error {
+// str reads a string (or a word of an AIR vocabulary), or null as "".
+func str[T ~string](v []byte, dst *T) error {
 	if isNull(v) {
 		*dst = ""
 		return nil

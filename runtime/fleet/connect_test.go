@@ -18,7 +18,7 @@ func TestConnectAuthAsksForEveryApprovedOperationsScopes(t *testing.T) {
 		return &air.Auth{Type: air.AuthOAuth2AuthorizationCode, Scheme: scheme, Scopes: scopes,
 			Provider: &air.Provider{AuthorizationEndpoint: "https://login.example/authorize", TokenEndpoint: "https://login.example/token"}}
 	}
-	op := func(id, state string, a *air.Auth) air.Operation {
+	op := func(id string, state air.OperationState, a *air.Auth) air.Operation {
 		return air.Operation{ID: id, State: state, Auth: a}
 	}
 	doc := &air.Document{

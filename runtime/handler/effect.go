@@ -14,7 +14,7 @@ import (
 
 // NewReport is the report a generated effect function starts from (the
 // first line of effect.Build).
-func NewReport(c *EffectCall, class, opID string) *effect.Report {
+func NewReport(c *EffectCall, class air.EffectClass, opID string) *effect.Report {
 	return &effect.Report{Class: class, Operation: opID, IdempotencyKey: c.IdempotencyKey}
 }
 
@@ -113,7 +113,7 @@ func (m *Mapping) FollowUp(op, tool string) (*effect.FollowUp, string) {
 }
 
 // Lookup sets r's lookup when its arguments resolve.
-func (m *Mapping) Lookup(r *effect.Report, op, tool, by string) {
+func (m *Mapping) Lookup(r *effect.Report, op, tool string, by air.LookupBy) {
 	if f, _ := m.FollowUp(op, tool); f != nil {
 		r.Lookup = &effect.Lookup{FollowUp: *f, By: by}
 	}

@@ -215,7 +215,7 @@ func (r *running) toolCount() int {
 
 // setState rewrites the bundle (atomically, as compile and approve do:
 // air.json and its generation.json) with operation id in state.
-func (r *running) setState(id, state string) {
+func (r *running) setState(id string, state air.OperationState) {
 	r.t.Helper()
 	doc, err := air.Load(r.bundle)
 	if err != nil {

@@ -94,7 +94,7 @@ func (g *Gateway) StartupReport() []string {
 	return out
 }
 
-func isOAuth(t string) bool {
+func isOAuth(t air.AuthType) bool {
 	return t == air.AuthOAuth2AuthorizationCode || t == air.AuthOAuth2ClientCredentials || t == air.AuthOAuth2OnBehalfOf
 }
 

@@ -51,12 +51,12 @@ func applyCarrier(req *http.Request, c *air.Carrier, value string) bool {
 	if c.Scheme != "" {
 		value = c.Scheme + " " + value
 	}
-	switch strings.ToLower(c.In) {
-	case "header":
+	switch air.Location(strings.ToLower(string(c.In))) {
+	case air.InHeader:
 		req.Header.Set(c.Name, value)
-	case "query":
+	case air.InQuery:
 		setQueryParam(req.URL, c.Name, value)
-	case "cookie":
+	case air.InCookie:
 		pair := c.Name + "=" + value
 		if old := req.Header.Get("Cookie"); old != "" {
 			pair = removeCookie(old, c.Name) + pair

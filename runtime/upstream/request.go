@@ -84,28 +84,28 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 	for i := range op.Input.Params {
 		p := &op.Input.Params[i]
 		key := p.InputKey()
-		if p.In == "path" || air.IsControlInput(key) {
+		if p.In == air.InPath || air.IsControlInput(key) {
 			continue
 		}
 		v, ok := args[key]
 		if !ok || v == nil {
 			if p.Required {
-				return nil, missing(op.ID, key, p.In)
+				return nil, missing(op.ID, key, string(p.In))
 			}
 			continue
 		}
 		v = normalize(v)
 		switch p.In {
-		case "query":
+		case air.InQuery:
 			style, explode := p.Wire()
 			query = AppendQueryValue(query, p.Name, string(style), explode, v)
-		case "header":
+		case air.InHeader:
 			s := HeaderValue(v)
 			if strings.ContainsAny(s, "\r\n\x00") {
-				return nil, validation(op.ID, key, p.In, fmt.Sprintf("Header input %s must not contain line breaks.", key))
+				return nil, validation(op.ID, key, string(p.In), fmt.Sprintf("Header input %s must not contain line breaks.", key))
 			}
 			header.Set(p.Name, s)
-		case "cookie":
+		case air.InCookie:
 			cookies = append(cookies, p.Name+"="+CookieValue(HeaderValue(v)))
 		}
 	}
@@ -116,13 +116,13 @@ func BuildRequest(ctx context.Context, base string, op *air.Operation, args map[
 	// An idempotency carrier that no declared input carries.
 	if key, ok := b.undeclaredCarrier(); ok {
 		switch op.Idempotency.Mechanism {
-		case "header":
+		case air.MechanismHeader:
 			s := HeaderValue(key)
 			if strings.ContainsAny(s, "\r\n\x00") {
 				return nil, validation(op.ID, IdempotencyInputKey, "header", "The idempotency key must not contain line breaks.")
 			}
 			header.Set(op.Idempotency.Key, s)
-		case "query":
+		case air.MechanismQuery:
 			query = AppendQuery(query, op.Idempotency.Key, ScalarString(key))
 		}
 	}

@@ -325,7 +325,7 @@ func TestBuildHeadersAndCookies(t *testing.T) {
 	}
 }
 
-func bodyOp(ct, projection string, fields ...air.BodyField) *air.Operation {
+func bodyOp(ct string, projection air.Projection, fields ...air.BodyField) *air.Operation {
 	return &air.Operation{ID: "s.x.create", SourceRef: air.SourceRef{Path: "/x", Method: "POST"},
 		Input: air.Input{Body: &air.Body{ContentType: ct, Projection: projection, Fields: fields}}}
 }

@@ -58,8 +58,8 @@ type CatalogOp struct {
 	// Safety names the Python SDK method's safety-control keyword arguments.
 	Safety CatalogSafety `json:"safety"`
 	// Effect is read or mutation.
-	Effect      string `json:"effect"`
-	EffectClass string `json:"effectClass"`
+	Effect      air.EffectKind  `json:"effect"`
+	EffectClass air.EffectClass `json:"effectClass"`
 	// Confirm reports whether a call needs confirm.
 	Confirm bool `json:"confirm"`
 	// IdempotencyKeyRequired reports whether a call needs a caller's key.
@@ -142,8 +142,7 @@ func catalogOps(doc *air.Document) []CatalogOp {
 		if op.Effect.Kind == air.KindRead {
 			o.Effect = air.KindRead
 		}
-		idem := op.Idempotency
-		o.IdempotencyKeyRequired = idem.Mode == air.IdemRequired && idem.KeyDerivation != "request_fingerprint"
+		o.IdempotencyKeyRequired = op.Idempotency.KeyRequired()
 
 		o.Method.Python = naming.Unique(naming.PyIdent(op.CanonicalName), pyTaken, "_")
 		ts := naming.Camel(op.CanonicalName)
@@ -200,12 +199,9 @@ func businessInputs(op *air.Operation) []CatalogInput {
 // declaredInputs lists the business inputs in declaration order.
 func declaredInputs(op *air.Operation) []CatalogInput {
 	idem := op.Idempotency
-	isCarrier := func(in, name string) bool {
-		return idem.HasCarrier() && in == idem.Mechanism && strings.EqualFold(name, idem.Key)
-	}
 	out := []CatalogInput{}
-	for _, p := range op.Input.Params {
-		if isCarrier(p.In, p.Name) {
+	for i, p := range op.Input.Params {
+		if idem.CarriedByParam(&op.Input.Params[i]) {
 			continue
 		}
 		key := p.Key
@@ -226,7 +222,7 @@ func declaredInputs(op *air.Operation) []CatalogInput {
 		return append(out, CatalogInput{Key: key, Wire: key, Required: b.Required})
 	}
 	for _, f := range b.Fields {
-		if isCarrier("body", f.Name) {
+		if idem.CarriedByField(f.Name) {
 			continue
 		}
 		key := f.Key

@@ -199,7 +199,7 @@ func (g *generator) emitEffect(f *jen.File, c *Connector, t *Tool, n opNames, in
 	if l := eff.Lookup; l != nil {
 		if tool, served := e.toolOf(l.Operation); served {
 			body = append(body, e.mapping(l.Arguments, roots{})...)
-			body = append(body, jen.Id("m").Dot("Lookup").Call(r, jen.Lit(l.Operation), jen.Lit(tool), jen.Lit(l.By)))
+			body = append(body, jen.Id("m").Dot("Lookup").Call(r, jen.Lit(l.Operation), jen.Lit(tool), jen.Lit(string(l.By))))
 		}
 	}
 	switch {
@@ -438,7 +438,7 @@ func assignConst(tf *field, name string, raw json.RawMessage) jen.Code {
 
 // classConst names an effect class by its air constant (a literal for a
 // class AIR does not define).
-func classConst(class string) jen.Code {
+func classConst(class air.EffectClass) jen.Code {
 	switch class {
 	case air.ClassRead:
 		return jen.Qual(pkgAir, "ClassRead")
@@ -449,5 +449,5 @@ func classConst(class string) jen.Code {
 	case air.ClassIrreversible:
 		return jen.Qual(pkgAir, "ClassIrreversible")
 	}
-	return jen.Lit(class)
+	return jen.Lit(string(class))
 }

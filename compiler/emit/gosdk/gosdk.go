@@ -301,10 +301,9 @@ func (g *gen) client() *jen.File {
 		if idem.HasCarrier() && op.Input.Safety.IdempotencyKey != "" {
 			fields[jen.Id("IdemInput")] = jen.Lit(op.Input.Safety.IdempotencyKey)
 		}
-		required := idem.Mode == air.IdemRequired && idem.KeyDerivation != "request_fingerprint"
-		if required {
+		if idem.KeyRequired() {
 			fields[jen.Id("KeyRequired")] = jen.True()
-		} else if idem.Mode == air.IdemKeySupported || idem.KeyDerivation == "request_fingerprint" {
+		} else if idem.KeyDerived() {
 			fields[jen.Id("KeyDerived")] = jen.True()
 		}
 		f.Var().Id(o.varName).Op("=").Op("&").Id("operation").Values(fields)

@@ -29,7 +29,7 @@ func oddDocument() *air.Document {
 		"meta":     {Type: air.Types{"object"}, AdditionalProperties: str()},
 		"note":     {Type: air.Types{"string", "null"}, Description: "A */ tricky \"note\" — ünïcode."},
 	}, "name")
-	op := func(id, canonical, cmd string, kind string, in air.Input, out *air.Schema) air.Operation {
+	op := func(id, canonical, cmd string, kind air.EffectKind, in air.Input, out *air.Schema) air.Operation {
 		return air.Operation{
 			ID: id, CanonicalName: canonical, DisplayName: "Does " + canonical + " — “quoted”",
 			Description: "Line one.\nLine \"two\" with \\ backslash and \"\"\" quotes.",

@@ -27,12 +27,12 @@ type serviceSpec struct {
 }
 
 type idemSpec struct {
-	Mode          string `json:"mode"`
-	Mechanism     string `json:"mechanism"`
-	KeyDerivation string `json:"key_derivation"`
-	Input         any    `json:"input"`
-	KeyRequired   bool   `json:"key_required"`
-	KeyDerived    bool   `json:"key_derived"`
+	Mode          air.IdempotencyMode `json:"mode"`
+	Mechanism     air.KeyMechanism    `json:"mechanism"`
+	KeyDerivation air.KeyDerivation   `json:"key_derivation"`
+	Input         any                 `json:"input"`
+	KeyRequired   bool                `json:"key_required"`
+	KeyDerived    bool                `json:"key_derived"`
 }
 
 // pyControls names each safety control's Python keyword argument.
@@ -52,20 +52,20 @@ type pyInputDoc struct {
 }
 
 type pyOperationDoc struct {
-	Method      string       `json:"method"`
-	ID          string       `json:"id"`
-	Tool        string       `json:"tool"`
-	Summary     string       `json:"summary"`
-	Kind        string       `json:"kind"`
-	EffectClass string       `json:"effect_class"`
-	Confirm     bool         `json:"confirm"`
-	ConfirmKey  any          `json:"confirm_key"`
-	ConfirmArg  string       `json:"confirm_arg"`
-	IdemArg     string       `json:"idempotency_arg"`
-	Controls    pyControls   `json:"controls"`
-	Idempotency idemSpec     `json:"idempotency"`
-	Inputs      []pyInputDoc `json:"inputs"`
-	Undo        any          `json:"undo"`
+	Method      string          `json:"method"`
+	ID          string          `json:"id"`
+	Tool        string          `json:"tool"`
+	Summary     string          `json:"summary"`
+	Kind        air.EffectKind  `json:"kind"`
+	EffectClass air.EffectClass `json:"effect_class"`
+	Confirm     bool            `json:"confirm"`
+	ConfirmKey  any             `json:"confirm_key"`
+	ConfirmArg  string          `json:"confirm_arg"`
+	IdemArg     string          `json:"idempotency_arg"`
+	Controls    pyControls      `json:"controls"`
+	Idempotency idemSpec        `json:"idempotency"`
+	Inputs      []pyInputDoc    `json:"inputs"`
+	Undo        any             `json:"undo"`
 }
 
 func nullable(s string) any {
@@ -150,22 +150,22 @@ type cliFlags struct {
 }
 
 type cliOperationDoc struct {
-	ID          string        `json:"id"`
-	Words       []string      `json:"words"`
-	Tool        string        `json:"tool"`
-	Summary     string        `json:"summary"`
-	Description string        `json:"description"`
-	Usage       string        `json:"usage"`
-	Effect      string        `json:"effect"`
-	Label       string        `json:"label"`
-	Confirm     bool          `json:"confirm"`
-	ConfirmKey  any           `json:"confirmKey"`
-	Reason      string        `json:"reason"`
-	IdemInput   any           `json:"idempotencyKey"`
-	Flags       cliFlags      `json:"flags"`
-	Inputs      []cliInputDoc `json:"inputs"`
-	Undo        any           `json:"undo"`
-	Schema      *air.Schema   `json:"schema"`
+	ID          string         `json:"id"`
+	Words       []string       `json:"words"`
+	Tool        string         `json:"tool"`
+	Summary     string         `json:"summary"`
+	Description string         `json:"description"`
+	Usage       string         `json:"usage"`
+	Effect      air.EffectKind `json:"effect"`
+	Label       string         `json:"label"`
+	Confirm     bool           `json:"confirm"`
+	ConfirmKey  any            `json:"confirmKey"`
+	Reason      string         `json:"reason"`
+	IdemInput   any            `json:"idempotencyKey"`
+	Flags       cliFlags       `json:"flags"`
+	Inputs      []cliInputDoc  `json:"inputs"`
+	Undo        any            `json:"undo"`
+	Schema      *air.Schema    `json:"schema"`
 }
 
 // orderedInts is a JSON object with keys in insertion order.
@@ -262,13 +262,13 @@ type harnessRequires struct {
 }
 
 type harnessOpEntry struct {
-	ID          string `json:"id"`
-	Tool        string `json:"tool"`
-	CLI         string `json:"cli"`
-	Effect      string `json:"effect"`
-	Confirm     bool   `json:"confirm"`
-	EffectClass string `json:"effect_class"`
-	Undo        any    `json:"undo"`
+	ID          string          `json:"id"`
+	Tool        string          `json:"tool"`
+	CLI         string          `json:"cli"`
+	Effect      air.EffectKind  `json:"effect"`
+	Confirm     bool            `json:"confirm"`
+	EffectClass air.EffectClass `json:"effect_class"`
+	Undo        any             `json:"undo"`
 }
 
 // harnessJSON renders harness.json.
@@ -299,25 +299,25 @@ func harnessJSON(v *pkgView, bundleHash string) ([]byte, error) {
 }
 
 type tsIdem struct {
-	Mode          string `json:"mode"`
-	Mechanism     string `json:"mechanism"`
-	KeyDerivation string `json:"keyDerivation"`
-	Input         any    `json:"input"`
-	KeyRequired   bool   `json:"keyRequired"`
-	KeyDerived    bool   `json:"keyDerived"`
+	Mode          air.IdempotencyMode `json:"mode"`
+	Mechanism     air.KeyMechanism    `json:"mechanism"`
+	KeyDerivation air.KeyDerivation   `json:"keyDerivation"`
+	Input         any                 `json:"input"`
+	KeyRequired   bool                `json:"keyRequired"`
+	KeyDerived    bool                `json:"keyDerived"`
 }
 
 type tsOperationDoc struct {
-	Method      string   `json:"method"`
-	ID          string   `json:"id"`
-	Tool        string   `json:"tool"`
-	Summary     string   `json:"summary"`
-	Kind        string   `json:"kind"`
-	EffectClass string   `json:"effectClass"`
-	Confirm     bool     `json:"confirm"`
-	ConfirmKey  any      `json:"confirmKey"`
-	Idempotency tsIdem   `json:"idempotency"`
-	Inputs      []string `json:"inputs"`
+	Method      string          `json:"method"`
+	ID          string          `json:"id"`
+	Tool        string          `json:"tool"`
+	Summary     string          `json:"summary"`
+	Kind        air.EffectKind  `json:"kind"`
+	EffectClass air.EffectClass `json:"effectClass"`
+	Confirm     bool            `json:"confirm"`
+	ConfirmKey  any             `json:"confirmKey"`
+	Idempotency tsIdem          `json:"idempotency"`
+	Inputs      []string        `json:"inputs"`
 }
 
 // tsOps is the TypeScript operation table, keyed by method in declaration order.

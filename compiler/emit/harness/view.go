@@ -77,18 +77,18 @@ type opView struct {
 	Usage       string // CLI usage line with flags
 	Summary     string
 	Description string
-	Kind        string // read | mutation
-	Class       string
+	Kind        air.EffectKind
+	Class       air.EffectClass
 	Label       string // effect label incl. ", needs confirm"
 	ClassLabel  string
 	Confirm     bool
 	Reason      string
 	ConfirmKey  string // the tool input that confirms ("" when not required)
 
-	IdemMode       string
-	IdemMechanism  string
+	IdemMode       air.IdempotencyMode
+	IdemMechanism  air.KeyMechanism
 	IdemCarrier    string // the header/query/body name upstream
-	IdemDerivation string
+	IdemDerivation air.KeyDerivation
 	IdemInput      string // tool input carrying the key ("" when no carrier)
 	KeyRequired    bool   // a caller key is required (mode required, no derivation)
 	KeyDerived     bool   // the SDKs derive a key when none is given
@@ -154,7 +154,7 @@ type undoView struct {
 	Operation string // AIR id
 	Tool      string // wire tool
 	Words     string
-	By        string
+	By        air.LookupBy
 }
 
 type stagedView struct {
@@ -350,8 +350,8 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 		}
 		idem := op.Idempotency
 		o.IdemMode = orDefault(idem.Mode, air.IdemNone)
-		o.IdemMechanism = orDefault(idem.Mechanism, "none")
-		o.IdemDerivation = orDefault(idem.KeyDerivation, "none")
+		o.IdemMechanism = orDefault(idem.Mechanism, air.MechanismNone)
+		o.IdemDerivation = orDefault(idem.KeyDerivation, air.DeriveNone)
 		if idem.HasCarrier() {
 			o.IdemCarrier = idem.Key
 			o.IdemInput = safety.IdempotencyKey
@@ -366,8 +366,8 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 			}
 			v.AnyCarrier = true
 		}
-		o.KeyRequired = o.IdemMode == air.IdemRequired && o.IdemDerivation != "request_fingerprint"
-		o.KeyDerived = !o.KeyRequired && (o.IdemMode == air.IdemKeySupported || o.IdemDerivation == "request_fingerprint")
+		o.KeyRequired = idem.KeyRequired()
+		o.KeyDerived = idem.KeyDerived()
 
 		// Python names and CLI flags. The controls keep their names: an
 		// input that would shadow one has its SDK name from lowering
@@ -635,7 +635,7 @@ const maxSkillRows = 30
 
 var simpleTSType = regexp.MustCompile(`^[A-Za-z_$][A-Za-z0-9_$]*(\[\])?$`)
 
-func orDefault(s, d string) string {
+func orDefault[T ~string](s, d T) T {
 	if s == "" {
 		return d
 	}
@@ -670,9 +670,6 @@ func resourceList(rs []string) string {
 func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierKey string) {
 	root := op.Input.Schema
 	idem := op.Idempotency
-	isCarrier := func(in, name string) bool {
-		return idem.HasCarrier() && in == idem.Mechanism && strings.EqualFold(name, idem.Key)
-	}
 	add := func(key, sdkName, name, in string, required bool, s *air.Schema, desc string, example json.RawMessage) {
 		if p := property(root, key); p != nil {
 			s = p
@@ -698,13 +695,13 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 		iv.HasExample = len(example) > 0 || (r != nil && len(r.Examples) > 0)
 		inputs = append(inputs, iv)
 	}
-	for _, p := range op.Input.Params {
+	for i, p := range op.Input.Params {
 		key := orDefault(p.Key, p.Name)
-		if isCarrier(p.In, p.Name) {
+		if idem.CarriedByParam(&op.Input.Params[i]) {
 			carrierKey = key
 			continue
 		}
-		add(key, p.SDKName, p.Name, p.In, p.Required, p.Schema, p.Description, p.Example)
+		add(key, p.SDKName, p.Name, string(p.In), p.Required, p.Schema, p.Description, p.Example)
 	}
 	if b := op.Input.Body; b != nil {
 		if b.Projection == air.ProjectionWhole {
@@ -717,7 +714,7 @@ func businessInputs(c schemas, op *air.Operation) (inputs []*inputView, carrierK
 			bs := c.resolve(root, b.Schema)
 			for _, f := range b.Fields {
 				key := orDefault(f.Key, f.Name)
-				if isCarrier("body", f.Name) {
+				if idem.CarriedByField(f.Name) {
 					carrierKey = key
 					continue
 				}
@@ -896,14 +893,14 @@ func sortedByValue(m map[string]string) []string {
 }
 
 func pageOf(p *air.Pagination, o *opView) *pageView {
-	pv := &pageView{Style: p.Style, Next: p.NextField, Items: p.ItemsField, Method: o.PyMethod + "_paginated"}
+	pv := &pageView{Style: string(p.Style), Next: p.NextField, Items: p.ItemsField, Method: o.PyMethod + "_paginated"}
 	switch p.Style {
-	case "cursor":
+	case air.PageCursor:
 		pv.Param = p.CursorParam
-	case "page", "offset":
+	case air.PagePage, air.PageOffset:
 		pv.Param = p.CursorParam
 		if pv.Param == "" {
-			pv.Param = p.Style
+			pv.Param = string(p.Style)
 		}
 	default:
 		return nil
