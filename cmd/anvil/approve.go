@@ -310,7 +310,7 @@ func needReview(doc *air.Document, sel approval) []string {
 		if op.Auth != nil {
 			a = *op.Auth
 		}
-		if op.State != air.StateApproved && (a.Type == air.AuthOAuth2AuthorizationCode || a.Type == "oauth2") {
+		if op.State != air.StateApproved && (a.Type == air.AuthOAuth2AuthorizationCode || a.Type == air.AuthOAuth2) {
 			out = append(out, id)
 		}
 	}

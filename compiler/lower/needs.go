@@ -227,11 +227,11 @@ func (l *lowerer) identifierArgs(st *opState) []argSpec {
 		p := &op.Input.Params[i]
 		snake := naming.Snake(p.Name)
 		switch {
-		case p.In == "path":
+		case p.In == air.InPath:
 			if p.Schema != nil && (len(p.Schema.Enum) > 0 || p.Schema.Const != nil || slices.Contains(p.Schema.Type, "boolean")) {
 				continue
 			}
-		case p.In == "query" && idLike(snake):
+		case p.In == air.InQuery && idLike(snake):
 		default:
 			continue
 		}
@@ -346,7 +346,7 @@ func producerNouns(st *opState) []string {
 	var out []string
 	for i := range st.op.Input.Params {
 		p := &st.op.Input.Params[i]
-		if p.In != "path" || p.Schema == nil || len(p.Schema.Enum) > 8 {
+		if p.In != air.InPath || p.Schema == nil || len(p.Schema.Enum) > 8 {
 			continue
 		}
 		for _, e := range p.Schema.Enum {

@@ -70,7 +70,7 @@ func Synthetic(n int) []air.Operation {
 				op.Effect.Kind = air.KindMutation
 			}
 			for _, p := range []string{strings.TrimSuffix(parent, "s") + "_id", "per_page", "cursor", "status"} {
-				op.Input.Params = append(op.Input.Params, air.Param{Name: p, Key: p, In: "query"})
+				op.Input.Params = append(op.Input.Params, air.Param{Name: p, Key: p, In: air.InQuery})
 			}
 			ops = append(ops, op)
 		}

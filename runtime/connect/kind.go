@@ -27,7 +27,7 @@ func KindOf(a *air.Auth) Kind {
 	switch a.Type {
 	case "", air.AuthNone:
 		return KindNone
-	case air.AuthOAuth2AuthorizationCode, "oauth2":
+	case air.AuthOAuth2AuthorizationCode, air.AuthOAuth2:
 		return KindOAuth
 	case air.AuthMTLS, air.AuthWorkloadIdentity:
 		return KindUnsupported

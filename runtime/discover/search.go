@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // Search limits.
@@ -190,7 +192,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 
 // isFinder: a search or list operation, where an agent that knows a name
 // finds an id.
-func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
+func isFinder(e *Entry) bool { return e.Effect == air.ClassRead && len(e.Needs) == 0 }
 
 // producerDepth is how many of the best results get their producers
 // returned with them (1, 2 and 3 were measured on the dev half).

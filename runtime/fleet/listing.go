@@ -32,7 +32,7 @@ func mcpTool(t *Tool) *mcp.Tool {
 		"anvil/effect":           op.Effect.Kind,
 		"anvil/action":           op.Effect.Action,
 		"anvil/risk":             op.Effect.Risk,
-		"anvil/retry_safe":       op.Retries.Mode == "safe",
+		"anvil/retry_safe":       op.Retries.Mode == air.RetrySafe,
 		"anvil/retry_basis":      op.Retries.Basis,
 		"anvil/idempotency":      op.Idempotency.Mode,
 		"anvil/principal":        principalOf(t),

@@ -65,7 +65,7 @@ func ErrorFor(resp *Response, op *air.Operation, secrets ...string) *envelope.Er
 	}
 	if op != nil {
 		e.Operation = op.ID
-		e.SafeToRetry = retryable && op.Retries.Mode == "safe"
+		e.SafeToRetry = retryable && op.Retries.Mode == air.RetrySafe
 	}
 	msg, upCode := upstreamDetail(resp.Decoded())
 	e.Upstream.Code = scrub(upCode, secrets)

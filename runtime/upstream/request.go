@@ -215,7 +215,7 @@ func (b *builder) path(tmpl string) (string, error) {
 
 func (b *builder) pathParam(name string) *air.Param {
 	for i := range b.op.Input.Params {
-		if p := &b.op.Input.Params[i]; p.In == "path" && p.Name == name {
+		if p := &b.op.Input.Params[i]; p.In == air.InPath && p.Name == name {
 			return p
 		}
 	}
@@ -251,7 +251,7 @@ func (b *builder) body() ([]byte, string, error) {
 	enc, ctype := bd.Wire()
 	carrier, hasCarrier := b.undeclaredCarrier()
 	carrier = normalize(carrier)
-	inBody := hasCarrier && b.op.Idempotency.Mechanism == "body"
+	inBody := hasCarrier && b.op.Idempotency.Mechanism == air.MechanismBody
 
 	if bd.Projection == air.ProjectionWhole {
 		key := WholeBodyKey

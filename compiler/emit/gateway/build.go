@@ -134,7 +134,7 @@ func (b *builder) path(tmpl string) {
 		tmpl = tmpl[i+j+1:]
 		var p *air.Param
 		for k := range b.op.Input.Params {
-			if q := &b.op.Input.Params[k]; q.In == "path" && q.Name == name {
+			if q := &b.op.Input.Params[k]; q.In == air.InPath && q.Name == name {
 				p = q
 				break
 			}
@@ -169,7 +169,7 @@ func (b *builder) params() {
 	for i := range b.op.Input.Params {
 		p := &b.op.Input.Params[i]
 		key := p.InputKey()
-		if b.done || p.In == "path" || air.IsControlInput(key) {
+		if b.done || p.In == air.InPath || air.IsControlInput(key) {
 			continue
 		}
 		fl := b.in.byProp[key]
@@ -183,16 +183,16 @@ func (b *builder) params() {
 			b.call("Require", jen.Lit(key), b.present(fl))
 		}
 		switch p.In {
-		case "query":
+		case air.InQuery:
 			if fl.kind == kAny {
 				style, explode := p.Wire()
 				b.call("QueryValue", jen.Lit(p.Name), styleConst(style), jen.Lit(explode), b.arg(fl))
 			} else {
 				b.call("Query", jen.Lit(p.Name), b.text(fl))
 			}
-		case "header":
+		case air.InHeader:
 			b.call("Header", jen.Lit(p.Name), jen.Lit(key), b.headerText(fl))
-		case "cookie":
+		case air.InCookie:
 			b.call("Cookie", jen.Lit(p.Name), b.headerText(fl))
 		}
 	}
