@@ -21,11 +21,12 @@
 //   - exit (optional, default 0): the expected exit code of the last step.
 //   - stdout.txt, stderr.txt (optional, default empty): the expected output,
 //     byte for byte.
-//   - expected/ (optional): every file the steps wrote or changed in the
-//     working directory, by its path there. No expected/ means the command
-//     writes nothing at all, which is what a bad-input case asserts: a
-//     failed command loses nothing and leaves no partial output. A directory
-//     it creates and leaves empty is reported too.
+//   - expected/ (optional): every file the last step wrote or changed in the
+//     working directory, by its path there (what setup steps wrote is its
+//     input). No expected/ means the command writes nothing at all, which is
+//     what a bad-input case asserts: a failed command loses nothing and
+//     leaves no partial output. A file it removes, and a directory it
+//     creates and leaves empty, fail the case whatever expected/ holds.
 //   - any other file or folder: the inputs (spec, manifest, lock, ...). The
 //     case folder, without the files above, is copied to a fresh temporary
 //     directory, which is the command's working directory.
@@ -224,15 +225,21 @@ type result struct {
 
 func (c *testCase) run(t *testing.T, bin, root string) {
 	work := t.TempDir()
-	inputs, err := copyInputs(c.dir, work)
-	if err != nil {
+	if _, err := copyInputs(c.dir, work); err != nil {
 		t.Fatal(err)
 	}
 	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "XDG_CACHE_HOME=" + t.TempDir()}, c.env...)
 	var last result
+	var before map[string][]byte // the tree as the last step finds it
 	for i, args := range c.steps {
 		for j, a := range args {
 			args[j] = strings.ReplaceAll(a, "$ROOT", root)
+		}
+		if i == len(c.steps)-1 {
+			var err error
+			if before, err = snapshot(work); err != nil {
+				t.Fatal(err)
+			}
 		}
 		last = runStep(t, bin, work, env, args)
 		crashed := crash(last.stdout) || crash(last.stderr)
@@ -245,7 +252,7 @@ func (c *testCase) run(t *testing.T, bin, root string) {
 	}
 	norm := normalizer(work, root)
 	last.stdout, last.stderr = norm(last.stdout), norm(last.stderr)
-	written, problems, err := changedFiles(work, inputs)
+	written, problems, err := changedFiles(work, before)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,8 +343,8 @@ func normalizer(work, root string) func([]byte) []byte {
 	}
 }
 
-// copyInputs copies the case folder's inputs to work and returns them by
-// slash path, with the directories they make.
+// copyInputs copies the case folder's inputs to work and returns them, as
+// snapshot does.
 func copyInputs(dir, work string) (map[string][]byte, error) {
 	inputs := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -369,10 +376,36 @@ func copyInputs(dir, work string) (map[string][]byte, error) {
 	return inputs, err
 }
 
-// changedFiles returns the files under work that are not the inputs as they
-// were copied, and the problems no expected tree can express: an input
-// removed, a directory created and left empty.
-func changedFiles(work string, inputs map[string][]byte) (map[string][]byte, []string, error) {
+// snapshot returns every file under work by slash path, and every
+// directory as its path with a trailing slash.
+func snapshot(work string) (map[string][]byte, error) {
+	tree := map[string][]byte{}
+	err := filepath.WalkDir(work, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(work, p)
+		switch rel = filepath.ToSlash(rel); {
+		case rel == ".":
+		case d.IsDir():
+			tree[rel+"/"] = nil
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			tree[rel] = b
+		}
+		return nil
+	})
+	return tree, err
+}
+
+// changedFiles returns the files under work that are not in before (a
+// snapshot) as they were there, and the problems no expected tree can
+// express: a file removed, a directory created and left empty, an entry
+// that is no regular file.
+func changedFiles(work string, before map[string][]byte) (map[string][]byte, []string, error) {
 	written := map[string][]byte{}
 	seen := map[string]bool{}
 	var problems []string
@@ -386,7 +419,7 @@ func changedFiles(work string, inputs map[string][]byte) (map[string][]byte, []s
 		}
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if _, input := inputs[rel+"/"]; !input {
+			if _, existed := before[rel+"/"]; !existed {
 				if ents, err := os.ReadDir(p); err == nil && len(ents) == 0 {
 					problems = append(problems, "an empty directory was left behind: "+rel)
 				}
@@ -402,14 +435,14 @@ func changedFiles(work string, inputs map[string][]byte) (map[string][]byte, []s
 			return err
 		}
 		seen[rel] = true
-		if in, input := inputs[rel]; !input || !bytes.Equal(in, b) {
+		if old, existed := before[rel]; !existed || !bytes.Equal(old, b) {
 			written[rel] = b
 		}
 		return nil
 	})
-	for name := range inputs {
+	for name := range before {
 		if !strings.HasSuffix(name, "/") && !seen[name] {
-			problems = append(problems, "an input was removed: "+name)
+			problems = append(problems, "a file was removed: "+name)
 		}
 	}
 	sort.Strings(problems)

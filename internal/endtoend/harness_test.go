@@ -3,6 +3,7 @@ package endtoend
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -59,6 +60,9 @@ func TestChangedFilesSeesWritesRemovalsAndEmptyDirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if before, err := snapshot(work); err != nil || !reflect.DeepEqual(before, inputs) {
+		t.Errorf("snapshot %v, %v; copyInputs %v", before, err, inputs)
+	}
 	if _, ok := inputs["cmd"]; ok {
 		t.Error("the case's cmd was copied as an input")
 	}
@@ -83,7 +87,7 @@ func TestChangedFilesSeesWritesRemovalsAndEmptyDirectories(t *testing.T) {
 	if !slices.Equal(names, []string{"changed.yaml", "out/new/f"}) {
 		t.Errorf("written %v", names)
 	}
-	if want := []string{"an empty directory was left behind: empty/nested", "an input was removed: gone.yaml"}; !slices.Equal(problems, want) {
+	if want := []string{"a file was removed: gone.yaml", "an empty directory was left behind: empty/nested"}; !slices.Equal(problems, want) {
 		t.Errorf("problems %q, want %q", problems, want)
 	}
 }
