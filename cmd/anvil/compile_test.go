@@ -155,38 +155,6 @@ func TestCompileWithoutManifest(t *testing.T) {
 	}
 }
 
-func TestApprove(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "gh")
-	if code, _, stderr := runCLI(t, "", "compile", exampleSpec, "--service", "github", "--out", out); code != 0 {
-		t.Fatal(stderr)
-	}
-	code, stdout, stderr := runCLI(t, "", "approve", out, "github.issues.list", "github.tags.get")
-	if code != 0 {
-		t.Fatalf("approve exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stdout, "Approved 2 new operation(s) (2 requested) and atomically regenerated") {
-		t.Errorf("stdout: %s", stdout)
-	}
-	doc, err := air.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc.Operation("github.issues.list").State != air.StateApproved || doc.Operation("github.issues.create").State == air.StateApproved {
-		t.Error("approve changed the wrong operations")
-	}
-	before, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
-	if code, _, stderr := runCLI(t, "", "approve", out, "github.nope.list"); code == 0 || !strings.Contains(stderr, "github.nope.list") {
-		t.Errorf("unknown id: exit %d, stderr %q", code, stderr)
-	}
-	after, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
-	if !bytes.Equal(before, after) {
-		t.Error("a refused approval changed the bundle")
-	}
-	if code, _, _ := runCLI(t, "", "approve", filepath.Join(t.TempDir(), "missing"), "github.issues.list"); code != 1 {
-		t.Errorf("missing bundle: exit %d", code)
-	}
-}
-
 // TestCompileSnapshotsInWorkingDirectory: without --root, compile locks its
 // input under ./.anvil/sources (the reference's edge case: compile has side
 // effects in the current directory).
