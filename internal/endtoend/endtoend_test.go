@@ -18,6 +18,8 @@
 //     XDG_CACHE_HOME (a directory outside it: golang.org/x/tools/imports,
 //     linked into anvil, creates goimports/ there as the process starts,
 //     whatever the command).
+//   - stdin (optional): what the last step reads on its standard input
+//     (every other step reads nothing).
 //   - exit (optional, default 0): the expected exit code of the last step.
 //   - stdout.txt, stderr.txt (optional, default empty): the expected output,
 //     byte for byte.
@@ -71,7 +73,7 @@ const stepTimeout = 2 * time.Minute
 
 // caseFiles are the files of a case folder that describe the case; every
 // other entry is an input.
-var caseFiles = []string{"cmd", "env", "exit", "stdout.txt", "stderr.txt", "expected"}
+var caseFiles = []string{"cmd", "env", "stdin", "exit", "stdout.txt", "stderr.txt", "expected"}
 
 func updating() bool { return os.Getenv("ANVIL_UPDATE") == "1" || golden.Updating() }
 
@@ -135,6 +137,7 @@ type testCase struct {
 	dir   string
 	steps [][]string
 	env   []string
+	stdin []byte
 	exit  int
 }
 
@@ -170,6 +173,9 @@ func readCase(dir string) (*testCase, error) {
 			c.env = append(c.env, line)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if c.stdin, err = readOptional(filepath.Join(dir, "stdin")); err != nil {
 		return nil, err
 	}
 	if raw, err := os.ReadFile(filepath.Join(dir, "exit")); err == nil {
@@ -241,7 +247,11 @@ func (c *testCase) run(t *testing.T, bin, root string) {
 				t.Fatal(err)
 			}
 		}
-		last = runStep(t, bin, work, env, args)
+		var stdin []byte
+		if i == len(c.steps)-1 {
+			stdin = c.stdin
+		}
+		last = runStep(t, bin, work, env, stdin, args)
 		crashed := crash(last.stdout) || crash(last.stderr)
 		if crashed {
 			t.Errorf("step %d (anvil %s) crashed:\n%s%s", i+1, strings.Join(args, " "), last.stdout, last.stderr)
@@ -297,11 +307,11 @@ func (c *testCase) run(t *testing.T, bin, root string) {
 }
 
 // runStep runs the binary once, bounded in time.
-func runStep(t *testing.T, bin, work string, env, args []string) result {
+func runStep(t *testing.T, bin, work string, env []string, stdin []byte, args []string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), stepTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir, cmd.Env, cmd.Stdin = work, env, nil
+	cmd.Dir, cmd.Env, cmd.Stdin = work, env, bytes.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
