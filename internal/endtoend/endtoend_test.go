@@ -64,6 +64,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/golden"
 )
 
@@ -462,26 +463,14 @@ func changedFiles(work string, before map[string][]byte) (map[string][]byte, []s
 // readTree reads every file under dir by slash path; a missing dir is an
 // empty tree.
 func readTree(dir string) (map[string][]byte, error) {
-	tree := map[string][]byte{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		tree[filepath.ToSlash(rel)] = b
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return tree, nil
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return map[string][]byte{}, nil
 	}
-	return tree, err
+	tree, err := files.Read(dir)
+	if err != nil {
+		return nil, err
+	}
+	return tree.Bytes(), nil
 }
 
 // compareTrees lists each file missing, extra or different, with a diff.
