@@ -121,6 +121,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal("no case folders in testdata/")
 	}
 	bin := buildAnvil(t, root)
+	start := time.Now()
+	t.Cleanup(func() { // after every parallel case has finished
+		fmt.Fprintf(os.Stderr, "endtoend: %d cases ran in %.1fs\n", len(cases), time.Since(start).Seconds())
+	})
 	for _, name := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
