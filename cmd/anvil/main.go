@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/anvil-dev/anvil/runtime/cliargs"
 )
 
 func main() {
@@ -89,7 +91,7 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			toolsCommand(e),   // tools.go
 		},
 	}
-	err := app.RunContext(ctx, interspersed(app.Commands, args))
+	err := app.RunContext(ctx, cliargs.Interspersed(app.Commands, args))
 	return exitCode(e, err)
 }
 
@@ -103,6 +105,15 @@ func exitCode(e *env, err error) int {
 			fmt.Fprintf(e.stderr, "anvil: %s\n", ee.msg)
 		}
 		return ee.code
+	}
+	// runtime/serve's command (anvil serve mcp) fails with its own
+	// cli.ExitCoder, printed the same way.
+	var ec cli.ExitCoder
+	if errors.As(err, &ec) {
+		if msg := ec.Error(); msg != "" {
+			fmt.Fprintf(e.stderr, "anvil: %s\n", msg)
+		}
+		return ec.ExitCode()
 	}
 	fmt.Fprintf(e.stderr, "anvil: %s\n", err)
 	return 1
