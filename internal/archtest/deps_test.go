@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -190,6 +191,31 @@ func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
 				if under(d, f) {
 					t.Errorf("%s links %s, which is test infrastructure: only tests may import it", p.ImportPath, d)
 				}
+			}
+		}
+	}
+}
+
+// flagParsers are the packages that may import urfave/cli, Anvil's one
+// flag parser: anvil's commands, serve mcp's command (shared by anvil and
+// every generated gateway) and the argument ordering both run through.
+var flagParsers = []string{module + "/cmd/anvil", module + "/runtime/serve", module + "/runtime/cliargs"}
+
+// TestOneFlagParser: shipped code parses its command line with urfave/cli
+// only, in the packages that own a command line; the standard flag package
+// stays in development tools (benchmarks, mocks, examples).
+func TestOneFlagParser(t *testing.T) {
+	for _, p := range listPackages(t) {
+		ships := false
+		for _, s := range shipped {
+			ships = ships || under(p.ImportPath, s)
+		}
+		for _, imp := range p.Imports {
+			if imp == "flag" && ships {
+				t.Errorf("%s imports the standard flag package; Anvil's command lines parse with urfave/cli (runtime/serve's serve.Command, cmd/anvil)", p.ImportPath)
+			}
+			if under(imp, "github.com/urfave/cli") && !slices.Contains(flagParsers, p.ImportPath) {
+				t.Errorf("%s imports %s; only %v parse command lines", p.ImportPath, imp, flagParsers)
 			}
 		}
 	}

@@ -101,13 +101,13 @@ const (
 	flagHelp  = "help"
 )
 
-// Flags declares serve mcp's flags, the one declaration anvil serve mcp and
+// flags declares serve mcp's flags, the one declaration anvil serve mcp and
 // every generated gateway parse. They are new on each call: urfave's flags
 // record state while a command line is parsed, so two parses (two gateways
 // in one test process) must not share them. The help flag is ours, not
 // urfave's package-wide cli.HelpFlag, for the same reason; urfave still
 // answers it (with the command's CustomHelpTemplate).
-func Flags() []cli.Flag {
+func flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.BoolFlag{Name: flagFleet, Usage: "serve through the fleet gateway (needed by --http and --host)"},
 		&cli.StringFlag{Name: flagHTTP, Usage: "serve over HTTP on this `port` (1 to 65535); without it, MCP over stdin and stdout"},
@@ -151,7 +151,7 @@ func Command(ws *handler.Workspace, o Options) *cli.Command {
 		Name:               "mcp",
 		Usage:              "serve a workspace of bundles as MCP tools (and REST calls) through the fleet gateway",
 		ArgsUsage:          "<workspace> --fleet [--http <port>] [--host <host>]",
-		Flags:              Flags(),
+		Flags:              flags(),
 		HideHelp:           true,
 		CustomHelpTemplate: commandHelp(ws),
 		OnUsageError:       usageFail,
