@@ -199,7 +199,7 @@ func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
 // flagParsers are the packages that may import urfave/cli, Anvil's one
 // flag parser: anvil's commands, serve mcp's command (shared by anvil and
 // every generated gateway) and the argument ordering both run through.
-var flagParsers = []string{module + "/cmd/anvil", module + "/runtime/serve", module + "/runtime/cliargs"}
+var flagParsers = []string{module + "/cmd/anvil", module + "/runtime/serve", module + "/runtime/cmdline"}
 
 // TestOneFlagParser: shipped code parses its command line with urfave/cli
 // only, in the packages that own a command line; the standard flag package

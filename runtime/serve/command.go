@@ -2,13 +2,12 @@ package serve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/anvil-dev/anvil/runtime/cliargs"
+	"github.com/anvil-dev/anvil/runtime/cmdline"
 	"github.com/anvil-dev/anvil/runtime/handler"
 )
 
@@ -69,29 +68,11 @@ func appHelp(ws *handler.Workspace) string {
 	return lines + "\n" + about(ws)
 }
 
-// mainError is a failure of the command line: the process exits with code
-// after "anvil: <msg>" on stderr (nothing when msg is empty: what had to be
-// said is said). It is a cli.ExitCoder, so cmd/anvil, which runs Command in
-// its own App, exits the same way.
-type mainError struct {
-	code int
-	msg  string
-}
-
-func (e *mainError) Error() string { return e.msg }
-
-// ExitCode is the process exit code (cli.ExitCoder).
-func (e *mainError) ExitCode() int { return e.code }
-
-func mainFail(code int, format string, args ...any) error {
-	return &mainError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
 // usageFail is every urfave command's OnUsageError here: a flag the command
 // does not declare, a flag without its value or a boolean that does not
 // parse is "anvil: <the flag package's message>", exit 1, with no help
 // printed after it.
-func usageFail(_ *cli.Context, err error, _ bool) error { return mainFail(1, "%v", err) }
+func usageFail(_ *cli.Context, err error, _ bool) error { return cmdline.Fail(1, "%v", err) }
 
 // Flag names of serve mcp.
 const (
@@ -141,9 +122,9 @@ func argsFrom(c *cli.Context) mcpArgs {
 
 // Command is serve mcp as a urfave command: cmd/anvil registers it under
 // its serve command (ws nil: the positional argument names the workspace
-// directory), Main under the generated gateway's (ws compiled in). Its
-// errors are cli.ExitCoders carrying the message and exit code. Run it with
-// its arguments passed through cliargs.Interspersed, so flags may follow the
+// directory), Main under the generated gateway's (ws compiled in). It fails
+// with a cmdline.Error (cmdline.Code prints it and gives the exit code). Run it with
+// its arguments passed through cmdline.Interspersed, so flags may follow the
 // workspace argument.
 func Command(ws *handler.Workspace, o Options) *cli.Command {
 	o = o.withDefaults()
@@ -190,7 +171,7 @@ func Main(ctx context.Context, args []string, ws *handler.Workspace, o Options) 
 	// on stderr, exit 1.
 	usage := func(c *cli.Context) error {
 		cli.HelpPrinter(o.Stderr, c.App.CustomAppHelpTemplate, c.App)
-		return &mainError{code: 1}
+		return cmdline.Silent(1)
 	}
 	badUsage := func(c *cli.Context, _ error, _ bool) error { return usage(c) }
 	version := func(c *cli.Context) error {
@@ -225,17 +206,6 @@ func Main(ctx context.Context, args []string, ws *handler.Workspace, o Options) 
 			{Name: "version", HideHelp: true, OnUsageError: badUsage, Action: version},
 		},
 	}
-	err := app.RunContext(ctx, cliargs.Interspersed(app.Commands, args))
-	if err == nil {
-		return 0
-	}
-	var ee *mainError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(o.Stderr, "anvil: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(o.Stderr, "anvil: %v\n", err)
-	return 1
+	err := app.RunContext(ctx, cmdline.Interspersed(app.Commands, args))
+	return cmdline.Code(o.Stderr, err)
 }

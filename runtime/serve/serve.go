@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/runtime/buildinfo"
+	"github.com/anvil-dev/anvil/runtime/cmdline"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/handler"
 )
@@ -40,23 +41,23 @@ type Options struct {
 // positional argument) as the command line f asks.
 func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) error {
 	if len(f.positional) > 1 || (ws == nil && len(f.positional) != 1) {
-		return mainFail(1, "serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)")
+		return cmdline.Fail(1, "serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)")
 	}
 	if (f.httpSet || f.hostSet) && !f.fleet {
-		return mainFail(1, "--http and --host need --fleet")
+		return cmdline.Fail(1, "--http and --host need --fleet")
 	}
 	// Without --http the workspace is served over stdio, with or without
 	// --fleet (one local caller; the flag only matters to HTTP serving).
 	cfg, err := ConfigFromEnv(o.Getenv)
 	if err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	cfg.Host = f.host
 	if cfg.Host == "" { // --host "" is the default, as it always was
 		cfg.Host = defaultHost
 	}
 	if err := cfg.UseDevVaultKey(o.Getenv("HOME")); err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	gopts := GatewayOptions{}
 	if o.Gateway != nil {
@@ -66,7 +67,7 @@ func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) 
 	readyDetails.set(newLoading())
 	obs, stopObserve, err := observeFromEnv(o.Getenv, cfg.Auth.Mode, o.Stderr, &readyDetails)
 	if err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	defer stopObserve()
 	if obs != (Observe{}) {
@@ -74,7 +75,7 @@ func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) 
 	}
 	if !f.httpSet {
 		if cfg.Auth.Enabled() {
-			return mainFail(1, "ANVIL_INBOUND_AUTH_MODE=%s is served only by the fleet gateway over HTTP (--fleet --http <port>)", cfg.Auth.Mode)
+			return cmdline.Fail(1, "ANVIL_INBOUND_AUTH_MODE=%s is served only by the fleet gateway over HTTP (--fleet --http <port>)", cfg.Auth.Mode)
 		}
 		g, err := newGateway(cfg, ws, f.positional, &gopts)
 		if err != nil {
@@ -82,13 +83,13 @@ func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) 
 		}
 		writeReport(o.Stderr, g)
 		if err := g.ServeStdio(ctx, o.Stdin, o.Stdout); err != nil {
-			return mainFail(1, "%v", err)
+			return cmdline.Fail(1, "%v", err)
 		}
 		return nil
 	}
 	port, err := strconv.Atoi(f.http)
 	if err != nil || port < 1 || port > 65535 {
-		return mainFail(1, "--http takes a port from 1 to 65535, not %q", f.http)
+		return cmdline.Fail(1, "--http takes a port from 1 to 65535, not %q", f.http)
 	}
 	cfg.Port = port
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) }
@@ -98,7 +99,7 @@ func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) 
 		dir = f.positional[0]
 	}
 	if err := cfg.Check(); err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	hup, stopHUP := notifyHUP()
 	defer stopHUP()
@@ -108,7 +109,7 @@ func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) 
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return mainFail(1, "cannot listen on %s: %v.", addr, err)
+		return cmdline.Fail(1, "cannot listen on %s: %v.", addr, err)
 	}
 	// One server for the life of the process: its handler passes from the
 	// loading answers to the gateway's, so no connection changes hands.
@@ -144,7 +145,7 @@ func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) 
 	stop := watchReload(ctx, hup, dir, stamp, g, logf, o.ReloadPoll)
 	defer stop()
 	if err := g.Run(ctx, srv, served); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrServerClosed) {
-		return mainFail(1, "%v", err)
+		return cmdline.Fail(1, "%v", err)
 	}
 	return nil
 }
@@ -183,7 +184,7 @@ func writeVersion(w io.Writer, ws *handler.Workspace) {
 // directory) and the gateway serving it.
 func newGateway(cfg Config, ws *handler.Workspace, positional []string, o *GatewayOptions) (*Gateway, error) {
 	if err := cfg.Check(); err != nil {
-		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return nil, cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	var fl *fleet.Fleet
 	var err error
@@ -193,11 +194,11 @@ func newGateway(cfg Config, ws *handler.Workspace, positional []string, o *Gatew
 		fl, err = fleet.Load(positional[0])
 	}
 	if err != nil {
-		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return nil, cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	g, err := NewGateway(cfg, fl, o)
 	if err != nil {
-		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return nil, cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	return g, nil
 }

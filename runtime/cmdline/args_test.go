@@ -1,4 +1,4 @@
-package cliargs
+package cmdline
 
 import (
 	"slices"

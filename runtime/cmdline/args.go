@@ -1,9 +1,9 @@
-// Package cliargs holds what the Anvil command lines (cmd/anvil and every
-// generated gateway's serve.Main) need around urfave/cli v2, their one flag
-// parser: v2 stops reading flags at the first positional argument, and the
-// contract's command lines put flags after it (`anvil serve mcp <workspace>
-// --fleet --http <port>`, `anvil compile <spec> --out <dir>`).
-package cliargs
+// Package cmdline holds what Anvil's command lines (cmd/anvil, and serve
+// mcp in anvil and in every generated gateway's serve.Main) share around
+// urfave/cli v2, their one flag parser: the argument order urfave reads
+// (Interspersed) and the one exit-error type (Error: how a command fails,
+// and what the process prints and exits with).
+package cmdline
 
 import (
 	"strings"
@@ -11,6 +11,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// Interspersed exists because v2 stops reading flags at the first
+// positional argument, and the contract's command lines put flags after it
+// (`anvil serve mcp <workspace> --fleet --http <port>`, `anvil compile
+// <spec> --out <dir>`).
+//
 // Interspersed returns args (args[0] the program name) with the leaf
 // command's flags moved in front of its positional arguments, so urfave
 // reads every one of them wherever the caller wrote it. The leaf is found by
