@@ -110,7 +110,7 @@ type mcpArgs struct {
 }
 
 // argsFrom reads serve mcp's arguments from a context whose command
-// declares Flags.
+// declares flags().
 func argsFrom(c *cli.Context) mcpArgs {
 	return mcpArgs{
 		fleet: c.Bool(flagFleet),
@@ -123,9 +123,9 @@ func argsFrom(c *cli.Context) mcpArgs {
 // Command is serve mcp as a urfave command: cmd/anvil registers it under
 // its serve command (ws nil: the positional argument names the workspace
 // directory), Main under the generated gateway's (ws compiled in). It fails
-// with a cmdline.Error (cmdline.Code prints it and gives the exit code). Run it with
-// its arguments passed through cmdline.Interspersed, so flags may follow the
-// workspace argument.
+// with a cmdline.Error (cmdline.Code prints it and gives the exit code).
+// Run it with its arguments passed through cmdline.Interspersed, so flags
+// may follow the workspace argument.
 func Command(ws *handler.Workspace, o Options) *cli.Command {
 	o = o.withDefaults()
 	return &cli.Command{
