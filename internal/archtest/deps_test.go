@@ -3,9 +3,11 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -19,27 +21,44 @@ type pkg struct {
 	Deps       []string // every package it links, transitively (tests excluded)
 }
 
+// listed is the module's package list, read once per test binary (every
+// test here walks the same list; go list costs seconds on a busy machine).
+var listed struct {
+	once sync.Once
+	pkgs []pkg
+	err  string
+}
+
+// listPackages returns the module's packages; callers must not modify them.
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
+	listed.once.Do(func() { listed.pkgs, listed.err = goList() })
+	if listed.err != "" {
+		t.Fatal(listed.err)
+	}
+	return listed.pkgs
+}
+
+func goList() ([]pkg, string) {
 	cmd := exec.Command("go", "list", "-json", module+"/...")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("go list: %v\n%s", err, errb.String())
+		return nil, fmt.Sprintf("go list: %v\n%s", err, errb.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(&out)
 	for dec.More() {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+			return nil, err.Error()
 		}
 		pkgs = append(pkgs, p)
 	}
 	if len(pkgs) == 0 {
-		t.Fatal("go list found no packages")
+		return nil, "go list found no packages"
 	}
-	return pkgs
+	return pkgs, ""
 }
 
 func under(path, prefix string) bool {
