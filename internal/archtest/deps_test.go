@@ -222,15 +222,22 @@ func TestEndToEndIsTestFilesOnly(t *testing.T) {
 // may not, directly or through another package.
 var shipped = []string{module + "/cmd", module + "/runtime", module + "/compiler", module + "/gen", module + "/templates"}
 
-func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+// shippedPackages lists the module's packages under a shipped tree.
+func shippedPackages(t *testing.T) []pkg {
+	var out []pkg
 	for _, p := range listPackages(t) {
-		ships := false
 		for _, s := range shipped {
-			ships = ships || under(p.ImportPath, s)
+			if under(p.ImportPath, s) {
+				out = append(out, p)
+				break
+			}
 		}
-		if !ships {
-			continue
-		}
+	}
+	return out
+}
+
+func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+	for _, p := range shippedPackages(t) {
 		for _, d := range p.Deps {
 			for _, f := range testOnly {
 				if under(d, f) {
@@ -261,6 +268,21 @@ func TestOneFlagParser(t *testing.T) {
 			}
 			if under(imp, "github.com/urfave/cli") && !slices.Contains(flagParsers, p.ImportPath) {
 				t.Errorf("%s imports %s; only %v parse command lines", p.ImportPath, imp, flagParsers)
+			}
+		}
+	}
+}
+
+// sideEffectsOnLoad lists packages that change the user's machine when they
+// are merely linked: golang.org/x/tools/imports (through its module index)
+// creates ~/.cache/goimports at start-up, so every anvil command would.
+var sideEffectsOnLoad = []string{"golang.org/x/tools/imports", "golang.org/x/tools/internal/modindex"}
+
+func TestShippedCodeLinksNothingThatWritesOnLoad(t *testing.T) {
+	for _, p := range shippedPackages(t) {
+		for _, d := range p.Deps {
+			if slices.Contains(sideEffectsOnLoad, d) {
+				t.Errorf("%s links %s, which writes to the user's cache directory when the program starts", p.ImportPath, d)
 			}
 		}
 	}
