@@ -105,9 +105,9 @@ type yieldIndex struct {
 	// heads maps the last word of each compound noun in byNoun to the
 	// nouns it ends (run → workflow_run), sorted.
 	heads map[string][]string
-	words   map[string]words
-	keys    map[*air.Schema][]string
-	kids    map[*air.Schema][]string
+	words map[string]words
+	keys  map[*air.Schema][]string
+	kids  map[*air.Schema][]string
 	// wantField and wantNouns are the argument names and nouns some
 	// consumer asks for: only those are indexed.
 	wantField map[string]bool
