@@ -138,7 +138,10 @@ func TestDiscoverSurfaceOverSDK(t *testing.T) {
 	if err != nil || dr.IsError {
 		t.Fatalf("anvil_describe: %v %v", err, dr)
 	}
-	want := `{"tools":[` + string(f.g.Fleet().Tool("github__github_get_issue").Listing()) + `]}`
+	listing := string(f.g.Fleet().Tool("github__github_get_issue").Listing())
+	// The producer links, grant-filtered: a read grant does not show the
+	// create that also yields an issue_number.
+	want := `{"tools":[` + listing[:len(listing)-1] + `,"needs":[{"argument":"issue_number","from":["github__github_list_issue"]}]}]}`
 	if textOf(t, dr) != want {
 		t.Errorf("anvil_describe %s, want %s", textOf(t, dr), want)
 	}
