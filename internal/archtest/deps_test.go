@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -202,20 +203,42 @@ func TestEndToEndIsTestFilesOnly(t *testing.T) {
 // may not, directly or through another package.
 var shipped = []string{module + "/cmd", module + "/runtime", module + "/compiler", module + "/gen", module + "/templates"}
 
-func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+// shippedPackages lists the module's packages under a shipped tree.
+func shippedPackages(t *testing.T) []pkg {
+	var out []pkg
 	for _, p := range listPackages(t) {
-		ships := false
 		for _, s := range shipped {
-			ships = ships || under(p.ImportPath, s)
+			if under(p.ImportPath, s) {
+				out = append(out, p)
+				break
+			}
 		}
-		if !ships {
-			continue
-		}
+	}
+	return out
+}
+
+func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+	for _, p := range shippedPackages(t) {
 		for _, d := range p.Deps {
 			for _, f := range testOnly {
 				if under(d, f) {
 					t.Errorf("%s links %s, which is test infrastructure: only tests may import it", p.ImportPath, d)
 				}
+			}
+		}
+	}
+}
+
+// sideEffectsOnLoad lists packages that change the user's machine when they
+// are merely linked: golang.org/x/tools/imports (through its module index)
+// creates ~/.cache/goimports at start-up, so every anvil command would.
+var sideEffectsOnLoad = []string{"golang.org/x/tools/imports", "golang.org/x/tools/internal/modindex"}
+
+func TestShippedCodeLinksNothingThatWritesOnLoad(t *testing.T) {
+	for _, p := range shippedPackages(t) {
+		for _, d := range p.Deps {
+			if slices.Contains(sideEffectsOnLoad, d) {
+				t.Errorf("%s links %s, which writes to the user's cache directory when the program starts", p.ImportPath, d)
 			}
 		}
 	}
