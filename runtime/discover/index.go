@@ -433,3 +433,12 @@ func (ix *Index) Len() int { return len(ix.entries) }
 
 // Entries returns the entries in name order (not to be modified).
 func (ix *Index) Entries() []Entry { return ix.entries }
+
+// Entry returns the entry served under name, nil when there is none.
+func (ix *Index) Entry(name string) *Entry {
+	i, ok := slices.BinarySearchFunc(ix.entries, name, func(e Entry, n string) int { return strings.Compare(e.Name, n) })
+	if !ok {
+		return nil
+	}
+	return &ix.entries[i]
+}

@@ -286,33 +286,43 @@ func mentionsID(q string) bool {
 	return false
 }
 
-// withNeeds sets each result's producer links to those the caller may see,
-// sharing the entry's own when the caller may see them all (no copy).
+// withNeeds sets each result's producer links to those the caller may see
+// (Entry.VisibleNeeds).
 func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
 	for i := range out {
-		needs := out[i].Entry.Needs
-		all := true
-		for _, n := range needs {
-			for _, p := range n.From {
-				if !keep(p) {
-					all = false
-				}
+		out[i].Needs = out[i].Entry.VisibleNeeds(keep)
+	}
+	return out
+}
+
+// VisibleNeeds returns the entry's producer links reduced to the producers
+// keep reports true for (the caller's grant, a connector), dropping an
+// argument none of whose producers is kept. It shares the entry's own
+// links when keep keeps them all (no copy): the result must not be
+// modified. Search, anvil_describe and every other answer that shows links
+// filter them here, so no caller sees a producer it may not call.
+func (e *Entry) VisibleNeeds(keep func(*Entry) bool) []Need {
+	all := true
+	for _, n := range e.Needs {
+		for _, p := range n.From {
+			if !keep(p) {
+				all = false
 			}
 		}
-		if all {
-			out[i].Needs = needs
-			continue
+	}
+	if all {
+		return e.Needs
+	}
+	var out []Need
+	for _, n := range e.Needs {
+		var from []*Entry
+		for _, p := range n.From {
+			if keep(p) {
+				from = append(from, p)
+			}
 		}
-		for _, n := range needs {
-			var from []*Entry
-			for _, p := range n.From {
-				if keep(p) {
-					from = append(from, p)
-				}
-			}
-			if len(from) > 0 {
-				out[i].Needs = append(out[i].Needs, Need{Argument: n.Argument, From: from})
-			}
+		if len(from) > 0 {
+			out = append(out, Need{Argument: n.Argument, From: from})
 		}
 	}
 	return out
