@@ -46,6 +46,8 @@ type Entry struct {
 	Effect string
 	// ConfirmRequired says whether a call must be confirmed.
 	ConfirmRequired bool
+	// doc is the entry's position in its index (Index.names).
+	doc uint32
 	// Needs are the operation's producer links (air.Operation.Needs)
 	// resolved to the entries of the index, in AIR's order; producers the
 	// index does not hold (not served) are left out.
@@ -125,6 +127,9 @@ type Index struct {
 	// action.
 	shapes      []entryShape
 	actionTerms map[uint32]bool
+	// names are the entries' names, by position: a producer's ProducerFor
+	// is a one-name window of it (nameOf), so adding one allocates nothing.
+	names []string
 }
 
 // Builder collects operations for an Index.
@@ -270,7 +275,7 @@ func (b *Builder) Build() *Index {
 		}
 	}
 
-	ix := &Index{entries: make([]Entry, n), terms: b.terms, shapes: make([]entryShape, n), actionTerms: map[uint32]bool{}}
+	ix := &Index{entries: make([]Entry, n), terms: b.terms, shapes: make([]entryShape, n), actionTerms: map[uint32]bool{}, names: make([]string, n)}
 	type raw struct {
 		doc uint32
 		tf  float32
@@ -278,6 +283,8 @@ func (b *Builder) Build() *Index {
 	rawPost := make([][]raw, len(b.termStrs))
 	for pos, i := range order {
 		ix.entries[pos] = b.entries[i]
+		ix.entries[pos].doc = uint32(pos)
+		ix.names[pos] = ix.entries[pos].Name
 		ix.shapes[pos] = b.shapes[i]
 		if a := b.shapes[i].action; a != noTerm {
 			ix.actionTerms[a] = true
@@ -427,6 +434,10 @@ func schemaText(s *air.Schema, schemas map[string]*air.Schema, maxDepth int, des
 	}
 	walk(s, 0)
 }
+
+// nameOf is the entry's name as a slice of one that the caller may hold
+// but not grow in place (its capacity is one).
+func (ix *Index) nameOf(e *Entry) []string { return ix.names[e.doc : e.doc+1 : e.doc+1] }
 
 // Len is the number of entries.
 func (ix *Index) Len() int { return len(ix.entries) }

@@ -90,8 +90,13 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	keep := func(e *Entry) bool {
 		return (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e))
 	}
-	groups, words := ix.queryGroups(query)
+	// The scratch goes back to the pool only once it is clean again: if
+	// Allow panics, it is dropped rather than handed, dirty, to a later search.
+	s := scratchPool.Get().(*scratch)
+	lower := strings.ToLower(clip(query)) // no copy when already lower case
+	groups, words := ix.queryGroups(s, lower)
 	if len(groups) == 0 {
+		scratchPool.Put(s)
 		// No searchable word: the allowed entries in name order. Words
 		// that match nothing: the same, but searches and lists first
 		// (where a name becomes an id), marked weak.
@@ -114,9 +119,6 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		return ix.withNeeds(out, keep)
 	}
 
-	// The scratch goes back to the pool only once it is clean again: if
-	// Allow panics, it is dropped rather than handed, dirty, to a later search.
-	s := scratchPool.Get().(*scratch)
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
 		best := float32(0) // the concept's best score in any entry
@@ -164,7 +166,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.touched = s.touched[:0]
 	// Second pass, on the best rerankDepth: reward titles the query covers.
 	cands = topScored(cands, max(rerankDepth, limit))
-	in := ix.requestIntent(query)
+	in := ix.requestIntent(lower)
 	s.markTerms(len(ix.postings), groups)
 	for i := range cands {
 		d := cands[i].doc
@@ -173,7 +175,9 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.unmarkTerms(groups)
 	cands = topScored(cands, limit)
 	sortScored(cands)
-	out := make([]Result, 0, limit)
+	// Room for the producers addProducers may place before the list is
+	// cut back to limit, so that placing them needs no second slice.
+	out := make([]Result, 0, limit+maxProducers)
 	for _, c := range cands {
 		if len(out) == limit {
 			break
@@ -182,7 +186,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	}
 	s.cands = cands
 	scratchPool.Put(s)
-	if !mentionsID(query) {
+	if !mentionsID(lower) {
 		out = ix.addProducers(out, limit, keep)
 	}
 	return ix.withNeeds(out, keep)
@@ -196,16 +200,22 @@ func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
 // returned with them (1, 2 and 3 were measured on the dev half).
 const producerDepth = 1
 
+// maxProducers bounds the producers placed for those results (one per
+// identifier input; an operation rarely needs more than three).
+const maxProducers = 4
+
 // addProducers places, right after the first producerDepth results, for
 // each identifier they need (an id, number or key, not a name such as an
 // owner) that no result placed before produces, the first producer of it
 // the caller may see; at most limit results are kept. On the gh manual
 // dev half, returning the producers of the best result only scored best
-// (docs/discovery.md).
+// (docs/discovery.md). It works in out's own array (Search leaves room
+// for maxProducers more) and allocates nothing.
 func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) []Result {
 	if len(out) == 0 {
 		return out
 	}
+	depth := min(producerDepth, len(out))
 	// Only the results placed so far count as present: a producer ranked
 	// further down is moved up next to the result that needs it (and its
 	// own place below is dropped).
@@ -217,9 +227,21 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 		}
 		return false
 	}
-	var added []Result
-	for i, r := range out[:min(producerDepth, len(out))] {
+	var buf [maxProducers]Result
+	added := buf[:0]
+	isAdded := func(e *Entry) bool {
+		for _, a := range added {
+			if a.Entry == e {
+				return true
+			}
+		}
+		return false
+	}
+	for i, r := range out[:depth] {
 		for _, n := range r.Entry.Needs {
+			if len(added) == maxProducers {
+				break
+			}
 			if !idArgument(n.Argument) {
 				continue
 			}
@@ -229,7 +251,7 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 				if !keep(p) {
 					continue
 				}
-				if placed(i+1, p) || slices.ContainsFunc(added, func(a Result) bool { return a.Entry == p }) {
+				if placed(i+1, p) || isAdded(p) {
 					have = true
 					break
 				}
@@ -238,52 +260,63 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 				}
 			}
 			if !have && pick != nil {
-				added = append(added, Result{Entry: pick, ProducerFor: []string{r.Entry.Name}})
+				added = append(added, Result{Entry: pick, ProducerFor: ix.nameOf(r.Entry)})
 			}
 		}
 	}
 	if len(added) == 0 {
 		return out
 	}
-	res := make([]Result, 0, len(out)+len(added))
-	res = append(res, out[:min(producerDepth, len(out))]...)
-	res = append(res, added...)
-	for _, r := range out[min(producerDepth, len(out)):] {
-		if !slices.ContainsFunc(added, func(a Result) bool { return a.Entry == r.Entry }) {
-			res = append(res, r)
+	// The rest without the added producers, then the producers moved in
+	// after the first depth results.
+	rest := out[depth:depth]
+	for _, r := range out[depth:] {
+		if !isAdded(r.Entry) {
+			rest = append(rest, r)
 		}
 	}
-	if len(res) > limit {
-		res = res[:limit]
-	}
-	return res
+	out = slices.Insert(out[:depth+len(rest)], depth, added...)
+	return out[:min(len(out), limit)]
 }
 
 // idArgument: an input that takes an opaque identifier (movie_id, ids,
 // pull_number, key), which a person rarely knows, rather than a name.
 func idArgument(arg string) bool {
-	a := strings.ToLower(arg)
-	for _, suf := range []string{"id", "ids", "number", "key", "uuid", "sha"} {
-		if a == suf || strings.HasSuffix(a, "_"+suf) || strings.HasSuffix(arg, strings.ToUpper(suf[:1])+suf[1:]) {
+	for _, suf := range idSuffixes {
+		if strings.EqualFold(arg, suf.word) || hasSuffixFold(arg, suf.snake) || strings.HasSuffix(arg, suf.camel) {
 			return true
 		}
 	}
 	return false
+}
+
+// idSuffixes are the words an identifier argument ends in, spelt as a
+// whole name (ID), after an underscore (movie_id) and camel-cased (movieId).
+var idSuffixes = func() (out []struct{ word, snake, camel string }) {
+	for _, w := range []string{"id", "ids", "number", "key", "uuid", "sha"} {
+		out = append(out, struct{ word, snake, camel string }{w, "_" + w, strings.ToUpper(w[:1]) + w[1:]})
+	}
+	return out
+}()
+
+// hasSuffixFold is strings.HasSuffix ignoring ASCII case.
+func hasSuffixFold(s, suf string) bool {
+	return len(s) >= len(suf) && strings.EqualFold(s[len(s)-len(suf):], suf)
 }
 
 // mentionsID reports whether the query carries something that looks like
 // an identifier (a word with a digit): then the caller has the id and
 // needs no producer.
 func mentionsID(q string) bool {
+	return strings.ContainsAny(clip(q), "0123456789")
+}
+
+// clip cuts a query to the MaxQueryLen bytes that are read.
+func clip(q string) string {
 	if len(q) > MaxQueryLen {
-		q = q[:MaxQueryLen]
+		return q[:MaxQueryLen]
 	}
-	for _, w := range strings.Fields(q) {
-		if strings.ContainsAny(w, "0123456789") {
-			return true
-		}
-	}
-	return false
+	return q
 }
 
 // withNeeds sets each result's producer links to those the caller may see,
@@ -409,20 +442,27 @@ func (ix *Index) titleCoverage(doc uint32, termW []float32) float32 {
 	return sum / float32(len(terms))
 }
 
-// queryGroups turns a query into one group of alternatives per query
-// concept: a word, or the synonym group it belongs to (so "make a new
-// repo" counts the create intent once, not twice). Words that no entry
-// contains and that prefix no term are dropped; words counts the query's
-// searchable words, matched or not.
-func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
-	if len(query) > MaxQueryLen {
-		query = query[:MaxQueryLen]
+// queryGroups turns a query (lower case, clipped to MaxQueryLen) into one
+// group of alternatives per query concept: a word, or the synonym group it
+// belongs to (so "make a new repo" counts the create intent once, not
+// twice). Words that no entry contains and that prefix no term are
+// dropped; words counts the query's searchable words, matched or not. The
+// groups live in s (its words and groups buffers) and are valid until s
+// is used again.
+func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words int) {
+	query = clip(query)
+	if hasIdiom(query) {
+		query = idioms.Replace(query)
 	}
-	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
+	s.words = tokenize(s.words[:0], query)
+	ws := s.words
+	// Each group's slice is kept in s.groups between searches (also past
+	// its length) and reused; groups are only ever swapped, never copied
+	// over one another, so no two share an array.
+	groups = s.groups[:0]
 	// Per group, on the stack (a query has at most maxQueryTerms groups):
 	// its concept key, and whether it holds a catalogue word or a verb
 	// after the first.
-	groups = make([][]alt, 0, min(len(ws), maxQueryTerms))
 	var keys [maxQueryTerms]string
 	var catalogue, laterVerb [maxQueryTerms]bool
 	catalogues := 0
@@ -439,7 +479,12 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			}
 			gi = len(groups)
 			keys[gi] = key
-			groups = append(groups, nil)
+			if gi < cap(groups) {
+				groups = groups[:gi+1]
+				groups[gi] = groups[gi][:0]
+			} else {
+				groups = append(groups, nil)
+			}
 		}
 		g := groups[gi]
 		add := func(term string, weight float32) {
@@ -501,6 +546,7 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 		}
 		groups[gi] = g
 	}
+	s.groups = groups
 	out := groups[:0]
 	for gi, g := range groups {
 		if len(g) > 0 {
@@ -514,10 +560,24 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 					g[i].weight *= laterVerbWeight
 				}
 			}
-			out = append(out, g)
+			// swapped, not copied: the empty group's array stays in s
+			groups[len(out)], groups[gi] = g, groups[len(out)]
+			out = out[:len(out)+1]
 		}
 	}
 	return out, len(ws)
+}
+
+// hasIdiom reports whether a lower-case query may hold one of the idioms:
+// each contains one of these words, so a query without them is left as
+// it is (strings.Replacer copies the query even when it replaces nothing).
+func hasIdiom(q string) bool {
+	for _, w := range []string{"logged", "signed", "set", "rid of"} {
+		if strings.Contains(q, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // catalogueWords name which list of things a query wants (the latest, the
@@ -616,6 +676,8 @@ func contains(list []string, s string) bool {
 // scratch is the per-search accumulator, pooled so that a search allocates
 // only its result.
 type scratch struct {
+	words                 []string // the query's terms (queryGroups)
+	groups                [][]alt  // the query's concepts (queryGroups)
 	total, group          []float32
 	termW                 []float32 // by term id: the query's best weight for it, at most 1 (markTerms)
 	mask                  []uint32  // the query concepts each entry matched
@@ -681,7 +743,7 @@ func (ix *Index) Explain(query, name string) string {
 	}
 	var sb strings.Builder
 	total := float32(0)
-	groups, _ := ix.queryGroups(query)
+	groups, _ := ix.queryGroups(new(scratch), strings.ToLower(query))
 	for _, g := range groups {
 		best, bestTerm := float32(0), ""
 		for _, a := range g {
