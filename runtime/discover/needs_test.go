@@ -94,3 +94,39 @@ func TestCatalogueWordsAndPlaceholders(t *testing.T) {
 		t.Errorf("a path placeholder matched: %v", names(rs))
 	}
 }
+
+// TestProducerForNamedEntityBelowTheTop: when the query names something
+// (a capitalised word inside it), the consumer whose producer is returned
+// may be any of the best producerScan results, not only the first; a query
+// that names nothing gets producers for the best result only.
+func TestProducerForNamedEntityBelowTheTop(t *testing.T) {
+	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
+	playing := op("movie_now_playing", "Get movies now playing", "GET", "/movie/now_playing", "list", "playing", "Movies now playing in theatres, with their cast.")
+	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie.", "movie_id")
+	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField}}}}
+	b := NewBuilder()
+	for _, o := range []air.Operation{search, playing, credits} {
+		if err := b.Add("tmdb", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	for _, c := range []struct {
+		q        string
+		producer bool
+	}{
+		{"movies now playing with the cast of Heat", true},
+		{`movies now playing with the cast of "heat"`, true},
+		{"movies now playing with the cast of heat", false},
+	} {
+		rs := ix.Search(c.q, Options{Limit: 3})
+		got := strings.Join(names(rs), " ")
+		if !strings.HasPrefix(got, "tmdb__movie_now_playing tmdb__movie_credits") {
+			t.Fatalf("%q: got %s", c.q, got)
+		}
+		added := len(rs) == 3 && rs[2].Entry.Name == "tmdb__search_movie" && strings.Join(rs[2].ProducerFor, ",") == "tmdb__movie_credits"
+		if added != c.producer {
+			t.Errorf("%q: producer added %v, want %v (%s)", c.q, added, c.producer, got)
+		}
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Search limits.
@@ -187,7 +189,11 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.cands = cands
 	scratchPool.Put(s)
 	if !mentionsID(lower) {
-		out = ix.addProducers(out, limit, keep)
+		scan := 1
+		if namesEntity(query) {
+			scan = producerScan
+		}
+		out = ix.addProducers(out, limit, scan, keep)
 	}
 	return ix.withNeeds(out, keep)
 }
@@ -200,6 +206,35 @@ func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
 // returned with them (1, 2 and 3 were measured on the dev half).
 const producerDepth = 1
 
+// producerScan: when the query names something (namesEntity), the
+// consumer is the first of this many best results that needs an
+// identifier no result before it produces, not only the best one: "play
+// the top tracks of Adele" may rank what plays first, and the search for
+// the artist must still come with the artist's top tracks.
+const producerScan = 3
+
+// namesEntity reports whether the query names a particular thing: a word
+// after the first that starts with a capital followed by a small letter
+// (Adele, Casablanca; not an acronym such as PR or API), or a quoted
+// phrase. Such a query needs the thing's id from a search or list.
+func namesEntity(q string) bool {
+	q = clip(q)
+	if strings.ContainsAny(q, "\"“”") {
+		return true
+	}
+	first := true
+	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
+		if !first {
+			r, n := utf8.DecodeRuneInString(w)
+			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) {
+				return true
+			}
+		}
+		first = false
+	}
+	return false
+}
+
 // maxProducers bounds the producers placed for those results (one per
 // identifier input; an operation rarely needs more than three).
 const maxProducers = 4
@@ -211,11 +246,11 @@ const maxProducers = 4
 // dev half, returning the producers of the best result only scored best
 // (docs/discovery.md). It works in out's own array (Search leaves room
 // for maxProducers more) and allocates nothing.
-func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) []Result {
+func (ix *Index) addProducers(out []Result, limit, scan int, keep func(*Entry) bool) []Result {
 	if len(out) == 0 {
 		return out
 	}
-	depth := min(producerDepth, len(out))
+	depth := 0
 	// Only the results placed so far count as present: a producer ranked
 	// further down is moved up next to the result that needs it (and its
 	// own place below is dropped).
@@ -237,7 +272,11 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 		}
 		return false
 	}
-	for i, r := range out[:depth] {
+	for i, r := range out[:min(scan, len(out))] {
+		if len(added) > 0 {
+			break
+		}
+		depth = i + 1
 		for _, n := range r.Entry.Needs {
 			if len(added) == maxProducers {
 				break
