@@ -27,7 +27,8 @@ func benchIndex(b *testing.B) *Index {
 	}
 	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
 	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie: actors, director.", "movie_id")
-	credits.Needs = []air.Need{{Argument: "movieId", From: []air.Producer{{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField}}}}
+	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
+	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField}}}}
 	for _, o := range []air.Operation{search, credits} {
 		if err := bl.Add("tmdb", &o); err != nil {
 			b.Fatal(err)

@@ -53,13 +53,18 @@ type Entry struct {
 	// index does not hold (not served) are left out.
 	Needs []Need
 
-	needs []air.Need // as AIR records them, until Build resolves them
+	needs         []air.Need // as AIR records them, until Build resolves them
+	optionalNeeds []bool     // by needs: the argument is an optional input
 }
 
 // Need is one identifier input of an entry and the entries that produce it.
 type Need struct {
 	Argument string
 	From     []*Entry
+	// optional: the argument is an optional input (a filter such as
+	// head_sha), which a call can do without; its producers are listed
+	// but not returned with the entry.
+	optional bool
 }
 
 // ServedName is the wire name a fleet gateway serves an operation under
@@ -185,7 +190,7 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	b.entries = append(b.entries, Entry{
 		Name: name, Connector: connector, OperationID: op.ID, Title: op.DisplayName,
 		Description: op.Description, Effect: air.EffectClassOf(op), ConfirmRequired: op.Confirmation.Required,
-		needs: op.Needs,
+		needs: op.Needs, optionalNeeds: optionalInputs(op),
 	})
 
 	clear(b.docIdx)
@@ -352,7 +357,7 @@ func (ix *Index) resolveNeeds() {
 	}
 	for i := range ix.entries {
 		e := &ix.entries[i]
-		for _, n := range e.needs {
+		for j, n := range e.needs {
 			var from []*Entry
 			for _, p := range n.From {
 				if pe := pos[key{e.Connector, p.Operation}]; pe != nil && pe != e {
@@ -360,11 +365,36 @@ func (ix *Index) resolveNeeds() {
 				}
 			}
 			if len(from) > 0 {
-				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from})
+				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from, optional: e.optionalNeeds[j]})
 			}
 		}
-		e.needs = nil
+		e.needs, e.optionalNeeds = nil, nil
 	}
+}
+
+// optionalInputs says, for each of the operation's producer links, whether
+// its argument is an optional parameter or top-level body field; an
+// argument found in neither counts as required.
+func optionalInputs(op *air.Operation) []bool {
+	if len(op.Needs) == 0 {
+		return nil
+	}
+	out := make([]bool, len(op.Needs))
+	for i, n := range op.Needs {
+		for _, p := range op.Input.Params {
+			if p.Key == n.Argument {
+				out[i] = !p.Required
+			}
+		}
+		if op.Input.Body != nil {
+			for _, f := range op.Input.Body.Fields {
+				if f.Key == n.Argument {
+					out[i] = !f.Required
+				}
+			}
+		}
+	}
+	return out
 }
 
 // withoutPlaceholders drops the {parameter} segments of a path: they name

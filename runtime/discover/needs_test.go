@@ -14,6 +14,7 @@ func needsIndex(t *testing.T) *Index {
 	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
 	popular := op("movie_popular", "Get popular movies", "GET", "/movie/popular", "list", "popular", "The most popular movies.")
 	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie: actors, director.", "movie_id")
+	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
 	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{
 		{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField},
 		{Operation: popular.ID, Field: "results[].id", Basis: air.ProducerField}}}}
@@ -103,6 +104,7 @@ func TestProducerForNamedEntityBelowTheTop(t *testing.T) {
 	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
 	playing := op("movie_now_playing", "Get movies now playing", "GET", "/movie/now_playing", "list", "playing", "Movies now playing in theatres, with their cast.")
 	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie.", "movie_id")
+	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
 	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField}}}}
 	b := NewBuilder()
 	for _, o := range []air.Operation{search, playing, credits} {
@@ -128,5 +130,27 @@ func TestProducerForNamedEntityBelowTheTop(t *testing.T) {
 		if added != c.producer {
 			t.Errorf("%q: producer added %v, want %v (%s)", c.q, added, c.producer, got)
 		}
+	}
+}
+
+// TestOptionalInputGetsNoProducer: a producer link of an optional input (a
+// filter) is listed in needs but its producer is not returned with the
+// entry: the call can be made without it.
+func TestOptionalInputGetsNoProducer(t *testing.T) {
+	commits := op("list_commits", "List commits", "GET", "/repos/{owner}/{repo}/commits", "list", "commit", "Lists commits of a repository.")
+	runs := op("list_runs", "List workflow runs", "GET", "/repos/{owner}/{repo}/actions/runs", "list", "run", "Lists workflow runs.", "head_sha")
+	runs.Needs = []air.Need{{Argument: "head_sha", From: []air.Producer{{Operation: commits.ID, Field: "[].sha", Basis: air.ProducerField}}}}
+	b := NewBuilder()
+	for _, o := range []air.Operation{commits, runs} {
+		if err := b.Add("gh", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := b.Build().Search("list workflow runs", Options{Limit: 2})
+	if len(rs) == 0 || rs[0].Entry.Name != "gh__list_runs" || len(rs[0].Needs) != 1 {
+		t.Fatalf("got %v", names(rs))
+	}
+	if len(rs) > 1 && rs[1].ProducerFor != nil {
+		t.Errorf("the producer of an optional filter was returned: %v", names(rs))
 	}
 }

@@ -241,7 +241,8 @@ const maxProducers = 4
 
 // addProducers places, right after the first producerDepth results, for
 // each identifier they need (an id, number or key, not a name such as an
-// owner) that no result placed before produces, the first producer of it
+// owner; a required input, not an optional filter) that no result placed
+// before produces, the first producer of it
 // the caller may see; at most limit results are kept. On the gh manual
 // dev half, returning the producers of the best result only scored best
 // (docs/discovery.md). It works in out's own array (Search leaves room
@@ -281,7 +282,7 @@ func (ix *Index) addProducers(out []Result, limit, scan int, keep func(*Entry) b
 			if len(added) == maxProducers {
 				break
 			}
-			if !idArgument(n.Argument) {
+			if n.optional || !idArgument(n.Argument) {
 				continue
 			}
 			var pick *Entry
