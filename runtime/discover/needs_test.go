@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -152,5 +153,53 @@ func TestOptionalInputGetsNoProducer(t *testing.T) {
 	}
 	if len(rs) > 1 && rs[1].ProducerFor != nil {
 		t.Errorf("the producer of an optional filter was returned: %v", names(rs))
+	}
+}
+
+// TestClauseBestsPlaced: in a request of two clauses, the second clause's
+// best tool is in the answer even when the first clause's words fill every
+// place; the first five places stay the whole query's; a list of names
+// after a comma is not a clause.
+func TestClauseBestsPlaced(t *testing.T) {
+	var ops []air.Operation
+	for i := 0; i < 12; i++ {
+		ops = append(ops, op(fmt.Sprintf("search_movie_%02d", i), "Search movies by title, year, genre and language", "GET", fmt.Sprintf("/search/movie/%d", i), "search", "movie", "Search movies by their title, year, genre and language."))
+	}
+	for i := 0; i < 40; i++ { // other tools, so that the query's words are rare
+		ops = append(ops, op(fmt.Sprintf("widget_get_%02d", i), "Get a widget", "GET", fmt.Sprintf("/widget/%d", i), "get", "widget", "Gets a widget."))
+	}
+	ops = append(ops, op("review_delete", "Delete a review", "DELETE", "/review/{review_id}", "delete", "review", "Deletes a review."))
+	b := NewBuilder()
+	for i := range ops {
+		if err := b.Add("tmdb", &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	has := func(rs []Result, name string) int {
+		for i, r := range rs {
+			if r.Entry.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"search movies by title, year, genre and language, then delete the review", true},
+		{"search movies by title year genre language and then delete a review", true},
+		{"search movies by title year genre language: delete review", false}, // one clause: the whole query ranks
+		{"search movies by title year genre language, review", false},        // not a request
+	} {
+		rs := ix.Search(c.q, Options{Limit: 10})
+		i := has(rs, "tmdb__review_delete")
+		if (i >= 0) != c.want || (i >= 0 && i < clauseKeepTop) || len(rs) != 10 {
+			t.Errorf("%q: review_delete at %d (%d results), want placed %v", c.q, i, len(rs), c.want)
+		}
+	}
+	if rs := ix.Search("search movies by title, year, genre and language, then delete the review", Options{Limit: 5}); has(rs, "tmdb__review_delete") >= 0 {
+		t.Errorf("placed in an answer of 5: %v", names(rs))
 	}
 }

@@ -121,6 +121,32 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		return ix.withNeeds(out, keep)
 	}
 
+	cands := ix.rank(s, lower, groups, limit, keep)
+	// Room for the producers addProducers may place before the list is
+	// cut back to limit, so that placing them needs no second slice.
+	out := make([]Result, 0, limit+maxProducers)
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
+	}
+	if !mentionsID(lower) {
+		scan := 1
+		if namesEntity(query) {
+			scan = producerScan
+		}
+		out = ix.addProducers(out, limit, scan, keep)
+	}
+	out = ix.addClauseBests(s, lower, out, limit, keep)
+	scratchPool.Put(s)
+	return ix.withNeeds(out, keep)
+}
+
+// rank scores the entries the caller may see for a query's concept groups
+// (queryGroups; lower is the query in lower case, for its intent) and
+// returns the best limit, best first, in s.cands.
+func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, keep func(*Entry) bool) []scored {
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
 		best := float32(0) // the concept's best score in any entry
@@ -177,25 +203,95 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.unmarkTerms(groups)
 	cands = topScored(cands, limit)
 	sortScored(cands)
-	// Room for the producers addProducers may place before the list is
-	// cut back to limit, so that placing them needs no second slice.
-	out := make([]Result, 0, limit+maxProducers)
-	for _, c := range cands {
-		if len(out) == limit {
+	s.cands = cands
+	return cands
+}
+
+// Clauses. A request of several clauses ("find the film Heat, then list
+// its cast"; "star the repository and watch it") asks for more than one
+// operation; ranked as one bag of words the clause with the rarer words
+// can fill every place. addClauseBests makes each clause that starts
+// with a verb (requestIntent) and has at least minClauseConcepts concepts
+// place its own best result in the answer,
+// at the end (the best places stay the whole query's), when limit leaves
+// room (minClauseLimit).
+const (
+	maxClauses        = 4  // clause bests placed
+	maxClauseScan     = 16 // clauses read ("title, year, genre" are three)
+	minClauseConcepts = 2
+	minClauseLimit    = 8
+	clauseKeepTop     = 5
+)
+
+// clauseSeps end a clause; longer separators first, so ", then " is one.
+var clauseSeps = []string{", and then ", ", then ", " and then ", " then ", ", and ", " and ", "; ", ", ", ". "}
+
+// nextClause returns the text up to the first clause separator of q and
+// what follows the separator (at the same place, the longest separator).
+func nextClause(q string) (clause, rest string) {
+	cut, width := -1, 0
+	for _, sep := range clauseSeps {
+		if i := strings.Index(q, sep); i >= 0 && (cut < 0 || i < cut || (i == cut && len(sep) > width)) {
+			cut, width = i, len(sep)
+		}
+	}
+	if cut < 0 {
+		return q, ""
+	}
+	return q[:cut], q[cut+width:]
+}
+
+// addClauseBests places, for each clause of the query that has at least
+// minClauseConcepts concepts, its best result when the answer lacks it,
+// in the last places of the answer (replacing the weakest). A query of
+// one clause is left as it is. It uses s, whose query groups it replaces.
+func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit int, keep func(*Entry) bool) []Result {
+	if limit < minClauseLimit {
+		return out
+	}
+	first, rest := nextClause(lower)
+	if rest == "" {
+		return out
+	}
+	var buf [maxClauses]Result
+	extra := buf[:0]
+	for c, n := first, 0; n < maxClauseScan && len(extra) < maxClauses && (c != "" || rest != ""); c, rest = nextClause(rest) {
+		n++
+		if in := ix.requestIntent(c); in.class == actNone && in.verb == noTerm {
+			continue // not a request ("even if there are pods", a list of names)
+		}
+		groups, _ := ix.queryGroups(s, c)
+		if len(groups) < minClauseConcepts {
+			continue
+		}
+		cs := ix.rank(s, c, groups, 1, keep)
+		if len(cs) == 0 {
+			continue
+		}
+		e := &ix.entries[cs[0].doc]
+		if slices.ContainsFunc(out, func(r Result) bool { return r.Entry == e }) || slices.ContainsFunc(extra, func(r Result) bool { return r.Entry == e }) {
+			continue
+		}
+		extra = append(extra, Result{Entry: e, Score: float64(cs[0].score), Weak: 2*int(cs[0].concepts) < len(groups)})
+	}
+	// Free places first, then the last places from the end, never the
+	// first clauseKeepTop nor a producer placed with its consumer.
+	pos := len(out) - 1
+	for _, r := range extra {
+		if len(out) < limit {
+			out = append(out, r)
+			continue
+		}
+		for pos >= clauseKeepTop && out[pos].ProducerFor != nil {
+			pos--
+		}
+		if pos < clauseKeepTop {
 			break
 		}
-		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
+		out[pos] = r
+		pos--
 	}
-	s.cands = cands
-	scratchPool.Put(s)
-	if !mentionsID(lower) {
-		scan := 1
-		if namesEntity(query) {
-			scan = producerScan
-		}
-		out = ix.addProducers(out, limit, scan, keep)
-	}
-	return ix.withNeeds(out, keep)
+	return out
 }
 
 // isFinder: a search or list operation, where an agent that knows a name
