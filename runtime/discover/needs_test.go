@@ -203,3 +203,37 @@ func TestClauseBestsPlaced(t *testing.T) {
 		t.Errorf("placed in an answer of 5: %v", names(rs))
 	}
 }
+
+// TestFirstClauseBestSecond: the first clause's best tool (a gadget, a
+// common word here) goes second when the whole query's rarer words rank
+// it lower.
+func TestFirstClauseBestSecond(t *testing.T) {
+	ops := []air.Operation{op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search movies by their title.")}
+	for i := 0; i < 8; i++ {
+		ops = append(ops, op(fmt.Sprintf("review_delete_%d", i), "Delete a widget review", "DELETE", fmt.Sprintf("/widget/%d/review", i), "delete", "review", "Deletes a review of a widget."))
+	}
+	for i := 0; i < 20; i++ {
+		ops = append(ops, op(fmt.Sprintf("gadget_get_%02d", i), "Get a gadget", "GET", fmt.Sprintf("/gadget/%d", i), "get", "gadget", "Gets a gadget."))
+	}
+	b := NewBuilder()
+	for i := range ops {
+		if err := b.Add("tmdb", &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	at := func(q string) int {
+		for i, r := range ix.Search(q, Options{Limit: 10}) {
+			if r.Entry.Name == "tmdb__gadget_get_00" {
+				return i
+			}
+		}
+		return -1
+	}
+	if i := at("get the gadget, then delete the widget review"); i != 1 {
+		t.Errorf("first clause's best at %d, want 1", i)
+	}
+	if i := at("get the gadget delete the widget review"); i >= 0 && i <= 1 {
+		t.Errorf("one clause: gadget_get_00 at %d, yet the whole query ranks it lower", i)
+	}
+}

@@ -212,9 +212,9 @@ func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, keep 
 // operation; ranked as one bag of words the clause with the rarer words
 // can fill every place. addClauseBests makes each clause that starts
 // with a verb (requestIntent) and has at least minClauseConcepts concepts
-// place its own best result in the answer,
-// at the end (the best places stay the whole query's), when limit leaves
-// room (minClauseLimit).
+// place its own best result in the answer, the first clause's second and
+// the others' at the end (clauseKeepTop: the best places stay the whole
+// query's), when limit leaves room (minClauseLimit).
 const (
 	maxClauses        = 4  // clause bests placed
 	maxClauseScan     = 16 // clauses read ("title, year, genre" are three)
@@ -242,9 +242,12 @@ func nextClause(q string) (clause, rest string) {
 }
 
 // addClauseBests places, for each clause of the query that has at least
-// minClauseConcepts concepts, its best result when the answer lacks it,
-// in the last places of the answer (replacing the weakest). A query of
-// one clause is left as it is. It uses s, whose query groups it replaces.
+// minClauseConcepts concepts, its best result when the answer lacks it:
+// the first clause's second (moved up if it is further down: the first
+// clause is usually the first step, "find the album Thriller and save
+// it"), the others' in the last places of the answer (replacing the
+// weakest). A query of one clause is left as it is. It uses s, whose
+// query groups it replaces.
 func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit int, keep func(*Entry) bool) []Result {
 	if limit < minClauseLimit {
 		return out
@@ -269,7 +272,18 @@ func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit in
 			continue
 		}
 		e := &ix.entries[cs[0].doc]
-		if slices.ContainsFunc(out, func(r Result) bool { return r.Entry == e }) || slices.ContainsFunc(extra, func(r Result) bool { return r.Entry == e }) {
+		at := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e })
+		if n == 1 && at != 0 {
+			// The first clause is usually the first step: its best goes
+			// second, after the whole query's best.
+			if at > 0 {
+				out = slices.Delete(out, at, at+1)
+			}
+			out = slices.Insert(out, 1, Result{Entry: e, Score: float64(cs[0].score), Weak: 2*int(cs[0].concepts) < len(groups)})
+			out = out[:min(len(out), limit)]
+			continue
+		}
+		if at >= 0 || slices.ContainsFunc(extra, func(r Result) bool { return r.Entry == e }) {
 			continue
 		}
 		extra = append(extra, Result{Entry: e, Score: float64(cs[0].score), Weak: 2*int(cs[0].concepts) < len(groups)})
