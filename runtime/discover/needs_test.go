@@ -237,3 +237,23 @@ func TestFirstClauseBestSecond(t *testing.T) {
 		t.Errorf("one clause: gadget_get_00 at %d, yet the whole query ranks it lower", i)
 	}
 }
+
+// TestMentionsID: a word with a digit is an id the caller has, except a
+// count before its noun and a year.
+func TestMentionsID(t *testing.T) {
+	for q, want := range map[string]bool{
+		"credits of movie 949":             true,
+		"close issue #42 in the repo":      true,
+		"download release v1.2.3":          true,
+		"the top 10 tracks of adele":       false,
+		"5 albums by the artist":           false,
+		"films of 1999 by the director":    false,
+		"the director of the film heat":    false,
+		"scale to 3":                       true,
+		"the 2 most popular movies of him": false,
+	} {
+		if got := mentionsID(q); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
+	}
+}

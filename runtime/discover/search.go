@@ -454,11 +454,38 @@ func hasSuffixFold(s, suf string) bool {
 	return len(s) >= len(suf) && strings.EqualFold(s[len(s)-len(suf):], suf)
 }
 
-// mentionsID reports whether the query carries something that looks like
-// an identifier (a word with a digit): then the caller has the id and
-// needs no producer.
+// mentionsID reports whether the query (lower case) carries something
+// that looks like an identifier, a word with a digit: then the caller has
+// the id and needs no producer. Two kinds of number are not ids: a count
+// before the noun it counts ("the top 10 tracks", "5 albums") and a year
+// ("films of 1999").
 func mentionsID(q string) bool {
-	return strings.ContainsAny(clip(q), "0123456789")
+	q = clip(q)
+	if !strings.ContainsAny(q, "0123456789") {
+		return false
+	}
+	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
+		if !hasDigit(w) {
+			continue
+		}
+		if allDigits(w) {
+			next, _ := nextWord(rest)
+			if (len(w) == 4 && w >= "1800" && w <= "2100") || (next != "" && !hasDigit(next) && !stopWords[next] && !nounStops[next]) {
+				continue // a year, or a count
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func allDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
 }
 
 // clip cuts a query to the MaxQueryLen bytes that are read.
