@@ -52,9 +52,6 @@ type Entry struct {
 	// resolved to the entries of the index, in AIR's order; producers the
 	// index does not hold (not served) are left out.
 	Needs []Need
-
-	needs         []air.Need // as AIR records them, until Build resolves them
-	optionalNeeds []bool     // by needs: the argument is an optional input
 }
 
 // Need is one identifier input of an entry and the entries that produce it.
@@ -148,6 +145,11 @@ type Builder struct {
 	docIdx   map[uint32]int // reused per Add: term → position in the entry's counts
 	fieldLen [][numFields]uint16
 	shapes   []entryShape
+	// needs are the entries' producer links as AIR records them, and
+	// optional whether each one's argument is an optional input, by
+	// entry, until Build resolves them.
+	needs    [][]air.Need
+	optional [][]bool
 	seen     map[string]bool
 	scratch  []string
 	// schemas are each connector's named schemas (Schemas), through which
@@ -190,8 +192,9 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	b.entries = append(b.entries, Entry{
 		Name: name, Connector: connector, OperationID: op.ID, Title: op.DisplayName,
 		Description: op.Description, Effect: air.EffectClassOf(op), ConfirmRequired: op.Confirmation.Required,
-		needs: op.Needs, optionalNeeds: optionalInputs(op),
 	})
+	b.needs = append(b.needs, op.Needs)
+	b.optional = append(b.optional, optionalInputs(op))
 
 	clear(b.docIdx)
 	var tcs []termCount
@@ -342,13 +345,13 @@ func (b *Builder) Build() *Index {
 	ix.titleStart = append(ix.titleStart, uint32(len(ix.titleTerms)))
 	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
-	ix.resolveNeeds()
+	ix.resolveNeeds(b, order)
 	return ix
 }
 
 // resolveNeeds turns each entry's AIR producer links into entries of the
 // index (same connector; AIR ids are per document).
-func (ix *Index) resolveNeeds() {
+func (ix *Index) resolveNeeds(b *Builder, order []int) {
 	type key struct{ connector, op string }
 	pos := make(map[key]*Entry, len(ix.entries))
 	for i := range ix.entries {
@@ -357,7 +360,7 @@ func (ix *Index) resolveNeeds() {
 	}
 	for i := range ix.entries {
 		e := &ix.entries[i]
-		for j, n := range e.needs {
+		for j, n := range b.needs[order[i]] {
 			var from []*Entry
 			for _, p := range n.From {
 				if pe := pos[key{e.Connector, p.Operation}]; pe != nil && pe != e {
@@ -365,10 +368,9 @@ func (ix *Index) resolveNeeds() {
 				}
 			}
 			if len(from) > 0 {
-				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from, optional: e.optionalNeeds[j]})
+				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from, optional: b.optional[order[i]][j]})
 			}
 		}
-		e.needs, e.optionalNeeds = nil, nil
 	}
 }
 
