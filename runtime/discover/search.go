@@ -121,7 +121,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		return ix.withNeeds(out, keep)
 	}
 
-	cands := ix.rank(s, lower, groups, limit, keep)
+	cands := ix.rank(s, lower, groups, limit, opts)
 	// Room for the producers addProducers may place before the list is
 	// cut back to limit, so that placing them needs no second slice.
 	out := make([]Result, 0, limit+maxProducers)
@@ -138,7 +138,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		}
 		out = ix.addProducers(out, limit, scan, keep)
 	}
-	out = ix.addClauseBests(s, lower, out, limit, keep)
+	out = ix.addClauseBests(s, lower, out, limit, opts)
 	scratchPool.Put(s)
 	return ix.withNeeds(out, keep)
 }
@@ -146,7 +146,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 // rank scores the entries the caller may see for a query's concept groups
 // (queryGroups; lower is the query in lower case, for its intent) and
 // returns the best limit, best first, in s.cands.
-func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, keep func(*Entry) bool) []scored {
+func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, opts Options) []scored {
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
 		best := float32(0) // the concept's best score in any entry
@@ -183,7 +183,9 @@ func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, keep 
 	// every match the caller may see.
 	cands := s.cands[:0]
 	for _, d := range s.touched {
-		if keep(&ix.entries[d]) {
+		// Search's keep, spelt out: a direct test in this loop over every
+		// match, not a call through a function value.
+		if e := &ix.entries[d]; (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e)) {
 			n := bits.OnesCount32(s.mask[d])
 			cov := float32(n) / float32(len(groups))
 			cands = append(cands, scored{doc: d, score: s.total[d] * (coverageFloor + (1-coverageFloor)*cov), concepts: uint8(n)})
@@ -248,7 +250,7 @@ func nextClause(q string) (clause, rest string) {
 // it"), the others' in the last places of the answer (replacing the
 // weakest). A query of one clause is left as it is. It uses s, whose
 // query groups it replaces.
-func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit int, keep func(*Entry) bool) []Result {
+func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit int, opts Options) []Result {
 	if limit < minClauseLimit {
 		return out
 	}
@@ -267,7 +269,7 @@ func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit in
 		if len(groups) < minClauseConcepts {
 			continue
 		}
-		cs := ix.rank(s, c, groups, 1, keep)
+		cs := ix.rank(s, c, groups, 1, opts)
 		if len(cs) == 0 {
 			continue
 		}
