@@ -3,7 +3,10 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -168,28 +171,74 @@ func TestCompilerStageDirection(t *testing.T) {
 // testOnly lists packages that are test infrastructure: a real OpenID
 // provider (internal/idptest, built on zitadel/oidc) issues tokens with
 // test passwords and must never be linked into anything Anvil ships;
-// internal/testinput decides how a test treats a missing input.
-var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput"}
+// internal/testinput decides how a test treats a missing input;
+// internal/endtoend runs the built binary on its case folders and holds test
+// files only (TestEndToEndIsTestFilesOnly).
+var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput", module + "/internal/endtoend"}
+
+// TestEndToEndIsTestFilesOnly: internal/endtoend is a test, never a library:
+// a non-test Go file there would be a package others could import.
+func TestEndToEndIsTestFilesOnly(t *testing.T) {
+	dir := filepath.Join(repoRoot, "internal", "endtoend")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := 0
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, "_test.go"):
+			tests++
+		case strings.HasSuffix(name, ".go"):
+			t.Errorf("internal/endtoend/%s is not a test file: the package holds tests and case folders only", name)
+		}
+	}
+	if tests == 0 {
+		t.Error("internal/endtoend holds no test file")
+	}
+}
 
 // shipped lists the trees whose packages end up in Anvil's binaries and
 // generated gateways; their tests may use test infrastructure, their code
 // may not, directly or through another package.
 var shipped = []string{module + "/cmd", module + "/runtime", module + "/compiler", module + "/gen", module + "/templates"}
 
-func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+// shippedPackages lists the module's packages under a shipped tree.
+func shippedPackages(t *testing.T) []pkg {
+	var out []pkg
 	for _, p := range listPackages(t) {
-		ships := false
 		for _, s := range shipped {
-			ships = ships || under(p.ImportPath, s)
+			if under(p.ImportPath, s) {
+				out = append(out, p)
+				break
+			}
 		}
-		if !ships {
-			continue
-		}
+	}
+	return out
+}
+
+func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+	for _, p := range shippedPackages(t) {
 		for _, d := range p.Deps {
 			for _, f := range testOnly {
 				if under(d, f) {
 					t.Errorf("%s links %s, which is test infrastructure: only tests may import it", p.ImportPath, d)
 				}
+			}
+		}
+	}
+}
+
+// sideEffectsOnLoad lists packages that change the user's machine when they
+// are merely linked: golang.org/x/tools/imports (through its module index)
+// creates ~/.cache/goimports at start-up, so every anvil command would.
+var sideEffectsOnLoad = []string{"golang.org/x/tools/imports", "golang.org/x/tools/internal/modindex"}
+
+func TestShippedCodeLinksNothingThatWritesOnLoad(t *testing.T) {
+	for _, p := range shippedPackages(t) {
+		for _, d := range p.Deps {
+			if slices.Contains(sideEffectsOnLoad, d) {
+				t.Errorf("%s links %s, which writes to the user's cache directory when the program starts", p.ImportPath, d)
 			}
 		}
 	}
