@@ -2,7 +2,7 @@ package openapi
 
 import (
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -240,7 +240,7 @@ func (p *jsonParser) number() string {
 		break
 	}
 	lit := p.s[start:p.i]
-	if !air.IsJSONNumber(lit) {
+	if !canon.IsNumber(lit) {
 		p.i = start
 		p.fail("invalid number %s", quote(lit))
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
@@ -63,7 +62,7 @@ func legacyAppendValue(b []byte, v any, depth int) []byte {
 	case uint64:
 		return strconv.AppendUint(b, x, 10)
 	case json.Number:
-		if air.IsJSONNumber(string(x)) {
+		if canon.IsNumber(string(x)) {
 			return append(b, x...)
 		}
 		return canon.AppendString(b, string(x))

@@ -273,7 +273,7 @@ func HeaderValue(r *Report) string {
 // "truncated": true last. The full report must then reach the caller another
 // way (MCP: _meta.effect; REST: the gateway's response).
 func HeaderValueBounded(r *Report) (string, bool) {
-	h := asciiJSON(r.AppendJSON(make([]byte, 0, 512)))
+	h := canon.ASCII(r.AppendJSON(make([]byte, 0, 512)))
 	if len(h) <= MaxHeaderBytes {
 		return string(h), false
 	}
@@ -282,7 +282,7 @@ func HeaderValueBounded(r *Report) (string, bool) {
 	for attempt := 0; ; attempt++ {
 		b := short.AppendJSON(make([]byte, 0, 512))
 		b = append(b[:len(b)-1], `,"truncated":true}`...)
-		if h = asciiJSON(b); len(h) <= MaxHeaderBytes {
+		if h = canon.ASCII(b); len(h) <= MaxHeaderBytes {
 			return string(h), true
 		}
 		switch attempt {
