@@ -221,4 +221,3 @@ func appendRawJSON(b []byte, r json.RawMessage) ([]byte, error) {
 }
 
 const hexDigit = "0123456789abcdef"
-

@@ -84,4 +84,3 @@ func TestASCII(t *testing.T) {
 		}
 	}
 }
-

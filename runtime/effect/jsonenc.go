@@ -22,4 +22,3 @@ func appendValue(b []byte, v any, depth int) []byte { return reportValues.Append
 
 // appendRaw appends raw JSON compacted, or null when it is not valid JSON.
 func appendRaw(b []byte, raw json.RawMessage) []byte { return reportValues.Append(b, raw) }
-
