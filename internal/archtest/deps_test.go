@@ -168,8 +168,11 @@ func TestCompilerStageDirection(t *testing.T) {
 // testOnly lists packages that are test infrastructure: a real OpenID
 // provider (internal/idptest, built on zitadel/oidc) issues tokens with
 // test passwords and must never be linked into anything Anvil ships;
-// internal/testinput decides how a test treats a missing input.
-var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput"}
+// internal/testinput decides how a test treats a missing input; a loopback
+// OAuth authorization server (internal/oauthtest, built on go-oauth2)
+// approves every authorization.
+var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput",
+	module + "/internal/oauthtest", "github.com/go-oauth2/oauth2"}
 
 // shipped lists the trees whose packages end up in Anvil's binaries and
 // generated gateways; their tests may use test infrastructure, their code

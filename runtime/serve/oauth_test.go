@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -19,13 +18,7 @@ import (
 	"testing"
 	"time"
 
-	oauth2srv "github.com/go-oauth2/oauth2/v4"
-	oerrors "github.com/go-oauth2/oauth2/v4/errors"
-	"github.com/go-oauth2/oauth2/v4/manage"
-	"github.com/go-oauth2/oauth2/v4/models"
-	"github.com/go-oauth2/oauth2/v4/server"
-	"github.com/go-oauth2/oauth2/v4/store"
-
+	"github.com/anvil-dev/anvil/internal/oauthtest"
 	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
@@ -34,7 +27,6 @@ import (
 )
 
 // The OAuth tests drive the real gateway handler against an authorization
-// server built on github.com/go-oauth2/oauth2/v4 (authorization code with
 // mandatory S256 PKCE, refresh-token rotation, revocation by removing a
 // refresh token) and an upstream that accepts only the tokens that server
 // currently honours.
@@ -46,97 +38,12 @@ const (
 	oYardIssuer   = "branchyard:local:oauth-test"
 )
 
-// oauthAS is the loopback authorization server.
-type oauthAS struct {
-	URL       string
-	Issuer    string // sent as iss on authorization responses when set
-	Manager   *manage.Manager
-	deny      atomic.Bool
-	refreshes atomic.Int64
-	exchanges atomic.Int64
-	mu        sync.Mutex
-	lastForm  url.Values
-}
+// oauthAS is the loopback authorization server (internal/oauthtest).
+type oauthAS = oauthtest.Server
 
 func newOAuthAS(t *testing.T, redirectBase string) *oauthAS {
 	t.Helper()
-	a := &oauthAS{}
-	m := manage.NewDefaultManager()
-	m.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: time.Hour, RefreshTokenExp: 24 * time.Hour, IsGenerateRefresh: true})
-	m.SetRefreshTokenCfg(&manage.RefreshingConfig{AccessTokenExp: time.Hour, IsGenerateRefresh: true, IsRemoveAccess: true, IsRemoveRefreshing: true})
-	m.MustTokenStorage(store.NewMemoryTokenStore())
-	clients := store.NewClientStore()
-	if err := clients.Set(oClientID, &models.Client{ID: oClientID, Secret: oClientSecret, Domain: redirectBase}); err != nil {
-		t.Fatal(err)
-	}
-	m.MapClientStorage(clients)
-	a.Manager = m
-	cfg := server.NewConfig()
-	cfg.ForcePKCE = true
-	cfg.AllowedCodeChallengeMethods = []oauth2srv.CodeChallengeMethod{oauth2srv.CodeChallengeS256}
-	cfg.AllowedGrantTypes = []oauth2srv.GrantType{oauth2srv.AuthorizationCode, oauth2srv.Refreshing}
-	srv := server.NewServer(cfg, m)
-	srv.SetClientInfoHandler(func(r *http.Request) (string, string, error) {
-		if id, secret, ok := r.BasicAuth(); ok { // RFC 6749 §2.3.1: form-urlencoded, then Basic
-			uid, err1 := url.QueryUnescape(id)
-			usec, err2 := url.QueryUnescape(secret)
-			if err1 != nil || err2 != nil {
-				return "", "", oerrors.ErrInvalidClient
-			}
-			return uid, usec, nil
-		}
-		return server.ClientFormHandler(r)
-	})
-	srv.SetUserAuthorizationHandler(func(http.ResponseWriter, *http.Request) (string, error) {
-		if a.deny.Load() {
-			return "", oerrors.ErrAccessDenied
-		}
-		return "ada", nil
-	})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		_ = srv.HandleAuthorizeRequest(&issAdder{ResponseWriter: w, iss: a.Issuer}, r)
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		if r.ParseForm() == nil {
-			a.mu.Lock()
-			a.lastForm = r.PostForm
-			a.mu.Unlock()
-			switch r.PostForm.Get("grant_type") {
-			case "refresh_token":
-				a.refreshes.Add(1)
-			case "authorization_code":
-				a.exchanges.Add(1)
-			}
-		}
-		_ = srv.HandleTokenRequest(w, r)
-	})
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	a.URL = ts.URL
-	return a
-}
-
-type issAdder struct {
-	http.ResponseWriter
-	iss string
-}
-
-func (w *issAdder) WriteHeader(code int) {
-	if w.iss != "" && code/100 == 3 {
-		if loc, err := url.Parse(w.Header().Get("Location")); err == nil {
-			q := loc.Query()
-			q.Set("iss", w.iss)
-			loc.RawQuery = q.Encode()
-			w.Header().Set("Location", loc.String())
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (a *oauthAS) valid(tok string) bool {
-	_, err := a.Manager.LoadAccessToken(context.Background(), tok)
-	return err == nil
+	return oauthtest.New(t, oauthtest.Client{ID: oClientID, Secret: oClientSecret, RedirectBase: redirectBase, User: "ada"})
 }
 
 // oauthUpstream accepts only access tokens the authorization server honours.
@@ -155,7 +62,7 @@ func newOAuthUpstream(t *testing.T, as *oauthAS) *oauthUpstream {
 		u.seen = append(u.seen, tok)
 		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		if !as.valid(tok) {
+		if !as.Valid(tok) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"message":"bad token"}`)
 			return
@@ -476,9 +383,7 @@ func TestOAuthGatewayRoundTrip(t *testing.T) {
 			t.Errorf("callback %s = %q, want %q", k, got, want)
 		}
 	}
-	f.as.mu.Lock()
-	form := f.as.lastForm
-	f.as.mu.Unlock()
+	form, _ := f.as.LastTokenForm()
 	if form.Get("code") == "" || len(form.Get("code_verifier")) != 43 || form.Get("redirect_uri") != f.url+"/connect/callback" {
 		t.Errorf("token form lacks code, code_verifier or redirect_uri (has %d fields)", len(form))
 	}
@@ -510,14 +415,12 @@ func TestOAuthGatewayRoundTrip(t *testing.T) {
 	}
 	refreshed, _ := f.stored(t)
 	seen = f.up.requests()
-	if f.as.refreshes.Load() != 1 || refreshed.AccessToken == conn.AccessToken || seen[len(seen)-1] != refreshed.AccessToken {
-		t.Fatalf("refresh: %d refreshes, new token used %t", f.as.refreshes.Load(), seen[len(seen)-1] == refreshed.AccessToken)
+	if f.as.Refreshes.Load() != 1 || refreshed.AccessToken == conn.AccessToken || seen[len(seen)-1] != refreshed.AccessToken {
+		t.Fatalf("refresh: %d refreshes, new token used %t", f.as.Refreshes.Load(), seen[len(seen)-1] == refreshed.AccessToken)
 	}
 
 	// Revocation: the provider refuses the refresh token.
-	if err := f.as.Manager.RemoveRefreshToken(context.Background(), refreshed.RefreshToken); err != nil {
-		t.Fatal(err)
-	}
+	f.as.Revoke(t, refreshed.RefreshToken)
 	f.clk.Advance(time.Hour)
 	before := len(f.up.requests())
 	status, m := f.call(t)
@@ -577,12 +480,12 @@ func TestOAuthGatewayCallbackRefusals(t *testing.T) {
 			env["ANVIL_CONNECT_TRACKER_ISSUER"] = "https://idp.tracker.example"
 		}, run: func(t *testing.T, f *oauthFixture) string {
 			u, _ := f.start(t)
-			f.as.Issuer = "https://mix-up.example"
+			f.as.SetIssuer("https://mix-up.example")
 			return strings.TrimPrefix(f.authorize(t, u), f.url)
 		}, status: 400, msg: "unexpected authorization server"},
 		{name: "denied", run: func(t *testing.T, f *oauthFixture) string {
 			u, _ := f.start(t)
-			f.as.deny.Store(true)
+			f.as.Deny.Store(true)
 			return strings.TrimPrefix(f.authorize(t, u), f.url)
 		}, status: 400, msg: "denied (access_denied)"},
 		{name: "missing code", run: func(t *testing.T, f *oauthFixture) string {
@@ -634,7 +537,7 @@ func TestOAuthGatewayCallbackRefusals(t *testing.T) {
 			if _, err := f.stored(t); !errors.Is(err, vault.ErrNotFound) {
 				t.Errorf("vault: %v, want nothing stored", err)
 			}
-			if c.status == 400 && f.as.exchanges.Load() != 0 {
+			if c.status == 400 && f.as.Exchanges.Load() != 0 {
 				t.Error("a refused callback reached the token endpoint")
 			}
 		})
@@ -680,7 +583,7 @@ func TestOAuthGatewayStartNotConfigured(t *testing.T) {
 			if strings.Contains(body, "http") || strings.Contains(body, oClientSecret) {
 				t.Errorf("message carries a link or secret: %s", body)
 			}
-			if f.g.oauth.Pending() != 0 || f.as.exchanges.Load()+f.as.refreshes.Load() != 0 {
+			if f.g.oauth.Pending() != 0 || f.as.Exchanges.Load()+f.as.Refreshes.Load() != 0 {
 				t.Error("a refused start left a flow or sent a request")
 			}
 		})
@@ -761,7 +664,7 @@ func TestOAuthGatewaySingleFlightRefresh(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := f.as.refreshes.Load(); got != 1 {
+	if got := f.as.Refreshes.Load(); got != 1 {
 		t.Fatalf("token endpoint saw %d refreshes, want exactly 1", got)
 	}
 	for i, s := range statuses {
