@@ -1,8 +1,6 @@
 package serve
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -20,7 +17,6 @@ import (
 
 	"github.com/anvil-dev/anvil/internal/oauthtest"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/vault"
@@ -100,70 +96,21 @@ func (c *testClock) Advance(d time.Duration) {
 // oauthFixture is a gateway in branchyard mode serving one OAuth connector,
 // "tracker", whose upstream and authorization server run on loopback.
 type oauthFixture struct {
-	g        *Gateway
-	url      string // the gateway's base URL
-	as       *oauthAS
-	up       *oauthUpstream
-	clk      *testClock
-	key      authtest.Key
-	env      map[string]string
-	vaultDir string
+	g   *Gateway
+	url string // the gateway's base URL
+	as  *oauthAS
+	up  *oauthUpstream
+	clk *testClock
+	env map[string]string
+	gatewayFiles
 }
 
+// trackerDoc is the tracker bundle (fxTrackerDoc) authorized by OAuth at
+// the authorization server asURL.
 func trackerDoc(upstreamURL, asURL string) *air.Document {
-	schema := &air.Schema{}
-	if err := json.Unmarshal([]byte(`{"type":"object","properties":{},"additionalProperties":false}`), schema); err != nil {
-		panic(err)
-	}
-	return &air.Document{
-		Schema:       air.SchemaVersion,
-		AnvilVersion: air.AnvilVersion,
-		Service: air.Service{
-			ID: "tracker", Version: "1.0.0",
-			Source: air.Source{Kind: "openapi-3.1"},
-			Auth: air.Auth{Type: air.AuthOAuth2AuthorizationCode, Scheme: "oauth",
-				Scopes:   []string{"tickets:read", "tickets:write"},
-				Provider: &air.Provider{AuthorizationEndpoint: asURL + "/authorize", TokenEndpoint: asURL + "/token"}},
-			Servers: []air.Server{{URL: upstreamURL}},
-		},
-		Operations: []air.Operation{{
-			ID: "tracker.tickets.list", CanonicalName: "list_tickets", DisplayName: "List tickets",
-			Tags:        []string{},
-			SourceRef:   air.SourceRef{Kind: "openapi", Path: "/tickets", Method: "GET", OperationID: "listTickets"},
-			Effect:      air.Effect{Kind: air.KindRead, Action: "list", Risk: "low", Reversible: true},
-			Input:       air.Input{Params: []air.Param{}, Schema: schema, Safety: air.Safety{DryRun: air.DryRunKey}},
-			Output:      air.Output{Status: 200, ContentType: "application/json"},
-			Errors:      []air.ErrorCase{},
-			Idempotency: air.Idempotency{Mode: air.IdemNatural, Mechanism: "none", KeyDerivation: "none"},
-			Retries:     air.Retries{Mode: "safe", RetryOn: []string{}},
-			CLI:         air.CLI{Command: "tracker tickets list", Aliases: []string{}},
-			MCP:         air.MCP{ToolName: "tracker_list_tickets"},
-			Skill:       air.Skill{IntentExamples: []string{}},
-			State:       air.StateApproved,
-			ReviewNotes: []string{},
-		}},
-		Capabilities: []air.Capability{},
-		Workflows:    []air.Workflow{},
-		Schemas:      map[string]*air.Schema{},
-		Diagnostics:  []air.Diagnostic{},
-	}
-}
-
-func writeBundle(t *testing.T, dir string, doc *air.Document) {
-	t.Helper()
-	files, err := air.Files(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return trackerDocWith(upstreamURL, air.Auth{Type: air.AuthOAuth2AuthorizationCode, Scheme: "oauth",
+		Scopes:   []string{"tickets:read", "tickets:write"},
+		Provider: &air.Provider{AuthorizationEndpoint: asURL + "/authorize", TokenEndpoint: asURL + "/token"}})
 }
 
 func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)) *oauthFixture {
@@ -178,40 +125,20 @@ func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)
 // fixture's authorization server and upstream.
 func newOAuthFixtureWith(t *testing.T, edit func(f *oauthFixture, env map[string]string, cfg *Config)) *oauthFixture {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
+	ln, port, base := listenLoopback(t)
 	f := &oauthFixture{url: base, clk: &testClock{t: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)}}
 	f.as = newOAuthAS(t, base)
 	f.up = newOAuthUpstream(t, f.as)
 
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
-	writeBundle(t, filepath.Join(ws, "tracker"), trackerDoc(f.up.URL, f.as.URL))
-	f.key = authtest.NewKey("k1")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := authtest.WriteJWKS(jwks, f.key); err != nil {
-		t.Fatal(err)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	keyFile := filepath.Join(dir, "vault.key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.vaultDir = filepath.Join(dir, "vault")
+	writeAIR(t, filepath.Join(ws, "tracker"), trackerDoc(f.up.URL, f.as.URL))
+	f.gatewayFiles = newGatewayFiles(t, dir, "k1")
 	f.env = map[string]string{
 		"ANVIL_CONNECT_TRACKER_CLIENT_ID":     oClientID,
 		"ANVIL_CONNECT_TRACKER_CLIENT_SECRET": oClientSecret,
 	}
-	cfg := Config{
-		Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
-		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: oYardIssuer, Audience: base + "/mcp",
-			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
-		VaultKeyFile: keyFile, VaultDir: f.vaultDir, AllowedHosts: "127.0.0.1",
-	}
+	cfg := f.branchyardConfig(port, oYardIssuer, base+"/mcp")
 	if edit != nil {
 		edit(f, f.env, &cfg)
 	}
@@ -222,27 +149,14 @@ func newOAuthFixtureWith(t *testing.T, edit func(f *oauthFixture, env map[string
 		t.Fatal(err)
 	}
 	f.g = g
-	ts := httptest.NewUnstartedServer(g.Handler())
-	ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(ts.Close)
+	serveOn(t, ln, g.Handler())
 	return f
 }
 
 func (f *oauthFixture) token(t *testing.T, connect bool) string {
 	t.Helper()
-	now := time.Now().Unix()
-	claims := map[string]any{"iss": oYardIssuer, "aud": f.url + "/mcp", "sub": oSub, "iat": now, "exp": now + 300,
-		"jti": hex.EncodeToString([]byte(time.Now().String()))}
-	if connect {
-		claims["by_purpose"] = "connect"
-		claims["by_grants"] = []any{}
-	} else {
-		claims["by_turn"] = "1"
-		claims["by_grants"] = []any{map[string]any{"connector": "tracker", "operations": []string{"*"}, "mode": "read"}}
-	}
-	return authtest.Mint(f.key, claims)
+	grants := []any{map[string]any{"connector": "tracker", "operations": []string{"*"}, "mode": "read"}}
+	return authtest.Mint(f.key, yardClaims(oYardIssuer, f.url+"/mcp", oSub, randHex(8), grants, connect, 300))
 }
 
 func (f *oauthFixture) do(t *testing.T, method, path, bearer, body string) (*http.Response, string) {
