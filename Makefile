@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift bench discover-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift endtoend-update bench discover-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
 
 all: build
 
@@ -88,15 +88,22 @@ golden:
 
 ## check-drift: fail when regenerated goldens or gen/ differ from the files in the tree
 GOLDEN_PKGS = $$($(GO) list -f '{{.ImportPath}}{{range .TestImports}} {{.}}{{end}}{{range .XTestImports}} {{.}}{{end}}' ./... | grep ' github.com/anvil-dev/anvil/golden' | cut -d' ' -f1)
+E2E_CASES = internal/endtoend/testdata
 check-drift:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	mkdir -p golden gen; cp -a golden gen $$tmp/; \
+	mkdir -p golden gen $$tmp/e2e; cp -a golden gen $$tmp/; cp -a $(E2E_CASES) $$tmp/e2e/; \
 	pkgs="$(GOLDEN_PKGS)"; \
 	if [ -n "$$pkgs" ]; then ANVIL_UPDATE_GOLDEN=1 $(GO) test -count=1 -skip '^($(SLOW_TESTS))$$' $$pkgs >$$tmp/log 2>&1 || { cat $$tmp/log; exit 1; }; fi; \
-	if ! diff -r $$tmp/golden golden >$$tmp/diff || ! diff -r $$tmp/gen gen >>$$tmp/diff; then \
-		echo "drift: regenerating golden/ or gen/ changed them (run make golden and commit):"; head -100 $$tmp/diff; \
-		rm -rf golden gen; cp -a $$tmp/golden $$tmp/gen .; exit 1; \
-	fi; echo "no drift in golden/ or gen/"
+	if ! diff -r $$tmp/golden golden >$$tmp/diff || ! diff -r $$tmp/gen gen >>$$tmp/diff || ! diff -r $$tmp/e2e/testdata $(E2E_CASES) >>$$tmp/diff; then \
+		echo "drift: regenerating golden/, gen/ or $(E2E_CASES) changed them (run make golden and commit):"; head -100 $$tmp/diff; \
+		rm -rf golden gen $(E2E_CASES); cp -a $$tmp/golden $$tmp/gen .; cp -a $$tmp/e2e/testdata $(E2E_CASES); exit 1; \
+	fi; echo "no drift in golden/, gen/ or $(E2E_CASES)"
+
+## endtoend-update: rewrite the expectations of internal/endtoend's case
+## folders (exit, stdout.txt, stderr.txt, expected/) from what the built
+## binary does now (make golden does it too); review with git diff
+endtoend-update:
+	ANVIL_UPDATE=1 $(GO) test -count=1 ./internal/endtoend/
 
 ## bench: benchmarks (compile, gateway, load); the gateway's start time and
 ## size against the description's size are measured by make scale

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -67,119 +64,6 @@ func TestApproveNames(t *testing.T) {
 	out := compileUnapproved(t)
 	if code, _, stderr := runCLI(t, "", "approve", out, "--all"); code != 0 || len(approvedIDs(t, out)) != 12 {
 		t.Errorf("--all: exit %d %s", code, stderr)
-	}
-}
-
-// TestApproveReportsEveryUnknownName: all bad names are reported at once,
-// with suggestions, and nothing is changed.
-func TestApproveReportsEveryUnknownName(t *testing.T) {
-	out := compileUnapproved(t)
-	before, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
-	code, _, stderr := runCLI(t, "", "approve", out, "listIssue", "github.issues.lst", "nothing.*", "listPulls", "zzzzzzzzzz")
-	if code != 1 {
-		t.Fatalf("exit %d", code)
-	}
-	for _, want := range []string{`"listIssue"`, `did you mean "listIssues"?`, `"github.issues.lst"`, `did you mean "github.issues.list"?`,
-		`"nothing.*" matches no operation id`, `"zzzzzzzzzz"`, `globs such as 'issues.*'`} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
-	}
-	if strings.Contains(stderr, `"listPulls"`) {
-		t.Errorf("a good name was reported: %s", stderr)
-	}
-	after, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
-	if !bytes.Equal(before, after) {
-		t.Error("a refused approval changed the bundle")
-	}
-	if code, _, _ := runCLI(t, "", "approve", out); code != 1 {
-		t.Errorf("no names: exit %d", code)
-	}
-}
-
-const personSpec = `openapi: 3.0.3
-info: {title: Desk, version: "1"}
-servers: [{url: https://desk.example}]
-security: [{desk: [tickets]}]
-paths:
-  /tickets:
-    get:
-      operationId: listTickets
-      responses: {"200": {description: ok}}
-components:
-  securitySchemes:
-    desk:
-      type: oauth2
-      flows:
-        authorizationCode:
-          authorizationUrl: https://desk.example/authorize
-          tokenUrl: https://desk.example/token
-          scopes: {tickets: read tickets}
-`
-
-// TestApproveNeedsReviewForPersonAuth: approving an operation that acts as
-// a person needs a reviewer and a reason, recorded in its review notes.
-func TestApproveNeedsReviewForPersonAuth(t *testing.T) {
-	dir := t.TempDir()
-	spec := filepath.Join(dir, "openapi.yaml")
-	if err := os.WriteFile(spec, []byte(personSpec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "desk")
-	if code, _, stderr := runCLI(t, "", "compile", spec, "--out", out); code != 0 {
-		t.Fatal(stderr)
-	}
-	code, _, stderr := runCLI(t, "", "approve", out, "listTickets")
-	if code != 1 || !strings.Contains(stderr, "--reviewed-by") || len(approvedIDs(t, out)) != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	code, _, stderr = runCLI(t, "", "approve", out, "--all", "--reviewed-by", "alice", "--review-reason", "read only")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	doc, err := air.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	op := doc.Operations[0]
-	if op.State != air.StateApproved || op.ReviewNotes[len(op.ReviewNotes)-1] != "Approved by alice: read only" {
-		t.Errorf("%s %q", op.State, op.ReviewNotes)
-	}
-}
-
-// TestApproveGlobSkipsBlocked: a glob or --all leaves blocked operations
-// as they are (and says so); naming one exactly is refused.
-func TestApproveGlobSkipsBlocked(t *testing.T) {
-	dir := t.TempDir()
-	man := filepath.Join(dir, "anvil.yaml")
-	if err := os.WriteFile(man, []byte("service: {name: github}\noperations:\n  deleteIssueComment: {state: blocked}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "gh")
-	if code, _, stderr := runCLI(t, "", "compile", exampleSpec, "--manifest", man, "--out", out); code != 0 {
-		t.Fatal(stderr)
-	}
-	code, stdout, stderr := runCLI(t, "", "approve", out, "comments.*")
-	if code != 0 || !strings.Contains(stdout, "left blocked: github.comments.delete") {
-		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
-	}
-	if got := strings.Join(approvedIDs(t, out), ","); got != "github.comments.list,github.comments.create" {
-		t.Errorf("approved %s", got)
-	}
-	if code, _, stderr := runCLI(t, "", "approve", out, "deleteIssueComment"); code == 0 || !strings.Contains(stderr, "remain blocked") {
-		t.Errorf("exact name of a blocked operation: exit %d %s", code, stderr)
-	}
-}
-
-func TestApproveBoundsItsRefusal(t *testing.T) {
-	out := compileUnapproved(t)
-	args := []string{"approve", out}
-	for i := 0; i < 50; i++ {
-		args = append(args, fmt.Sprintf("nothing%d", i))
-	}
-	code, _, stderr := runCLI(t, "", args...)
-	if code != 1 || !strings.Contains(stderr, "and 30 more") || strings.Count(stderr, "no operation") != 20 {
-		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
 

@@ -155,38 +155,6 @@ func TestCompileWithoutManifest(t *testing.T) {
 	}
 }
 
-func TestApprove(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "gh")
-	if code, _, stderr := runCLI(t, "", "compile", exampleSpec, "--service", "github", "--out", out); code != 0 {
-		t.Fatal(stderr)
-	}
-	code, stdout, stderr := runCLI(t, "", "approve", out, "github.issues.list", "github.tags.get")
-	if code != 0 {
-		t.Fatalf("approve exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stdout, "Approved 2 new operation(s) (2 requested) and atomically regenerated") {
-		t.Errorf("stdout: %s", stdout)
-	}
-	doc, err := air.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if doc.Operation("github.issues.list").State != air.StateApproved || doc.Operation("github.issues.create").State == air.StateApproved {
-		t.Error("approve changed the wrong operations")
-	}
-	before, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
-	if code, _, stderr := runCLI(t, "", "approve", out, "github.nope.list"); code == 0 || !strings.Contains(stderr, "github.nope.list") {
-		t.Errorf("unknown id: exit %d, stderr %q", code, stderr)
-	}
-	after, _ := os.ReadFile(filepath.Join(out, air.DocumentFile))
-	if !bytes.Equal(before, after) {
-		t.Error("a refused approval changed the bundle")
-	}
-	if code, _, _ := runCLI(t, "", "approve", filepath.Join(t.TempDir(), "missing"), "github.issues.list"); code != 1 {
-		t.Errorf("missing bundle: exit %d", code)
-	}
-}
-
 // TestCompileSnapshotsInWorkingDirectory: without --root, compile locks its
 // input under ./.anvil/sources (the reference's edge case: compile has side
 // effects in the current directory).
@@ -212,8 +180,8 @@ func TestCompileSnapshotsInWorkingDirectory(t *testing.T) {
 }
 
 // TestCompileFromSource: --source compiles the snapshot's bytes, not the
-// file's current ones; a tampered snapshot, an unknown id and a spec
-// argument next to --source are refused.
+// file's current ones. (The refusals, a tampered snapshot among them, are
+// internal/endtoend's compile-source-* cases.)
 func TestCompileFromSource(t *testing.T) {
 	work := t.TempDir()
 	spec := filepath.Join(work, "openapi.yaml")
@@ -247,33 +215,6 @@ func TestCompileFromSource(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(again, "air.json"))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Error("the bundle compiled from the snapshot differs from the first")
-	}
-	for _, tc := range []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"unknown id", []string{"compile", "--source", "src_000000000000000000000000", "--root", root}, "no source snapshot"},
-		{"not an id", []string{"compile", "--source", "../x", "--root", root}, "not a source snapshot id"},
-		{"spec and source", []string{"compile", spec, "--source", res.Source, "--root", root}, "takes no spec argument"},
-		{"entrypoint on a file", []string{"compile", exampleSpec, "--entrypoint", "x.yaml"}, "--entrypoint applies to"},
-		{"directory without entrypoint", []string{"compile", filepath.Dir(exampleSpec)}, "--entrypoint"},
-		{"bad endpoint", []string{"compile", exampleSpec, "--endpoint", "127.0.0.1:80"}, "--endpoint must be"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, "", tc.args...)
-			if code != 1 || !strings.Contains(stderr, tc.want) {
-				t.Errorf("exit %d, stderr %q, want 1 and %q", code, stderr, tc.want)
-			}
-		})
-	}
-	// Tampering is detected.
-	snapFile := filepath.Join(root, ".anvil", "sources", res.Source, "files", "openapi.yaml")
-	if err := os.WriteFile(snapFile, append(orig, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if code, _, stderr := runCLI(t, "", "compile", "--source", res.Source, "--root", root); code != 1 || !strings.Contains(stderr, "corrupt") {
-		t.Errorf("tampered snapshot: exit %d, %s", code, stderr)
 	}
 }
 

@@ -109,33 +109,6 @@ func TestInitPetstore(t *testing.T) {
 	}
 }
 
-func TestInitRefusesToOverwrite(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "anvil.yaml")
-	if err := os.WriteFile(out, []byte("mine\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, _, stderr := runCLI(t, "", "init", petstoreSpec, "--out", out)
-	if code != 1 || !strings.Contains(stderr, "already exists; pass --force") {
-		t.Errorf("exit %d: %s", code, stderr)
-	}
-	if b, _ := os.ReadFile(out); string(b) != "mine\n" {
-		t.Errorf("the file was changed: %q", b)
-	}
-	code, _, stderr = runCLI(t, "", "init", petstoreSpec, "--out", out, "--force")
-	if b, _ := os.ReadFile(out); code != 0 || !strings.Contains(string(b), "addPet:") {
-		t.Errorf("--force: exit %d %s", code, stderr)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(out))
-	if len(entries) != 1 {
-		t.Errorf("left behind %d entries", len(entries))
-	}
-	for _, args := range [][]string{{"init"}, {"init", "a", "b"}, {"init", filepath.Join(t.TempDir(), "missing.yaml"), "--out", filepath.Join(t.TempDir(), "x.yaml")}} {
-		if code, _, _ := runCLI(t, "", args...); code == 0 {
-			t.Errorf("%v succeeded", args)
-		}
-	}
-}
-
 // TestInitGithubMini: operationIds are the keys, and the manifest compiles.
 func TestInitGithubMini(t *testing.T) {
 	text, doc := initAndCompile(t, exampleSpec)
@@ -155,41 +128,6 @@ func TestInitRealSpecs(t *testing.T) {
 				t.Errorf("%d entries for %d operations", n, len(doc.Operations))
 			}
 		})
-	}
-}
-
-// TestInitSchemaLine: --schema names the schema the editor line points at.
-func TestInitSchemaLine(t *testing.T) {
-	dir := t.TempDir()
-	local := filepath.Join(dir, "anvil.manifest.schema.json")
-	_, schema, _ := runCLI(t, "", "schema", "manifest")
-	if err := os.WriteFile(local, []byte(schema), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "anvil.yaml")
-	code, stdout, stderr := runCLI(t, "", "init", petstoreSpec, "--out", out, "--schema", "./anvil.manifest.schema.json")
-	if code != 0 {
-		t.Fatal(stderr)
-	}
-	b, _ := os.ReadFile(out)
-	if !strings.HasPrefix(string(b), "# yaml-language-server: $schema=./anvil.manifest.schema.json\n") {
-		t.Errorf("first line: %q", strings.SplitN(string(b), "\n", 2)[0])
-	}
-	if strings.Contains(stdout, "editor:") {
-		t.Errorf("a hint for a schema file that exists: %s", stdout)
-	}
-
-	// By default the line names the file beside the manifest, and init
-	// says how to write it.
-	other := filepath.Join(t.TempDir(), "anvil.yaml")
-	code, stdout, stderr = runCLI(t, "", "init", petstoreSpec, "--out", other)
-	if code != 0 {
-		t.Fatal(stderr)
-	}
-	b, _ = os.ReadFile(other)
-	if !strings.HasPrefix(string(b), "# yaml-language-server: $schema=anvil.manifest.schema.json\n") ||
-		!strings.Contains(stdout, "editor: anvil schema manifest > "+filepath.Join(filepath.Dir(other), "anvil.manifest.schema.json")) {
-		t.Errorf("first line %q, stdout %s", strings.SplitN(string(b), "\n", 2)[0], stdout)
 	}
 }
 
@@ -251,65 +189,5 @@ func TestInitKeepsEachOperationsScheme(t *testing.T) {
 	}
 	if doc.Service.Auth.Type != want.Service.Auth.Type {
 		t.Errorf("service auth %s, want %s", doc.Service.Auth.Type, want.Service.Auth.Type)
-	}
-}
-
-// TestInitDescribesAuthPerScheme: a description that sets security only on
-// its operations (none for the whole service) is not called credential-free:
-// init describes each scheme it found and the operations that need it, in
-// the starting manifest and on stdout, and names the public ones.
-func TestInitDescribesAuthPerScheme(t *testing.T) {
-	spec := `openapi: 3.0.3
-info: {title: Mail, version: "1"}
-servers: [{url: "https://mail.example/v1"}]
-components:
-  securitySchemes:
-    key: {type: apiKey, in: header, name: X-Mail-Key}
-    oauth:
-      type: oauth2
-      flows:
-        authorizationCode:
-          authorizationUrl: https://mail.example/oauth/authorize
-          tokenUrl: https://mail.example/oauth/token
-          scopes: {mail.read: read mail, mail.send: send mail}
-paths:
-  /messages:
-    get: {operationId: listMessages, security: [{key: []}], responses: {"200": {description: ok}}}
-    post: {operationId: sendMessage, security: [{oauth: [mail.send]}], responses: {"200": {description: ok}}}
-  /messages/{id}:
-    get:
-      operationId: getMessage
-      security: [{key: []}]
-      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
-      responses: {"200": {description: ok}}
-  /status:
-    get: {operationId: getStatus, security: [], responses: {"200": {description: ok}}}
-`
-	dir := t.TempDir()
-	path := filepath.Join(dir, "openapi.yaml")
-	if err := os.WriteFile(path, []byte(spec), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "anvil.yaml")
-	code, stdout, stderr := runCLI(t, "", "init", path, "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d %s", code, stderr)
-	}
-	text, _ := os.ReadFile(out)
-	lines := []string{
-		"key: an API key in header X-Mail-Key; needed by listMessages, getMessage",
-		"oauth: OAuth2 authorization code: a person signs in (scopes mail.send); needed by sendMessage",
-		"no credential: getStatus",
-	}
-	for _, l := range lines {
-		if !strings.Contains(string(text), "\n#   "+l+"\n") {
-			t.Errorf("the manifest lacks %q:\n%s", l, text)
-		}
-		if !strings.Contains(stdout, "\n  auth "+l+"\n") {
-			t.Errorf("stdout lacks %q:\n%s", l, stdout)
-		}
-	}
-	if strings.Contains(string(text), "requires no credential") || !strings.Contains(string(text), "# auth: the description sets no scheme for the whole service; each operation keeps its own (above).") {
-		t.Errorf("the manifest misdescribes the service's auth:\n%s", text)
 	}
 }

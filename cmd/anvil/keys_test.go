@@ -29,9 +29,6 @@ func TestVersion(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &info); code != 0 || err != nil || info != buildinfo.Read() {
 		t.Errorf("anvil version --json: exit %d, %q (%v)", code, stdout, err)
 	}
-	if code, _, stderr := runCLI(t, "", "nosuch"); code != 1 || !strings.Contains(stderr, `no command "nosuch"`) {
-		t.Errorf("anvil nosuch: exit %d, stderr %q", code, stderr)
-	}
 }
 
 // TestVersionOfABuiltBinary builds anvil as a person would, with VCS

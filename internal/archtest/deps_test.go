@@ -3,7 +3,9 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -168,11 +170,35 @@ func TestCompilerStageDirection(t *testing.T) {
 // testOnly lists packages that are test infrastructure: a real OpenID
 // provider (internal/idptest, built on zitadel/oidc) issues tokens with
 // test passwords and must never be linked into anything Anvil ships;
-// internal/testinput decides how a test treats a missing input; a loopback
-// OAuth authorization server (internal/oauthtest, built on go-oauth2)
-// approves every authorization.
-var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput",
+// internal/testinput decides how a test treats a missing input;
+// internal/endtoend runs the built binary on its case folders and holds test
+// files only (TestEndToEndIsTestFilesOnly); a loopback OAuth authorization
+// server (internal/oauthtest, built on go-oauth2) approves every
+// authorization.
+var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput", module + "/internal/endtoend",
 	module + "/internal/oauthtest", "github.com/go-oauth2/oauth2"}
+
+// TestEndToEndIsTestFilesOnly: internal/endtoend is a test, never a library:
+// a non-test Go file there would be a package others could import.
+func TestEndToEndIsTestFilesOnly(t *testing.T) {
+	dir := filepath.Join(repoRoot, "internal", "endtoend")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := 0
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, "_test.go"):
+			tests++
+		case strings.HasSuffix(name, ".go"):
+			t.Errorf("internal/endtoend/%s is not a test file: the package holds tests and case folders only", name)
+		}
+	}
+	if tests == 0 {
+		t.Error("internal/endtoend holds no test file")
+	}
+}
 
 // shipped lists the trees whose packages end up in Anvil's binaries and
 // generated gateways; their tests may use test infrastructure, their code
