@@ -17,6 +17,7 @@ import (
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/cmdline"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/serve"
 )
@@ -280,8 +281,8 @@ func TestConnectWaitsForTheLogin(t *testing.T) {
 
 	refuse.Store(true)
 	err := w.wait(context.Background(), time.Now().Add(10*time.Second))
-	var ee *exitError
-	if !errors.As(err, &ee) || ee.code != 4 || !strings.Contains(ee.msg, "no longer accepts the connect token (401)") {
+	var ee *cmdline.Error
+	if !errors.As(err, &ee) || ee.Code() != 4 || !strings.Contains(ee.Error(), "no longer accepts the connect token (401)") {
 		t.Errorf("wait with a refused token: %v", err)
 	}
 }

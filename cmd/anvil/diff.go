@@ -138,7 +138,7 @@ func diffPaths(oldPath, newPath, man string, opts compiler.Options, manifestSet 
 		}
 		st, err := os.Stat(side.path)
 		if err != nil {
-			return nil, nil, nil, fail(2, "%v", err)
+			continue // the compile below reports it as compile does (spec/unreadable)
 		}
 		if st.Size() > maxDiffSpecBytes {
 			return nil, nil, nil, fail(2, "%s: %s is %d bytes, more than anvil diff reads (%d)", CodeDiffInputTooLarge, side.path, st.Size(), maxDiffSpecBytes)

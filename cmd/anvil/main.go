@@ -5,14 +5,14 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/anvil-dev/anvil/runtime/cmdline"
 )
 
 func main() {
@@ -22,28 +22,15 @@ func main() {
 	os.Exit(code)
 }
 
-// exitError is the one error type a command returns to choose its exit
-// code: run prints "anvil: <msg>" unless msg is empty (the command has
-// already printed what it had to say) and exits with code.
-type exitError struct {
-	code int
-	msg  string
-}
-
-func (e *exitError) Error() string {
-	if e.msg == "" {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.msg
-}
-
-// fail returns an error that makes run print "anvil: <msg>" and exit with code.
+// fail returns an error that makes run print "anvil: <msg>" and exit with
+// code: a cmdline.Error, the one exit-error type, which serve mcp fails with
+// too. (A function, not a variable, so go vet checks its format strings.)
 func fail(code int, format string, args ...any) error {
-	return &exitError{code: code, msg: fmt.Sprintf(format, args...)}
+	return cmdline.Fail(code, format, args...)
 }
 
 // silentExit makes run exit with code without printing anything more.
-func silentExit(code int) error { return &exitError{code: code} }
+func silentExit(code int) error { return cmdline.Silent(code) }
 
 // env is what a command may read of its process: streams and environment.
 type env struct {
@@ -89,21 +76,5 @@ func runEnv(ctx context.Context, e *env, args []string) int {
 			toolsCommand(e),   // tools.go
 		},
 	}
-	err := app.RunContext(ctx, interspersed(app.Commands, args))
-	return exitCode(e, err)
-}
-
-func exitCode(e *env, err error) int {
-	if err == nil {
-		return 0
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(e.stderr, "anvil: %s\n", ee.msg)
-		}
-		return ee.code
-	}
-	fmt.Fprintf(e.stderr, "anvil: %s\n", err)
-	return 1
+	return cmdline.Code(e.stderr, app.RunContext(ctx, cmdline.Interspersed(app.Commands, args)))
 }

@@ -208,6 +208,14 @@ func TestServeRefusals(t *testing.T) {
 		{"non-loopback with auth none", none, []string{"serve", "mcp", s.ws, "--fleet", "--http", port, "--host", "0.0.0.0"}, []string{"0.0.0.0", "none"}},
 		{"branchyard over stdio", s.vars, []string{"serve", "mcp", s.ws, "--fleet"}, []string{"only by the fleet gateway over HTTP"}},
 		{"two workspaces", s.vars, []string{"serve", "mcp", s.ws, s.ws, "--fleet", "--http", port}, []string{"one workspace"}},
+		// The flags are runtime/serve's, parsed by urfave/cli like every
+		// other command's: the flag package's messages, exit 1, no help.
+		{"unknown flag", s.vars, []string{"serve", "mcp", s.ws, "--fleet", "--bogus"}, []string{"flag provided but not defined: -bogus"}},
+		{"missing value", s.vars, []string{"serve", "mcp", s.ws, "--fleet", "--http"}, []string{"flag needs an argument: -http"}},
+		{"missing value before the workspace", s.vars, []string{"serve", "mcp", "--fleet", "--host"}, []string{"flag needs an argument: -host"}},
+		{"--flag=value", s.vars, []string{"serve", "mcp", s.ws, "--fleet=true", "--http=0"}, []string{`1 to 65535, not "0"`}},
+		{"bad boolean", s.vars, []string{"serve", "mcp", s.ws, "--fleet=maybe"}, []string{`invalid boolean value "maybe" for -fleet`}},
+		{"flags after --", s.vars, []string{"serve", "mcp", "--", s.ws, "--fleet"}, []string{"one workspace"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

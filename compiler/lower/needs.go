@@ -37,7 +37,8 @@ import (
 // A producer is a read or a create, is not the consumer, and does not itself
 // need the argument it would produce. Inferred producers are ranked reads
 // before creates, then by the path segments they share with the consumer
-// (sharedSegments: the consumer's own context first), then the action
+// (sharedSegments: the consumer's own context first), then the grade (the
+// resource's own identifier, a kind's, an echo: see grade), then the action
 // (search before list before get before create: a name becomes an id
 // through a search), then the fewest inputs the consumer does not already
 // have, then the shallower field (fieldDepth), then the shorter path; at
@@ -101,9 +102,12 @@ type yieldIndex struct {
 	byField map[string][]yield
 	byNoun  map[string][]yield
 	nouns   []string // byNoun's keys, sorted (prefix matching)
-	words   map[string]words
-	keys    map[*air.Schema][]string
-	kids    map[*air.Schema][]string
+	// heads maps the last word of each compound noun in byNoun to the
+	// nouns it ends (run → workflow_run), sorted.
+	heads map[string][]string
+	words map[string]words
+	keys  map[*air.Schema][]string
+	kids  map[*air.Schema][]string
 	// wantField and wantNouns are the argument names and nouns some
 	// consumer asks for: only those are indexed.
 	wantField map[string]bool
@@ -329,6 +333,12 @@ func (l *lowerer) indexYields(args [][]argSpec) *yieldIndex {
 		ix.nouns = append(ix.nouns, n)
 	}
 	sort.Strings(ix.nouns)
+	ix.heads = map[string][]string{}
+	for _, n := range ix.nouns {
+		if h := nounHead(n); h != "" {
+			ix.heads[h] = append(ix.heads[h], n)
+		}
+	}
 	return ix
 }
 
@@ -513,7 +523,16 @@ func (ix *yieldIndex) wantNoun(n string) bool {
 			return true
 		}
 	}
-	return false
+	return ix.wantNouns[nounHead(n)]
+}
+
+// nounHead is the last word of a compound noun (workflow_run → run), ""
+// for a single word: a workflow run is a run, so its id is a run_id.
+func nounHead(n string) string {
+	if i := strings.LastIndexByte(n, '_'); i >= 0 {
+		return n[i+1:]
+	}
+	return ""
 }
 
 // add appends the yield at the walk's position (kids: the identifying
@@ -636,11 +655,61 @@ func linkField(expr string) (string, bool) {
 
 // candidate is one inferred producer with its ranking key.
 type candidate struct {
-	p    air.Producer
-	op   int
-	rank int // action rank
-	req  int // required inputs
-	segs int // path segments
+	p     air.Producer
+	op    int
+	rank  int   // action rank
+	req   int   // required inputs
+	segs  int   // path segments
+	grade grade // how surely the field is the resource's own identifier
+}
+
+// grade says how surely a producer's field is the identifier of the
+// argument's own resource, surest first.
+type grade int
+
+const (
+	// gradeOwn: an identifying property of the resource the answer lists
+	// or returns (the items of GET …/actions/runs for a run_id, or of
+	// GET /search/issues for an issue_number).
+	gradeOwn grade = iota
+	// gradeKind: the same, of a resource whose name ends in the argument's
+	// (workflow_runs[].id for a run_id): a kind of it, less sure than the
+	// resource itself (a gpg_key is a key, but not what /user/keys/{key_id}
+	// takes).
+	gradeKind
+	// gradeEcho: a value the answer merely mentions: a property named like
+	// the argument (a job's run_id, a foreign key) or an object nested in
+	// another resource (an event's issue). Such a producer is kept only
+	// when nothing better in the consumer's own context comes before it
+	// (inferProducers).
+	gradeEcho
+)
+
+// maxProducerDepth bounds the objects a producer's field descends
+// through (fieldDepth): a value three objects deep in an answer
+// (items[].performed_via_github_app.owner.slug) is a detail of a detail,
+// not what the answer gives.
+const maxProducerDepth = 2
+
+// ownPath reports whether an object yield's path is the answer's own
+// resource: the answer itself, the items of a top-level list property
+// (workflow_runs[]), or items under container properties (results[],
+// data.items[]). Any other property on the way (an event's issue, a
+// group's members[]) makes the object one the answer only mentions.
+func ownPath(path string) bool {
+	if path == "" {
+		return true
+	}
+	for i, seg := range strings.Split(path, ".") {
+		name := strings.TrimRight(seg, "[]")
+		switch {
+		case name == "" || containerProps[nounOf(name)]:
+		case i == 0 && name != seg:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // rankedProducers lists the producers of an argument shape, best first by
@@ -652,32 +721,48 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 		return c
 	}
 	best := map[int]candidate{}
-	consider := func(y yield, field string) {
-		if field == "" {
+	consider := func(y yield, field string, g grade) {
+		if field == "" || fieldDepth(field) > maxProducerDepth {
 			return
+		}
+		if y.kids != nil && !ownPath(y.path) {
+			// A nested object is the argument's resource only when its
+			// property says so (an event's issue): one whose property names
+			// a role (owner, account, actor) is that resource at most in one
+			// alternative of its type (an app's owner: a user or an
+			// enterprise).
+			if g != gradeEcho && !nounNames(a.noun, ix.word(lastProp(y.path)).noun) {
+				return
+			}
+			g = gradeEcho
 		}
 		p := l.ops[y.op]
 		c := candidate{p: air.Producer{Operation: p.op.ID, Field: field, Basis: air.ProducerField}, op: y.op,
-			rank: actionRank(p.op), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/")}
-		if o, ok := best[y.op]; !ok || len(c.p.Field) < len(o.p.Field) || len(c.p.Field) == len(o.p.Field) && c.p.Field < o.p.Field {
+			rank: actionRank(p.op), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/"), grade: g}
+		if o, ok := best[y.op]; !ok || c.grade < o.grade || c.grade == o.grade && (len(c.p.Field) < len(o.p.Field) || len(c.p.Field) == len(o.p.Field) && c.p.Field < o.p.Field) {
 			best[y.op] = c
 		}
 	}
 	if !slices.Contains(idFields, a.snake) && a.snake != "ids" {
 		for _, y := range ix.byField[a.snake] {
-			consider(y, pick(y, a.fields))
+			consider(y, pick(y, a.fields), gradeEcho)
 		}
 	}
 	if a.noun != "" {
 		for _, n := range nounsMatching(ix, a.noun) {
 			for _, y := range ix.byNoun[n] {
-				consider(y, pick(y, a.fields))
+				consider(y, pick(y, a.fields), gradeOwn)
+			}
+		}
+		for _, n := range ix.heads[a.noun] {
+			for _, y := range ix.byNoun[n] {
+				consider(y, pick(y, a.fields), gradeKind)
 			}
 		}
 	}
 	cands := slices.Collect(maps.Values(best))
 	slices.SortFunc(cands, func(x, y candidate) int {
-		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.req, y.req), cmp.Compare(fieldDepth(x.p.Field), fieldDepth(y.p.Field)),
+		return cmp.Or(cmp.Compare(x.rank, y.rank), cmp.Compare(x.grade, y.grade), cmp.Compare(x.req, y.req), cmp.Compare(fieldDepth(x.p.Field), fieldDepth(y.p.Field)),
 			cmp.Compare(x.segs, y.segs), cmp.Compare(len(x.p.Field), len(y.p.Field)), strings.Compare(x.p.Operation, y.p.Operation))
 	})
 	if ix.ranked == nil {
@@ -708,9 +793,12 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 	}
 	better := func(x, y pickd) bool {
 		return cmp.Or(cmp.Compare(x.c.rank/rankWrite, y.c.rank/rankWrite), cmp.Compare(y.shared, x.shared),
-			cmp.Compare(x.c.rank, y.c.rank), cmp.Compare(x.extra, y.extra)) < 0
+			cmp.Compare(x.c.grade, y.c.grade), cmp.Compare(x.c.rank, y.c.rank), cmp.Compare(x.extra, y.extra)) < 0
 	}
-	var best [maxProducers]pickd
+	// best holds more than are kept: an echo after an own producer is
+	// dropped below, and the next one must still be there.
+	const keep = maxProducers + 2
+	var best [keep]pickd
 	n := 0
 	ranked := l.rankedProducers(ix, a)
 	for i := range ranked {
@@ -720,7 +808,7 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 			continue
 		}
 		x := pickd{c: c, shared: sharedSegments(consPath, l.ops[c.op].spec.Path)}
-		if n == maxProducers && better(best[n-1], pickd{c: c, shared: x.shared, extra: -1}) {
+		if n == keep && better(best[n-1], pickd{c: c, shared: x.shared, extra: -1}) {
 			continue // cannot enter whatever its inputs: skip counting them
 		}
 		x.extra = missingInputs(p, cons)
@@ -728,17 +816,25 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 		for j > 0 && better(x, best[j-1]) {
 			j--
 		}
-		if j >= maxProducers {
+		if j >= keep {
 			continue
 		}
-		copy(best[j+1:], best[j:min(n, maxProducers-1)])
+		copy(best[j+1:], best[j:min(n, keep-1)])
 		best[j] = x
-		n = min(n+1, maxProducers)
+		n = min(n+1, keep)
 	}
+	// An echo (a job's run_id, an event's issue) is a producer only when
+	// it is the best the consumer's context offers: once an operation
+	// that returns the resource itself is kept, echoes add only noise.
+	own := false
 	for _, b := range best[:n] {
 		if len(out) >= limit {
 			break
 		}
+		if b.c.grade == gradeEcho && own {
+			continue
+		}
+		own = own || b.c.grade != gradeEcho
 		out = append(out, b.c.p)
 	}
 	return out
@@ -785,6 +881,21 @@ func nounsMatching(ix *yieldIndex, noun string) []string {
 		}
 	}
 	return out
+}
+
+// nounNames reports whether the noun n names the argument's resource noun
+// as nounsMatching and the heads index match it: itself, a longer word it
+// begins (repo → repository), or a compound ending in it (workflow_run).
+func nounNames(noun, n string) bool {
+	return n == noun || len(noun) >= 4 && strings.HasPrefix(n, noun) && !strings.Contains(n[len(noun):], "_") || nounHead(n) == noun
+}
+
+// lastProp is the last property name of a yield path ("[].issue" → issue).
+func lastProp(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		path = path[i+1:]
+	}
+	return strings.TrimRight(path, "[]")
 }
 
 // requiredInputs counts the operation's required inputs.

@@ -1,11 +1,12 @@
 package openapi
 
 import (
+	"errors"
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/air"
 	"strconv"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/runtime/canon"
 )
 
 // maxDepth bounds the nesting of a parsed document.
@@ -240,7 +241,7 @@ func (p *jsonParser) number() string {
 		break
 	}
 	lit := p.s[start:p.i]
-	if !air.IsJSONNumber(lit) {
+	if !canon.IsNumber(lit) {
 		p.i = start
 		p.fail("invalid number %s", quote(lit))
 	}
@@ -249,115 +250,23 @@ func (p *jsonParser) number() string {
 
 // string parses a JSON string at the cursor (which is on the opening quote).
 func (p *jsonParser) string() string {
-	p.i++
-	start := p.i
-	for p.i < len(p.s) {
-		c := p.s[p.i]
-		if c == '"' {
-			s := p.s[start:p.i]
-			p.i++
-			return s
-		}
-		if c == '\\' {
-			return p.escapedString(start)
-		}
-		if c < 0x20 {
-			p.fail("invalid control character %s in a string", strconv.QuoteRune(rune(c)))
-			return ""
-		}
-		p.i++
+	v, end, err := canon.Unquote(p.s, p.i)
+	if err == nil {
+		p.i = end
+		return v
 	}
-	p.fail("unexpected end of input inside a string (the file is truncated?)")
+	var e *canon.UnquoteError
+	errors.As(err, &e)
+	p.i = e.At
+	switch e.Fault {
+	case canon.FaultControl:
+		p.fail("invalid control character %s in a string", strconv.QuoteRune(rune(p.s[p.i])))
+	case canon.FaultEscape:
+		p.fail("invalid escape %s in a string", quote(p.s[p.i:p.i+2]))
+	case canon.FaultUnicode:
+		p.fail("invalid \\u escape in a string")
+	default:
+		p.fail("unexpected end of input inside a string (the file is truncated?)")
+	}
 	return ""
-}
-
-func (p *jsonParser) escapedString(start int) string {
-	b := make([]byte, 0, p.i-start+16)
-	b = append(b, p.s[start:p.i]...)
-	for p.i < len(p.s) {
-		c := p.s[p.i]
-		switch {
-		case c == '"':
-			p.i++
-			return string(b)
-		case c < 0x20:
-			p.fail("invalid control character %s in a string", strconv.QuoteRune(rune(c)))
-			return ""
-		case c != '\\':
-			b = append(b, c)
-			p.i++
-			continue
-		}
-		// escape
-		if p.i+1 >= len(p.s) {
-			break
-		}
-		e := p.s[p.i+1]
-		p.i += 2
-		switch e {
-		case '"', '\\', '/':
-			b = append(b, e)
-		case 'b':
-			b = append(b, '\b')
-		case 'f':
-			b = append(b, '\f')
-		case 'n':
-			b = append(b, '\n')
-		case 'r':
-			b = append(b, '\r')
-		case 't':
-			b = append(b, '\t')
-		case 'u':
-			r, ok := p.hex4()
-			if !ok {
-				p.fail("invalid \\u escape in a string")
-				return ""
-			}
-			if utf16.IsSurrogate(r) {
-				// try a low surrogate
-				if p.i+1 < len(p.s) && p.s[p.i] == '\\' && p.s[p.i+1] == 'u' {
-					save := p.i
-					p.i += 2
-					r2, ok2 := p.hex4()
-					if d := utf16.DecodeRune(r, r2); ok2 && d != utf8.RuneError {
-						r = d
-					} else {
-						p.i = save
-						r = utf8.RuneError
-					}
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			b = utf8.AppendRune(b, r)
-		default:
-			p.i -= 2
-			p.fail("invalid escape %s in a string", quote(p.s[p.i:p.i+2]))
-			return ""
-		}
-	}
-	p.fail("unexpected end of input inside a string (the file is truncated?)")
-	return ""
-}
-
-func (p *jsonParser) hex4() (rune, bool) {
-	if p.i+4 > len(p.s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(p.s[p.i : p.i+4]) {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	p.i += 4
-	return r, true
 }

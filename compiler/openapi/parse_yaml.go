@@ -2,7 +2,7 @@ package openapi
 
 import (
 	"fmt"
-	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"math"
 	"regexp"
 	"strconv"
@@ -227,7 +227,7 @@ func (c *yamlConv) scalar(n *node, y *yaml.Node) {
 			n.kind, n.str = kNumber, lit
 		}
 	case "!!float":
-		if air.IsJSONNumber(y.Value) {
+		if canon.IsNumber(y.Value) {
 			n.kind = kNumber
 			break
 		}
@@ -242,7 +242,7 @@ func (c *yamlConv) scalar(n *node, y *yaml.Node) {
 // yamlInt turns a YAML integer (decimal, 0x, 0o, 0b, with _ separators) into a
 // JSON number literal.
 func yamlInt(s string) (string, bool) {
-	if air.IsJSONNumber(s) {
+	if canon.IsNumber(s) {
 		return s, true
 	}
 	v := strings.ReplaceAll(s, "_", "")

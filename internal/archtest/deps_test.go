@@ -3,10 +3,13 @@ package archtest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -20,27 +23,44 @@ type pkg struct {
 	Deps       []string // every package it links, transitively (tests excluded)
 }
 
+// listed is the module's package list, read once per test binary (every
+// test here walks the same list; go list costs seconds on a busy machine).
+var listed struct {
+	once sync.Once
+	pkgs []pkg
+	err  string
+}
+
+// listPackages returns the module's packages; callers must not modify them.
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
+	listed.once.Do(func() { listed.pkgs, listed.err = goList() })
+	if listed.err != "" {
+		t.Fatal(listed.err)
+	}
+	return listed.pkgs
+}
+
+func goList() ([]pkg, string) {
 	cmd := exec.Command("go", "list", "-json", module+"/...")
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("go list: %v\n%s", err, errb.String())
+		return nil, fmt.Sprintf("go list: %v\n%s", err, errb.String())
 	}
 	var pkgs []pkg
 	dec := json.NewDecoder(&out)
 	for dec.More() {
 		var p pkg
 		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
+			return nil, err.Error()
 		}
 		pkgs = append(pkgs, p)
 	}
 	if len(pkgs) == 0 {
-		t.Fatal("go list found no packages")
+		return nil, "go list found no packages"
 	}
-	return pkgs
+	return pkgs, ""
 }
 
 func under(path, prefix string) bool {
@@ -205,20 +225,67 @@ func TestEndToEndIsTestFilesOnly(t *testing.T) {
 // may not, directly or through another package.
 var shipped = []string{module + "/cmd", module + "/runtime", module + "/compiler", module + "/gen", module + "/templates"}
 
-func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+// shippedPackages lists the module's packages under a shipped tree.
+func shippedPackages(t *testing.T) []pkg {
+	var out []pkg
 	for _, p := range listPackages(t) {
-		ships := false
 		for _, s := range shipped {
-			ships = ships || under(p.ImportPath, s)
+			if under(p.ImportPath, s) {
+				out = append(out, p)
+				break
+			}
 		}
-		if !ships {
-			continue
-		}
+	}
+	return out
+}
+
+func TestTestInfrastructureStaysOutOfShippedCode(t *testing.T) {
+	for _, p := range shippedPackages(t) {
 		for _, d := range p.Deps {
 			for _, f := range testOnly {
 				if under(d, f) {
 					t.Errorf("%s links %s, which is test infrastructure: only tests may import it", p.ImportPath, d)
 				}
+			}
+		}
+	}
+}
+
+// flagParsers are the packages that may import urfave/cli, Anvil's one
+// flag parser: anvil's commands, serve mcp's command (shared by anvil and
+// every generated gateway) and the argument ordering both run through.
+var flagParsers = []string{module + "/cmd/anvil", module + "/runtime/serve", module + "/runtime/cmdline"}
+
+// TestOneFlagParser: shipped code parses its command line with urfave/cli
+// only, in the packages that own a command line; the standard flag package
+// stays in development tools (benchmarks, mocks, examples).
+func TestOneFlagParser(t *testing.T) {
+	for _, p := range listPackages(t) {
+		ships := false
+		for _, s := range shipped {
+			ships = ships || under(p.ImportPath, s)
+		}
+		for _, imp := range p.Imports {
+			if imp == "flag" && ships {
+				t.Errorf("%s imports the standard flag package; Anvil's command lines parse with urfave/cli (runtime/serve's serve.Command, cmd/anvil)", p.ImportPath)
+			}
+			if under(imp, "github.com/urfave/cli") && !slices.Contains(flagParsers, p.ImportPath) {
+				t.Errorf("%s imports %s; only %v parse command lines", p.ImportPath, imp, flagParsers)
+			}
+		}
+	}
+}
+
+// sideEffectsOnLoad lists packages that change the user's machine when they
+// are merely linked: golang.org/x/tools/imports (through its module index)
+// creates ~/.cache/goimports at start-up, so every anvil command would.
+var sideEffectsOnLoad = []string{"golang.org/x/tools/imports", "golang.org/x/tools/internal/modindex"}
+
+func TestShippedCodeLinksNothingThatWritesOnLoad(t *testing.T) {
+	for _, p := range shippedPackages(t) {
+		for _, d := range p.Deps {
+			if slices.Contains(sideEffectsOnLoad, d) {
+				t.Errorf("%s links %s, which writes to the user's cache directory when the program starts", p.ImportPath, d)
 			}
 		}
 	}

@@ -14,10 +14,9 @@
 //     what the case shows). $ROOT in an argument is the repository's root,
 //     for the bundled examples.
 //   - env (optional): KEY=VALUE lines added to the command's environment,
-//     which otherwise holds only PATH, HOME (the working directory) and
-//     XDG_CACHE_HOME (a directory outside it: golang.org/x/tools/imports,
-//     linked into anvil, creates goimports/ there as the process starts,
-//     whatever the command).
+//     which otherwise holds only PATH and HOME (the working directory, so
+//     anything a command writes under the user's home or cache directory
+//     shows up as a file the case did not expect).
 //   - stdin (optional): what the last step reads on its standard input
 //     (every other step reads nothing).
 //   - exit (optional, default 0): the expected exit code of the last step.
@@ -239,7 +238,7 @@ func (c *testCase) run(t *testing.T, bin, root string) {
 	if _, err := copyInputs(c.dir, work); err != nil {
 		t.Fatal(err)
 	}
-	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + work, "XDG_CACHE_HOME=" + t.TempDir()}, c.env...)
+	env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + work}, c.env...)
 	var last result
 	var before map[string][]byte // the tree as the last step finds it
 	for i, args := range c.steps {

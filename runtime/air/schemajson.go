@@ -180,7 +180,7 @@ func (w *schemaWriter) number(k string, n *json.Number) {
 	if v == "" {
 		v = "0"
 	}
-	if !IsJSONNumber(v) {
+	if !canon.IsNumber(v) {
 		w.err = fmt.Errorf("json: invalid number literal %q", v)
 		return
 	}
@@ -221,48 +221,3 @@ func appendRawJSON(b []byte, r json.RawMessage) ([]byte, error) {
 }
 
 const hexDigit = "0123456789abcdef"
-
-// IsJSONNumber reports whether s is a number in JSON's grammar.
-func IsJSONNumber(s string) bool {
-	i := 0
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	if i >= len(s) {
-		return false
-	}
-	switch {
-	case s[i] == '0':
-		i++
-	case s[i] >= '1' && s[i] <= '9':
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	default:
-		return false
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		d := i
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-		if i == d {
-			return false
-		}
-	}
-	return i == len(s)
-}

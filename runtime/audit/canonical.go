@@ -1,14 +1,8 @@
 package audit
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
-	"reflect"
-	"slices"
-	"strconv"
 
 	"github.com/anvil-dev/anvil/runtime/canon"
 )
@@ -41,82 +35,19 @@ func CanonicalJSON(v any) []byte {
 	return appendCanonical(nil, v, false)
 }
 
-func appendCanonical(b []byte, v any, redact bool) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...)
-	case bool:
-		return strconv.AppendBool(b, x)
-	case string:
-		return canon.AppendString(b, x)
-	case float64:
-		return canon.AppendNumber(b, x, 64)
-	case float32:
-		return canon.AppendNumber(b, float64(x), 64)
-	case int:
-		return canon.AppendNumber(b, float64(x), 64)
-	case int64:
-		return canon.AppendNumber(b, float64(x), 64)
-	case int32:
-		return canon.AppendNumber(b, float64(x), 64)
-	case uint64:
-		return canon.AppendNumber(b, float64(x), 64)
-	case json.Number:
-		f, err := strconv.ParseFloat(string(x), 64)
-		if err != nil && !errors.Is(err, strconv.ErrRange) {
-			return append(b, "null"...)
-		}
-		return canon.AppendNumber(b, f, 64)
-	case json.RawMessage:
-		return appendCanonical(b, decodeJSON(x), redact)
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.SortFunc(keys, canon.CompareUTF16)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = canon.AppendString(b, k)
-			b = append(b, ':')
-			if redact && canon.SensitiveKey(k) {
-				b = canon.AppendString(b, canon.Redacted)
-			} else {
-				b = appendCanonical(b, x[k], redact)
-			}
-		}
-		return append(b, '}')
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendCanonical(b, e, redact)
-		}
-		return append(b, ']')
-	}
-	// Any other Go value: through encoding/json, then canonicalised.
-	if rv := reflect.ValueOf(v); (rv.Kind() == reflect.Pointer || rv.Kind() == reflect.Map ||
-		rv.Kind() == reflect.Slice || rv.Kind() == reflect.Interface) && rv.IsNil() {
-		return append(b, "null"...)
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return appendCanonical(b, decodeJSON(raw), redact)
-}
+// hashValues and canonicalValues are the audit hash's rules
+// (canon.NumberJS, keys in JavaScript's order), with and without
+// redaction. Their depth bound is encoding/json's nesting limit, so every
+// decoded value is hashed whole; only a value built by hand that nests
+// deeper (or a cycle) is cut off as null instead of overflowing the stack.
+var (
+	hashValues      = canon.Value{Numbers: canon.NumberJS, KeysUTF16: true, Redact: true, MaxDepth: 10000}
+	canonicalValues = canon.Value{Numbers: canon.NumberJS, KeysUTF16: true, MaxDepth: 10000}
+)
 
-func decodeJSON(raw []byte) any {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var out any
-	if err := dec.Decode(&out); err != nil {
-		return nil
+func appendCanonical(b []byte, v any, redact bool) []byte {
+	if redact {
+		return hashValues.Append(b, v)
 	}
-	return out
+	return canonicalValues.Append(b, v)
 }

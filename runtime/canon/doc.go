@@ -13,8 +13,15 @@
 //     UTF16Len);
 //   - numbers written as Number.prototype.toString and JSON.stringify
 //     write them (AppendNumber);
-//   - JSON's white space and number literals scanned by the grammar
-//     (SkipSpace, NumberEnd), for the readers of AIR and of call bodies;
+//   - JSON text made printable ASCII for headers and source literals
+//     (ASCII);
+//   - decoded values written as JSON by one encoder (Value) whose number
+//     rule is a named mode: NumberExact for the effect report, which
+//     echoes arguments as they came, NumberJS for the audit hash, which
+//     hashes what JavaScript parsed;
+//   - JSON's white space, number literals and string literals scanned by
+//     the grammar (SkipSpace, NumberEnd, IsNumber, Unquote), for the
+//     readers of AIR, of specs and of call bodies;
 //   - the input keys whose values the audit hash redacts (SensitiveKey):
 //     lowering records them in AIR for generated hashers, the audit hash
 //     applies the rule to the decoded arguments.

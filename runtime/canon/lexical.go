@@ -14,7 +14,7 @@ func SkipSpace(b []byte, i int) int {
 
 // NumberEnd returns the end of the JSON number literal at b[i:], and
 // whether there is one.
-func NumberEnd(b []byte, i int) (int, bool) {
+func NumberEnd[T ~string | ~[]byte](b T, i int) (int, bool) {
 	if i < len(b) && b[i] == '-' {
 		i++
 	}
@@ -50,4 +50,10 @@ func NumberEnd(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, true
+}
+
+// IsNumber reports whether s is exactly one JSON number literal.
+func IsNumber[T ~string | ~[]byte](s T) bool {
+	end, ok := NumberEnd(s, 0)
+	return ok && end == len(s)
 }

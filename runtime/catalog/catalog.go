@@ -8,6 +8,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -49,6 +50,55 @@ func Search(f *fleet.Fleet, p *identity.Principal, query, connector string, limi
 		return nil, &envelope.Error{Code: envelope.InternalError, Message: "The search result could not be encoded."}
 	}
 	return b, nil
+}
+
+// Describe renders anvil_describe's answer for p: {"tools":[...]} with each
+// named tool's full tools/list entry (fleet.Tool.Listing) and, when the
+// tool takes identifiers, its producer links as search shows them ("needs",
+// discover.NeedsJSON, filtered by Visible through the one filter search
+// uses, discover.Entry.VisibleNeeds). A name that is not served, or that
+// p's grant hides, is a not_found refusal naming them all.
+func Describe(f *fleet.Fleet, p *identity.Principal, names []string) ([]byte, *envelope.Error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"tools":[`)
+	var unknown []string
+	ix := f.SearchIndex()
+	visible := func(e *discover.Entry) bool { return Visible(p, f.Tool(e.Name)) }
+	for _, n := range names {
+		t := f.Tool(n)
+		if t == nil || !Visible(p, t) {
+			unknown = append(unknown, n)
+			continue
+		}
+		if len(unknown) > 0 {
+			continue
+		}
+		if buf.Len() > len(`{"tools":[`) {
+			buf.WriteByte(',')
+		}
+		listing := t.Listing()
+		var needs []discover.NeedJSON
+		if e := ix.Entry(n); e != nil {
+			needs = discover.NeedsJSON(e.VisibleNeeds(visible))
+		}
+		if len(needs) == 0 {
+			buf.Write(listing)
+			continue
+		}
+		b, err := json.Marshal(needs)
+		if err != nil || len(listing) < 2 || listing[len(listing)-1] != '}' {
+			return nil, &envelope.Error{Code: envelope.InternalError, Message: "The tool description could not be encoded."}
+		}
+		buf.Write(listing[:len(listing)-1])
+		buf.WriteString(`,"needs":`)
+		buf.Write(b)
+		buf.WriteByte('}')
+	}
+	if unknown != nil {
+		return nil, &envelope.Error{Code: envelope.NotFound, Message: fmt.Sprintf("No tool named %s is served to you; find tools with anvil_search.", strings.Join(unknown, ", "))}
+	}
+	buf.WriteString(`]}`)
+	return buf.Bytes(), nil
 }
 
 // List renders every tool p's grant shows (of one connector when set), in

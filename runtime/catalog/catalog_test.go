@@ -134,3 +134,48 @@ func TestUnknownTool(t *testing.T) {
 		t.Errorf("nothing to suggest: %+v", e)
 	}
 }
+
+// TestDescribe: anvil_describe's answer is each tool's full listing plus
+// its producer links in search's shape, filtered by the caller's grant
+// like search: a producer the caller may not call is not shown, and an
+// argument left with none is dropped; hidden and unknown names are one
+// not_found naming them.
+func TestDescribe(t *testing.T) {
+	f := load(t)
+	const get = "github__github_get_issue"
+	only := &identity.Principal{Sub: "cy", Grants: grant.List{{Connector: "github", Operations: []string{"issues.get"}, Mode: "read"}}}
+	for _, c := range []struct {
+		p     *identity.Principal
+		needs string
+	}{
+		{local, `[{"argument":"issue_number","from":["github__github_list_issue","github__github_create_issue"]}]`},
+		{reader, `[{"argument":"issue_number","from":["github__github_list_issue"]}]`},
+		{only, ``},
+	} {
+		b, e := catalog.Describe(f, c.p, []string{get})
+		if e != nil {
+			t.Fatalf("%s: %v", c.p.Sub, e)
+		}
+		listing := string(f.Tool(get).Listing())
+		want := `{"tools":[` + listing + `]}`
+		if c.needs != "" {
+			want = `{"tools":[` + listing[:len(listing)-1] + `,"needs":` + c.needs + `}]}`
+		}
+		if string(b) != want {
+			t.Errorf("%s: describe\n%s\nwant\n%s", c.p.Sub, b, want)
+		}
+		// Search shows the same links to the same caller.
+		s, _ := catalog.Search(f, c.p, "get an issue", "", nil)
+		if c.needs != "" && !strings.Contains(string(s), `"needs":`+c.needs) {
+			t.Errorf("%s: search shows other links than describe: %s", c.p.Sub, s)
+		}
+	}
+	b, e := catalog.Describe(f, local, []string{get, "github__github_list_issue"})
+	if e != nil || strings.Join(names(t, b), ",") != get+",github__github_list_issue" {
+		t.Errorf("two names: %v %s", e, b)
+	}
+	if _, e := catalog.Describe(f, reader, []string{get, "github__github_create_issue", "nope"}); e == nil || e.Code != envelope.NotFound ||
+		!strings.Contains(e.Message, "github__github_create_issue, nope") {
+		t.Errorf("hidden and unknown: %v", e)
+	}
+}

@@ -46,18 +46,22 @@ type Entry struct {
 	Effect string
 	// ConfirmRequired says whether a call must be confirmed.
 	ConfirmRequired bool
+	// doc is the entry's position in its index (Index.names).
+	doc uint32
 	// Needs are the operation's producer links (air.Operation.Needs)
 	// resolved to the entries of the index, in AIR's order; producers the
 	// index does not hold (not served) are left out.
 	Needs []Need
-
-	needs []air.Need // as AIR records them, until Build resolves them
 }
 
 // Need is one identifier input of an entry and the entries that produce it.
 type Need struct {
 	Argument string
 	From     []*Entry
+	// optional: the argument is an optional input (a filter such as
+	// head_sha), which a call can do without; its producers are listed
+	// but not returned with the entry.
+	optional bool
 }
 
 // ServedName is the wire name a fleet gateway serves an operation under
@@ -125,6 +129,9 @@ type Index struct {
 	// action.
 	shapes      []entryShape
 	actionTerms map[uint32]bool
+	// names are the entries' names, by position: a producer's ProducerFor
+	// is a one-name window of it (nameOf), so adding one allocates nothing.
+	names []string
 }
 
 // Builder collects operations for an Index.
@@ -138,6 +145,11 @@ type Builder struct {
 	docIdx   map[uint32]int // reused per Add: term → position in the entry's counts
 	fieldLen [][numFields]uint16
 	shapes   []entryShape
+	// needs are the entries' producer links as AIR records them, and
+	// optional whether each one's argument is an optional input, by
+	// entry, until Build resolves them.
+	needs    [][]air.Need
+	optional [][]bool
 	seen     map[string]bool
 	scratch  []string
 	// schemas are each connector's named schemas (Schemas), through which
@@ -180,8 +192,9 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	b.entries = append(b.entries, Entry{
 		Name: name, Connector: connector, OperationID: op.ID, Title: op.DisplayName,
 		Description: op.Description, Effect: air.EffectClassOf(op), ConfirmRequired: op.Confirmation.Required,
-		needs: op.Needs,
 	})
+	b.needs = append(b.needs, op.Needs)
+	b.optional = append(b.optional, optionalInputs(op))
 
 	clear(b.docIdx)
 	var tcs []termCount
@@ -270,7 +283,7 @@ func (b *Builder) Build() *Index {
 		}
 	}
 
-	ix := &Index{entries: make([]Entry, n), terms: b.terms, shapes: make([]entryShape, n), actionTerms: map[uint32]bool{}}
+	ix := &Index{entries: make([]Entry, n), terms: b.terms, shapes: make([]entryShape, n), actionTerms: map[uint32]bool{}, names: make([]string, n)}
 	type raw struct {
 		doc uint32
 		tf  float32
@@ -278,6 +291,8 @@ func (b *Builder) Build() *Index {
 	rawPost := make([][]raw, len(b.termStrs))
 	for pos, i := range order {
 		ix.entries[pos] = b.entries[i]
+		ix.entries[pos].doc = uint32(pos)
+		ix.names[pos] = ix.entries[pos].Name
 		ix.shapes[pos] = b.shapes[i]
 		if a := b.shapes[i].action; a != noTerm {
 			ix.actionTerms[a] = true
@@ -330,13 +345,13 @@ func (b *Builder) Build() *Index {
 	ix.titleStart = append(ix.titleStart, uint32(len(ix.titleTerms)))
 	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
-	ix.resolveNeeds()
+	ix.resolveNeeds(b, order)
 	return ix
 }
 
 // resolveNeeds turns each entry's AIR producer links into entries of the
 // index (same connector; AIR ids are per document).
-func (ix *Index) resolveNeeds() {
+func (ix *Index) resolveNeeds(b *Builder, order []int) {
 	type key struct{ connector, op string }
 	pos := make(map[key]*Entry, len(ix.entries))
 	for i := range ix.entries {
@@ -345,7 +360,7 @@ func (ix *Index) resolveNeeds() {
 	}
 	for i := range ix.entries {
 		e := &ix.entries[i]
-		for _, n := range e.needs {
+		for j, n := range b.needs[order[i]] {
 			var from []*Entry
 			for _, p := range n.From {
 				if pe := pos[key{e.Connector, p.Operation}]; pe != nil && pe != e {
@@ -353,11 +368,35 @@ func (ix *Index) resolveNeeds() {
 				}
 			}
 			if len(from) > 0 {
-				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from})
+				e.Needs = append(e.Needs, Need{Argument: n.Argument, From: from, optional: b.optional[order[i]][j]})
 			}
 		}
-		e.needs = nil
 	}
+}
+
+// optionalInputs says, for each of the operation's producer links, whether
+// its argument is an optional parameter or top-level body field; an
+// argument found in neither counts as required.
+func optionalInputs(op *air.Operation) []bool {
+	if len(op.Needs) == 0 {
+		return nil
+	}
+	out := make([]bool, len(op.Needs))
+	for i, n := range op.Needs {
+		for _, p := range op.Input.Params {
+			if p.Key == n.Argument {
+				out[i] = !p.Required
+			}
+		}
+		if op.Input.Body != nil {
+			for _, f := range op.Input.Body.Fields {
+				if f.Key == n.Argument {
+					out[i] = !f.Required
+				}
+			}
+		}
+	}
+	return out
 }
 
 // withoutPlaceholders drops the {parameter} segments of a path: they name
@@ -428,8 +467,21 @@ func schemaText(s *air.Schema, schemas map[string]*air.Schema, maxDepth int, des
 	walk(s, 0)
 }
 
+// nameOf is the entry's name as a slice of one that the caller may hold
+// but not grow in place (its capacity is one).
+func (ix *Index) nameOf(e *Entry) []string { return ix.names[e.doc : e.doc+1 : e.doc+1] }
+
 // Len is the number of entries.
 func (ix *Index) Len() int { return len(ix.entries) }
 
 // Entries returns the entries in name order (not to be modified).
 func (ix *Index) Entries() []Entry { return ix.entries }
+
+// Entry returns the entry served under name, nil when there is none.
+func (ix *Index) Entry(name string) *Entry {
+	i, ok := slices.BinarySearchFunc(ix.entries, name, func(e Entry, n string) int { return strings.Compare(e.Name, n) })
+	if !ok {
+		return nil
+	}
+	return &ix.entries[i]
+}

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ func needsIndex(t *testing.T) *Index {
 	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
 	popular := op("movie_popular", "Get popular movies", "GET", "/movie/popular", "list", "popular", "The most popular movies.")
 	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie: actors, director.", "movie_id")
+	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
 	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{
 		{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField},
 		{Operation: popular.ID, Field: "results[].id", Basis: air.ProducerField}}}}
@@ -92,5 +94,166 @@ func TestCatalogueWordsAndPlaceholders(t *testing.T) {
 	}
 	if rs := ix.Search("number", Options{}); len(rs) > 0 && rs[0].Entry.Name == "tmdb__tv_season" && rs[0].Score > 0 {
 		t.Errorf("a path placeholder matched: %v", names(rs))
+	}
+}
+
+// TestProducerForNamedEntityBelowTheTop: when the query names something
+// (a capitalised word inside it), the consumer whose producer is returned
+// may be any of the best producerScan results, not only the first; a query
+// that names nothing gets producers for the best result only.
+func TestProducerForNamedEntityBelowTheTop(t *testing.T) {
+	search := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
+	playing := op("movie_now_playing", "Get movies now playing", "GET", "/movie/now_playing", "list", "playing", "Movies now playing in theatres, with their cast.")
+	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie.", "movie_id")
+	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
+	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField}}}}
+	b := NewBuilder()
+	for _, o := range []air.Operation{search, playing, credits} {
+		if err := b.Add("tmdb", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	for _, c := range []struct {
+		q        string
+		producer bool
+	}{
+		{"movies now playing with the cast of Heat", true},
+		{`movies now playing with the cast of "heat"`, true},
+		{"movies now playing with the cast of heat", false},
+	} {
+		rs := ix.Search(c.q, Options{Limit: 3})
+		got := strings.Join(names(rs), " ")
+		if !strings.HasPrefix(got, "tmdb__movie_now_playing tmdb__movie_credits") {
+			t.Fatalf("%q: got %s", c.q, got)
+		}
+		added := len(rs) == 3 && rs[2].Entry.Name == "tmdb__search_movie" && strings.Join(rs[2].ProducerFor, ",") == "tmdb__movie_credits"
+		if added != c.producer {
+			t.Errorf("%q: producer added %v, want %v (%s)", c.q, added, c.producer, got)
+		}
+	}
+}
+
+// TestOptionalInputGetsNoProducer: a producer link of an optional input (a
+// filter) is listed in needs but its producer is not returned with the
+// entry: the call can be made without it.
+func TestOptionalInputGetsNoProducer(t *testing.T) {
+	commits := op("list_commits", "List commits", "GET", "/repos/{owner}/{repo}/commits", "list", "commit", "Lists commits of a repository.")
+	runs := op("list_runs", "List workflow runs", "GET", "/repos/{owner}/{repo}/actions/runs", "list", "run", "Lists workflow runs.", "head_sha")
+	runs.Needs = []air.Need{{Argument: "head_sha", From: []air.Producer{{Operation: commits.ID, Field: "[].sha", Basis: air.ProducerField}}}}
+	b := NewBuilder()
+	for _, o := range []air.Operation{commits, runs} {
+		if err := b.Add("gh", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs := b.Build().Search("list workflow runs", Options{Limit: 2})
+	if len(rs) == 0 || rs[0].Entry.Name != "gh__list_runs" || len(rs[0].Needs) != 1 {
+		t.Fatalf("got %v", names(rs))
+	}
+	if len(rs) > 1 && rs[1].ProducerFor != nil {
+		t.Errorf("the producer of an optional filter was returned: %v", names(rs))
+	}
+}
+
+// TestClauseBestsPlaced: in a request of two clauses, the second clause's
+// best tool is in the answer even when the first clause's words fill every
+// place; the first five places stay the whole query's; a list of names
+// after a comma is not a clause.
+func TestClauseBestsPlaced(t *testing.T) {
+	var ops []air.Operation
+	for i := 0; i < 12; i++ {
+		ops = append(ops, op(fmt.Sprintf("search_movie_%02d", i), "Search movies by title, year, genre and language", "GET", fmt.Sprintf("/search/movie/%d", i), "search", "movie", "Search movies by their title, year, genre and language."))
+	}
+	for i := 0; i < 40; i++ { // other tools, so that the query's words are rare
+		ops = append(ops, op(fmt.Sprintf("widget_get_%02d", i), "Get a widget", "GET", fmt.Sprintf("/widget/%d", i), "get", "widget", "Gets a widget."))
+	}
+	ops = append(ops, op("review_delete", "Delete a review", "DELETE", "/review/{review_id}", "delete", "review", "Deletes a review."))
+	b := NewBuilder()
+	for i := range ops {
+		if err := b.Add("tmdb", &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	has := func(rs []Result, name string) int {
+		for i, r := range rs {
+			if r.Entry.Name == name {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, c := range []struct {
+		q    string
+		want bool
+	}{
+		{"search movies by title, year, genre and language, then delete the review", true},
+		{"search movies by title year genre language and then delete a review", true},
+		{"search movies by title year genre language: delete review", false}, // one clause: the whole query ranks
+		{"search movies by title year genre language, review", false},        // not a request
+	} {
+		rs := ix.Search(c.q, Options{Limit: 10})
+		i := has(rs, "tmdb__review_delete")
+		if (i >= 0) != c.want || (i >= 0 && i < clauseKeepTop) || len(rs) != 10 {
+			t.Errorf("%q: review_delete at %d (%d results), want placed %v", c.q, i, len(rs), c.want)
+		}
+	}
+	if rs := ix.Search("search movies by title, year, genre and language, then delete the review", Options{Limit: 5}); has(rs, "tmdb__review_delete") >= 0 {
+		t.Errorf("placed in an answer of 5: %v", names(rs))
+	}
+}
+
+// TestFirstClauseBestSecond: the first clause's best tool (a gadget, a
+// common word here) goes second when the whole query's rarer words rank
+// it lower.
+func TestFirstClauseBestSecond(t *testing.T) {
+	ops := []air.Operation{op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search movies by their title.")}
+	for i := 0; i < 8; i++ {
+		ops = append(ops, op(fmt.Sprintf("review_delete_%d", i), "Delete a widget review", "DELETE", fmt.Sprintf("/widget/%d/review", i), "delete", "review", "Deletes a review of a widget."))
+	}
+	for i := 0; i < 20; i++ {
+		ops = append(ops, op(fmt.Sprintf("gadget_get_%02d", i), "Get a gadget", "GET", fmt.Sprintf("/gadget/%d", i), "get", "gadget", "Gets a gadget."))
+	}
+	b := NewBuilder()
+	for i := range ops {
+		if err := b.Add("tmdb", &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	at := func(q string) int {
+		for i, r := range ix.Search(q, Options{Limit: 10}) {
+			if r.Entry.Name == "tmdb__gadget_get_00" {
+				return i
+			}
+		}
+		return -1
+	}
+	if i := at("get the gadget, then delete the widget review"); i != 1 {
+		t.Errorf("first clause's best at %d, want 1", i)
+	}
+	if i := at("get the gadget delete the widget review"); i >= 0 && i <= 1 {
+		t.Errorf("one clause: gadget_get_00 at %d, yet the whole query ranks it lower", i)
+	}
+}
+
+// TestMentionsID: a word with a digit is an id the caller has, except a
+// count before its noun and a year.
+func TestMentionsID(t *testing.T) {
+	for q, want := range map[string]bool{
+		"credits of movie 949":             true,
+		"close issue #42 in the repo":      true,
+		"download release v1.2.3":          true,
+		"the top 10 tracks of adele":       false,
+		"5 albums by the artist":           false,
+		"films of 1999 by the director":    false,
+		"the director of the film heat":    false,
+		"scale to 3":                       true,
+		"the 2 most popular movies of him": false,
+	} {
+		if got := mentionsID(q); got != want {
+			t.Errorf("%q: %v, want %v", q, got, want)
+		}
 	}
 }

@@ -51,13 +51,22 @@ type NeedJSON struct {
 func (r Result) JSON() ResultJSON {
 	e := r.Entry
 	out := ResultJSON{Name: e.Name, OperationID: e.OperationID, Title: e.Title, Summary: e.Summary(),
-		Effect: e.Effect, ConfirmRequired: e.ConfirmRequired, Score: math.Round(r.Score*1000) / 1000, ProducerFor: r.ProducerFor}
-	for _, n := range r.Needs {
+		Effect: e.Effect, ConfirmRequired: e.ConfirmRequired, Score: math.Round(r.Score*1000) / 1000, ProducerFor: r.ProducerFor,
+		Needs: NeedsJSON(r.Needs)}
+	return out
+}
+
+// NeedsJSON is the wire shape of producer links, producers by served
+// name: [{"argument":"contact_id","from":["crm__search_contacts"]}], nil
+// when there are none.
+func NeedsJSON(ns []Need) []NeedJSON {
+	var out []NeedJSON
+	for _, n := range ns {
 		nj := NeedJSON{Argument: n.Argument, From: make([]string, len(n.From))}
 		for i, p := range n.From {
 			nj.From[i] = p.Name
 		}
-		out.Needs = append(out.Needs, nj)
+		out = append(out, nj)
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Search limits.
@@ -90,8 +92,13 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	keep := func(e *Entry) bool {
 		return (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e))
 	}
-	groups, words := ix.queryGroups(query)
+	// The scratch goes back to the pool only once it is clean again: if
+	// Allow panics, it is dropped rather than handed, dirty, to a later search.
+	s := scratchPool.Get().(*scratch)
+	lower := strings.ToLower(clip(query)) // no copy when already lower case
+	groups, words := ix.queryGroups(s, lower)
 	if len(groups) == 0 {
+		scratchPool.Put(s)
 		// No searchable word: the allowed entries in name order. Words
 		// that match nothing: the same, but searches and lists first
 		// (where a name becomes an id), marked weak.
@@ -114,9 +121,32 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		return ix.withNeeds(out, keep)
 	}
 
-	// The scratch goes back to the pool only once it is clean again: if
-	// Allow panics, it is dropped rather than handed, dirty, to a later search.
-	s := scratchPool.Get().(*scratch)
+	cands := ix.rank(s, lower, groups, limit, opts)
+	// Room for the producers addProducers may place before the list is
+	// cut back to limit, so that placing them needs no second slice.
+	out := make([]Result, 0, limit+maxProducers)
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
+	}
+	if !mentionsID(lower) {
+		scan := 1
+		if namesEntity(query) {
+			scan = producerScan
+		}
+		out = ix.addProducers(out, limit, scan, keep)
+	}
+	out = ix.addClauseBests(s, lower, out, limit, opts)
+	scratchPool.Put(s)
+	return ix.withNeeds(out, keep)
+}
+
+// rank scores the entries the caller may see for a query's concept groups
+// (queryGroups; lower is the query in lower case, for its intent) and
+// returns the best limit, best first, in s.cands.
+func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, opts Options) []scored {
 	s.reset(len(ix.entries))
 	for gi, g := range groups {
 		best := float32(0) // the concept's best score in any entry
@@ -153,7 +183,9 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	// every match the caller may see.
 	cands := s.cands[:0]
 	for _, d := range s.touched {
-		if keep(&ix.entries[d]) {
+		// Search's keep, spelt out: a direct test in this loop over every
+		// match, not a call through a function value.
+		if e := &ix.entries[d]; (opts.Connector == "" || e.Connector == opts.Connector) && (opts.Allow == nil || opts.Allow(e)) {
 			n := bits.OnesCount32(s.mask[d])
 			cov := float32(n) / float32(len(groups))
 			cands = append(cands, scored{doc: d, score: s.total[d] * (coverageFloor + (1-coverageFloor)*cov), concepts: uint8(n)})
@@ -164,7 +196,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.touched = s.touched[:0]
 	// Second pass, on the best rerankDepth: reward titles the query covers.
 	cands = topScored(cands, max(rerankDepth, limit))
-	in := ix.requestIntent(query)
+	in := ix.requestIntent(lower)
 	s.markTerms(len(ix.postings), groups)
 	for i := range cands {
 		d := cands[i].doc
@@ -173,19 +205,109 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	s.unmarkTerms(groups)
 	cands = topScored(cands, limit)
 	sortScored(cands)
-	out := make([]Result, 0, limit)
-	for _, c := range cands {
-		if len(out) == limit {
+	s.cands = cands
+	return cands
+}
+
+// Clauses. A request of several clauses ("find the film Heat, then list
+// its cast"; "star the repository and watch it") asks for more than one
+// operation; ranked as one bag of words the clause with the rarer words
+// can fill every place. addClauseBests makes each clause that starts
+// with a verb (requestIntent) and has at least minClauseConcepts concepts
+// place its own best result in the answer, the first clause's second and
+// the others' at the end (clauseKeepTop: the best places stay the whole
+// query's), when limit leaves room (minClauseLimit).
+const (
+	maxClauses        = 4  // clause bests placed
+	maxClauseScan     = 16 // clauses read ("title, year, genre" are three)
+	minClauseConcepts = 2
+	minClauseLimit    = 8
+	clauseKeepTop     = 5
+)
+
+// clauseSeps end a clause; longer separators first, so ", then " is one.
+var clauseSeps = []string{", and then ", ", then ", " and then ", " then ", ", and ", " and ", "; ", ", ", ". "}
+
+// nextClause returns the text up to the first clause separator of q and
+// what follows the separator (at the same place, the longest separator).
+func nextClause(q string) (clause, rest string) {
+	cut, width := -1, 0
+	for _, sep := range clauseSeps {
+		if i := strings.Index(q, sep); i >= 0 && (cut < 0 || i < cut || (i == cut && len(sep) > width)) {
+			cut, width = i, len(sep)
+		}
+	}
+	if cut < 0 {
+		return q, ""
+	}
+	return q[:cut], q[cut+width:]
+}
+
+// addClauseBests places, for each clause of the query that has at least
+// minClauseConcepts concepts, its best result when the answer lacks it:
+// the first clause's second (moved up if it is further down: the first
+// clause is usually the first step, "find the album Thriller and save
+// it"), the others' in the last places of the answer (replacing the
+// weakest). A query of one clause is left as it is. It uses s, whose
+// query groups it replaces.
+func (ix *Index) addClauseBests(s *scratch, lower string, out []Result, limit int, opts Options) []Result {
+	if limit < minClauseLimit {
+		return out
+	}
+	first, rest := nextClause(lower)
+	if rest == "" {
+		return out
+	}
+	var buf [maxClauses]Result
+	extra := buf[:0]
+	for c, n := first, 0; n < maxClauseScan && len(extra) < maxClauses && (c != "" || rest != ""); c, rest = nextClause(rest) {
+		n++
+		if in := ix.requestIntent(c); in.class == actNone && in.verb == noTerm {
+			continue // not a request ("even if there are pods", a list of names)
+		}
+		groups, _ := ix.queryGroups(s, c)
+		if len(groups) < minClauseConcepts {
+			continue
+		}
+		cs := ix.rank(s, c, groups, 1, opts)
+		if len(cs) == 0 {
+			continue
+		}
+		e := &ix.entries[cs[0].doc]
+		at := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e })
+		if n == 1 && at != 0 {
+			// The first clause is usually the first step: its best goes
+			// second, after the whole query's best.
+			if at > 0 {
+				out = slices.Delete(out, at, at+1)
+			}
+			out = slices.Insert(out, 1, Result{Entry: e, Score: float64(cs[0].score), Weak: 2*int(cs[0].concepts) < len(groups)})
+			out = out[:min(len(out), limit)]
+			continue
+		}
+		if at >= 0 || slices.ContainsFunc(extra, func(r Result) bool { return r.Entry == e }) {
+			continue
+		}
+		extra = append(extra, Result{Entry: e, Score: float64(cs[0].score), Weak: 2*int(cs[0].concepts) < len(groups)})
+	}
+	// Free places first, then the last places from the end, never the
+	// first clauseKeepTop nor a producer placed with its consumer.
+	pos := len(out) - 1
+	for _, r := range extra {
+		if len(out) < limit {
+			out = append(out, r)
+			continue
+		}
+		for pos >= clauseKeepTop && out[pos].ProducerFor != nil {
+			pos--
+		}
+		if pos < clauseKeepTop {
 			break
 		}
-		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
+		out[pos] = r
+		pos--
 	}
-	s.cands = cands
-	scratchPool.Put(s)
-	if !mentionsID(query) {
-		out = ix.addProducers(out, limit, keep)
-	}
-	return ix.withNeeds(out, keep)
+	return out
 }
 
 // isFinder: a search or list operation, where an agent that knows a name
@@ -196,16 +318,52 @@ func isFinder(e *Entry) bool { return e.Effect == "read" && len(e.Needs) == 0 }
 // returned with them (1, 2 and 3 were measured on the dev half).
 const producerDepth = 1
 
+// producerScan: when the query names something (namesEntity), the
+// consumer is the first of this many best results that needs an
+// identifier no result before it produces, not only the best one: "play
+// the top tracks of Adele" may rank what plays first, and the search for
+// the artist must still come with the artist's top tracks.
+const producerScan = 3
+
+// namesEntity reports whether the query names a particular thing: a word
+// after the first that starts with a capital followed by a small letter
+// (Adele, Casablanca; not an acronym such as PR or API), or a quoted
+// phrase. Such a query needs the thing's id from a search or list.
+func namesEntity(q string) bool {
+	q = clip(q)
+	if strings.ContainsAny(q, "\"“”") {
+		return true
+	}
+	first := true
+	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
+		if !first {
+			r, n := utf8.DecodeRuneInString(w)
+			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) {
+				return true
+			}
+		}
+		first = false
+	}
+	return false
+}
+
+// maxProducers bounds the producers placed for those results (one per
+// identifier input; an operation rarely needs more than three).
+const maxProducers = 4
+
 // addProducers places, right after the first producerDepth results, for
 // each identifier they need (an id, number or key, not a name such as an
-// owner) that no result placed before produces, the first producer of it
+// owner; a required input, not an optional filter) that no result placed
+// before produces, the first producer of it
 // the caller may see; at most limit results are kept. On the gh manual
 // dev half, returning the producers of the best result only scored best
-// (docs/discovery.md).
-func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) []Result {
+// (docs/discovery.md). It works in out's own array (Search leaves room
+// for maxProducers more) and allocates nothing.
+func (ix *Index) addProducers(out []Result, limit, scan int, keep func(*Entry) bool) []Result {
 	if len(out) == 0 {
 		return out
 	}
+	depth := 0
 	// Only the results placed so far count as present: a producer ranked
 	// further down is moved up next to the result that needs it (and its
 	// own place below is dropped).
@@ -217,10 +375,26 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 		}
 		return false
 	}
-	var added []Result
-	for i, r := range out[:min(producerDepth, len(out))] {
+	var buf [maxProducers]Result
+	added := buf[:0]
+	isAdded := func(e *Entry) bool {
+		for _, a := range added {
+			if a.Entry == e {
+				return true
+			}
+		}
+		return false
+	}
+	for i, r := range out[:min(scan, len(out))] {
+		if len(added) > 0 {
+			break
+		}
+		depth = i + 1
 		for _, n := range r.Entry.Needs {
-			if !idArgument(n.Argument) {
+			if len(added) == maxProducers {
+				break
+			}
+			if n.optional || !idArgument(n.Argument) {
 				continue
 			}
 			var pick *Entry
@@ -229,7 +403,7 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 				if !keep(p) {
 					continue
 				}
-				if placed(i+1, p) || slices.ContainsFunc(added, func(a Result) bool { return a.Entry == p }) {
+				if placed(i+1, p) || isAdded(p) {
 					have = true
 					break
 				}
@@ -238,81 +412,129 @@ func (ix *Index) addProducers(out []Result, limit int, keep func(*Entry) bool) [
 				}
 			}
 			if !have && pick != nil {
-				added = append(added, Result{Entry: pick, ProducerFor: []string{r.Entry.Name}})
+				added = append(added, Result{Entry: pick, ProducerFor: ix.nameOf(r.Entry)})
 			}
 		}
 	}
 	if len(added) == 0 {
 		return out
 	}
-	res := make([]Result, 0, len(out)+len(added))
-	res = append(res, out[:min(producerDepth, len(out))]...)
-	res = append(res, added...)
-	for _, r := range out[min(producerDepth, len(out)):] {
-		if !slices.ContainsFunc(added, func(a Result) bool { return a.Entry == r.Entry }) {
-			res = append(res, r)
+	// The rest without the added producers, then the producers moved in
+	// after the first depth results.
+	rest := out[depth:depth]
+	for _, r := range out[depth:] {
+		if !isAdded(r.Entry) {
+			rest = append(rest, r)
 		}
 	}
-	if len(res) > limit {
-		res = res[:limit]
-	}
-	return res
+	out = slices.Insert(out[:depth+len(rest)], depth, added...)
+	return out[:min(len(out), limit)]
 }
 
 // idArgument: an input that takes an opaque identifier (movie_id, ids,
 // pull_number, key), which a person rarely knows, rather than a name.
 func idArgument(arg string) bool {
-	a := strings.ToLower(arg)
-	for _, suf := range []string{"id", "ids", "number", "key", "uuid", "sha"} {
-		if a == suf || strings.HasSuffix(a, "_"+suf) || strings.HasSuffix(arg, strings.ToUpper(suf[:1])+suf[1:]) {
+	for _, suf := range idSuffixes {
+		if strings.EqualFold(arg, suf.word) || hasSuffixFold(arg, suf.snake) || strings.HasSuffix(arg, suf.camel) {
 			return true
 		}
 	}
 	return false
 }
 
-// mentionsID reports whether the query carries something that looks like
-// an identifier (a word with a digit): then the caller has the id and
-// needs no producer.
+// idSuffixes are the words an identifier argument ends in, spelt as a
+// whole name (ID), after an underscore (movie_id) and camel-cased (movieId).
+var idSuffixes = func() (out []struct{ word, snake, camel string }) {
+	for _, w := range []string{"id", "ids", "number", "key", "uuid", "sha"} {
+		out = append(out, struct{ word, snake, camel string }{w, "_" + w, strings.ToUpper(w[:1]) + w[1:]})
+	}
+	return out
+}()
+
+// hasSuffixFold is strings.HasSuffix ignoring ASCII case.
+func hasSuffixFold(s, suf string) bool {
+	return len(s) >= len(suf) && strings.EqualFold(s[len(s)-len(suf):], suf)
+}
+
+// mentionsID reports whether the query (lower case) carries something
+// that looks like an identifier, a word with a digit: then the caller has
+// the id and needs no producer. Two kinds of number are not ids: a count
+// before the noun it counts ("the top 10 tracks", "5 albums") and a year
+// ("films of 1999").
 func mentionsID(q string) bool {
-	if len(q) > MaxQueryLen {
-		q = q[:MaxQueryLen]
+	q = clip(q)
+	if !strings.ContainsAny(q, "0123456789") {
+		return false
 	}
-	for _, w := range strings.Fields(q) {
-		if strings.ContainsAny(w, "0123456789") {
-			return true
-		}
-	}
-	return false
-}
-
-// withNeeds sets each result's producer links to those the caller may see,
-// sharing the entry's own when the caller may see them all (no copy).
-func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
-	for i := range out {
-		needs := out[i].Entry.Needs
-		all := true
-		for _, n := range needs {
-			for _, p := range n.From {
-				if !keep(p) {
-					all = false
-				}
-			}
-		}
-		if all {
-			out[i].Needs = needs
+	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
+		if !hasDigit(w) {
 			continue
 		}
-		for _, n := range needs {
-			var from []*Entry
-			for _, p := range n.From {
-				if keep(p) {
-					from = append(from, p)
-				}
+		if allDigits(w) {
+			next, _ := nextWord(rest)
+			if (len(w) == 4 && w >= "1800" && w <= "2100") || (next != "" && !hasDigit(next) && !stopWords[next] && !nounStops[next]) {
+				continue // a year, or a count
 			}
-			if len(from) > 0 {
-				out[i].Needs = append(out[i].Needs, Need{Argument: n.Argument, From: from})
+		}
+		return true
+	}
+	return false
+}
+
+func allDigits(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] < '0' || w[i] > '9' {
+			return false
+		}
+	}
+	return w != ""
+}
+
+// clip cuts a query to the MaxQueryLen bytes that are read.
+func clip(q string) string {
+	if len(q) > MaxQueryLen {
+		return q[:MaxQueryLen]
+	}
+	return q
+}
+
+// withNeeds sets each result's producer links to those the caller may see
+// (Entry.VisibleNeeds).
+func (ix *Index) withNeeds(out []Result, keep func(*Entry) bool) []Result {
+	for i := range out {
+		out[i].Needs = out[i].Entry.VisibleNeeds(keep)
+	}
+	return out
+}
+
+// VisibleNeeds returns the entry's producer links reduced to the producers
+// keep reports true for (the caller's grant, a connector), dropping an
+// argument none of whose producers is kept. It shares the entry's own
+// links when keep keeps them all (no copy): the result must not be
+// modified. Search, anvil_describe and every other answer that shows links
+// filter them here, so no caller sees a producer it may not call.
+func (e *Entry) VisibleNeeds(keep func(*Entry) bool) []Need {
+	all := true
+	for _, n := range e.Needs {
+		for _, p := range n.From {
+			if !keep(p) {
+				all = false
 			}
+		}
+	}
+	if all {
+		return e.Needs
+	}
+	var out []Need
+	for _, n := range e.Needs {
+		var from []*Entry
+		for _, p := range n.From {
+			if keep(p) {
+				from = append(from, p)
+			}
+		}
+		if len(from) > 0 {
+			out = append(out, Need{Argument: n.Argument, From: from})
 		}
 	}
 	return out
@@ -409,20 +631,27 @@ func (ix *Index) titleCoverage(doc uint32, termW []float32) float32 {
 	return sum / float32(len(terms))
 }
 
-// queryGroups turns a query into one group of alternatives per query
-// concept: a word, or the synonym group it belongs to (so "make a new
-// repo" counts the create intent once, not twice). Words that no entry
-// contains and that prefix no term are dropped; words counts the query's
-// searchable words, matched or not.
-func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
-	if len(query) > MaxQueryLen {
-		query = query[:MaxQueryLen]
+// queryGroups turns a query (lower case, clipped to MaxQueryLen) into one
+// group of alternatives per query concept: a word, or the synonym group it
+// belongs to (so "make a new repo" counts the create intent once, not
+// twice). Words that no entry contains and that prefix no term are
+// dropped; words counts the query's searchable words, matched or not. The
+// groups live in s (its words and groups buffers) and are valid until s
+// is used again.
+func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words int) {
+	query = clip(query)
+	if hasIdiom(query) {
+		query = idioms.Replace(query)
 	}
-	ws := tokenize(nil, idioms.Replace(strings.ToLower(query)))
+	s.words = tokenize(s.words[:0], query)
+	ws := s.words
+	// Each group's slice is kept in s.groups between searches (also past
+	// its length) and reused; groups are only ever swapped, never copied
+	// over one another, so no two share an array.
+	groups = s.groups[:0]
 	// Per group, on the stack (a query has at most maxQueryTerms groups):
 	// its concept key, and whether it holds a catalogue word or a verb
 	// after the first.
-	groups = make([][]alt, 0, min(len(ws), maxQueryTerms))
 	var keys [maxQueryTerms]string
 	var catalogue, laterVerb [maxQueryTerms]bool
 	catalogues := 0
@@ -439,7 +668,12 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 			}
 			gi = len(groups)
 			keys[gi] = key
-			groups = append(groups, nil)
+			if gi < cap(groups) {
+				groups = groups[:gi+1]
+				groups[gi] = groups[gi][:0]
+			} else {
+				groups = append(groups, nil)
+			}
 		}
 		g := groups[gi]
 		add := func(term string, weight float32) {
@@ -501,6 +735,7 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 		}
 		groups[gi] = g
 	}
+	s.groups = groups
 	out := groups[:0]
 	for gi, g := range groups {
 		if len(g) > 0 {
@@ -514,10 +749,24 @@ func (ix *Index) queryGroups(query string) (groups [][]alt, words int) {
 					g[i].weight *= laterVerbWeight
 				}
 			}
-			out = append(out, g)
+			// swapped, not copied: the empty group's array stays in s
+			groups[len(out)], groups[gi] = g, groups[len(out)]
+			out = out[:len(out)+1]
 		}
 	}
 	return out, len(ws)
+}
+
+// hasIdiom reports whether a lower-case query may hold one of the idioms:
+// each contains one of these words, so a query without them is left as
+// it is (strings.Replacer copies the query even when it replaces nothing).
+func hasIdiom(q string) bool {
+	for _, w := range []string{"logged", "signed", "set", "rid of"} {
+		if strings.Contains(q, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // catalogueWords name which list of things a query wants (the latest, the
@@ -616,6 +865,8 @@ func contains(list []string, s string) bool {
 // scratch is the per-search accumulator, pooled so that a search allocates
 // only its result.
 type scratch struct {
+	words                 []string // the query's terms (queryGroups)
+	groups                [][]alt  // the query's concepts (queryGroups)
 	total, group          []float32
 	termW                 []float32 // by term id: the query's best weight for it, at most 1 (markTerms)
 	mask                  []uint32  // the query concepts each entry matched
@@ -681,7 +932,7 @@ func (ix *Index) Explain(query, name string) string {
 	}
 	var sb strings.Builder
 	total := float32(0)
-	groups, _ := ix.queryGroups(query)
+	groups, _ := ix.queryGroups(new(scratch), strings.ToLower(query))
 	for _, g := range groups {
 		best, bestTerm := float32(0), ""
 		for _, a := range g {

@@ -187,7 +187,7 @@ func TestSearchBoundedQuery(t *testing.T) {
 	if rs := ix.Search(q, Options{}); len(rs) == 0 {
 		t.Error("no results for an oversized query")
 	}
-	if g, _ := ix.queryGroups(strings.Repeat("alpha beta gamma delta ", 200) + "pull"); len(g) > maxQueryTerms {
+	if g, _ := ix.queryGroups(new(scratch), strings.Repeat("alpha beta gamma delta ", 200)+"pull"); len(g) > maxQueryTerms {
 		t.Errorf("%d groups", len(g))
 	}
 }

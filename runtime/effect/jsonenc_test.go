@@ -2,7 +2,6 @@ package effect
 
 import (
 	"encoding/json"
-	"github.com/anvil-dev/anvil/runtime/air"
 	"math"
 	"strings"
 	"testing"
@@ -78,36 +77,6 @@ func TestAppendValueDepth(t *testing.T) {
 	m["self"] = m
 	if b := appendValue(nil, m, 0); !json.Valid(b) {
 		t.Error("cyclic value")
-	}
-}
-
-func TestValidNumber(t *testing.T) {
-	for _, s := range []string{"0", "-0", "1", "-12", "1.5", "1e9", "1E+9", "2.5e-3"} {
-		if !air.IsJSONNumber(s) {
-			t.Errorf("%q should be valid", s)
-		}
-	}
-	for _, s := range []string{"", "-", "01", "1.", ".5", "1e", "1e+", "+1", "0x1", "1 ", "NaN"} {
-		if air.IsJSONNumber(s) {
-			t.Errorf("%q should be invalid", s)
-		}
-	}
-}
-
-func TestASCIIJSON(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{`{"a":"plain"}`, `{"a":"plain"}`},
-		{`"ø"`, `"\u00f8"`},
-		{"\"\u007f\"", `"\u007f"`},
-		{`"😀x"`, `"\ud83d\ude00x"`},
-		{"\"\uffff\U00010000\"", `"\uffff\ud800\udc00"`},
-		{"\"\xff\"", `"\ufffd"`},
-	}
-	for _, tc := range tests {
-		got := string(asciiJSON([]byte(tc.in)))
-		if got != tc.want {
-			t.Errorf("asciiJSON(%q) = %s, want %s", tc.in, got, tc.want)
-		}
 	}
 }
 

@@ -43,9 +43,12 @@ func (a Args) Map() map[string]any {
 }
 
 // MarshalJSON writes the arguments as one object in order.
-func (a Args) MarshalJSON() ([]byte, error) { return a.appendJSON(nil, 0), nil }
+func (a Args) MarshalJSON() ([]byte, error) { return a.AppendJSONValue(nil, reportValues, 0), nil }
 
-func (a Args) appendJSON(b []byte, depth int) []byte {
+// AppendJSONValue writes the arguments as one object in order, their
+// values by enc's rules one level below depth (canon.Appender: an Args
+// held in a value keeps its order).
+func (a Args) AppendJSONValue(b []byte, enc canon.Value, depth int) []byte {
 	b = append(b, '{')
 	for i, x := range a {
 		if i > 0 {
@@ -53,7 +56,7 @@ func (a Args) appendJSON(b []byte, depth int) []byte {
 		}
 		b = canon.AppendString(b, x.Name)
 		b = append(b, ':')
-		b = appendValue(b, x.Value, depth+1)
+		b = enc.AppendAt(b, x.Value, depth+1)
 	}
 	return append(b, '}')
 }
@@ -72,7 +75,7 @@ func (f *FollowUp) appendFields(b []byte) []byte {
 	b = append(b, `,"tool":`...)
 	b = canon.AppendString(b, f.Tool)
 	b = append(b, `,"arguments":`...)
-	return f.Arguments.appendJSON(b, 0)
+	return f.Arguments.AppendJSONValue(b, reportValues, 0)
 }
 
 // appendJSON writes {operation, tool, arguments}, or null for nil.
@@ -270,7 +273,7 @@ func HeaderValue(r *Report) string {
 // "truncated": true last. The full report must then reach the caller another
 // way (MCP: _meta.effect; REST: the gateway's response).
 func HeaderValueBounded(r *Report) (string, bool) {
-	h := asciiJSON(r.AppendJSON(make([]byte, 0, 512)))
+	h := canon.ASCII(r.AppendJSON(make([]byte, 0, 512)))
 	if len(h) <= MaxHeaderBytes {
 		return string(h), false
 	}
@@ -279,7 +282,7 @@ func HeaderValueBounded(r *Report) (string, bool) {
 	for attempt := 0; ; attempt++ {
 		b := short.AppendJSON(make([]byte, 0, 512))
 		b = append(b[:len(b)-1], `,"truncated":true}`...)
-		if h = asciiJSON(b); len(h) <= MaxHeaderBytes {
+		if h = canon.ASCII(b); len(h) <= MaxHeaderBytes {
 			return string(h), true
 		}
 		switch attempt {

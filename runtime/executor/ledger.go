@@ -330,7 +330,7 @@ func decodeAnswer(a *store.Answer) (*Outcome, error) {
 		return nil, errors.New("unknown recorded answer")
 	}
 	if len(a.Effect) > 0 {
-		rep, err := decodeReport(a.Effect)
+		rep, err := effect.DecodeReport(a.Effect)
 		if err != nil {
 			return nil, err
 		}

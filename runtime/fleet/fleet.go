@@ -256,7 +256,8 @@ func (c *Connector) UpstreamBase() (*handler.Base, string, *envelope.Error) {
 	return c.base, c.host, c.baseErr
 }
 
-// Listing is the tool's full tools/list entry (anvil_describe's answer).
+// Listing is the tool's full tools/list entry (anvil_describe answers it
+// with the caller's producer links added: catalog.Describe).
 func (t *Tool) Listing() json.RawMessage {
 	t.entry()
 	return t.listing

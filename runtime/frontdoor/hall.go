@@ -158,7 +158,7 @@ func New(h Hall) (http.Handler, error) {
 			mcpRoute(w, r)
 		case strings.HasPrefix(p, "/call/"):
 			callRoute(w, r)
-		case p == "/tools":
+		case p == "/tools" || strings.HasPrefix(p, "/tools/"):
 			toolsRoute(w, r)
 		case p == "/healthz":
 			h.Health.ServeHTTP(w, r)

@@ -13,8 +13,8 @@ import (
 )
 
 // Members are listed by a scanner over the bytes (after one validity check)
-// instead of a decoded map, with encoding/json as the fallback for anything
-// the scanner leaves (escaped keys, deep nesting).
+// instead of a decoded map, in order, with encoding/json reading escaped
+// keys and as the fallback for anything the scanner leaves (deep nesting).
 
 // Member is one key of a JSON object with its raw value.
 type Member struct {
@@ -71,7 +71,7 @@ func plainString(s []byte) bool {
 
 // scanMembers lists the members of a valid JSON object without decoding
 // its values. It reports false, leaving the object to encoding/json, when
-// body is not valid JSON or a key has an escape sequence.
+// body is not valid JSON or nests too deep.
 func scanMembers(body []byte) ([]Member, bool) {
 	if !json.Valid(body) {
 		return nil, false
@@ -88,14 +88,21 @@ func ValidMembers(body []byte) ([]Member, bool) {
 		if body[i] == ',' {
 			i = canon.SkipSpace(body, i+1)
 		}
-		end := i + 1
+		end, escaped := i+1, false
 		for body[end] != '"' {
 			if body[end] == '\\' {
-				return nil, false
+				escaped = true
+				end++
 			}
 			end++
 		}
 		key := string(body[i+1 : end])
+		if escaped {
+			// encoding/json reads the escapes; the scan keeps the order.
+			if key, escaped = String(body[i : end+1]); !escaped {
+				return nil, false
+			}
+		}
 		i = canon.SkipSpace(body, end+1) + 1 // past the colon
 		i = canon.SkipSpace(body, i)
 		vend, ok := skipValue(body, i, 0)

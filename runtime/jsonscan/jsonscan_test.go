@@ -3,6 +3,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,22 @@ func TestScanMembersMatchesEncodingJSON(t *testing.T) {
 	}
 	if scanned < 15 {
 		t.Fatalf("only %d bodies took the fast path", scanned)
+	}
+}
+
+// TestEscapedKeysKeepOrder: a key with an escape is read by encoding/json
+// in place, so the members stay in their order (a recorded effect report's
+// arguments re-encode to the same bytes).
+func TestEscapedKeysKeepOrder(t *testing.T) {
+	m, ok := ObjectMembers([]byte(`{"z":1, "a\nb" : 2,"a\u0062\\":3,"\"":4,"y":5}`))
+	if !ok {
+		t.Fatal("not read")
+	}
+	var keys []string
+	for _, x := range m {
+		keys = append(keys, x.Key)
+	}
+	if want := []string{"z", "a\nb", "ab\\", `"`, "y"}; !slices.Equal(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
 	}
 }

@@ -558,6 +558,12 @@ func TestCompiledMain(t *testing.T) {
 		{[]string{"serve", "mcp", "a", "b", "--fleet"}, nil, "anvil: serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)\n"},
 		{[]string{"serve", "mcp", "ws", "--fleet", "--http", "x"}, nil, "anvil: --http takes a port from 1 to 65535, not \"x\"\n"},
 		{[]string{"serve", "mcp", "ws", "--fleet", "--bogus"}, nil, "anvil: flag provided but not defined: -bogus\n"},
+		{[]string{"serve", "mcp", "--bogus", "ws"}, nil, "anvil: flag provided but not defined: -bogus\n"},
+		{[]string{"serve", "mcp", "ws", "--fleet", "--http"}, nil, "anvil: flag needs an argument: -http\n"},
+		{[]string{"serve", "mcp", "ws", "--fleet", "--http=x"}, nil, "anvil: --http takes a port from 1 to 65535, not \"x\"\n"},
+		{[]string{"serve", "mcp", "ws", "--fleet=x"}, nil, "anvil: invalid boolean value \"x\" for -fleet: parse error\n"},
+		{[]string{"serve", "mcp", "--fleet=false", "ws", "--host=h"}, nil, "anvil: --http and --host need --fleet\n"},
+		{[]string{"serve", "mcp", "ws", "--", "--fleet"}, nil, "anvil: serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)\n"},
 		{[]string{"serve", "mcp", "ws", "--fleet"}, map[string]string{"ANVIL_INBOUND_AUTH_MODE": "branchyard", "ANVIL_INBOUND_ISSUER": "i",
 			"ANVIL_INBOUND_AUDIENCE": "http://127.0.0.1:1/mcp", "ANVIL_INBOUND_JWKS_URI": "file:///nope"},
 			"anvil: ANVIL_INBOUND_AUTH_MODE=branchyard is served only by the fleet gateway over HTTP (--fleet --http <port>)\n"},
@@ -570,11 +576,25 @@ func TestCompiledMain(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want 1, %q", c.args, code, stderr, c.want)
 		}
 	}
-	if code, _, _ := run(nil, "", "bogus"); code != 1 {
-		t.Errorf("an unknown command: exit %d", code)
+	// A command line that names nothing the gateway runs prints the usage
+	// on stderr and exits 1; help prints it on stdout.
+	for _, args := range [][]string{{"bogus"}, {}, {"serve"}, {"serve", "bogus"}, {"--bogus"}, {"version", "x"}} {
+		if code, out, errs := run(nil, "", args...); code != 1 || out != "" || !strings.HasPrefix(errs, "usage: github-mini serve mcp [<workspace>] --fleet --http <port>") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
 	}
-	if code, out, _ := run(nil, "", "--help"); code != 0 || !strings.Contains(out, "serve mcp [<workspace>] --fleet --http <port>") {
-		t.Errorf("--help: exit %d, %q", code, out)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		if code, out, errs := run(nil, "", args...); code != 0 || errs != "" || !strings.HasPrefix(out, "usage: github-mini serve mcp [<workspace>] --fleet --http <port>") ||
+			!strings.Contains(out, "       github-mini version\n") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
+	}
+	// serve mcp's own help names its flags, wherever --help is.
+	for _, args := range [][]string{{"serve", "mcp", "--help"}, {"serve", "mcp", "ws", "--fleet", "-h"}} {
+		if code, out, errs := run(nil, "", args...); code != 0 || errs != "" || !strings.HasPrefix(out, "usage: github-mini serve mcp [<workspace>] --fleet --http <port>") ||
+			!strings.Contains(out, "--host host") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errs)
+		}
 	}
 	// Without --http it serves MCP on stdin and stdout, as anvil does, with
 	// or without --fleet.

@@ -1,8 +1,9 @@
 // Package serve is the one command line of a gateway: anvil serve mcp
-// <workspace> --fleet [--http <port>] [--host <host>] and every generated
-// gateway's main call Main, which parses the flags and the environment,
-// builds the fleet (from the workspace directory, or from the generated
-// workspace compiled into the binary) and serves it over HTTP or stdio.
+// <workspace> --fleet [--http <port>] [--host <host>] (cmd/anvil registers
+// Command) and every generated gateway's main (Main runs the same Command in
+// an App of its own) parse the flags with urfave/cli, read the environment,
+// build the fleet (from the workspace directory, or from the generated
+// workspace compiled into the binary) and serve it over HTTP or stdio.
 package serve
 
 import (
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/runtime/buildinfo"
+	"github.com/anvil-dev/anvil/runtime/cmdline"
 	"github.com/anvil-dev/anvil/runtime/fleet"
 	"github.com/anvil-dev/anvil/runtime/handler"
 )
@@ -35,171 +37,27 @@ type Options struct {
 	ReloadPoll time.Duration
 }
 
-// Main runs `<prog> serve mcp <workspace> --fleet --http <port> [--host
-// <host>]` (without --http it serves MCP on stdin and stdout); args[0] is
-// the program name. With ws nil it serves the workspace directory named by
-// the one positional argument (anvil serve mcp); a generated gateway passes
-// the workspace compiled into it, and the positional argument is then
-// accepted for the same command line and not read. It returns the process
-// exit code; messages go to stderr as "anvil: <message>".
-func Main(ctx context.Context, args []string, ws *handler.Workspace, o Options) int {
-	if o.Getenv == nil {
-		o.Getenv = func(string) string { return "" }
-	}
-	if o.Stderr == nil {
-		o.Stderr = io.Discard
-	}
-	if o.Stdout == nil {
-		o.Stdout = io.Discard
-	}
-	if err := runMain(ctx, args, ws, o); err != nil {
-		var ee *mainError
-		if errors.As(err, &ee) {
-			if ee.msg != "" {
-				fmt.Fprintf(o.Stderr, "anvil: %s\n", ee.msg)
-			}
-			return ee.code
-		}
-		fmt.Fprintf(o.Stderr, "anvil: %v\n", err)
-		return 1
-	}
-	return 0
-}
-
-type mainError struct {
-	code int
-	msg  string
-}
-
-func (e *mainError) Error() string { return e.msg }
-
-func mainFail(code int, format string, args ...any) error {
-	return &mainError{code: code, msg: fmt.Sprintf(format, args...)}
-}
-
-const mainUsage = `usage: %s serve mcp [<workspace>] --fleet --http <port> [--host <host>]
-       %[1]s serve mcp [<workspace>]      (MCP over stdin and stdout)
-       %[1]s version
-
-Serves the workspace compiled into this gateway, as anvil serve mcp --fleet
-does (same flags and environment). The workspace argument is accepted and
-not read; the served tools change only by regenerating and rebuilding the
-gateway (SIGHUP is logged and ignored). version (or --version) prints the
-module version, VCS revision and the bundle hashes compiled in.
-`
-
-const anvilUsage = `usage: %s serve mcp <workspace> --fleet --http <port> [--host <host>]
-       %[1]s serve mcp <workspace>      (MCP over stdin and stdout)
-
-Serves every bundle under the workspace as MCP tools (and REST calls)
-through the fleet gateway. Over HTTP the workspace is read again on SIGHUP
-and when its bundles change on disk. Without --http it serves MCP over
-stdin and stdout to one local caller (auth mode none; --fleet optional).
-`
-
-// mainFlags are the parsed arguments of serve mcp.
-type mainFlags struct {
-	fleet            bool
-	http, host       string
-	httpSet, hostSet bool
-	positional       []string
-	help             bool
-}
-
-func parseMainFlags(args []string) (*mainFlags, error) {
-	f := &mainFlags{}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			f.positional = append(f.positional, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") || a == "-" {
-			f.positional = append(f.positional, a)
-			continue
-		}
-		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch name {
-		case "h", "help":
-			f.help = true
-		case "fleet":
-			if hasValue {
-				b, err := strconv.ParseBool(value)
-				if err != nil {
-					return nil, mainFail(1, "invalid value %q for flag -fleet", value)
-				}
-				f.fleet = b
-			} else {
-				f.fleet = true
-			}
-		case "http", "host":
-			if !hasValue {
-				if i+1 >= len(args) {
-					return nil, mainFail(1, "flag needs an argument: -%s", name)
-				}
-				i++
-				value = args[i]
-			}
-			if name == "http" {
-				f.http, f.httpSet = value, true
-			} else {
-				f.host, f.hostSet = value, true
-			}
-		default:
-			return nil, mainFail(1, "flag provided but not defined: -%s", name)
-		}
-	}
-	return f, nil
-}
-
-func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Options) error {
-	prog := "gateway"
-	if len(args) > 0 {
-		prog = args[0]
-		args = args[1:]
-	}
-	usage := mainUsage
-	if ws == nil {
-		usage = anvilUsage
-	}
-	if len(args) == 1 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
-		writeVersion(o.Stdout, ws)
-		return nil
-	}
-	if len(args) < 2 || args[0] != "serve" || args[1] != "mcp" {
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprintf(o.Stdout, usage, prog)
-			return nil
-		}
-		fmt.Fprintf(o.Stderr, usage, prog)
-		return &mainError{code: 1}
-	}
-	f, err := parseMainFlags(args[2:])
-	if err != nil {
-		return err
-	}
-	if f.help {
-		fmt.Fprintf(o.Stdout, usage, prog)
-		return nil
-	}
+// serveMCP serves ws (nil: the workspace directory named by the one
+// positional argument) as the command line f asks.
+func serveMCP(ctx context.Context, f mcpArgs, ws *handler.Workspace, o Options) error {
 	if len(f.positional) > 1 || (ws == nil && len(f.positional) != 1) {
-		return mainFail(1, "serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)")
+		return cmdline.Fail(1, "serve mcp takes one workspace directory (usage: anvil serve mcp <workspace> --fleet --http <port>)")
 	}
 	if (f.httpSet || f.hostSet) && !f.fleet {
-		return mainFail(1, "--http and --host need --fleet")
+		return cmdline.Fail(1, "--http and --host need --fleet")
 	}
 	// Without --http the workspace is served over stdio, with or without
 	// --fleet (one local caller; the flag only matters to HTTP serving).
 	cfg, err := ConfigFromEnv(o.Getenv)
 	if err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	cfg.Host = f.host
-	if cfg.Host == "" {
-		cfg.Host = "127.0.0.1"
+	if cfg.Host == "" { // --host "" is the default, as it always was
+		cfg.Host = defaultHost
 	}
 	if err := cfg.UseDevVaultKey(o.Getenv("HOME")); err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	gopts := GatewayOptions{}
 	if o.Gateway != nil {
@@ -209,7 +67,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	readyDetails.set(newLoading())
 	obs, stopObserve, err := observeFromEnv(o.Getenv, cfg.Auth.Mode, o.Stderr, &readyDetails)
 	if err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	defer stopObserve()
 	if obs != (Observe{}) {
@@ -217,7 +75,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	}
 	if !f.httpSet {
 		if cfg.Auth.Enabled() {
-			return mainFail(1, "ANVIL_INBOUND_AUTH_MODE=%s is served only by the fleet gateway over HTTP (--fleet --http <port>)", cfg.Auth.Mode)
+			return cmdline.Fail(1, "ANVIL_INBOUND_AUTH_MODE=%s is served only by the fleet gateway over HTTP (--fleet --http <port>)", cfg.Auth.Mode)
 		}
 		g, err := newGateway(cfg, ws, f.positional, &gopts)
 		if err != nil {
@@ -225,13 +83,13 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 		}
 		writeReport(o.Stderr, g)
 		if err := g.ServeStdio(ctx, o.Stdin, o.Stdout); err != nil {
-			return mainFail(1, "%v", err)
+			return cmdline.Fail(1, "%v", err)
 		}
 		return nil
 	}
 	port, err := strconv.Atoi(f.http)
 	if err != nil || port < 1 || port > 65535 {
-		return mainFail(1, "--http takes a port from 1 to 65535, not %q", f.http)
+		return cmdline.Fail(1, "--http takes a port from 1 to 65535, not %q", f.http)
 	}
 	cfg.Port = port
 	logf := func(format string, args ...any) { fmt.Fprintf(o.Stderr, format+"\n", args...) }
@@ -241,7 +99,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 		dir = f.positional[0]
 	}
 	if err := cfg.Check(); err != nil {
-		return mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	hup, stopHUP := notifyHUP()
 	defer stopHUP()
@@ -251,7 +109,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(port))
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return mainFail(1, "cannot listen on %s: %v.", addr, err)
+		return cmdline.Fail(1, "cannot listen on %s: %v.", addr, err)
 	}
 	// One server for the life of the process: its handler passes from the
 	// loading answers to the gateway's, so no connection changes hands.
@@ -287,7 +145,7 @@ func runMain(ctx context.Context, args []string, ws *handler.Workspace, o Option
 	stop := watchReload(ctx, hup, dir, stamp, g, logf, o.ReloadPoll)
 	defer stop()
 	if err := g.Run(ctx, srv, served); err != nil && !errors.Is(err, net.ErrClosed) && !errors.Is(err, http.ErrServerClosed) {
-		return mainFail(1, "%v", err)
+		return cmdline.Fail(1, "%v", err)
 	}
 	return nil
 }
@@ -326,7 +184,7 @@ func writeVersion(w io.Writer, ws *handler.Workspace) {
 // directory) and the gateway serving it.
 func newGateway(cfg Config, ws *handler.Workspace, positional []string, o *GatewayOptions) (*Gateway, error) {
 	if err := cfg.Check(); err != nil {
-		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return nil, cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	var fl *fleet.Fleet
 	var err error
@@ -336,11 +194,11 @@ func newGateway(cfg Config, ws *handler.Workspace, positional []string, o *Gatew
 		fl, err = fleet.Load(positional[0])
 	}
 	if err != nil {
-		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return nil, cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	g, err := NewGateway(cfg, fl, o)
 	if err != nil {
-		return nil, mainFail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
+		return nil, cmdline.Fail(1, "%s.", strings.TrimSuffix(err.Error(), "."))
 	}
 	return g, nil
 }

@@ -138,7 +138,10 @@ func TestDiscoverSurfaceOverSDK(t *testing.T) {
 	if err != nil || dr.IsError {
 		t.Fatalf("anvil_describe: %v %v", err, dr)
 	}
-	want := `{"tools":[` + string(f.g.Fleet().Tool("github__github_get_issue").Listing()) + `]}`
+	listing := string(f.g.Fleet().Tool("github__github_get_issue").Listing())
+	// The producer links, grant-filtered: a read grant does not show the
+	// create that also yields an issue_number.
+	want := `{"tools":[` + listing[:len(listing)-1] + `,"needs":[{"argument":"issue_number","from":["github__github_list_issue"]}]}]}`
 	if textOf(t, dr) != want {
 		t.Errorf("anvil_describe %s, want %s", textOf(t, dr), want)
 	}
@@ -261,7 +264,7 @@ func TestSurfaceEnv(t *testing.T) {
 }
 
 // TestRESTToolsAndSuggestions: GET /tools is grant-filtered, ?search ranks
-// as anvil_search, an unknown tool's 404 names the tool meant (the served
+// as anvil_search, GET /tools/<tool> describes one tool, an unknown tool's 404 names the tool meant (the served
 // name with its connector prefix), and an unknown body key is a 400 naming
 // it.
 func TestRESTToolsAndSuggestions(t *testing.T) {
@@ -274,6 +277,25 @@ func TestRESTToolsAndSuggestions(t *testing.T) {
 	a = f.do("GET", "/tools?search=merge+pull+requests&limit=1", f.turn(fxWriteGrant), "", "", nil)
 	if a.status != 200 || !strings.HasPrefix(a.body, `{"tools":[{"name":"github__github_list_pull"`) {
 		t.Errorf("GET /tools?search: %d %s", a.status, a.body)
+	}
+	// GET /tools/<tool> is anvil_describe of it: the listing and the
+	// producer links the grant shows (a read grant: not the create).
+	a = f.do("GET", "/tools/github__github_get_issue", read, "", "", nil)
+	listing := string(f.g.Fleet().Tool("github__github_get_issue").Listing())
+	if want := `{"tools":[` + listing[:len(listing)-1] + `,"needs":[{"argument":"issue_number","from":["github__github_list_issue"]}]}]}`; a.status != 200 || a.body != want {
+		t.Errorf("GET /tools/<tool>: %d %s\nwant %s", a.status, a.body, want)
+	}
+	a = f.do("GET", "/tools/github__github_create_issue", read, "", "", nil)
+	if a.status != 404 || a.errCode() != "not_found" {
+		t.Errorf("GET /tools/<hidden tool>: %d %s", a.status, a.body)
+	}
+	a = f.do("GET", "/tools/github_get_issue", read, "", "", nil)
+	if a.status != 404 || !strings.Contains(a.body, "Did you mean github__github_get_issue") {
+		t.Errorf("GET /tools/<unknown tool>: %d %s", a.status, a.body)
+	}
+	a = f.do("GET", "/tools/github__github_get_issue?search=x", read, "", "", nil)
+	if a.status != 400 || a.errCode() != "validation_error" {
+		t.Errorf("GET /tools/<tool>?search: %d %s", a.status, a.body)
 	}
 	a = f.call(read, "github_list_issue", `{"arguments":{"owner":"octo","repo":"hello"}}`, nil)
 	if a.status != 404 || a.errCode() != "not_found" || !strings.Contains(a.body, "Did you mean github__github_list_issue") {

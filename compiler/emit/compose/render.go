@@ -6,6 +6,7 @@ import (
 	"github.com/anvil-dev/anvil/compiler/emit"
 	"github.com/anvil-dev/anvil/compiler/naming"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"text/template"
@@ -31,7 +32,22 @@ type view struct {
 	Writes    int
 	// Example is a flow that SKILL.md shows, when the catalog has a read.
 	Example *exampleView
+	// Links are the first maxSkillLinks producer links of the catalog
+	// (CatalogOp.Needs), in catalog order; LinksMore counts the rest.
+	Links     []linkView
+	LinksMore int
 }
+
+// linkView is one operation input and the operations whose answers give
+// it, as SKILL.md shows it: `op` `arg` ← `producer` (`field`), ….
+type linkView struct {
+	Operation, Argument string
+	From                []CatalogProducer
+}
+
+// maxSkillLinks bounds the links SKILL.md lists, so it stays under 80
+// lines whatever the catalog's size; compose.json has them all.
+const maxSkillLinks = 8
 
 // connView is one connector as templates see it.
 type connView struct {
@@ -90,6 +106,24 @@ func renderTree(conns []emit.Connector, cat *Catalog) (files.Tree, error) {
 	}
 	v.IDs = strings.Join(ids, ", ")
 	v.Example = example(cat)
+	for _, c := range cat.Connectors {
+		for _, op := range c.Operations {
+			for _, n := range op.Needs {
+				if len(v.Links) == maxSkillLinks {
+					v.LinksMore++
+					continue
+				}
+				l := linkView{Operation: op.ID, Argument: n.Argument, From: slices.Clone(n.From)}
+				if len(cat.Connectors) > 1 {
+					l.Operation = c.ID + ":" + op.ID
+					for i := range l.From {
+						l.From[i].Operation = c.ID + ":" + l.From[i].Operation
+					}
+				}
+				v.Links = append(v.Links, l)
+			}
+		}
+	}
 
 	tree := files.Tree{}
 	tree.Add("compose.json", catJSON)
@@ -145,7 +179,7 @@ func example(cat *Catalog) *exampleView {
 		if read == nil {
 			continue
 		}
-		ex := &exampleView{Read: read.ID, ReadArgs: pyArgs(read.Inputs, nil)}
+		ex := &exampleView{Read: read.ID, ReadArgs: pyArgs(read, nil)}
 		if len(cat.Connectors) > 1 {
 			ex.Read = c.ID + ":" + read.ID
 		}
@@ -154,7 +188,7 @@ func example(cat *Catalog) *exampleView {
 			if len(cat.Connectors) > 1 {
 				ex.Write = c.ID + ":" + write.ID
 			}
-			ex.WriteArgs = pyArgs(write.Inputs, read)
+			ex.WriteArgs = pyArgs(write, read)
 			ex.Confirm = write.Confirm
 		}
 		return ex
@@ -162,12 +196,14 @@ func example(cat *Catalog) *exampleView {
 	return nil
 }
 
-// pyArgs writes a Python dict literal of the required inputs; an identifier
-// (…_number, …_id) the read does not take is read from each listed element
-// with item().
-func pyArgs(inputs []CatalogInput, from *CatalogOp) string {
+// pyArgs writes a Python dict literal of the required inputs of op; an
+// identifier the read from does not take is read from each listed element
+// with item(): the field op's producer link from the read names (needs:
+// "[].number" → item("number")), else the identifier's last word
+// (…_number, …_id).
+func pyArgs(op, from *CatalogOp) string {
 	var parts []string
-	for _, in := range inputs {
+	for _, in := range op.Inputs {
 		if !in.Required {
 			continue
 		}
@@ -175,6 +211,8 @@ func pyArgs(inputs []CatalogInput, from *CatalogOp) string {
 		switch {
 		case from == nil:
 			parts = append(parts, k+": ...")
+		case !takes(from, in.Key) && itemField(op, from.ID, in.Key) != "":
+			parts = append(parts, k+": item("+strconv.Quote(itemField(op, from.ID, in.Key))+")")
 		case !takes(from, in.Key) && (strings.HasSuffix(in.Key, "_number") || strings.HasSuffix(in.Key, "_id")):
 			parts = append(parts, k+": item("+strconv.Quote(lastWord(in.Key))+")")
 		default:
@@ -182,6 +220,23 @@ func pyArgs(inputs []CatalogInput, from *CatalogOp) string {
 		}
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// itemField is the field of each element of producer's list answer that
+// op's input key comes from, by op's producer links ("[].number" →
+// "number"); "" when no link says so.
+func itemField(op *CatalogOp, producer, key string) string {
+	for _, n := range op.Needs {
+		if n.Argument != key {
+			continue
+		}
+		for _, p := range n.From {
+			if f, ok := strings.CutPrefix(p.Field, "[]."); ok && p.Operation == producer && !strings.Contains(f, "[]") {
+				return f
+			}
+		}
+	}
+	return ""
 }
 
 func takes(op *CatalogOp, key string) bool {

@@ -6,7 +6,6 @@ import (
 	"path"
 
 	"github.com/dave/jennifer/jen"
-	"golang.org/x/tools/imports"
 
 	"github.com/anvil-dev/anvil/runtime/air"
 )
@@ -56,7 +55,7 @@ func newFile(path, name string) *jen.File {
 
 // render prints a generated file (name, relative to the tree) and formats
 // it as gofmt does, its imports grouped (the standard library first) by
-// golang.org/x/tools/imports. Source that does not format is a generator
+// formatGrouped. Source that does not format is a generator
 // bug: the *FormatError carries it, so the caller can show it.
 func render(name string, f *jen.File) ([]byte, error) {
 	f.NoFormat = true
@@ -69,7 +68,7 @@ func render(name string, f *jen.File) ([]byte, error) {
 
 // formatSource is render's formatting step.
 func formatSource(name string, src []byte) ([]byte, error) {
-	out, err := imports.Process(name, src, &imports.Options{Comments: true, TabIndent: true, TabWidth: 8, FormatOnly: true})
+	out, err := formatGrouped(src)
 	if err != nil {
 		return nil, &FormatError{Name: name, Source: src, Err: err}
 	}

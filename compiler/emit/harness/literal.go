@@ -2,7 +2,9 @@ package harness
 
 import (
 	"encoding/json"
+
 	"fmt"
+	"github.com/anvil-dev/anvil/runtime/canon"
 	"strings"
 	"unicode/utf8"
 )
@@ -40,28 +42,12 @@ func pyString(s string) string {
 }
 
 // jsString writes a JavaScript string literal (double-quoted, ASCII only).
-func jsString(s string) string {
-	b, _ := json.Marshal(s)
-	return asciiJSON(string(b))
-}
+func jsString(s string) string { return string(canon.ASCII(canon.AppendStringHTML(nil, s))) }
 
-// asciiJSON escapes every non-ASCII character of JSON text as \uXXXX, so the
-// text is also a valid JavaScript (and Python) source fragment.
-func asciiJSON(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r < 0x80:
-			b.WriteRune(r)
-		case r <= 0xffff:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			r -= 0x10000
-			fmt.Fprintf(&b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-		}
-	}
-	return b.String()
-}
+// asciiJSON escapes every character of JSON text from U+007F up as \uXXXX
+// (canon.ASCII), so the text is also a valid JavaScript (and Python)
+// source fragment.
+func asciiJSON(s string) string { return string(canon.ASCII([]byte(s))) }
 
 // pyDoc makes text safe inside a triple-quoted (not raw) Python docstring:
 // backslashes and quotes that could end it are escaped, and so is every

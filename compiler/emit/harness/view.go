@@ -127,7 +127,14 @@ type opView struct {
 // needView is one identifier input and the packaged operations producing it.
 type needView struct {
 	Argument string
-	From     []string // command words
+	From     []needFrom
+}
+
+// needFrom is one producer of a needView: its command words, served tool
+// name and the field of its answer that holds the value ("" when AIR
+// does not say, as for a manifest's link).
+type needFrom struct {
+	Words, Tool, Field string
 }
 
 // inputView is one business input of an operation.
@@ -472,7 +479,7 @@ func buildView(doc *air.Document, connector string) (*pkgView, error) {
 			nv := needView{Argument: n.Argument}
 			for _, p := range n.From {
 				if t := viewByID[p.Operation]; t != nil {
-					nv.From = append(nv.From, t.Words)
+					nv.From = append(nv.From, needFrom{Words: t.Words, Tool: t.WireTool, Field: p.Field})
 				}
 			}
 			if len(nv.From) > 0 {

@@ -17,8 +17,8 @@ import (
 var errNoGenerated = errors.New("generated gateway binary not available")
 
 // gatewayArgv is the command line serving workspace on port in mode. Both
-// front doors take the same arguments and environment (both call
-// serve.Main; docs/ARCHITECTURE.md, "The runtime"); only the program differs.
+// front doors take the same arguments and environment (both run
+// serve.Command; docs/ARCHITECTURE.md, "The runtime"); only the program differs.
 func gatewayArgv(mode, anvilBin, generatedBin, workspace string, port int) []string {
 	prog := anvilBin
 	if mode == GatewayGenerated {

@@ -276,9 +276,10 @@ func metaToolList() []*mcp.Tool {
 			Annotations: ro("Search the served tools"),
 		},
 		{
-			Name:        toolDescribe,
-			Title:       "Describe tools",
-			Description: "Returns the full tools/list entry (description, input schema, annotations, _meta) of each named tool.",
+			Name:  toolDescribe,
+			Title: "Describe tools",
+			Description: "Returns the full tools/list entry (description, input schema, annotations, _meta) of each named tool, " +
+				"and its needs: for each identifier argument, the tools whose answers produce it (call one first when you know a name, not the id).",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{` +
 				`"names":{"type":"array","items":{"type":"string"},"minItems":1,"maxItems":50,"description":"Tool names, as anvil_search returns them."}},` +
 				`"required":["names"],"additionalProperties":false}`),
@@ -376,27 +377,11 @@ func (m *Door) callDescribe(ctx context.Context, req *mcp.CallToolRequest) (*mcp
 	if len(a.Names) == 0 || len(a.Names) > maxDescribeNames {
 		return refusal(&envelope.Error{Code: envelope.ValidationError, Message: fmt.Sprintf("anvil_describe: names must hold 1 to %d tool names.", maxDescribeNames)}), nil
 	}
-	var buf bytes.Buffer
-	buf.WriteString(`{"tools":[`)
-	var unknown []string
-	first := true
-	for _, n := range a.Names {
-		t := m.exec.CurrentFleet().Tool(n)
-		if t == nil || !catalog.Visible(c.Principal, t) {
-			unknown = append(unknown, n)
-			continue
-		}
-		if !first {
-			buf.WriteByte(',')
-		}
-		first = false
-		buf.Write(t.Listing())
+	b, e := catalog.Describe(m.exec.CurrentFleet(), c.Principal, a.Names)
+	if e != nil {
+		return refusal(e), nil
 	}
-	if unknown != nil {
-		return refusal(&envelope.Error{Code: envelope.NotFound, Message: fmt.Sprintf("No tool named %s is served to you; find tools with anvil_search.", strings.Join(unknown, ", "))}), nil
-	}
-	buf.WriteString(`]}`)
-	return jsonResult(buf.Bytes()), nil
+	return jsonResult(b), nil
 }
 
 func (m *Door) callAnvilCall(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {

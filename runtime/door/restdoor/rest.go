@@ -272,7 +272,8 @@ func writeEnvelope(w http.ResponseWriter, e *envelope.Error, rep *effect.Report)
 // search, every tool the caller's grant shows, in name order; with
 // ?search=<text>[&limit=<n>][&connector=<id>], the same ranking as
 // anvil_search. Both answer {"tools":[{"name","operation_id","title",
-// "summary","effect","confirm_required"}]}.
+// "summary","effect","confirm_required"}]}. GET /tools/<tool> is
+// anvil_describe of that one tool (catalog.Describe): the same bytes.
 func (d *Door) ServeTools(w http.ResponseWriter, r *http.Request, p *identity.Principal) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
@@ -282,6 +283,23 @@ func (d *Door) ServeTools(w http.ResponseWriter, r *http.Request, p *identity.Pr
 		return
 	}
 	q := r.URL.Query()
+	if rest, ok := strings.CutPrefix(r.URL.EscapedPath(), "/tools/"); ok {
+		name, err := url.PathUnescape(rest)
+		if err != nil || name == "" || len(q) > 0 {
+			writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "GET /tools/<tool> takes one tool name and no query parameters."}, nil)
+			return
+		}
+		b, e := catalog.Describe(d.exec.CurrentFleet(), p, []string{name})
+		if e != nil {
+			if e.Code == envelope.NotFound {
+				e = catalog.UnknownTool(d.exec.CurrentFleet(), p, name, e, "GET /tools lists the served tools.")
+			}
+			writeEnvelope(w, e, nil)
+			return
+		}
+		httpkit.WriteJSON(w, http.StatusOK, b)
+		return
+	}
 	for k := range q {
 		if k != "search" && k != "limit" && k != "connector" {
 			writeEnvelope(w, &envelope.Error{Code: envelope.ValidationError, Message: "Unknown query parameter " + strconv.Quote(k) + "; /tools takes search, limit and connector."}, nil)

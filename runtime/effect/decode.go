@@ -1,4 +1,4 @@
-package executor
+package effect
 
 import (
 	"bytes"
@@ -6,21 +6,21 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/anvil-dev/anvil/runtime/effect"
 	"github.com/anvil-dev/anvil/runtime/jsonscan"
 )
 
-// decodeReport reads an effect report back from its JSON
-// (effect.Report.AppendJSON), so that a replayed call reports exactly the
-// first call's effect: re-encoding the result gives the same bytes.
-// Argument values and the staged handle stay json.RawMessage, which the
-// report encodes verbatim (compacted), in their recorded order.
-func decodeReport(b []byte) (*effect.Report, error) {
+// DecodeReport reads an effect report back from its JSON
+// (Report.AppendJSON), so that a replayed call reports exactly the first
+// call's effect: re-encoding the result gives the same bytes. Argument
+// values and the staged handle stay json.RawMessage, which the report
+// encodes verbatim (compacted, NumberExact), in their recorded order. It
+// refuses a key the report does not have and a value of the wrong type.
+func DecodeReport(b []byte) (*Report, error) {
 	m, err := members(b)
 	if err != nil {
 		return nil, err
 	}
-	r := &effect.Report{}
+	r := &Report{}
 	for _, f := range m {
 		v := f.Value
 		switch f.Key {
@@ -32,7 +32,7 @@ func decodeReport(b []byte) (*effect.Report, error) {
 			err = str(v, &r.IdempotencyKey)
 		case "undo":
 			if !isNull(v) {
-				r.Undo = &effect.Undo{}
+				r.Undo = &Undo{}
 				err = followUp(v, &r.Undo.FollowUp, func(k string, v []byte) error {
 					if k == "kind" {
 						return str(v, &r.Undo.Kind)
@@ -44,7 +44,7 @@ func decodeReport(b []byte) (*effect.Report, error) {
 			r.DeadlineMs, err = millis(v)
 		case "lookup":
 			if !isNull(v) {
-				r.Lookup = &effect.Lookup{}
+				r.Lookup = &Lookup{}
 				err = followUp(v, &r.Lookup.FollowUp, func(k string, v []byte) error {
 					if k == "by" {
 						return str(v, &r.Lookup.By)
@@ -53,7 +53,7 @@ func decodeReport(b []byte) (*effect.Report, error) {
 				})
 			}
 		case "compensate":
-			r.Compensate = &effect.Compensation{}
+			r.Compensate = &Compensation{}
 			err = followUp(v, &r.Compensate.FollowUp, func(k string, v []byte) error {
 				if k == "deadline_ms" {
 					var e error
@@ -96,7 +96,12 @@ func str(v []byte, dst *string) error {
 		*dst = ""
 		return nil
 	}
-	return json.Unmarshal(v, dst)
+	s, ok := jsonscan.String(v)
+	if !ok {
+		return errors.New("recorded effect report: not a string")
+	}
+	*dst = s
+	return nil
 }
 
 func millis(v []byte) (*int64, error) {
@@ -111,7 +116,7 @@ func millis(v []byte) (*int64, error) {
 }
 
 // followUp reads {operation, tool, arguments, …}; other keys go to extra.
-func followUp(v []byte, f *effect.FollowUp, extra func(k string, v []byte) error) error {
+func followUp(v []byte, f *FollowUp, extra func(k string, v []byte) error) error {
 	m, err := members(v)
 	if err != nil {
 		return err
@@ -134,32 +139,32 @@ func followUp(v []byte, f *effect.FollowUp, extra func(k string, v []byte) error
 	return nil
 }
 
-func args(v []byte) (effect.Args, error) {
+func args(v []byte) (Args, error) {
 	m, err := members(v)
 	if err != nil {
 		return nil, err
 	}
-	a := make(effect.Args, 0, len(m))
+	a := make(Args, 0, len(m))
 	for _, x := range m {
-		a = append(a, effect.Arg{Name: x.Key, Value: json.RawMessage(x.Value)})
+		a = append(a, Arg{Name: x.Key, Value: json.RawMessage(x.Value)})
 	}
 	return a, nil
 }
 
-func optionalFollowUp(v []byte) (*effect.FollowUp, error) {
+func optionalFollowUp(v []byte) (*FollowUp, error) {
 	if isNull(v) {
 		return nil, nil
 	}
-	f := &effect.FollowUp{}
+	f := &FollowUp{}
 	return f, followUp(v, f, func(string, []byte) error { return errUnknownKey })
 }
 
-func staged(v []byte) (*effect.Staged, error) {
+func staged(v []byte) (*Staged, error) {
 	m, err := members(v)
 	if err != nil {
 		return nil, err
 	}
-	s := &effect.Staged{}
+	s := &Staged{}
 	for _, x := range m {
 		switch x.Key {
 		case "draft_operation":
