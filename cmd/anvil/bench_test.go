@@ -54,6 +54,23 @@ func BenchmarkCompileGitHub(b *testing.B) {
 	benchCompile(b, githubSpec(b), "--service", "github")
 }
 
+// BenchmarkDiffGitHubReleases is the whole anvil diff of two published
+// releases of GitHub's description (TestDiffGitHubReleases checks its
+// answer). Compare with BenchmarkCompileGitHub: a diff loads and lowers two
+// descriptions of that size.
+func BenchmarkDiffGitHubReleases(b *testing.B) {
+	oldSpec, newSpec := cachedSpec(b, "github-old.json"), cachedSpec(b, "github.json")
+	e := &env{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: func(string) string { return "" }}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		e.stdout.(*bytes.Buffer).Reset()
+		if code := runEnv(context.Background(), e, []string{"anvil", "diff", oldSpec, newSpec, "--format", "json"}); code != 1 {
+			b.Fatalf("diff exit %d (want 1: breaking changes): %s", code, e.stderr)
+		}
+	}
+}
+
 // TestCompileGitHubPeakMemory compiles GitHub's description in a fresh
 // process and checks its peak resident memory stays under 500 MB.
 func TestCompileGitHubPeakMemory(t *testing.T) {

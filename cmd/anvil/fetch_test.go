@@ -29,16 +29,20 @@ func specServer(t *testing.T, other string) *httptest.Server {
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte(strings.Repeat("# padding\n", 1000)))
 	})
+	// /slow never finishes its answer: only the client's fetch timeout
+	// ends the request (the server's cleanup releases it otherwise).
+	release := make(chan struct{})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("openapi: 3.0.3\n"))
 		w.(http.Flusher).Flush()
 		select {
 		case <-r.Context().Done():
-		case <-time.After(5 * time.Second):
+		case <-release:
 		}
 	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) }) // runs before srv.Close, which waits for the handler
 	return srv
 }
 
@@ -89,16 +93,12 @@ func TestCompileURLRefusals(t *testing.T) {
 		{"http://user:secret@" + strings.TrimPrefix(srv.URL, "http://") + "/openapi.yaml", "credentials"},
 	} {
 		root := t.TempDir()
-		start := time.Now()
 		code, _, stderr := runCLI(t, "", "compile", c.url, "--out", filepath.Join(t.TempDir(), "b"), "--root", root)
 		if code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%s: exit %d, stderr %q, want %q", c.url, code, stderr, c.want)
 		}
 		if strings.Contains(stderr, "secret") {
 			t.Errorf("%s: the message repeats the password", c.url)
-		}
-		if d := time.Since(start); d > 3*time.Second {
-			t.Errorf("%s took %s", c.url, d)
 		}
 		if entries, _ := os.ReadDir(root); len(entries) != 0 {
 			t.Errorf("%s: a refused fetch wrote %d entries under the root", c.url, len(entries))

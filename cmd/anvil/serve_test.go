@@ -286,7 +286,8 @@ func TestServeInProcess(t *testing.T) {
 }
 
 // TestServeBinaryStopsOnSignal builds the real binary, serves, and checks
-// that SIGTERM and SIGINT each end it promptly with exit 0.
+// that SIGTERM and SIGINT each end it with exit 0, without the open MCP
+// session making it wait out its shutdown grace.
 func TestServeBinaryStopsOnSignal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -326,7 +327,6 @@ func TestServeBinaryStopsOnSignal(t *testing.T) {
 			if resp.StatusCode != 200 || resp.Header.Get("Mcp-Session-Id") == "" {
 				t.Fatalf("initialize: %d", resp.StatusCode)
 			}
-			start := time.Now()
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
@@ -337,11 +337,13 @@ func TestServeBinaryStopsOnSignal(t *testing.T) {
 				if err != nil {
 					t.Errorf("exit: %v\nstderr: %s", err, stderr.String())
 				}
-				if d := time.Since(start); d > 2*time.Second {
-					t.Errorf("took %v to stop", d)
+				// Had anything held shutdown up, the gateway would have
+				// waited out its grace and said so.
+				if strings.Contains(stderr.String(), "anvil: shutdown: connections still open") {
+					t.Errorf("the open session held shutdown up until its grace:\n%s", stderr.String())
 				}
-			case <-time.After(5 * time.Second):
-				t.Fatalf("still running 5 s after %v", sig)
+			case <-time.After(30 * time.Second): // a hang guard
+				t.Fatalf("hung: still running 30 s after %v", sig)
 			}
 			if !strings.Contains(stderr.String(), "anvil: serving fleet of 1 bundle(s)") {
 				t.Errorf("stderr: %s", stderr.String())

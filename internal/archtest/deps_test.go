@@ -192,8 +192,11 @@ func TestCompilerStageDirection(t *testing.T) {
 // test passwords and must never be linked into anything Anvil ships;
 // internal/testinput decides how a test treats a missing input;
 // internal/endtoend runs the built binary on its case folders and holds test
-// files only (TestEndToEndIsTestFilesOnly).
-var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput", module + "/internal/endtoend"}
+// files only (TestEndToEndIsTestFilesOnly); a loopback OAuth authorization
+// server (internal/oauthtest, built on go-oauth2) approves every
+// authorization.
+var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput", module + "/internal/endtoend",
+	module + "/internal/oauthtest", "github.com/go-oauth2/oauth2"}
 
 // TestEndToEndIsTestFilesOnly: internal/endtoend is a test, never a library:
 // a non-test Go file there would be a package others could import.

@@ -59,7 +59,7 @@ func configFor(a *authServer) connect.Config {
 		ClientSecret:          testClientSecret,
 		AuthorizationEndpoint: a.URL + "/authorize",
 		TokenEndpoint:         a.URL + "/token",
-		Issuer:                a.Issuer,
+		Issuer:                a.Issuer(),
 		Scopes:                []string{"issues:read", "issues:write"},
 	}
 }
@@ -109,7 +109,7 @@ func connectOnce(t *testing.T, svc *connect.Service, a *authServer, cfg connect.
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	loc := a.authorize(t, st.URL)
+	loc := a.Authorize(t, st.URL)
 	conn, err := svc.Callback(context.Background(), loc.Query())
 	if err != nil {
 		t.Fatalf("Callback: %v", err)
@@ -149,15 +149,15 @@ func TestRoundTripRefreshRevokeReconnect(t *testing.T) {
 		t.Error("the authorization URL carries the client secret")
 	}
 
-	loc := a.authorize(t, st.URL)
-	if loc.Path != "/connect/callback" || loc.Query().Get("state") != q.Get("state") || loc.Query().Get("iss") != a.Issuer {
+	loc := a.Authorize(t, st.URL)
+	if loc.Path != "/connect/callback" || loc.Query().Get("state") != q.Get("state") || loc.Query().Get("iss") != a.Issuer() {
 		t.Fatalf("redirect back to %s with parameters %v", loc.Path, keys(loc.Query()))
 	}
 	conn, err := svc.Callback(ctx, loc.Query())
 	if err != nil {
 		t.Fatalf("Callback: %v", err)
 	}
-	form, authz := a.lastTokenForm()
+	form, authz := a.LastTokenForm()
 	if form.Get("grant_type") != "authorization_code" || form.Get("code") == "" || form.Get("redirect_uri") != redirectURI || len(form.Get("code_verifier")) != 43 {
 		t.Errorf("token form has %v", keys(form))
 	}
@@ -176,14 +176,14 @@ func TestRoundTripRefreshRevokeReconnect(t *testing.T) {
 	if got.ExpiresAt == nil || *got.ExpiresAt != clk.Now().Add(time.Hour).UnixMilli() {
 		t.Fatalf("expiresAt = %v, want now+1h", got.ExpiresAt)
 	}
-	if !a.valid(got.AccessToken) {
+	if !a.Valid(got.AccessToken) {
 		t.Fatal("the authorization server does not honour the stored access token")
 	}
 
 	// A fresh token is used as it is.
 	tok, err := svc.AccessToken(ctx, cfg, got)
-	if err != nil || tok != got.AccessToken || a.refreshes.Load() != 0 {
-		t.Fatalf("AccessToken = %v, %v (refreshes %d)", tok == got.AccessToken, err, a.refreshes.Load())
+	if err != nil || tok != got.AccessToken || a.Refreshes.Load() != 0 {
+		t.Fatalf("AccessToken = %v, %v (refreshes %d)", tok == got.AccessToken, err, a.Refreshes.Load())
 	}
 
 	// Within 60 s of expiry: one refresh, new tokens stored.
@@ -192,10 +192,10 @@ func TestRoundTripRefreshRevokeReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatalf("refresh: %v", err)
 	}
-	if tok == got.AccessToken || a.refreshes.Load() != 1 || !a.valid(tok) || a.valid(got.AccessToken) {
-		t.Fatalf("refresh: new=%t refreshes=%d newValid=%t oldValid=%t", tok != got.AccessToken, a.refreshes.Load(), a.valid(tok), a.valid(got.AccessToken))
+	if tok == got.AccessToken || a.Refreshes.Load() != 1 || !a.Valid(tok) || a.Valid(got.AccessToken) {
+		t.Fatalf("refresh: new=%t refreshes=%d newValid=%t oldValid=%t", tok != got.AccessToken, a.Refreshes.Load(), a.Valid(tok), a.Valid(got.AccessToken))
 	}
-	form, _ = a.lastTokenForm()
+	form, _ = a.LastTokenForm()
 	if form.Get("grant_type") != "refresh_token" || form.Get("refresh_token") != got.RefreshToken {
 		t.Error("the refresh form does not carry grant_type=refresh_token and the stored refresh token")
 	}
@@ -206,7 +206,7 @@ func TestRoundTripRefreshRevokeReconnect(t *testing.T) {
 	}
 
 	// Revocation: the provider refuses the refresh token.
-	a.revoke(t, after.RefreshToken)
+	a.Revoke(t, after.RefreshToken)
 	clk.Advance(time.Hour)
 	_, err = svc.AccessToken(ctx, cfg, after)
 	wantCode(t, err, connect.ErrNeedsReconnect, http.StatusUnauthorized, after.RefreshToken, after.AccessToken)
@@ -214,10 +214,10 @@ func TestRoundTripRefreshRevokeReconnect(t *testing.T) {
 	if marked.Status != vault.StatusNeedsReconnect {
 		t.Fatalf("status = %s, want needs_reconnect", marked.Status)
 	}
-	n := a.refreshes.Load()
+	n := a.Refreshes.Load()
 	_, err = svc.AccessToken(ctx, cfg, marked)
 	wantCode(t, err, connect.ErrNeedsReconnect, http.StatusUnauthorized)
-	if a.refreshes.Load() != n {
+	if a.Refreshes.Load() != n {
 		t.Error("a connection marked needs_reconnect was refreshed again")
 	}
 
@@ -228,7 +228,7 @@ func TestRoundTripRefreshRevokeReconnect(t *testing.T) {
 		t.Fatalf("after reconnect stored %v", re)
 	}
 	tok, err = svc.AccessToken(ctx, cfg, re)
-	if err != nil || !a.valid(tok) {
+	if err != nil || !a.Valid(tok) {
 		t.Fatalf("after reconnect: %v", err)
 	}
 }
@@ -259,7 +259,7 @@ func TestSingleFlightRefresh(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if got := a.refreshes.Load(); got != 1 {
+	if got := a.Refreshes.Load(); got != 1 {
 		t.Fatalf("token endpoint saw %d refreshes, want exactly 1", got)
 	}
 	for i := range n {
@@ -267,7 +267,7 @@ func TestSingleFlightRefresh(t *testing.T) {
 			t.Fatalf("call %d: err %v, same token %t", i, errs[i], toks[i] == toks[0])
 		}
 	}
-	if toks[0] == conn.AccessToken || !a.valid(toks[0]) {
+	if toks[0] == conn.AccessToken || !a.Valid(toks[0]) {
 		t.Fatal("the calls did not get the refreshed token")
 	}
 }
@@ -296,7 +296,7 @@ func TestCallbackRefusals(t *testing.T) {
 	}{
 		{name: "replayed state", run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			q := e.a.authorize(t, st.URL).Query()
+			q := e.a.Authorize(t, st.URL).Query()
 			if _, err := e.svc.Callback(ctx, q); err != nil {
 				t.Fatal(err)
 			}
@@ -307,7 +307,7 @@ func TestCallbackRefusals(t *testing.T) {
 		}, sentinel: connect.ErrInvalidState, status: 400},
 		{name: "expired state", run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			q := e.a.authorize(t, st.URL).Query()
+			q := e.a.Authorize(t, st.URL).Query()
 			e.clk.Advance(10*time.Minute + time.Second)
 			return q, nil
 		}, sentinel: connect.ErrInvalidState, status: 400},
@@ -316,23 +316,23 @@ func TestCallbackRefusals(t *testing.T) {
 		}, sentinel: connect.ErrInvalidState, status: 400},
 		{name: "wrong iss", issuer: true, run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			e.a.Issuer = "https://mix-up.example"
-			return e.a.authorize(t, st.URL).Query(), nil
+			e.a.SetIssuer("https://mix-up.example")
+			return e.a.Authorize(t, st.URL).Query(), nil
 		}, sentinel: connect.ErrIssuerMismatch, status: 400},
 		{name: "missing iss with an issuer configured", issuer: true, run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			e.a.Issuer = ""
-			return e.a.authorize(t, st.URL).Query(), nil
+			e.a.SetIssuer("")
+			return e.a.Authorize(t, st.URL).Query(), nil
 		}, sentinel: connect.ErrIssuerMismatch, status: 400},
 		{name: "iss of another origin without an issuer", run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			e.a.Issuer = "http://127.0.0.1:9"
-			return e.a.authorize(t, st.URL).Query(), nil
+			e.a.SetIssuer("http://127.0.0.1:9")
+			return e.a.Authorize(t, st.URL).Query(), nil
 		}, sentinel: connect.ErrIssuerMismatch, status: 400},
 		{name: "denied", run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			e.a.deny.Store(true)
-			q := e.a.authorize(t, st.URL).Query()
+			e.a.Deny.Store(true)
+			q := e.a.Authorize(t, st.URL).Query()
 			if q.Get("error") != "access_denied" {
 				t.Fatalf("authorization server answered error=%q", q.Get("error"))
 			}
@@ -340,27 +340,27 @@ func TestCallbackRefusals(t *testing.T) {
 		}, sentinel: connect.ErrAuthorizationDenied, status: 400},
 		{name: "missing code", run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			q := e.a.authorize(t, st.URL).Query()
+			q := e.a.Authorize(t, st.URL).Query()
 			q.Del("code")
 			return q, nil
 		}, sentinel: connect.ErrMissingCode, status: 400},
 		{name: "code refused", run: func(t *testing.T, e *env) (url.Values, error) {
 			st, _ := e.svc.Start(startReq(e.cfg))
-			q := e.a.authorize(t, st.URL).Query()
+			q := e.a.Authorize(t, st.URL).Query()
 			q.Set("code", "forged-code")
 			return q, nil
 		}, sentinel: connect.ErrTokenExchangeFailed, status: 502},
 		{name: "unreachable token endpoint", run: func(t *testing.T, e *env) (url.Values, error) {
 			e.cfg.TokenEndpoint = closedURL(t) + "/token"
 			st, _ := e.svc.Start(startReq(e.cfg))
-			return e.a.authorize(t, st.URL).Query(), nil
+			return e.a.Authorize(t, st.URL).Query(), nil
 		}, sentinel: connect.ErrTokenEndpointUnreachable, status: 502},
 		{name: "redirecting token endpoint", run: func(t *testing.T, e *env) (url.Values, error) {
 			target := newCounter(t, http.StatusOK, `{"access_token":"stolen","token_type":"Bearer"}`)
 			redir := newRedirector(t, target.URL+"/token")
 			e.cfg.TokenEndpoint = redir.URL + "/token"
 			st, _ := e.svc.Start(startReq(e.cfg))
-			q := e.a.authorize(t, st.URL).Query()
+			q := e.a.Authorize(t, st.URL).Query()
 			t.Cleanup(func() {
 				if target.hits.Load() != 0 || redir.hits.Load() != 1 {
 					t.Errorf("redirect target saw %d requests, redirector %d", target.hits.Load(), redir.hits.Load())
@@ -373,11 +373,11 @@ func TestCallbackRefusals(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := setup(t, tc.issuer)
 			q, _ := tc.run(t, e)
-			exchanges := e.a.exchanges.Load()
+			exchanges := e.a.Exchanges.Load()
 			_, err := e.svc.Callback(ctx, q)
 			wantCode(t, err, tc.sentinel, tc.status, q.Get("code"))
 			noRecord(t, e.v)
-			if tc.status == 400 && e.a.exchanges.Load() != exchanges {
+			if tc.status == 400 && e.a.Exchanges.Load() != exchanges {
 				t.Error("a refused callback reached the token endpoint")
 			}
 			if e.svc.Pending() != 0 {
@@ -394,8 +394,8 @@ func TestIssuerSameOriginAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Issuer = a.URL + "/tenant" // same origin as the authorization endpoint
-	if _, err := svc.Callback(context.Background(), a.authorize(t, st.URL).Query()); err != nil {
+	a.SetIssuer(a.URL + "/tenant") // same origin as the authorization endpoint
+	if _, err := svc.Callback(context.Background(), a.Authorize(t, st.URL).Query()); err != nil {
 		t.Fatalf("same-origin iss refused: %v", err)
 	}
 }

@@ -34,11 +34,19 @@ type commentsAPI struct {
 	deletes atomic.Int32
 	live    map[string]bool
 	delay   time.Duration
+	// hold, when set, holds each request until it is closed; entered
+	// receives a value as each request arrives.
+	hold    chan struct{}
+	entered chan struct{}
 }
 
 func (c *commentsAPI) RoundTrip(r *http.Request) (*http.Response, error) {
 	if c.delay > 0 {
 		time.Sleep(c.delay)
+	}
+	if c.hold != nil {
+		c.entered <- struct{}{}
+		<-c.hold
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -331,21 +339,28 @@ func TestLedgerBadKeyIsInputError(t *testing.T) {
 }
 
 // TestLedgerInProgressAnswersAtOnce: a repeat of a keyed write still in
-// flight (its owner alive, the upstream slow) waits at most the ledger's
-// wait, then is answered 409 conflict idempotency/in_progress, retryable,
-// with Retry-After; nothing goes upstream twice, and a retry once the
-// first finished replays its answer.
+// flight (its owner alive, the upstream holding its answer) waits at most
+// the ledger's wait, then is answered 409 conflict idempotency/in_progress,
+// retryable, with Retry-After; nothing goes upstream twice, and a retry once
+// the first finished replays its answer. The upstream holds the first write
+// until the repeat has been answered, so the repeat cannot have waited for
+// it.
 func TestLedgerInProgressAnswersAtOnce(t *testing.T) {
 	r := newLedgerRigWith(t, store.Options{Wait: 100 * time.Millisecond})
-	r.api.delay = 800 * time.Millisecond
+	r.api.hold, r.api.entered = make(chan struct{}), make(chan struct{}, 1)
 	first := make(chan *executor.Outcome, 1)
 	go func() { first <- r.call("github__github_create_comment", createArgs, "busy") }()
-	time.Sleep(50 * time.Millisecond)
-	began := time.Now()
-	out := r.call("github__github_create_comment", createArgs, "busy")
-	if took := time.Since(began); took > 600*time.Millisecond {
-		t.Fatalf("the repeat answered after %v, want about the 100ms wait", took)
+	<-r.api.entered // the first write is at the upstream
+	repeat := make(chan *executor.Outcome, 1)
+	go func() { repeat <- r.call("github__github_create_comment", createArgs, "busy") }()
+	var out *executor.Outcome
+	select {
+	case out = <-repeat:
+	case <-time.After(30 * time.Second): // a hang guard
+		close(r.api.hold)
+		t.Fatal("hung: the repeat waited for the first write instead of the ledger's 100ms wait")
 	}
+	close(r.api.hold)
 	if out.Err == nil || out.Err.Code != envelope.Conflict || !out.Err.Retryable || out.Err.RetryAfterSeconds() == "" ||
 		envelope.RESTStatus(out.Err.Code) != http.StatusConflict || !strings.Contains(string(out.Err.Details), executor.CodeInProgress) {
 		t.Fatalf("repeat in flight: %+v", out.Err)

@@ -161,6 +161,8 @@ func startBinary(t testing.TB, bin, jwks string) *door {
 	return d
 }
 
+// syncWriter is a writer (a gateway's stderr) the test reads while the
+// gateway writes it.
 type syncWriter struct {
 	mu  sync.Mutex
 	buf bytes.Buffer

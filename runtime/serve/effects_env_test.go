@@ -3,12 +3,9 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +20,6 @@ import (
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 )
 
@@ -57,16 +53,15 @@ type effSeen struct {
 
 // effEnv is a running gateway serving one github bundle, with its upstream.
 type effEnv struct {
-	t         *testing.T
-	mock      *mockupstream.Handler
-	up        *httptest.Server
-	g         *Gateway
-	base      string // http://127.0.0.1:<port>
-	aud       string // base + "/mcp"
-	key       authtest.Key
-	auditFile string
-	client    *http.Client
-	jti       atomic.Int64
+	t    *testing.T
+	mock *mockupstream.Handler
+	up   *httptest.Server
+	g    *Gateway
+	base string // http://127.0.0.1:<port>
+	aud  string // base + "/mcp"
+	gatewayFiles
+	client *http.Client
+	jti    atomic.Int64
 
 	mu   sync.Mutex
 	seen []effSeen
@@ -116,42 +111,17 @@ func newEffEnv(t *testing.T, o *effOptions) *effEnv {
 	ws := filepath.Join(dir, "workspace")
 	writeAIR(t, filepath.Join(ws, "github"), doc)
 
-	e.key = authtest.NewKey("yard-effects")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := authtest.WriteJWKS(jwks, e.key); err != nil {
-		t.Fatal(err)
-	}
-	vk := make([]byte, 32)
-	_, _ = rand.Read(vk)
-	keyFile := filepath.Join(dir, "vault.key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.auditFile = filepath.Join(dir, "audit.jsonl")
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.base = "http://" + ln.Addr().String()
+	e.gatewayFiles = newGatewayFiles(t, dir, "yard-effects")
+	ln, port, base := listenLoopback(t)
+	e.base = base
 	e.aud = e.base + "/mcp"
-	g, err := NewFromDir(Config{
-		Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
-		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: effIssuer, Audience: e.aud,
-			JWKSURI: "file://" + jwks, Leeway: time.Minute},
-		VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, "vault"), AuditFile: e.auditFile,
-		AllowedHosts: "127.0.0.1",
-	}, ws, nil)
+	g, err := NewFromDir(e.branchyardConfig(port, effIssuer, e.aud), ws, nil)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
 	}
 	e.g = g
-	srv := httptest.NewUnstartedServer(g.Handler())
-	srv.Listener.Close()
-	srv.Listener = ln
-	srv.Start()
-	t.Cleanup(srv.Close)
+	serveOn(t, ln, g.Handler())
 	e.client = &http.Client{Timeout: 30 * time.Second}
 	t.Cleanup(e.client.CloseIdleConnections)
 
@@ -167,23 +137,13 @@ func newEffEnv(t *testing.T, o *effOptions) *effEnv {
 
 // turn mints a turn token for grants.
 func (e *effEnv) turn(grants []any) string {
-	now := time.Now().Unix()
-	return authtest.Mint(e.key, map[string]any{
-		"iss": effIssuer, "aud": e.aud, "sub": effSub, "iat": now, "exp": now + 600,
-		"jti":       fmt.Sprintf("effects-%d", e.jti.Add(1)),
-		"by_tenant": "e2e", "by_branch": "main", "by_turn": "1", "by_grants": grants,
-	})
+	return authtest.Mint(e.key, yardClaims(effIssuer, e.aud, effSub, fmt.Sprintf("effects-%d", e.jti.Add(1)), grants, false, 600))
 }
 
 // connect stores apiKey as the person's github connection.
 func (e *effEnv) connect(apiKey string) {
 	e.t.Helper()
-	now := time.Now().Unix()
-	tok := authtest.Mint(e.key, map[string]any{
-		"iss": effIssuer, "aud": e.aud, "sub": effSub, "iat": now, "exp": now + 300,
-		"jti": fmt.Sprintf("effects-connect-%d", e.jti.Add(1)), "by_tenant": "e2e",
-		"by_branch": "", "by_turn": "", "by_grants": []any{}, "by_purpose": "connect",
-	})
+	tok := authtest.Mint(e.key, yardClaims(effIssuer, e.aud, effSub, fmt.Sprintf("effects-connect-%d", e.jti.Add(1)), nil, true, 300))
 	body, _ := json.Marshal(map[string]any{"connector": "github", "api_key": apiKey})
 	a := e.do("POST", "/connect/api-key", tok, string(body), nil)
 	if a.status != 200 {
@@ -311,20 +271,10 @@ type effSession struct {
 	next   int
 }
 
-func effMCPHeaders(session string) http.Header {
-	h := http.Header{}
-	h.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		h.Set("Mcp-Session-Id", session)
-		h.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	return h
-}
-
 // mcp starts a raw MCP session for bearer.
 func (e *effEnv) mcp(bearer string) *effSession {
 	e.t.Helper()
-	a := e.do("POST", "/mcp", bearer, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"effects-test","version":"1"}}}`, effMCPHeaders(""))
+	a := e.do("POST", "/mcp", bearer, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"effects-test","version":"1"}}}`, mcpHeaders("", ""))
 	if a.status != 200 {
 		e.t.Fatalf("initialize: %d %s", a.status, a.body)
 	}
@@ -332,10 +282,10 @@ func (e *effEnv) mcp(bearer string) *effSession {
 	if s.id == "" {
 		e.t.Fatal("initialize answered no Mcp-Session-Id")
 	}
-	if n := e.do("POST", "/mcp", bearer, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, effMCPHeaders(s.id)); n.status != 202 {
+	if n := e.do("POST", "/mcp", bearer, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, mcpHeaders("", s.id)); n.status != 202 {
 		e.t.Fatalf("notifications/initialized: %d %s", n.status, n.body)
 	}
-	e.t.Cleanup(func() { e.do("DELETE", "/mcp", bearer, "", effMCPHeaders(s.id)) })
+	e.t.Cleanup(func() { e.do("DELETE", "/mcp", bearer, "", mcpHeaders("", s.id)) })
 	return s
 }
 
@@ -353,7 +303,7 @@ func (s *effSession) rpc(method string, params any) effRPC {
 	s.e.t.Helper()
 	s.next++
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.next, "method": method, "params": params})
-	a := s.e.do("POST", "/mcp", s.bearer, string(b), effMCPHeaders(s.id))
+	a := s.e.do("POST", "/mcp", s.bearer, string(b), mcpHeaders("", s.id))
 	if a.status != 200 {
 		s.e.t.Fatalf("%s: HTTP %d %s", method, a.status, a.body)
 	}
@@ -430,25 +380,13 @@ func (s *effSession) call(name string, args any, meta map[string]any) effResult 
 	return res
 }
 
-// effBearer adds the bearer to every request of the SDK client.
-type effBearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b *effBearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // sdk connects the official MCP Go SDK client with bearer.
 func (e *effEnv) sdk(ctx context.Context, bearer string) *mcp.ClientSession {
 	e.t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "effects-test-sdk", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:             e.aud,
-		HTTPClient:           &http.Client{Transport: &effBearer{token: bearer, base: http.DefaultTransport}},
+		HTTPClient:           &http.Client{Transport: &bearerTransport{token: bearer, base: http.DefaultTransport}},
 		DisableStandaloneSSE: true,
 		MaxRetries:           -1,
 	}, nil)

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -50,25 +51,20 @@ var (
 
 // fleetFixture is a running gateway with its mock upstream, keys and files.
 type fleetFixture struct {
-	t         testing.TB
-	dir       string
-	ws        string
-	g         *Gateway
-	base      string // http://127.0.0.1:<port>
-	aud       string // base + "/mcp"
-	key       authtest.Key
-	jwks      string
-	vaultDir  string
-	auditFile string
-	keyFile   string
-	mock      *mockupstream.Server
-	logs      *syncBuffer
-	client    *http.Client
-	jti       atomic.Int64
-	// stop cancels Serve and waits for it (once), returning how long it took.
-	stop     func() time.Duration
+	t    testing.TB
+	dir  string
+	ws   string
+	g    *Gateway
+	base string // http://127.0.0.1:<port>
+	aud  string // base + "/mcp"
+	gatewayFiles
+	mock   *mockupstream.Server
+	logs   *syncBuffer
+	client *http.Client
+	jti    atomic.Int64
+	// stop cancels Serve and waits for it (once).
+	stop     func()
 	stopOnce sync.Once
-	stopTook time.Duration
 }
 
 // fleetOptions adjust a fixture before the gateway starts.
@@ -130,6 +126,12 @@ func writeAIR(t testing.TB, dir string, doc *air.Document) {
 // fxTrackerDoc is a one-operation read-only bundle, service "tracker",
 // authenticated with a bearer like github.
 func fxTrackerDoc(serverURL string) *air.Document {
+	return trackerDocWith(serverURL, air.Auth{Type: "bearer", Scheme: "bearerAuth", Carrier: &air.Carrier{In: "header", Name: "Authorization", Scheme: "Bearer"}})
+}
+
+// trackerDocWith is the tracker bundle (tracker.tickets.list) at serverURL
+// with its auth.
+func trackerDocWith(serverURL string, a air.Auth) *air.Document {
 	schema := &air.Schema{}
 	_ = json.Unmarshal([]byte(`{"type":"object","properties":{"anvil_dry_run":{"type":"boolean"}},"additionalProperties":false}`), schema)
 	return &air.Document{
@@ -138,7 +140,7 @@ func fxTrackerDoc(serverURL string) *air.Document {
 		Service: air.Service{
 			ID: "tracker", Version: "1.0.0", DisplayName: "Tracker",
 			Source:  air.Source{Kind: "openapi-3.1"},
-			Auth:    air.Auth{Type: "bearer", Scheme: "bearerAuth", Carrier: &air.Carrier{In: "header", Name: "Authorization", Scheme: "Bearer"}},
+			Auth:    a,
 			Servers: []air.Server{{URL: serverURL}},
 		},
 		Operations: []air.Operation{{
@@ -177,16 +179,79 @@ func writeVaultKey(t testing.TB, path string, mode os.FileMode) {
 	}
 }
 
-// fxConfig is a complete branchyard configuration for the fixture's files,
-// with the audience of the listener ln.
-func (f *fleetFixture) config(port int) Config {
+// gatewayFiles are what a branchyard gateway in the tests reads: the JWKS
+// of the key that signs its tokens, a vault key file, the vault directory
+// and the audit log. Every in-package gateway fixture starts from them.
+type gatewayFiles struct {
+	key       authtest.Key
+	jwks      string
+	keyFile   string
+	vaultDir  string
+	auditFile string
+}
+
+// newGatewayFiles writes the JWKS of a new signing key kid and a fresh
+// vault key into dir.
+func newGatewayFiles(t testing.TB, dir, kid string) gatewayFiles {
+	t.Helper()
+	g := gatewayFiles{key: authtest.NewKey(kid), jwks: filepath.Join(dir, "jwks.json"), keyFile: filepath.Join(dir, "vault.key"),
+		vaultDir: filepath.Join(dir, "vault"), auditFile: filepath.Join(dir, "audit.jsonl")}
+	if err := authtest.WriteJWKS(g.jwks, g.key); err != nil {
+		t.Fatal(err)
+	}
+	writeVaultKey(t, g.keyFile, 0o600)
+	return g
+}
+
+// branchyardConfig is a complete branchyard configuration for the files on
+// 127.0.0.1:port, trusting tokens of issuer for aud, with no environment.
+func (g gatewayFiles) branchyardConfig(port int, issuer, aud string) Config {
 	return Config{
 		Host: "127.0.0.1", Port: port,
-		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: fxIssuer, Audience: f.aud,
-			JWKSURI: "file://" + f.jwks, Leeway: auth.DefaultLeeway},
-		VaultKeyFile: f.keyFile, VaultDir: f.vaultDir, AuditFile: f.auditFile, AllowedHosts: "127.0.0.1",
+		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: aud,
+			JWKSURI: "file://" + g.jwks, Leeway: auth.DefaultLeeway},
+		VaultKeyFile: g.keyFile, VaultDir: g.vaultDir, AuditFile: g.auditFile, AllowedHosts: "127.0.0.1",
 		Getenv: func(string) string { return "" },
 	}
+}
+
+// listenLoopback listens on a free loopback port; base is its http URL.
+func listenLoopback(t testing.TB) (ln net.Listener, port int, base string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, ln.Addr().(*net.TCPAddr).Port, "http://" + ln.Addr().String()
+}
+
+// serveOn serves h on ln until the test ends.
+func serveOn(t testing.TB, ln net.Listener, h http.Handler) {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener.Close()
+	srv.Listener = ln
+	srv.Start()
+	t.Cleanup(srv.Close)
+}
+
+// yardClaims are a Branchyard token's claims: a turn token for grants, or
+// with connect a connect token (no branch, turn or grants), valid from now
+// for ttl seconds.
+func yardClaims(iss, aud, sub, jti string, grants []any, connect bool, ttl int64) map[string]any {
+	now := time.Now().Unix()
+	c := map[string]any{"iss": iss, "aud": aud, "sub": sub, "iat": now, "exp": now + ttl, "jti": jti, "by_tenant": "e2e"}
+	if connect {
+		c["by_branch"], c["by_turn"], c["by_grants"], c["by_purpose"] = "", "", []any{}, "connect"
+	} else {
+		c["by_branch"], c["by_turn"], c["by_grants"] = "main", "1", grants
+	}
+	return c
+}
+
+// config is the fixture's branchyard configuration on port.
+func (f *fleetFixture) config(port int) Config {
+	return f.branchyardConfig(port, fxIssuer, f.aud)
 }
 
 // newFleetFixture starts a mock upstream and a gateway serving github (and
@@ -203,24 +268,14 @@ func newFleetFixture(t testing.TB, o *fleetOptions) *fleetFixture {
 	t.Cleanup(func() { _ = mock.Close() })
 	dir := t.TempDir()
 	f := &fleetFixture{t: t, dir: dir, ws: filepath.Join(dir, "workspace"), mock: mock,
-		key: authtest.NewKey("by-testkey0001"), jwks: filepath.Join(dir, "jwks.json"),
-		vaultDir: filepath.Join(dir, "vault"), auditFile: filepath.Join(dir, "audit.jsonl"),
-		keyFile: filepath.Join(dir, "vault.key"), logs: newSyncBuffer()}
+		gatewayFiles: newGatewayFiles(t, dir, "by-testkey0001"), logs: newSyncBuffer()}
 	copyFixture(t, f.ws, "github", mock.URL)
 	if o.tracker {
 		writeAIR(t, filepath.Join(f.ws, "tracker"), fxTrackerDoc(mock.URL))
 	}
-	if err := authtest.WriteJWKS(f.jwks, f.key); err != nil {
-		t.Fatal(err)
-	}
-	writeVaultKey(t, f.keyFile, 0o600)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	f.base = "http://" + ln.Addr().String()
+	ln, port, base := listenLoopback(t)
+	f.base = base
 	f.aud = f.base + "/mcp"
 	cfg := f.config(port)
 	if o.edit != nil {
@@ -235,21 +290,18 @@ func newFleetFixture(t testing.TB, o *fleetOptions) *fleetFixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ctx, ln) }()
-	f.stop = func() time.Duration {
+	f.stop = func() {
 		f.stopOnce.Do(func() {
-			start := time.Now()
 			cancel()
 			select {
 			case err := <-done:
 				if err != nil {
 					t.Errorf("Serve: %v", err)
 				}
-			case <-time.After(5 * time.Second):
-				t.Error("Serve did not return within 5 s of cancel")
+			case <-time.After(30 * time.Second): // a hang guard: Serve closes what is left after shutdownGrace
+				t.Error("Serve hung: it did not return within 30 s of cancel")
 			}
-			f.stopTook = time.Since(start)
 		})
-		return f.stopTook
 	}
 	t.Cleanup(func() { f.stop() })
 	f.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
@@ -262,12 +314,7 @@ func newFleetFixture(t testing.TB, o *fleetOptions) *fleetFixture {
 
 // claims returns a turn token's claims for grants.
 func (f *fleetFixture) claims(grants []any) map[string]any {
-	now := time.Now().Unix()
-	return map[string]any{
-		"iss": fxIssuer, "aud": f.aud, "sub": fxSub, "iat": now, "exp": now + 600,
-		"jti":       fmt.Sprintf("jti-%d-%s", f.jti.Add(1), randHex(8)),
-		"by_tenant": "e2e", "by_branch": "main", "by_turn": "1", "by_grants": grants,
-	}
+	return yardClaims(fxIssuer, f.aud, fxSub, fmt.Sprintf("jti-%d-%s", f.jti.Add(1), randHex(8)), grants, false, 600)
 }
 
 // turn mints a turn token for grants.
@@ -282,12 +329,7 @@ func (f *fleetFixture) turnWith(grants []any, edit func(map[string]any)) string 
 
 // connectToken mints the person's connect token.
 func (f *fleetFixture) connectToken() string {
-	now := time.Now().Unix()
-	return authtest.Mint(f.key, map[string]any{
-		"iss": fxIssuer, "aud": f.aud, "sub": fxSub, "iat": now, "exp": now + 300,
-		"jti": "connect-" + randHex(8), "by_tenant": "e2e",
-		"by_branch": "", "by_turn": "", "by_grants": []any{}, "by_purpose": "connect",
-	})
+	return authtest.Mint(f.key, yardClaims(fxIssuer, f.aud, fxSub, "connect-"+randHex(8), nil, true, 300))
 }
 
 // connectKey stores a key connection for the fixture's person.

@@ -482,7 +482,7 @@ func (g *Gateway) Run(ctx context.Context, srv *http.Server, served <-chan error
 	case <-ctx.Done():
 	}
 	close(done)
-	sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	// Stop taking requests first, then end the MCP sessions so that open
 	// event streams (GET /mcp) return and Shutdown need not wait for them.
@@ -492,10 +492,17 @@ func (g *Gateway) Run(ctx context.Context, srv *http.Server, served <-chan error
 	g.mcp.CloseAll()
 	err := <-shut
 	if errors.Is(err, context.DeadlineExceeded) {
+		// Said out loud: a connection that outlived the grace is cut, and
+		// the tests that prove nothing holds shutdown up look for this line.
+		g.logf("anvil: shutdown: connections still open after %v were closed", shutdownGrace)
 		err = srv.Close()
 	}
 	return err
 }
+
+// shutdownGrace bounds how long Serve waits for requests in flight once its
+// context ends before it closes the connections still open.
+const shutdownGrace = 3 * time.Second
 
 // URL is the /mcp URL the gateway serves on.
 func (g *Gateway) URL() string {

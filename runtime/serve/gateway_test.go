@@ -29,8 +29,8 @@ import (
 func startupConfig(t *testing.T) (Config, string) {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fleetFixture{dir: dir, ws: filepath.Join(dir, "workspace"), jwks: filepath.Join(dir, "jwks.json"),
-		vaultDir: filepath.Join(dir, "vault"), keyFile: filepath.Join(dir, "vault.key"), aud: "http://127.0.0.1:8931/mcp"}
+	f := &fleetFixture{dir: dir, ws: filepath.Join(dir, "workspace"), aud: "http://127.0.0.1:8931/mcp",
+		gatewayFiles: gatewayFiles{jwks: filepath.Join(dir, "jwks.json"), vaultDir: filepath.Join(dir, "vault"), keyFile: filepath.Join(dir, "vault.key")}}
 	copyFixture(t, f.ws, "github", "http://127.0.0.1:1")
 	writeVaultKey(t, f.keyFile, 0o600)
 	if err := os.WriteFile(f.jwks, []byte(`{"keys":[]}`), 0o644); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -255,25 +256,34 @@ func TestMCPOfficialSDKClient(t *testing.T) {
 }
 
 // TestMCPStandaloneStreamDoesNotBlockShutdown: a client holding the GET
-// event stream open does not keep Serve from returning promptly.
+// event stream open does not keep Serve from returning promptly: Serve ends
+// the stream itself, so its shutdown never reaches the grace after which it
+// cuts the connections still open (and says so in the log), and the client
+// sees its stream end cleanly rather than cut.
 func TestMCPStandaloneStreamDoesNotBlockShutdown(t *testing.T) {
 	f := newFleetFixture(t, &fleetOptions{noConnect: true})
 	tok := f.turn(fxReadGrant)
-	client := mcp.NewClient(&mcp.Implementation{Name: "sse-test", Version: "1"}, nil)
-	tr := &mcp.StreamableClientTransport{Endpoint: f.aud, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: &bearerTransport{token: tok, base: http.DefaultTransport}}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, tr, nil)
+	s := f.rawInitialize(tok)
+	req, err := http.NewRequest("GET", f.base+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
-	if _, err := cs.ListTools(ctx, nil); err != nil {
+	req.Header = mcpHeaders(tok, s.id)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := f.client.Do(req) // returns once the stream's headers arrive: the stream is open
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the GET stream open
-	if d := f.stop(); d > time.Second {
-		t.Errorf("Serve took %v to return with an open event stream", d)
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("GET /mcp: %d %v", resp.StatusCode, resp.Header)
+	}
+	f.stop()
+	if logs := f.logs.String(); strings.Contains(logs, "anvil: shutdown: connections still open") {
+		t.Errorf("the open event stream held shutdown up until its grace:\n%s", logs)
+	}
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		t.Errorf("the event stream was cut rather than ended: %v", err)
 	}
 }

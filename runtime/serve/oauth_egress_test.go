@@ -23,7 +23,7 @@ func TestOAuthEndpointsPassTheEgressAllowlist(t *testing.T) {
 	if resp.StatusCode != 403 || m["error"]["code"] != "egress_denied" || !strings.Contains(body, "127.0.0.1") || strings.Contains(body, "http") {
 		t.Fatalf("start = %d %s", resp.StatusCode, body)
 	}
-	if f.g.oauth.Pending() != 0 || f.as.exchanges.Load()+f.as.refreshes.Load() != 0 {
+	if f.g.oauth.Pending() != 0 || f.as.Exchanges.Load()+f.as.Refreshes.Load() != 0 {
 		t.Fatal("a refused start left a flow or sent a request")
 	}
 
@@ -49,7 +49,7 @@ func TestOAuthEndpointsPassTheEgressAllowlist(t *testing.T) {
 	if status != 403 || e["code"] != "policy_denied" || detailsCode(m2) != "policy/egress_denied" {
 		t.Fatalf("refresh through a declared endpoint outside the allowlist: %d %v", status, m2)
 	}
-	if n := f.as.refreshes.Load(); n != 0 {
+	if n := f.as.Refreshes.Load(); n != 0 {
 		t.Fatalf("the token endpoint saw %d refreshes", n)
 	}
 	if conn, err := f.stored(t); err != nil || conn.Status != "active" {

@@ -1,9 +1,6 @@
 package serve
 
 import (
-	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,22 +15,14 @@ import (
 	"testing"
 	"time"
 
-	oauth2srv "github.com/go-oauth2/oauth2/v4"
-	oerrors "github.com/go-oauth2/oauth2/v4/errors"
-	"github.com/go-oauth2/oauth2/v4/manage"
-	"github.com/go-oauth2/oauth2/v4/models"
-	"github.com/go-oauth2/oauth2/v4/server"
-	"github.com/go-oauth2/oauth2/v4/store"
-
+	"github.com/anvil-dev/anvil/internal/oauthtest"
 	"github.com/anvil-dev/anvil/runtime/air"
-	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/connect"
 	"github.com/anvil-dev/anvil/runtime/vault"
 )
 
 // The OAuth tests drive the real gateway handler against an authorization
-// server built on github.com/go-oauth2/oauth2/v4 (authorization code with
 // mandatory S256 PKCE, refresh-token rotation, revocation by removing a
 // refresh token) and an upstream that accepts only the tokens that server
 // currently honours.
@@ -46,97 +34,12 @@ const (
 	oYardIssuer   = "branchyard:local:oauth-test"
 )
 
-// oauthAS is the loopback authorization server.
-type oauthAS struct {
-	URL       string
-	Issuer    string // sent as iss on authorization responses when set
-	Manager   *manage.Manager
-	deny      atomic.Bool
-	refreshes atomic.Int64
-	exchanges atomic.Int64
-	mu        sync.Mutex
-	lastForm  url.Values
-}
+// oauthAS is the loopback authorization server (internal/oauthtest).
+type oauthAS = oauthtest.Server
 
 func newOAuthAS(t *testing.T, redirectBase string) *oauthAS {
 	t.Helper()
-	a := &oauthAS{}
-	m := manage.NewDefaultManager()
-	m.SetAuthorizeCodeTokenCfg(&manage.Config{AccessTokenExp: time.Hour, RefreshTokenExp: 24 * time.Hour, IsGenerateRefresh: true})
-	m.SetRefreshTokenCfg(&manage.RefreshingConfig{AccessTokenExp: time.Hour, IsGenerateRefresh: true, IsRemoveAccess: true, IsRemoveRefreshing: true})
-	m.MustTokenStorage(store.NewMemoryTokenStore())
-	clients := store.NewClientStore()
-	if err := clients.Set(oClientID, &models.Client{ID: oClientID, Secret: oClientSecret, Domain: redirectBase}); err != nil {
-		t.Fatal(err)
-	}
-	m.MapClientStorage(clients)
-	a.Manager = m
-	cfg := server.NewConfig()
-	cfg.ForcePKCE = true
-	cfg.AllowedCodeChallengeMethods = []oauth2srv.CodeChallengeMethod{oauth2srv.CodeChallengeS256}
-	cfg.AllowedGrantTypes = []oauth2srv.GrantType{oauth2srv.AuthorizationCode, oauth2srv.Refreshing}
-	srv := server.NewServer(cfg, m)
-	srv.SetClientInfoHandler(func(r *http.Request) (string, string, error) {
-		if id, secret, ok := r.BasicAuth(); ok { // RFC 6749 §2.3.1: form-urlencoded, then Basic
-			uid, err1 := url.QueryUnescape(id)
-			usec, err2 := url.QueryUnescape(secret)
-			if err1 != nil || err2 != nil {
-				return "", "", oerrors.ErrInvalidClient
-			}
-			return uid, usec, nil
-		}
-		return server.ClientFormHandler(r)
-	})
-	srv.SetUserAuthorizationHandler(func(http.ResponseWriter, *http.Request) (string, error) {
-		if a.deny.Load() {
-			return "", oerrors.ErrAccessDenied
-		}
-		return "ada", nil
-	})
-	mux := http.NewServeMux()
-	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		_ = srv.HandleAuthorizeRequest(&issAdder{ResponseWriter: w, iss: a.Issuer}, r)
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		if r.ParseForm() == nil {
-			a.mu.Lock()
-			a.lastForm = r.PostForm
-			a.mu.Unlock()
-			switch r.PostForm.Get("grant_type") {
-			case "refresh_token":
-				a.refreshes.Add(1)
-			case "authorization_code":
-				a.exchanges.Add(1)
-			}
-		}
-		_ = srv.HandleTokenRequest(w, r)
-	})
-	ts := httptest.NewServer(mux)
-	t.Cleanup(ts.Close)
-	a.URL = ts.URL
-	return a
-}
-
-type issAdder struct {
-	http.ResponseWriter
-	iss string
-}
-
-func (w *issAdder) WriteHeader(code int) {
-	if w.iss != "" && code/100 == 3 {
-		if loc, err := url.Parse(w.Header().Get("Location")); err == nil {
-			q := loc.Query()
-			q.Set("iss", w.iss)
-			loc.RawQuery = q.Encode()
-			w.Header().Set("Location", loc.String())
-		}
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (a *oauthAS) valid(tok string) bool {
-	_, err := a.Manager.LoadAccessToken(context.Background(), tok)
-	return err == nil
+	return oauthtest.New(t, oauthtest.Client{ID: oClientID, Secret: oClientSecret, RedirectBase: redirectBase, User: "ada"})
 }
 
 // oauthUpstream accepts only access tokens the authorization server honours.
@@ -155,7 +58,7 @@ func newOAuthUpstream(t *testing.T, as *oauthAS) *oauthUpstream {
 		u.seen = append(u.seen, tok)
 		u.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
-		if !as.valid(tok) {
+		if !as.Valid(tok) {
 			w.WriteHeader(http.StatusUnauthorized)
 			_, _ = io.WriteString(w, `{"message":"bad token"}`)
 			return
@@ -193,70 +96,21 @@ func (c *testClock) Advance(d time.Duration) {
 // oauthFixture is a gateway in branchyard mode serving one OAuth connector,
 // "tracker", whose upstream and authorization server run on loopback.
 type oauthFixture struct {
-	g        *Gateway
-	url      string // the gateway's base URL
-	as       *oauthAS
-	up       *oauthUpstream
-	clk      *testClock
-	key      authtest.Key
-	env      map[string]string
-	vaultDir string
+	g   *Gateway
+	url string // the gateway's base URL
+	as  *oauthAS
+	up  *oauthUpstream
+	clk *testClock
+	env map[string]string
+	gatewayFiles
 }
 
+// trackerDoc is the tracker bundle (fxTrackerDoc) authorized by OAuth at
+// the authorization server asURL.
 func trackerDoc(upstreamURL, asURL string) *air.Document {
-	schema := &air.Schema{}
-	if err := json.Unmarshal([]byte(`{"type":"object","properties":{},"additionalProperties":false}`), schema); err != nil {
-		panic(err)
-	}
-	return &air.Document{
-		Schema:       air.SchemaVersion,
-		AnvilVersion: air.AnvilVersion,
-		Service: air.Service{
-			ID: "tracker", Version: "1.0.0",
-			Source: air.Source{Kind: "openapi-3.1"},
-			Auth: air.Auth{Type: air.AuthOAuth2AuthorizationCode, Scheme: "oauth",
-				Scopes:   []string{"tickets:read", "tickets:write"},
-				Provider: &air.Provider{AuthorizationEndpoint: asURL + "/authorize", TokenEndpoint: asURL + "/token"}},
-			Servers: []air.Server{{URL: upstreamURL}},
-		},
-		Operations: []air.Operation{{
-			ID: "tracker.tickets.list", CanonicalName: "list_tickets", DisplayName: "List tickets",
-			Tags:        []string{},
-			SourceRef:   air.SourceRef{Kind: "openapi", Path: "/tickets", Method: "GET", OperationID: "listTickets"},
-			Effect:      air.Effect{Kind: air.KindRead, Action: "list", Risk: "low", Reversible: true},
-			Input:       air.Input{Params: []air.Param{}, Schema: schema, Safety: air.Safety{DryRun: air.DryRunKey}},
-			Output:      air.Output{Status: 200, ContentType: "application/json"},
-			Errors:      []air.ErrorCase{},
-			Idempotency: air.Idempotency{Mode: air.IdemNatural, Mechanism: "none", KeyDerivation: "none"},
-			Retries:     air.Retries{Mode: "safe", RetryOn: []string{}},
-			CLI:         air.CLI{Command: "tracker tickets list", Aliases: []string{}},
-			MCP:         air.MCP{ToolName: "tracker_list_tickets"},
-			Skill:       air.Skill{IntentExamples: []string{}},
-			State:       air.StateApproved,
-			ReviewNotes: []string{},
-		}},
-		Capabilities: []air.Capability{},
-		Workflows:    []air.Workflow{},
-		Schemas:      map[string]*air.Schema{},
-		Diagnostics:  []air.Diagnostic{},
-	}
-}
-
-func writeBundle(t *testing.T, dir string, doc *air.Document) {
-	t.Helper()
-	files, err := air.Files(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return trackerDocWith(upstreamURL, air.Auth{Type: air.AuthOAuth2AuthorizationCode, Scheme: "oauth",
+		Scopes:   []string{"tickets:read", "tickets:write"},
+		Provider: &air.Provider{AuthorizationEndpoint: asURL + "/authorize", TokenEndpoint: asURL + "/token"}})
 }
 
 func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)) *oauthFixture {
@@ -271,40 +125,20 @@ func newOAuthFixture(t *testing.T, edit func(env map[string]string, cfg *Config)
 // fixture's authorization server and upstream.
 func newOAuthFixtureWith(t *testing.T, edit func(f *oauthFixture, env map[string]string, cfg *Config)) *oauthFixture {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
+	ln, port, base := listenLoopback(t)
 	f := &oauthFixture{url: base, clk: &testClock{t: time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)}}
 	f.as = newOAuthAS(t, base)
 	f.up = newOAuthUpstream(t, f.as)
 
 	dir := t.TempDir()
 	ws := filepath.Join(dir, "workspace")
-	writeBundle(t, filepath.Join(ws, "tracker"), trackerDoc(f.up.URL, f.as.URL))
-	f.key = authtest.NewKey("k1")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := authtest.WriteJWKS(jwks, f.key); err != nil {
-		t.Fatal(err)
-	}
-	key := make([]byte, 32)
-	_, _ = rand.Read(key)
-	keyFile := filepath.Join(dir, "vault.key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(key)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.vaultDir = filepath.Join(dir, "vault")
+	writeAIR(t, filepath.Join(ws, "tracker"), trackerDoc(f.up.URL, f.as.URL))
+	f.gatewayFiles = newGatewayFiles(t, dir, "k1")
 	f.env = map[string]string{
 		"ANVIL_CONNECT_TRACKER_CLIENT_ID":     oClientID,
 		"ANVIL_CONNECT_TRACKER_CLIENT_SECRET": oClientSecret,
 	}
-	cfg := Config{
-		Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port,
-		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: oYardIssuer, Audience: base + "/mcp",
-			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
-		VaultKeyFile: keyFile, VaultDir: f.vaultDir, AllowedHosts: "127.0.0.1",
-	}
+	cfg := f.branchyardConfig(port, oYardIssuer, base+"/mcp")
 	if edit != nil {
 		edit(f, f.env, &cfg)
 	}
@@ -315,27 +149,14 @@ func newOAuthFixtureWith(t *testing.T, edit func(f *oauthFixture, env map[string
 		t.Fatal(err)
 	}
 	f.g = g
-	ts := httptest.NewUnstartedServer(g.Handler())
-	ts.Listener.Close()
-	ts.Listener = ln
-	ts.Start()
-	t.Cleanup(ts.Close)
+	serveOn(t, ln, g.Handler())
 	return f
 }
 
 func (f *oauthFixture) token(t *testing.T, connect bool) string {
 	t.Helper()
-	now := time.Now().Unix()
-	claims := map[string]any{"iss": oYardIssuer, "aud": f.url + "/mcp", "sub": oSub, "iat": now, "exp": now + 300,
-		"jti": hex.EncodeToString([]byte(time.Now().String()))}
-	if connect {
-		claims["by_purpose"] = "connect"
-		claims["by_grants"] = []any{}
-	} else {
-		claims["by_turn"] = "1"
-		claims["by_grants"] = []any{map[string]any{"connector": "tracker", "operations": []string{"*"}, "mode": "read"}}
-	}
-	return authtest.Mint(f.key, claims)
+	grants := []any{map[string]any{"connector": "tracker", "operations": []string{"*"}, "mode": "read"}}
+	return authtest.Mint(f.key, yardClaims(oYardIssuer, f.url+"/mcp", oSub, randHex(8), grants, connect, 300))
 }
 
 func (f *oauthFixture) do(t *testing.T, method, path, bearer, body string) (*http.Response, string) {
@@ -476,9 +297,7 @@ func TestOAuthGatewayRoundTrip(t *testing.T) {
 			t.Errorf("callback %s = %q, want %q", k, got, want)
 		}
 	}
-	f.as.mu.Lock()
-	form := f.as.lastForm
-	f.as.mu.Unlock()
+	form, _ := f.as.LastTokenForm()
 	if form.Get("code") == "" || len(form.Get("code_verifier")) != 43 || form.Get("redirect_uri") != f.url+"/connect/callback" {
 		t.Errorf("token form lacks code, code_verifier or redirect_uri (has %d fields)", len(form))
 	}
@@ -510,14 +329,12 @@ func TestOAuthGatewayRoundTrip(t *testing.T) {
 	}
 	refreshed, _ := f.stored(t)
 	seen = f.up.requests()
-	if f.as.refreshes.Load() != 1 || refreshed.AccessToken == conn.AccessToken || seen[len(seen)-1] != refreshed.AccessToken {
-		t.Fatalf("refresh: %d refreshes, new token used %t", f.as.refreshes.Load(), seen[len(seen)-1] == refreshed.AccessToken)
+	if f.as.Refreshes.Load() != 1 || refreshed.AccessToken == conn.AccessToken || seen[len(seen)-1] != refreshed.AccessToken {
+		t.Fatalf("refresh: %d refreshes, new token used %t", f.as.Refreshes.Load(), seen[len(seen)-1] == refreshed.AccessToken)
 	}
 
 	// Revocation: the provider refuses the refresh token.
-	if err := f.as.Manager.RemoveRefreshToken(context.Background(), refreshed.RefreshToken); err != nil {
-		t.Fatal(err)
-	}
+	f.as.Revoke(t, refreshed.RefreshToken)
 	f.clk.Advance(time.Hour)
 	before := len(f.up.requests())
 	status, m := f.call(t)
@@ -577,12 +394,12 @@ func TestOAuthGatewayCallbackRefusals(t *testing.T) {
 			env["ANVIL_CONNECT_TRACKER_ISSUER"] = "https://idp.tracker.example"
 		}, run: func(t *testing.T, f *oauthFixture) string {
 			u, _ := f.start(t)
-			f.as.Issuer = "https://mix-up.example"
+			f.as.SetIssuer("https://mix-up.example")
 			return strings.TrimPrefix(f.authorize(t, u), f.url)
 		}, status: 400, msg: "unexpected authorization server"},
 		{name: "denied", run: func(t *testing.T, f *oauthFixture) string {
 			u, _ := f.start(t)
-			f.as.deny.Store(true)
+			f.as.Deny.Store(true)
 			return strings.TrimPrefix(f.authorize(t, u), f.url)
 		}, status: 400, msg: "denied (access_denied)"},
 		{name: "missing code", run: func(t *testing.T, f *oauthFixture) string {
@@ -634,7 +451,7 @@ func TestOAuthGatewayCallbackRefusals(t *testing.T) {
 			if _, err := f.stored(t); !errors.Is(err, vault.ErrNotFound) {
 				t.Errorf("vault: %v, want nothing stored", err)
 			}
-			if c.status == 400 && f.as.exchanges.Load() != 0 {
+			if c.status == 400 && f.as.Exchanges.Load() != 0 {
 				t.Error("a refused callback reached the token endpoint")
 			}
 		})
@@ -680,7 +497,7 @@ func TestOAuthGatewayStartNotConfigured(t *testing.T) {
 			if strings.Contains(body, "http") || strings.Contains(body, oClientSecret) {
 				t.Errorf("message carries a link or secret: %s", body)
 			}
-			if f.g.oauth.Pending() != 0 || f.as.exchanges.Load()+f.as.refreshes.Load() != 0 {
+			if f.g.oauth.Pending() != 0 || f.as.Exchanges.Load()+f.as.Refreshes.Load() != 0 {
 				t.Error("a refused start left a flow or sent a request")
 			}
 		})
@@ -761,7 +578,7 @@ func TestOAuthGatewaySingleFlightRefresh(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := f.as.refreshes.Load(); got != 1 {
+	if got := f.as.Refreshes.Load(); got != 1 {
 		t.Fatalf("token endpoint saw %d refreshes, want exactly 1", got)
 	}
 	for i, s := range statuses {

@@ -1,7 +1,6 @@
 package serve_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -27,24 +26,6 @@ import (
 // tests serve (kept equal to what compile writes by cmd/anvil's tests).
 const fixtureBundle = "testdata/workspace/github"
 
-// syncBuffer is a stderr the test reads while the gateway writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // running is a fleet gateway served by serve.Main from a workspace
 // directory, with a mock upstream that can hold a call.
 type running struct {
@@ -52,7 +33,7 @@ type running struct {
 	ws     string // the workspace directory
 	bundle string // its github bundle
 	base   string
-	stderr *syncBuffer
+	stderr *syncWriter
 	hold   chan struct{} // closed (release) to let held upstream calls answer
 	once   sync.Once
 	held   chan struct{} // receives when the upstream holds a call
@@ -95,7 +76,7 @@ func freePort(t *testing.T) int {
 func start(t *testing.T, poll time.Duration) *running {
 	t.Helper()
 	dir := t.TempDir()
-	r := &running{t: t, ws: filepath.Join(dir, "ws"), stderr: &syncBuffer{}, hold: make(chan struct{}), held: make(chan struct{}, 8), done: make(chan int, 1)}
+	r := &running{t: t, ws: filepath.Join(dir, "ws"), stderr: &syncWriter{}, hold: make(chan struct{}), held: make(chan struct{}, 8), done: make(chan int, 1)}
 	r.bundle = filepath.Join(r.ws, "github")
 	copyDir(t, fixtureBundle, r.bundle)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {

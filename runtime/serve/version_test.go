@@ -73,7 +73,7 @@ func TestGeneratedBinaryVersion(t *testing.T) {
 // (the workspace is compiled in).
 func TestGeneratedGatewayReadyzAndSIGHUP(t *testing.T) {
 	port := freePort(t)
-	stderr := &syncBuffer{}
+	stderr := &syncWriter{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {

@@ -314,13 +314,20 @@ func TestRunCmd(t *testing.T) {
 	if err := res.failure("sh"); err == nil || !strings.Contains(err.Error(), "sh exited 3: err") {
 		t.Errorf("failure: %v", err)
 	}
-	start := time.Now()
-	res = runCmd(ctx, cmdSpec{argv: []string{"/bin/sh", "-c", "sleep 30 & sleep 30"}, timeout: 200 * time.Millisecond})
-	if res.err == nil || !strings.Contains(res.err.Error(), "timed out") {
-		t.Errorf("a hanging command gives %+v", res)
+	// A command (and a child holding its output) that would run for far
+	// longer than the test is ended by the timeout: runCmd returning at all
+	// is the event, the 60 s guard only catches a hang.
+	done := make(chan cmdResult, 1)
+	go func() {
+		done <- runCmd(ctx, cmdSpec{argv: []string{"/bin/sh", "-c", "sleep 1000 & sleep 1000"}, timeout: 200 * time.Millisecond})
+	}()
+	select {
+	case res = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("hung: runCmd did not end a command past its timeout")
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("the timeout took %s", d)
+	if res.err == nil || !strings.Contains(res.err.Error(), "timed out after 200ms") {
+		t.Errorf("a hanging command gives %+v", res)
 	}
 	res = runCmd(ctx, cmdSpec{argv: []string{filepath.Join(t.TempDir(), "missing")}})
 	if res.err == nil {
@@ -355,18 +362,39 @@ func TestProcStop(t *testing.T) {
 		t.Errorf("log is %q", p.logTail())
 	}
 
-	p, _, err = startProc("stubborn", []string{"/bin/sh", "-c", `trap '' TERM; while :; do sleep 0.05; done`}, os.Environ(), dir, log, false)
+	// A process ignoring SIGTERM outlives it until the grace runs out, and
+	// is then killed. The test fires the grace timer itself: the order of
+	// events is what it checks, not how long they took.
+	p, lines, err = startProc("stubborn", []string{"/bin/sh", "-c", `trap '' TERM; echo ready; while :; do sleep 0.05; done`}, os.Environ(), dir, log, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	start := time.Now()
-	_, graceful = p.stop()
+	select {
+	case <-lines: // the trap is set
+	case <-time.After(30 * time.Second):
+		t.Fatal("hung: the stubborn process never said it was ready")
+	}
+	graces, fire := make(chan time.Duration, 2), make(chan time.Time)
+	p.after = func(d time.Duration) <-chan time.Time { graces <- d; return fire }
+	stopped := make(chan bool, 1)
+	go func() { _, g := p.stop(); stopped <- g }()
+	if d := <-graces; d != termGrace { // stop has sent SIGTERM and waits out the grace
+		t.Fatalf("the first grace is %v, want termGrace %v", d, termGrace)
+	}
+	if p.exited() {
+		t.Fatal("the process ignoring SIGTERM exited before its grace ran out")
+	}
+	fire <- time.Time{} // the grace runs out: SIGKILL
+	select {
+	case graceful = <-stopped:
+	case <-time.After(30 * time.Second): // a hang guard
+		t.Fatal("hung: stop did not return after the SIGKILL")
+	}
 	if graceful || !p.exited() {
 		t.Errorf("a process ignoring SIGTERM: graceful %v exited %v", graceful, p.exited())
 	}
-	if d := time.Since(start); d < termGrace || d > termGrace+killGrace+time.Second {
-		t.Errorf("stopping a stubborn process took %s", d)
+	if d := <-graces; d != killGrace {
+		t.Errorf("the wait after SIGKILL is %v, want killGrace %v", d, killGrace)
 	}
 }
 

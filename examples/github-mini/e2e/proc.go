@@ -160,6 +160,11 @@ type proc struct {
 	once     sync.Once
 	code     int  // exit code after stop; -1 when killed by a signal
 	graceful bool // it exited within termGrace of SIGTERM (or before)
+
+	// after starts stop's grace timers; nil is time.After. A test sets it
+	// to fire the timers itself, so it checks the order of events (SIGTERM,
+	// the grace, SIGKILL) rather than how long they took.
+	after func(time.Duration) <-chan time.Time
 }
 
 // startProc starts argv in its own process group with stdout and stderr
@@ -252,6 +257,10 @@ func (p *proc) exitCode() int {
 // It is safe to call more than once; later calls return the first result.
 func (p *proc) stop() (code int, graceful bool) {
 	p.once.Do(func() {
+		after := p.after
+		if after == nil {
+			after = time.After
+		}
 		if p.exited() {
 			p.graceful = true
 		} else {
@@ -259,11 +268,11 @@ func (p *proc) stop() (code int, graceful bool) {
 			select {
 			case <-p.done:
 				p.graceful = true
-			case <-time.After(termGrace):
+			case <-after(termGrace):
 				_ = killGroup(p.cmd)
 				select {
 				case <-p.done:
-				case <-time.After(killGrace):
+				case <-after(killGrace):
 				}
 			}
 		}

@@ -94,7 +94,8 @@ func TestSuite(t *testing.T) {
 
 // A state file another process (here: another handle) holds is refused
 // as unavailable after the bounded lock wait, never a hang, and the refusal
-// names the file and what to do.
+// names the file, the wait and what to do. An open waiting for the lock
+// takes the file once its holder releases it.
 func TestStateFileHeld(t *testing.T) {
 	dir := t.TempDir()
 	b := &backend{}
@@ -104,14 +105,44 @@ func TestStateFileHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	began := time.Now()
 	path := filepath.Join(dir, "state.db")
-	_, err = embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Path: path, LockWait: 300 * time.Millisecond, Options: opts})
-	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "ANVIL_STATE_FILE") {
+	open := func(wait time.Duration) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			s2, err := embedded.Open(embedded.Config{VaultDir: filepath.Join(dir, "vault"), Path: path, LockWait: wait, Options: opts})
+			if err == nil {
+				s2.Close()
+			}
+			done <- err
+		}()
+		return done
+	}
+	select {
+	case err = <-open(300 * time.Millisecond):
+	case <-time.After(30 * time.Second): // a hang guard
+		t.Fatal("hung: the second open did not give up after its 300ms lock wait")
+	}
+	if !errors.Is(err, store.ErrUnavailable) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "ANVIL_STATE_FILE") ||
+		!strings.Contains(err.Error(), "waited 300ms") {
 		t.Fatalf("second open = %v", err)
 	}
-	if d := time.Since(began); d < 250*time.Millisecond || d > 5*time.Second {
-		t.Fatalf("second open answered after %v, want the 300ms lock wait", d)
+
+	// A waiter with a wait far longer than the test wakes when the holder
+	// lets go: success is the event (a wait run out would be an error).
+	waiter := open(time.Hour)
+	select {
+	case err := <-waiter:
+		t.Fatalf("an open returned while the file was held: %v", err)
+	default:
+	}
+	s.Close()
+	select {
+	case err := <-waiter:
+		if err != nil {
+			t.Fatalf("the waiter, once the holder closed: %v", err)
+		}
+	case <-time.After(30 * time.Second): // a hang guard
+		t.Fatal("hung: the waiter did not take the file its holder released")
 	}
 }
 
