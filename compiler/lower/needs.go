@@ -120,7 +120,7 @@ type yieldIndex struct {
 // argShape is what the producers of an argument depend on, the consumer
 // aside.
 type argShape struct {
-	snake, noun, fields string
+	snake, noun, fields, kinds string
 }
 
 // word returns the memoised snake_case and noun of a name.
@@ -136,9 +136,13 @@ func (ix *yieldIndex) word(name string) words {
 
 // argSpec is one identifier input of a consumer.
 type argSpec struct {
-	key    string // input key
-	snake  string // snake_case of the wire name
-	noun   string // resource the identifier names ("" when unknown)
+	key   string // input key
+	snake string // snake_case of the wire name
+	noun  string // resource the identifier names ("" when unknown)
+	// kinds are further resources a bare id or ids may name: the values
+	// of the consumer's enumerated type input (PUT /me/following?type=
+	// artist|user&ids=…: artist and user ids).
+	kinds  []string
 	fields []string
 }
 
@@ -249,6 +253,45 @@ func (l *lowerer) identifierArgs(st *opState) []argSpec {
 			}
 		}
 	}
+	if kinds := typeKinds(op); len(kinds) > 0 {
+		for i := range out {
+			if out[i].snake == "id" || out[i].snake == "ids" {
+				out[i].kinds = kinds
+			}
+		}
+	}
+	return out
+}
+
+// maxTypeKinds bounds the values of a type input read as resource kinds:
+// a longer enumeration is a format or a filter, not the kind of an id.
+const maxTypeKinds = 8
+
+// typeKinds lists the resources an operation's enumerated type input
+// names (type, item_type…: "The ID type", one of artist, user): a bare
+// id or ids beside it is the id of one of them. Nil when there is no
+// such input, or more than one.
+func typeKinds(op *air.Operation) []string {
+	var out []string
+	found := 0
+	for i := range op.Input.Params {
+		p := &op.Input.Params[i]
+		snake := naming.Snake(p.Name)
+		if snake != "type" && !strings.HasSuffix(snake, "_type") || p.Schema == nil || len(p.Schema.Enum) == 0 || len(p.Schema.Enum) > maxTypeKinds {
+			continue
+		}
+		found++
+		out = out[:0]
+		for _, e := range p.Schema.Enum {
+			var v string
+			if json.Unmarshal(e, &v) == nil && v != "" && !slices.Contains(out, nounOf(v)) {
+				out = append(out, nounOf(v))
+			}
+		}
+	}
+	if found != 1 {
+		return nil
+	}
 	return out
 }
 
@@ -319,6 +362,9 @@ func (l *lowerer) indexYields(args [][]argSpec) *yieldIndex {
 		for _, a := range as {
 			ix.wantField[a.snake] = true
 			ix.wantNouns[a.noun] = true
+			for _, k := range a.kinds {
+				ix.wantNouns[k] = true
+			}
 		}
 	}
 	w := &yieldWalk{l: l, ix: ix, seen: map[string]bool{}}
@@ -712,51 +758,71 @@ func ownPath(path string) bool {
 	return true
 }
 
+// pagedOwn reports whether an object yield's path is a page of the
+// argument's resource under a property named for it: a search's
+// artists.items[] (or albums.items[]) for an artist's (an album's) id.
+// Only the first property may name something; the rest are containers.
+func pagedOwn(path, noun string) bool {
+	segs := strings.Split(path, ".")
+	if len(segs) < 2 || !nounNames(noun, nounOf(strings.TrimRight(segs[0], "[]"))) {
+		return false
+	}
+	for _, seg := range segs[1:] {
+		if name := strings.TrimRight(seg, "[]"); name != "" && !containerProps[nounOf(name)] {
+			return false
+		}
+	}
+	return true
+}
+
 // rankedProducers lists the producers of an argument shape, best first by
 // action, required inputs, path length, field path and id; computed once
 // per shape.
 func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
-	shape := argShape{snake: a.snake, noun: a.noun, fields: strings.Join(a.fields, ",")}
+	shape := argShape{snake: a.snake, noun: a.noun, fields: strings.Join(a.fields, ","), kinds: strings.Join(a.kinds, ",")}
 	if c, ok := ix.ranked[shape]; ok {
 		return c
 	}
 	best := map[int]candidate{}
-	consider := func(y yield, field string, g grade) {
+	consider := func(y yield, field string, g grade, noun string) {
 		if field == "" || fieldDepth(field) > maxProducerDepth {
 			return
 		}
-		if y.kids != nil && !ownPath(y.path) {
+		if y.kids != nil && !ownPath(y.path) && !pagedOwn(y.path, noun) {
 			// A nested object is the argument's resource only when its
 			// property says so (an event's issue): one whose property names
 			// a role (owner, account, actor) is that resource at most in one
 			// alternative of its type (an app's owner: a user or an
 			// enterprise).
-			if g != gradeEcho && !nounNames(a.noun, ix.word(lastProp(y.path)).noun) {
+			if g != gradeEcho && !nounNames(noun, ix.word(lastProp(y.path)).noun) {
 				return
 			}
 			g = gradeEcho
 		}
 		p := l.ops[y.op]
 		c := candidate{p: air.Producer{Operation: p.op.ID, Field: field, Basis: air.ProducerField}, op: y.op,
-			rank: actionRank(p.op), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/"), grade: g}
+			rank: yieldRank(p.op, field), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/"), grade: g}
 		if o, ok := best[y.op]; !ok || c.grade < o.grade || c.grade == o.grade && (len(c.p.Field) < len(o.p.Field) || len(c.p.Field) == len(o.p.Field) && c.p.Field < o.p.Field) {
 			best[y.op] = c
 		}
 	}
 	if !slices.Contains(idFields, a.snake) && a.snake != "ids" {
 		for _, y := range ix.byField[a.snake] {
-			consider(y, pick(y, a.fields), gradeEcho)
+			consider(y, pick(y, a.fields), gradeEcho, a.noun)
 		}
 	}
-	if a.noun != "" {
-		for _, n := range nounsMatching(ix, a.noun) {
+	for _, noun := range append([]string{a.noun}, a.kinds...) {
+		if noun == "" {
+			continue
+		}
+		for _, n := range nounsMatching(ix, noun) {
 			for _, y := range ix.byNoun[n] {
-				consider(y, pick(y, a.fields), gradeOwn)
+				consider(y, pick(y, a.fields), gradeOwn, noun)
 			}
 		}
-		for _, n := range ix.heads[a.noun] {
+		for _, n := range ix.heads[noun] {
 			for _, y := range ix.byNoun[n] {
-				consider(y, pick(y, a.fields), gradeKind)
+				consider(y, pick(y, a.fields), gradeKind, noun)
 			}
 		}
 	}
@@ -969,6 +1035,18 @@ func sharedSegments(a, b string) int {
 	return n
 }
 
+// yieldRank is the action rank of a producer for one field of its answer:
+// a search or list whose field is not in any list answers one object (GET
+// …/releases/latest: the latest release), so it ranks as the get it is,
+// after the list of the resource.
+func yieldRank(op *air.Operation, field string) int {
+	r := actionRank(op)
+	if r < rankGet && !strings.Contains(field, "[]") {
+		return rankGet
+	}
+	return r
+}
+
 // actionRank orders producers by how an agent finds an identifier from a
 // name: search, then list, then get, then anything else (rankWrite: a
 // create, which makes a new thing rather than finding the one meant).
@@ -979,9 +1057,12 @@ func actionRank(op *air.Operation) int {
 	case "list":
 		return 1
 	case "get":
-		return 2
+		return rankGet
 	}
 	return rankWrite
 }
 
-const rankWrite = 3
+const (
+	rankGet   = 2
+	rankWrite = 3
+)
