@@ -775,6 +775,22 @@ func pagedOwn(path, noun string) bool {
 	return true
 }
 
+// envelope reports whether producer op's answer is only a wrapper: an
+// object without identifying properties of its own (Spotify's search
+// answer {artists: {items: […]}, albums: …}), whose properties name what
+// it holds. A resource's answer (a file with its links) is not one: its
+// nested pages are details of it.
+func (l *lowerer) envelope(ix *yieldIndex, op int) bool {
+	s := l.ops[op].op.Output.Schema
+	if name, ok := air.RefName(s.Ref); ok {
+		s = l.spec.Schemas[name]
+	}
+	if s == nil || len(s.Properties) == 0 {
+		return false
+	}
+	return len(ix.idKids(s)) == 0
+}
+
 // rankedProducers lists the producers of an argument shape, best first by
 // action, required inputs, path length, field path and id; computed once
 // per shape.
@@ -788,7 +804,7 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 		if field == "" || fieldDepth(field) > maxProducerDepth {
 			return
 		}
-		if y.kids != nil && !ownPath(y.path) && !pagedOwn(y.path, noun) {
+		if y.kids != nil && !ownPath(y.path) && !(pagedOwn(y.path, noun) && l.envelope(ix, y.op)) {
 			// A nested object is the argument's resource only when its
 			// property says so (an event's issue): one whose property names
 			// a role (owner, account, actor) is that resource at most in one
@@ -801,7 +817,7 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 		}
 		p := l.ops[y.op]
 		c := candidate{p: air.Producer{Operation: p.op.ID, Field: field, Basis: air.ProducerField}, op: y.op,
-			rank: yieldRank(p.op, field), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/"), grade: g}
+			rank: yieldRank(p.op, p.spec.Path, field, noun), req: requiredInputs(p.op), segs: strings.Count(p.spec.Path, "/"), grade: g}
 		if o, ok := best[y.op]; !ok || c.grade < o.grade || c.grade == o.grade && (len(c.p.Field) < len(o.p.Field) || len(c.p.Field) == len(o.p.Field) && c.p.Field < o.p.Field) {
 			best[y.op] = c
 		}
@@ -811,8 +827,11 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 			consider(y, pick(y, a.fields), gradeEcho, a.noun)
 		}
 	}
-	for _, noun := range append([]string{a.noun}, a.kinds...) {
-		if noun == "" {
+	// The kinds of a type input are a fallback: the resource the path
+	// names comes first (Jira's avatar/{id} beside a type of the avatar's
+	// owner, issuetype or project, takes an avatar's id).
+	for i, noun := range append([]string{a.noun}, a.kinds...) {
+		if noun == "" || i > 0 && len(best) > 0 {
 			continue
 		}
 		for _, n := range nounsMatching(ix, noun) {
@@ -850,16 +869,18 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 	cons := l.ops[ci].op
 	consPath := l.ops[ci].spec.Path
 	// The consumer-specific part first: the most path segments shared with
-	// the consumer, then the action, then the fewest inputs the consumer's
-	// caller does not already have, then the shared ranking's order: an
-	// insertion into a fixed array.
+	// the consumer, then the grade, then the fewest identifiers the
+	// consumer's caller does not already have (GET /artists?ids= is no way
+	// to the id GET /artists/{id} takes: it needs ids itself), then the
+	// action, then the fewest inputs the caller does not already have,
+	// then the shared ranking's order: an insertion into a fixed array.
 	type pickd struct {
-		c             *candidate
-		shared, extra int
+		c                  *candidate
+		shared, ids, extra int
 	}
 	better := func(x, y pickd) bool {
 		return cmp.Or(cmp.Compare(x.c.rank/rankWrite, y.c.rank/rankWrite), cmp.Compare(y.shared, x.shared),
-			cmp.Compare(x.c.grade, y.c.grade), cmp.Compare(x.c.rank, y.c.rank), cmp.Compare(x.extra, y.extra)) < 0
+			cmp.Compare(x.c.grade, y.c.grade), cmp.Compare(x.ids, y.ids), cmp.Compare(x.c.rank, y.c.rank), cmp.Compare(x.extra, y.extra)) < 0
 	}
 	// best holds more than are kept: an echo after an own producer is
 	// dropped below, and the next one must still be there.
@@ -874,10 +895,10 @@ func (l *lowerer) inferProducers(ci int, a argSpec, ix *yieldIndex, linked []air
 			continue
 		}
 		x := pickd{c: c, shared: sharedSegments(consPath, l.ops[c.op].spec.Path)}
-		if n == keep && better(best[n-1], pickd{c: c, shared: x.shared, extra: -1}) {
+		if n == keep && better(best[n-1], pickd{c: c, shared: x.shared, ids: -1, extra: -1}) {
 			continue // cannot enter whatever its inputs: skip counting them
 		}
-		x.extra = missingInputs(p, cons)
+		x.extra, x.ids = missingInputs(p, cons)
 		j := n
 		for j > 0 && better(x, best[j-1]) {
 			j--
@@ -983,22 +1004,32 @@ func requiredInputs(p *air.Operation) int {
 }
 
 // missingInputs counts the producer's required inputs the consumer does not
-// take: a producer callable with what the caller already has ranks first.
-func missingInputs(p, c *air.Operation) int {
-	n := 0
-	for i := range p.Input.Params {
-		if q := &p.Input.Params[i]; q.Required && !hasInput(c, q.InputKey()) {
+// take (n), and how many of them are identifiers (ids: an id, number, key…
+// in nameArgument's sense): a producer callable with what the caller
+// already has ranks first, and one that needs an identifier the caller
+// must first find elsewhere ranks after one that needs only words.
+func missingInputs(p, c *air.Operation) (n, ids int) {
+	count := func(key, name string) {
+		if !hasInput(c, key) {
 			n++
+			if !nameArgument(naming.Snake(name)) {
+				ids++
+			}
+		}
+	}
+	for i := range p.Input.Params {
+		if q := &p.Input.Params[i]; q.Required {
+			count(q.InputKey(), q.Name)
 		}
 	}
 	if p.Input.Body != nil {
 		for i := range p.Input.Body.Fields {
-			if f := &p.Input.Body.Fields[i]; f.Required && !hasInput(c, f.InputKey()) {
-				n++
+			if f := &p.Input.Body.Fields[i]; f.Required {
+				count(f.InputKey(), f.Name)
 			}
 		}
 	}
-	return n
+	return n, ids
 }
 
 // sharedSegments counts the leading path segments two paths have in common
@@ -1035,16 +1066,30 @@ func sharedSegments(a, b string) int {
 	return n
 }
 
-// yieldRank is the action rank of a producer for one field of its answer:
-// a search or list whose field is not in any list answers one object (GET
-// …/releases/latest: the latest release), so it ranks as the get it is,
-// after the list of the resource.
-func yieldRank(op *air.Operation, field string) int {
+// yieldRank is the action rank of a producer (at path) for one field of
+// its answer, for an argument of resource noun: a read of a word under the
+// resource's collection (GET …/releases/latest for a release_id) whose
+// field is in no list answers one member of the collection, so it ranks
+// as the get it is, after the list of the resource (GET …/releases),
+// whatever action its path made of it.
+func yieldRank(op *air.Operation, path, field, noun string) int {
 	r := actionRank(op)
-	if r < rankGet && !strings.Contains(field, "[]") {
+	if r < rankGet && !strings.Contains(field, "[]") && memberPath(path, noun) {
 		return rankGet
 	}
 	return r
+}
+
+// memberPath reports whether path ends in a literal word under the
+// literal collection segment of noun (/repos/{owner}/{repo}/releases/
+// latest for release).
+func memberPath(path, noun string) bool {
+	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	if len(segs) < 2 || noun == "" {
+		return false
+	}
+	last, coll := segs[len(segs)-1], segs[len(segs)-2]
+	return last != "" && !strings.HasPrefix(last, "{") && coll != "" && !strings.HasPrefix(coll, "{") && nounNames(noun, nounOf(coll))
 }
 
 // actionRank orders producers by how an agent finds an identifier from a
