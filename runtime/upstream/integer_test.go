@@ -49,6 +49,12 @@ func FuzzExactInteger(f *testing.F) {
 			}
 			return
 		}
+		if len(s) > maxNumberText { // the bound on what is read: refused whatever its value
+			if ok {
+				t.Fatalf("ExactInteger accepted %d bytes, more than maxNumberText", len(s))
+			}
+			return
+		}
 		if i := strings.IndexAny(s, "eE"); i >= 0 && len(strings.TrimLeft(strings.TrimLeft(s[i+1:], "+-"), "0")) > 4 {
 			return // big.Rat would expand a huge exponent
 		}
