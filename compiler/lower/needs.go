@@ -38,10 +38,11 @@ import (
 // need the argument it would produce. Inferred producers are ranked reads
 // before creates, then by the path segments they share with the consumer
 // (sharedSegments: the consumer's own context first), then the grade (the
-// resource's own identifier, a kind's, an echo: see grade), then the action
-// (search before list before get before create: a name becomes an id
-// through a search), then the fewest inputs the consumer does not already
-// have, then the shallower field (fieldDepth), then the shorter path; at
+// resource's own identifier, a kind's, an echo: see grade), then the fewest
+// identifiers the consumer does not already have (missingInputs), then the
+// action (search before list before get before create: a name becomes an id
+// through a search; yieldRank), then the fewest inputs the consumer does
+// not already have, then the shallower field (fieldDepth), then the shorter path; at
 // most maxProducers are kept per identifier argument and maxNameProducers
 // per name argument.
 
