@@ -452,8 +452,9 @@ func (l *Logger) Write(line Line) error {
 	if err != nil {
 		return err
 	}
-	unlock := lockFile(f)
-	defer unlock()
+	if lockFile(f) {
+		defer unlockFile(f)
+	}
 	if err := l.resume(f); err != nil {
 		return fmt.Errorf("%w: %w", ErrWrite, err)
 	}

@@ -55,14 +55,21 @@ func Genesis(alg string) string { return alg + ":" + strings.Repeat("0", 64) }
 // Link is the link (MAC) of data under key: "hmac-sha256:<hex>" with a
 // key, "sha256:<hex>" without. The shared audit table chains its rows with
 // it too.
-func Link(key, data []byte) string { return linker{key: key}.link(data) }
+func Link(key, data []byte) string {
+	k := linker{key: key}
+	return k.link(data)
+}
 
 // Alg is the chain algorithm of key: AlgHMAC with a key, else AlgSHA256.
 func Alg(key []byte) string { return linker{key: key}.alg() }
 
-// linker computes links: the MAC of a line under the chain's key.
+// linker computes links: the MAC of a line under the chain's key. It keeps
+// its hash between lines (a Logger links one line at a time, under its
+// mutex), so a line's link costs no new hash state; a linker is not safe
+// for concurrent use.
 type linker struct {
 	key []byte
+	h   hash.Hash // made on first use, Reset before each line
 }
 
 func (k linker) alg() string {
@@ -73,15 +80,22 @@ func (k linker) alg() string {
 }
 
 // link is the MAC of line (without its newline), as the next line's prev.
-func (k linker) link(line []byte) string {
-	var h hash.Hash
-	if k.key != nil {
-		h = hmac.New(sha256.New, k.key)
-	} else {
-		h = sha256.New()
+func (k *linker) link(line []byte) string {
+	if k.h == nil {
+		if k.key != nil {
+			k.h = hmac.New(sha256.New, k.key)
+		} else {
+			k.h = sha256.New()
+		}
 	}
-	h.Write(line)
-	return k.alg() + ":" + hex.EncodeToString(h.Sum(nil))
+	k.h.Reset()
+	k.h.Write(line)
+	var sum [sha256.Size]byte
+	alg := k.alg()
+	out := make([]byte, 0, len(alg)+1+2*sha256.Size)
+	out = append(append(out, alg...), ':')
+	out = hex.AppendEncode(out, k.h.Sum(sum[:0]))
+	return string(out)
 }
 
 // appendChain appends the chain fields to record (a JSON object ending in

@@ -55,7 +55,7 @@ func TestChainVerifies(t *testing.T) {
 			t.Fatalf("key %v: %+v %v", key != nil, rep, err)
 		}
 		last := bytes.TrimSuffix(lines[4], []byte("\n"))
-		if rep.Head != (linker{key: key}).link(last) {
+		if rep.Head != Link(key, last) {
 			t.Fatalf("head %s", rep.Head)
 		}
 		if seq, prev, ok := ParseChained(bytes.TrimSuffix(lines[0], []byte("\n"))); !ok || seq != 1 || prev != Genesis(rep.Alg) {
@@ -158,5 +158,18 @@ func TestChainAcrossLoggers(t *testing.T) {
 	rep, err := verifyBytes(all, VerifyOptions{Key: chainKey})
 	if err != nil || rep.Records != 100 || rep.Leading != 1 {
 		t.Fatalf("%+v %v", rep, err)
+	}
+}
+
+// TestLinkerReusesItsHash: a linker's links are the same whether its hash
+// is fresh or reused, so keeping the hash between lines changes no link.
+func TestLinkerReusesItsHash(t *testing.T) {
+	for _, key := range [][]byte{nil, []byte("chain key")} {
+		k := linker{key: key}
+		for _, line := range []string{"a", "", `{"seq":1}`, "a"} {
+			if got, want := k.link([]byte(line)), Link(key, []byte(line)); got != want {
+				t.Fatalf("key %v, %q: reused %s, fresh %s", key != nil, line, got, want)
+			}
+		}
 	}
 }

@@ -9,17 +9,19 @@ import (
 
 // lockFile takes an exclusive advisory lock on f for one line (flock), so
 // that gateway processes sharing an audit file chain their lines in the
-// order they append them. The lock goes with the process if it dies.
-func lockFile(f *os.File) (unlock func()) {
+// order they append them. The lock goes with the process if it dies. It
+// reports whether it holds the lock (a file system without locks: one
+// process is still chained); unlockFile releases it.
+func lockFile(f *os.File) bool {
 	fd := int(f.Fd())
 	for {
 		err := syscall.Flock(fd, syscall.LOCK_EX)
 		if err == syscall.EINTR {
 			continue
 		}
-		if err != nil {
-			return func() {} // a file system without locks: one process is still chained
-		}
-		return func() { _ = syscall.Flock(fd, syscall.LOCK_UN) }
+		return err == nil
 	}
 }
+
+// unlockFile releases lockFile's lock.
+func unlockFile(f *os.File) { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
