@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/anvil-dev/anvil/gen/github-mini/workspace"
 	"github.com/anvil-dev/anvil/runtime/fleet"
@@ -11,11 +12,14 @@ import (
 // startGenerated serves the generated github-mini gateway (gen/github-mini,
 // linked in through its registration table) with the generic gateway's
 // configuration — the same audience, JWKS, vault and connection — on its
-// own listener and audit log, its upstream pointed at the mock through
-// ANVIL_UPSTREAM_GITHUB_URL. It returns the base URL and a stop function.
+// own listener, audit log and state file (a gateway process holds its state
+// file, so two gateways in one process cannot share one), its upstream
+// pointed at the mock through ANVIL_UPSTREAM_GITHUB_URL. It returns the base
+// URL and a stop function.
 func startGenerated(cfg serve.Config, mockURL, auditFile string) (string, func(), error) {
 	cfg.AuditFile = auditFile
-	env := map[string]string{fleet.UpstreamURLEnv("github"): mockURL}
+	env := map[string]string{fleet.UpstreamURLEnv("github"): mockURL,
+		"ANVIL_STATE_FILE": filepath.Join(filepath.Dir(auditFile), "generated-state.db")}
 	cfg.Getenv = func(k string) string { return env[k] }
 	f, err := fleet.FromWorkspace(workspace.Workspace())
 	if err != nil {

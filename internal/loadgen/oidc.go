@@ -59,9 +59,10 @@ rules:
 	}
 	cfg.Auth = auth.Config{Mode: auth.ModeOIDC, Audience: oidcResource, PolicyFile: policy, Leeway: auth.DefaultLeeway}
 	cfg.AuditFile = filepath.Join(dir, "audit-oidc.jsonl")
-	// Its own vault directory, so it has its own state store (and ledger),
-	// as the branchyard gateway has.
-	cfg.VaultDir = filepath.Join(dir, "vault-oidc")
+	// Its own vault directory in a directory of its own, so it has its own
+	// state store and ledger (state.db sits beside the vault directory), as
+	// the branchyard gateway has.
+	cfg.VaultDir = filepath.Join(dir, "oidc", "vault")
 	var base string
 	if procs != nil {
 		env := []string{
