@@ -83,6 +83,7 @@ const (
 	fieldDesc                   // description
 	fieldParamDesc              // parameter descriptions
 	fieldResponse               // response property names and descriptions
+	fieldIntent                 // the manifest's example requests (skill.intentExamples)
 	numFields
 )
 
@@ -90,10 +91,13 @@ const (
 // each field. The title and the verb/resource fields are the most precise
 // statements of what an operation does; descriptions are long and carry
 // boiler-plate (token scopes, links), so they count least and are
-// normalised hardest.
+// normalised hardest. Intent examples are requests a connector author
+// wrote in a caller's words for this operation ("cordon the node"): they
+// count as much as the name, normalised like a description since an
+// operation may carry several.
 var (
-	fieldWeight = [numFields]float64{fieldName: 2.0, fieldTitle: 3.0, fieldVerb: 2.0, fieldTag: 1.0, fieldPath: 1.5, fieldParam: 0.5, fieldDesc: 0.6, fieldParamDesc: 0.3, fieldResponse: 0.15}
-	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.4, fieldVerb: 0.2, fieldTag: 0.2, fieldPath: 0.3, fieldParam: 0.5, fieldDesc: 0.75, fieldParamDesc: 0.75, fieldResponse: 0.75}
+	fieldWeight = [numFields]float64{fieldName: 2.0, fieldTitle: 3.0, fieldVerb: 2.0, fieldTag: 1.0, fieldPath: 1.5, fieldParam: 0.5, fieldDesc: 0.6, fieldParamDesc: 0.3, fieldResponse: 0.15, fieldIntent: 2.0}
+	fieldB      = [numFields]float64{fieldName: 0.3, fieldTitle: 0.4, fieldVerb: 0.2, fieldTag: 0.2, fieldPath: 0.3, fieldParam: 0.5, fieldDesc: 0.75, fieldParamDesc: 0.75, fieldResponse: 0.75, fieldIntent: 0.75}
 )
 
 // k1 is BM25's term-frequency saturation.
@@ -249,6 +253,9 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 		schemaText(op.Input.Body.Schema, b.schemas[connector], 0, true, func(s string) { addText(fieldParamDesc, s) })
 	}
 	addText(fieldDesc, op.Description)
+	for _, ex := range op.Skill.IntentExamples {
+		addText(fieldIntent, ex)
+	}
 	schemaText(op.Output.Schema, b.schemas[connector], maxResponseDepth, false, func(s string) { addText(fieldResponse, s) })
 
 	b.docTerms = append(b.docTerms, slices.Clip(tcs))

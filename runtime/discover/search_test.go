@@ -266,3 +266,35 @@ func TestAddBoundsText(t *testing.T) {
 		t.Errorf("%d terms", n)
 	}
 }
+
+// TestSearchMatchesIntentExamples: a manifest's example requests
+// (skill.intentExamples) are the connector author's words for an
+// operation; a request in those words finds it even when no name, title or
+// description uses them.
+func TestSearchMatchesIntentExamples(t *testing.T) {
+	ops := fixture()
+	const q = "cordon the main line so nobody lands changes"
+	build := func(examples ...string) *Index {
+		b := NewBuilder()
+		for i := range ops {
+			o := ops[i]
+			if o.MCP.ToolName == "pulls_merge" {
+				continue
+			}
+			if o.MCP.ToolName == "repos_get" {
+				o.Skill.IntentExamples = examples
+			}
+			if err := b.Add("gh", &o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return b.Build()
+	}
+	if rs := build().Search(q, Options{}); len(rs) > 0 && rs[0].Entry.Name == "gh__repos_get" && !rs[0].Weak {
+		t.Fatalf("without intent examples %q already finds repos_get strongly: the test proves nothing", q)
+	}
+	rs := build("cordon the main line", "stop changes landing on the main line").Search(q, Options{})
+	if len(rs) == 0 || rs[0].Entry.Name != "gh__repos_get" {
+		t.Fatalf("%q: got %v, want gh__repos_get first (its intent examples say so)", q, names(rs))
+	}
+}
