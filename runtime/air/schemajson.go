@@ -203,16 +203,23 @@ func (w *schemaWriter) flag(k string, v bool) {
 }
 
 // appendRawJSON appends a raw JSON value compacted, with <, > and & escaped
-// inside strings, as encoding/json does for a json.RawMessage.
+// inside strings and the line and paragraph separators (U+2028, U+2029)
+// written as \u2028 and \u2029, as encoding/json does for a
+// json.RawMessage. Compacted JSON holds those only inside strings, so the
+// byte scan needs no string state.
 func appendRawJSON(b []byte, r json.RawMessage) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, r); err != nil {
 		return nil, errors.Join(errors.New("json: error calling MarshalJSON for type json.RawMessage"), err)
 	}
-	for _, c := range buf.Bytes() {
-		switch c {
-		case '<', '>', '&':
+	raw := buf.Bytes()
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '<' || c == '>' || c == '&':
 			b = append(b, '\\', 'u', '0', '0', hexDigit[c>>4], hexDigit[c&0xF])
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && (raw[i+2] == 0xA8 || raw[i+2] == 0xA9):
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigit[raw[i+2]&0xF])
+			i += 2
 		default:
 			b = append(b, c)
 		}

@@ -120,7 +120,7 @@ func randSchema(r *rand.Rand, depth int) *Schema {
 		if r.Intn(9) == 0 {
 			return nil
 		}
-		return json.RawMessage([]string{`"<x>"`, `{ "a" : [1, 2] }`, `null`, `true`, `"\u003c"`, "\"é\"", " 7 "}[r.Intn(7)])
+		return json.RawMessage([]string{`"<x>"`, `{ "a" : [1, 2] }`, `null`, `true`, `"\u003c"`, "\"é\"", " 7 ", "\"a\u2028b\u2029\""}[r.Intn(8)])
 	}
 	s := &Schema{Ref: str(), Title: str(), Description: str(), Format: str(), Pattern: str(),
 		Minimum: num(), Maximum: num(), ExclusiveMinimum: num(), ExclusiveMaximum: num(), MultipleOf: num(),
