@@ -196,7 +196,7 @@ func TestCompilerStageDirection(t *testing.T) {
 // server (internal/oauthtest, built on go-oauth2) approves every
 // authorization.
 var testOnly = []string{module + "/internal/idptest", "github.com/zitadel/oidc", module + "/internal/testinput", module + "/internal/endtoend",
-	module + "/internal/oauthtest", "github.com/go-oauth2/oauth2"}
+	module + "/internal/oauthtest", "github.com/go-oauth2/oauth2", module + "/internal/benchrig"}
 
 // TestEndToEndIsTestFilesOnly: internal/endtoend is a test, never a library:
 // a non-test Go file there would be a package others could import.

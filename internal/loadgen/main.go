@@ -23,7 +23,6 @@ package main
 
 import (
 	"bytes"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -40,7 +39,7 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
-	"github.com/anvil-dev/anvil/runtime/air"
+	"github.com/anvil-dev/anvil/internal/benchrig"
 	"github.com/anvil-dev/anvil/runtime/auth"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/door/mcpdoor"
@@ -130,34 +129,18 @@ func run(bundle string, d time.Duration, conns, rounds int, procs *procOptions) 
 		return fmt.Errorf("the mock upstream: %w", err)
 	}
 
-	// The workspace: the committed bundle pointed at the mock.
-	doc, err := air.Load(bundle)
+	// The workspace (the committed bundle pointed at the mock), keys and
+	// vault key; then the gateways' common configuration.
+	rig, err := benchrig.Write(dir, bundle, st.mock, "by-loadgen0001")
 	if err != nil {
-		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
-	}
-	doc.Service.Servers = []air.Server{{URL: st.mock}}
-	ws := filepath.Join(dir, "workspace")
-	if err := air.WriteBundle(filepath.Join(ws, "github"), doc); err != nil {
 		return err
 	}
-
-	// Keys, vault key, the gateways' common configuration.
-	key := authtest.NewKey("by-loadgen0001")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := authtest.WriteJWKS(jwks, key); err != nil {
-		return err
-	}
-	vk := make([]byte, 32)
-	_, _ = rand.Read(vk)
-	keyFile := filepath.Join(dir, "vault.key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
-		return err
-	}
+	ws, key, vk := rig.Workspace, rig.Key, rig.VaultKey
 	cfg := serve.Config{
 		Host: "127.0.0.1",
 		Auth: auth.Config{Mode: auth.ModeBranchyard, Issuer: issuer, Audience: audience,
-			JWKSURI: "file://" + jwks, Leeway: auth.DefaultLeeway},
-		VaultKeyFile: keyFile, VaultDir: filepath.Join(dir, "vault"), AuditFile: filepath.Join(dir, "audit.jsonl"),
+			JWKSURI: "file://" + rig.JWKS, Leeway: auth.DefaultLeeway},
+		VaultKeyFile: rig.VaultKeyFile, VaultDir: filepath.Join(dir, "vault"), AuditFile: filepath.Join(dir, "audit.jsonl"),
 		AllowedHosts: "127.0.0.1", Getenv: func(string) string { return "" },
 	}
 	generatedAudit := filepath.Join(dir, "audit-generated.jsonl")

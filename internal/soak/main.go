@@ -13,7 +13,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -40,9 +39,9 @@ import (
 	"time"
 
 	"github.com/anvil-dev/anvil/examples/github-mini/mockupstream"
+	"github.com/anvil-dev/anvil/internal/benchrig"
 	"github.com/anvil-dev/anvil/internal/faultproxy"
 	"github.com/anvil-dev/anvil/internal/pgtest"
-	"github.com/anvil-dev/anvil/runtime/air"
 	"github.com/anvil-dev/anvil/runtime/audit"
 	"github.com/anvil-dev/anvil/runtime/auth/authtest"
 	"github.com/anvil-dev/anvil/runtime/store/pgstore"
@@ -189,30 +188,15 @@ func run(d, every time.Duration, workers int, bin, bundle string) error {
 	defer pgp.Close()
 	pu.Host = pgp.Addr()
 
-	doc, err := air.Load(bundle)
+	setup, err := benchrig.Write(dir, bundle, "http://"+up.Addr(), "soak-key")
 	if err != nil {
-		return fmt.Errorf("loading %s (run from the repository root): %w", bundle, err)
-	}
-	doc.Service.Servers = []air.Server{{URL: "http://" + up.Addr()}}
-	ws := filepath.Join(dir, "workspace")
-	if err := air.WriteBundle(filepath.Join(ws, "github"), doc); err != nil {
 		return err
 	}
-	key := authtest.NewKey("soak-key")
-	jwks := filepath.Join(dir, "jwks.json")
-	if err := authtest.WriteJWKS(jwks, key); err != nil {
-		return err
-	}
-	vk := make([]byte, 32)
-	_, _ = rand.Read(vk)
-	keyFile := filepath.Join(dir, "vault.key")
-	if err := os.WriteFile(keyFile, []byte(hex.EncodeToString(vk)), 0o600); err != nil {
-		return err
-	}
+	ws, key, vk := setup.Workspace, setup.Key, setup.VaultKey
 	aud := "http://localhost:1/mcp" // one audience for the fleet; requests name its host
 	g := &rig{bin: bin, ws: ws, dir: dir, env: []string{
 		"ANVIL_INBOUND_AUTH_MODE=branchyard", "ANVIL_INBOUND_ISSUER=" + issuer, "ANVIL_INBOUND_AUDIENCE=" + aud,
-		"ANVIL_INBOUND_JWKS_URI=file://" + jwks, "ANVIL_VAULT_KEY_FILE=" + keyFile, "ANVIL_ALLOWED_HOSTS=127.0.0.1",
+		"ANVIL_INBOUND_JWKS_URI=file://" + setup.JWKS, "ANVIL_VAULT_KEY_FILE=" + setup.VaultKeyFile, "ANVIL_ALLOWED_HOSTS=127.0.0.1",
 		"ANVIL_STORE=" + pu.String(), "ANVIL_LEDGER_LEASE=3s", "ANVIL_LEDGER_WAIT=500ms", "ANVIL_STORE_TIMEOUT=2s",
 		"ANVIL_UPSTREAM_TIMEOUT_MS=2000",
 	}}
