@@ -73,6 +73,7 @@ func scoreHalves(t *testing.T, name string, tasks []StepTask, spec, connector st
 			name, half, d.Single, d.Recall1, d.Recall5, b.Recall1, b.Recall5, d.Multi, d.FirstHit5, d.Coverage10, b.FirstHit5, b.Coverage10)
 		if half == Dev && os.Getenv("ANVIL_DISCOVER_MISSES") != "" {
 			t.Logf("dev misses:\n%s", strings.Join(d.Misses, "\n"))
+			t.Logf("dev single-operation tasks answered but not first:\n%s", strings.Join(d.Misses1, "\n"))
 		}
 		if f := floor; half == Test && (d.Recall1 < f.Recall1 || d.Recall5 < f.Recall5 || d.FirstHit5 < f.FirstHit5 || d.Coverage10 < f.Coverage10) {
 			t.Errorf("test half below its floor %+v: recall@1 %.3f recall@5 %.3f first-call hit@5 %.3f coverage@10 %.3f",
