@@ -110,6 +110,20 @@ fetch "$DIRECTORY_PKG" \
 	api/azure.com/network-endpointService.json implicit-azure-endpoints.json \
 	api/azure.com/hdinsight-operations.json implicit-azure-hdinsight.json
 
+# publish_dir NAME FILE...: make $dest/NAME hold exactly FILEs, replacing
+# it whole (built as NAME.part first), so a failed fetch never leaves a
+# partial directory that a later run would take as done.
+publish_dir() {
+	local name="$1"
+	shift
+	rm -rf "$dest/$name.part"
+	mkdir -p "$dest/$name.part"
+	cp "$@" "$dest/$name.part/"
+	rm -rf "$dest/$name"
+	mv "$dest/$name.part" "$dest/$name"
+	echo "fetch-specs: wrote $dest/$name" >&2
+}
+
 # Manual pages of command-line clients of these APIs (Debian packages,
 # pinned), the evaluation text of internal/discovereval (docs/discovery.md,
 # "Evaluation"): written by each API's vendor for its CLI, not by this team.
@@ -131,12 +145,7 @@ fetch_man() {
 		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
 	fi
 	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
-	rm -rf "$dest/$cli-man.part"
-	mkdir -p "$dest/$cli-man.part"
-	cp "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz "$dest/$cli-man.part/"
-	rm -rf "$dest/$cli-man"
-	mv "$dest/$cli-man.part" "$dest/$cli-man"
-	echo "fetch-specs: wrote $dest/$cli-man" >&2
+	publish_dir "$cli-man" "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz
 }
 
 # gh, the GitHub CLI (MIT); hub, its predecessor (MIT); kubectl, from
@@ -171,12 +180,7 @@ process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(p
 		return 1
 	fi
 	tar -xzf "$tmp/$tgz" -C "$tmp" package/README.md
-	rm -rf "$dest/$name-readme.part"
-	mkdir -p "$dest/$name-readme.part"
-	mv "$tmp/package/README.md" "$dest/$name-readme.part/README.md"
-	rm -rf "$dest/$name-readme"
-	mv "$dest/$name-readme.part" "$dest/$name-readme"
-	echo "fetch-specs: wrote $dest/$name-readme" >&2
+	publish_dir "$name-readme" "$tmp/package/README.md"
 }
 
 # spotify-web-api-node (MIT) and spotify-web-api-js (MIT).
