@@ -264,12 +264,13 @@ func TestMentionsID(t *testing.T) {
 // consumer's producers even when a list that also produces the id ranks
 // above it, else the connector's only search when no search matched the
 // query's words. A search that itself needs an id (find by an external id)
-// is never that search, and a query that names nothing gets none.
+// is never that search, and a query that names nothing (or only the API's
+// own common words, capitalised) gets none.
 func TestNamedQueryGetsASearch(t *testing.T) {
 	search := op("search", "Search for item", "GET", "/search", "search", "search", "Get catalog information about albums, artists and tracks that match a keyword.", "q")
 	search.Input.Params[0].Required = true
-	releases := op("new_releases", "Get new releases", "GET", "/browse/new-releases", "list", "new_release", "A list of new album releases.")
-	album := op("get_album", "Get album", "GET", "/albums/{id}", "get", "album", "Catalog information for a single album.", "id")
+	releases := op("new_releases", "Get new releases", "GET", "/browse/new-releases", "list", "new_release", "A list of new album releases featured in Spotify.")
+	album := op("get_album", "Get album", "GET", "/albums/{id}", "get", "album", "Catalog information for a single album on Spotify.", "id")
 	album.Input.Params[0].In, album.Input.Params[0].Required = "path", true
 	album.Needs = []air.Need{{Argument: "id", From: []air.Producer{
 		{Operation: search.ID, Field: "albums.items[].id", Basis: air.ProducerField},
@@ -292,6 +293,7 @@ func TestNamedQueryGetsASearch(t *testing.T) {
 		{"What new album releases has Adele released", true},
 		{"Play the song Hello by Adele", true},
 		{"play the song hello", false},
+		{"play the song hello on Spotify", false}, // the API's own word names nothing
 	} {
 		rs := ix.Search(c.q, Options{Limit: 5})
 		got := names(rs)

@@ -138,7 +138,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		}
 		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
 	}
-	named := namesEntity(query)
+	named := ix.namesEntity(query)
 	if !mentionsID(lower) {
 		scan := 1
 		if named {
@@ -338,7 +338,7 @@ func isFinder(e *Entry) bool { return e.Effect == air.ClassRead && len(e.Needs) 
 // returned with them (1, 2 and 3 were measured on the dev half).
 const producerDepth = 1
 
-// producerScan: when the query names something (namesEntity), the
+// producerScan: when the query names something (Index.namesEntity), the
 // consumer is the first of this many best results that needs an
 // identifier no result before it produces, not only the best one: "play
 // the top tracks of Adele" may rank what plays first, and the search for
@@ -347,24 +347,44 @@ const producerScan = 3
 
 // namesEntity reports whether the query names a particular thing: a word
 // after the first that starts with a capital followed by a small letter
-// (Adele, Casablanca; not an acronym such as PR or API), or a quoted
-// phrase. Such a query needs the thing's id from a search or list.
-func namesEntity(q string) bool {
+// (Adele, Casablanca; not an acronym such as PR or API) and is not one of
+// the API's own common words, or a quoted phrase. Such a query needs the
+// thing's id from a search or list. A capitalised word that a tenth of the
+// entries or more hold is the API speaking of itself ("a new repository on
+// GitHub", "Kubernetes"), not a thing to look up.
+func (ix *Index) namesEntity(q string) bool {
 	q = clip(q)
 	if strings.ContainsAny(q, "\"“”") {
 		return true
 	}
 	first := true
+	var buf [4]string
 	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
 		if !first {
 			r, n := utf8.DecodeRuneInString(w)
-			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) {
+			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) && !ix.common(tokenize(buf[:0], strings.ToLower(w))) {
 				return true
 			}
 		}
 		first = false
 	}
 	return false
+}
+
+// commonShare is the share of entries a term must be held by to be one of
+// the API's own common words.
+const commonShare = 0.1
+
+// common: every one of the terms is held by at least commonShare of the
+// entries (a word that tokenises to nothing is common too).
+func (ix *Index) common(terms []string) bool {
+	for _, t := range terms {
+		id, ok := ix.terms[t]
+		if !ok || float64(len(ix.postings[id])) < commonShare*float64(len(ix.entries)) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxProducers bounds the producers placed for those results (one per
