@@ -267,6 +267,7 @@ func deprecated(op *air.Operation) bool {
 // of the object is a weak signal).
 const (
 	actionBoost      = 0.5
+	searchBoost      = 1.0
 	resourceBoost    = 0.5
 	deprecatedFactor = 0.5
 	laterVerbWeight  = 0.5
@@ -291,6 +292,8 @@ func (in intent) agrees(c uint8) float32 {
 func (in intent) shapeFactor(sh *entryShape) float32 {
 	f := float32(1)
 	switch agree := max(in.agrees(sh.class), in.agrees(sh.titleClass)); {
+	case agree > 0 && in.class == actSearch && sh.class == actSearch:
+		f *= 1 + searchBoost
 	case agree > 0:
 		f *= 1 + actionBoost*agree
 	case in.verb != noTerm && in.verb == sh.action:
