@@ -3,6 +3,7 @@ package discovereval
 import (
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -79,18 +80,9 @@ func ParseCommands(r io.Reader) (map[string][][]string, error) {
 		if !ok || cmd == "" {
 			return nil, fmt.Errorf("line %d: want <command> => <operationId>[, ...][ > ...]", n)
 		}
-		var steps [][]string
-		for _, st := range strings.Split(rest, ">") {
-			var alts []string
-			for _, a := range strings.Split(st, ",") {
-				if a = strings.TrimSpace(a); a != "" {
-					alts = append(alts, a)
-				}
-			}
-			if len(alts) == 0 {
-				return nil, fmt.Errorf("line %d: empty step", n)
-			}
-			steps = append(steps, alts)
+		steps, err := parseSteps(rest)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if _, dup := out[cmd]; dup {
 			return nil, fmt.Errorf("line %d: %s listed twice", n, cmd)
@@ -98,6 +90,25 @@ func ParseCommands(r io.Reader) (map[string][][]string, error) {
 		out[cmd] = steps
 	}
 	return out, sc.Err()
+}
+
+// parseSteps reads "<step> [> <step>...]", the alternatives of a step
+// comma separated.
+func parseSteps(s string) ([][]string, error) {
+	var steps [][]string
+	for _, st := range strings.Split(s, ">") {
+		var alts []string
+		for _, a := range strings.Split(st, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				alts = append(alts, a)
+			}
+		}
+		if len(alts) == 0 {
+			return nil, errors.New("empty step")
+		}
+		steps = append(steps, alts)
+	}
+	return steps, nil
 }
 
 // ManPage is what a page says in plain words.

@@ -243,7 +243,7 @@ func ReadmeSetTasks(dir, testdata string, src ReadmeSource) ([]StepTask, ReadmeS
 	}
 	var examples []ReadmeExample
 	for _, name := range src.Files {
-		ex, err := readReadme(filepath.Join(dir, name))
+		ex, err := parseFile(filepath.Join(dir, name), ParseReadme)
 		if err != nil {
 			return nil, ReadmeStats{}, err
 		}
@@ -252,15 +252,18 @@ func ReadmeSetTasks(dir, testdata string, src ReadmeSource) ([]StepTask, ReadmeS
 	return ReadmeTasks(examples, methods)
 }
 
-func readReadme(file string) ([]ReadmeExample, error) {
+// parseFile parses a README with parse, reading at most its first MiB (a
+// README is text a person wrote: more is not one).
+func parseFile[T any](file string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer f.Close()
-	ex, err := ParseReadme(io.LimitReader(f, 1<<20))
+	v, err := parse(io.LimitReader(f, 1<<20))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return zero, fmt.Errorf("%s: %w", file, err)
 	}
-	return ex, nil
+	return v, nil
 }
