@@ -12,9 +12,10 @@ import (
 
 // promptFloors hold each prompt set's test half to figures just under
 // those measured when the set was added (docs/discovery.md): a regression
-// guard. Zero: not guarded (GitHub's set has two scored prompts).
+// guard. Zero: not guarded (GitHub's set has two scored prompts, both in
+// the test half).
 var promptFloors = map[string]StepReport{
-	"tmdb prompts":   {Recall1: 0.60, Recall5: 0.99, FirstHit5: 0.85, Coverage10: 0.80},
+	"tmdb prompts":   {Recall1: 0.55, Recall5: 0.55, FirstHit5: 0.35, Coverage10: 0.50},
 	"github prompts": {},
 }
 
@@ -25,8 +26,8 @@ var promptCounts = map[string]struct {
 	Stats     PromptStats
 	Dev, Test int
 }{
-	"tmdb prompts":   {PromptStats{Prompts: 33, Unscored: 2}, 0, 0},
-	"github prompts": {PromptStats{Prompts: 3, Unscored: 1}, 0, 0},
+	"tmdb prompts":   {PromptStats{Prompts: 33, Unscored: 2}, 18, 13},
+	"github prompts": {PromptStats{Prompts: 3, Unscored: 1}, 0, 2},
 }
 
 // TestPromptEval scores runtime/discover and plain BM25 on the MCP server
