@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,30 +12,31 @@ import (
 
 // PromptSource is one API's MCP server READMEs (their example prompts are
 // the tasks, ParsePrompts) over its description, with the gold written per
-// prompt (testdata/<api>_prompts.txt).
+// prompt.
 type PromptSource struct {
-	Name      string   // "tmdb prompts"
-	Spec      string   // the API description under the specs directory
-	Connector string   //
-	Files     []string // the READMEs under the specs directory, in order
-	Gold      string   // the gold, under testdata/
+	TextSource
+	Gold string // the gold, under testdata/ (<api>_prompts.txt)
 }
 
 // PromptSources are the MCP server prompt sets, in the order they are
 // reported (docs/discovery.md, "Evaluation"). No Spotify MCP server is
 // served by the registries this project may use (docs/discovery.md).
 var PromptSources = []PromptSource{{
-	Name:      "tmdb prompts",
-	Spec:      "tmdb.json",
-	Connector: "tmdb",
-	Files:     []string{"tmdb-mcp-readme/README.md", "mcp-server-tmdb-readme/README.md", "tmdb-mcp-server-readme/README.md"},
-	Gold:      "tmdb_prompts.txt",
+	TextSource: TextSource{
+		Name:      "tmdb prompts",
+		Spec:      "tmdb.json",
+		Connector: "tmdb",
+		Files:     []string{"tmdb-mcp-readme/README.md", "mcp-server-tmdb-readme/README.md", "tmdb-mcp-server-readme/README.md"},
+	},
+	Gold: "tmdb_prompts.txt",
 }, {
-	Name:      "github prompts",
-	Spec:      "github.json",
-	Connector: "github",
-	Files:     []string{"github-mcp-readme/README.md"},
-	Gold:      "github_prompts.txt",
+	TextSource: TextSource{
+		Name:      "github prompts",
+		Spec:      "github.json",
+		Connector: "github",
+		Files:     []string{"github-mcp-readme/README.md"},
+	},
+	Gold: "github_prompts.txt",
 }}
 
 // PromptGold is what a prompt needs: its steps, or why it is not scored.
@@ -135,22 +135,13 @@ func PromptTasks(prompts []string, gold map[string]PromptGold) ([]StepTask, Prom
 // PromptSetTasks reads a source's READMEs from dir (the specs directory)
 // and its gold from testdata.
 func PromptSetTasks(dir, testdata string, src PromptSource) ([]StepTask, PromptStats, error) {
-	f, err := os.Open(filepath.Join(testdata, src.Gold))
+	gold, err := parseFile(filepath.Join(testdata, src.Gold), ParsePromptGold)
 	if err != nil {
 		return nil, PromptStats{}, err
 	}
-	defer f.Close()
-	gold, err := ParsePromptGold(f)
+	prompts, err := parseFiles(dir, src.Files, ParsePrompts)
 	if err != nil {
-		return nil, PromptStats{}, fmt.Errorf("%s: %w", src.Gold, err)
-	}
-	var prompts []string
-	for _, name := range src.Files {
-		p, err := parseFile(filepath.Join(dir, name), ParsePrompts)
-		if err != nil {
-			return nil, PromptStats{}, err
-		}
-		prompts = append(prompts, p...)
+		return nil, PromptStats{}, err
 	}
 	return PromptTasks(prompts, gold)
 }
