@@ -84,6 +84,7 @@ func ParsePrompts(r io.Reader) ([]string, error) {
 		}
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			fence, text = t[:3], strings.TrimSpace(strings.TrimLeft(t, t[:1])) == ""
+			asked = false // a fence is a line that is no quoted item
 			continue
 		}
 		if h, ok := heading(t); ok {

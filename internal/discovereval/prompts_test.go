@@ -82,6 +82,11 @@ func TestParsePrompts(t *testing.T) {
 		"```json\n" +
 		"\"Quoted in a JSON block\"\n" +
 		"```\n\n" +
+		"Or ask it like this:\n" +
+		"```sh\n" +
+		"run\n" +
+		"```\n" +
+		"\"Not after a code block\"\n\n" +
 		"## Example usage\n\n" +
 		"1. Search for movies:\n" +
 		"   ```\n" +
