@@ -874,7 +874,7 @@ func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words in
 // each contains one of these words, so a query without them is left as
 // it is (strings.Replacer copies the query even when it replaces nothing).
 func hasIdiom(q string) bool {
-	for _, w := range []string{"logged", "signed", "set", "rid of"} {
+	for _, w := range []string{"logged", "signed", "set", "rid of", "me "} {
 		if strings.Contains(q, w) {
 			return true
 		}
@@ -927,7 +927,7 @@ var lexicalSynonyms = sync.OnceValue(func() map[string][]string {
 // synonymGroups are the verbs (and a few nouns) agents use for the same
 // intent; every member of a group reaches every other.
 var synonymGroups = [][]string{
-	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe", "print"},
+	{"get", "list", "fetch", "show", "retrieve", "view", "read", "see", "display", "lookup", "inspect", "describe", "print", "tell"},
 	{"create", "add", "new", "make", "submit", "insert", "register", "start", "launch"},
 	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
 	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen", "mark"},
@@ -943,6 +943,10 @@ var idioms = strings.NewReplacer(
 	"signed in", "authenticated", "signed-in", "authenticated",
 	"set up", "create", "set-up", "create",
 	"get rid of", "remove",
+	// "me" after a verb of asking is who the answer goes to, not whose
+	// things are asked about ("show me the trailer", "give me a list").
+	"show me ", "show ", "give me ", "give ", "tell me ", "tell ", "get me ", "get ",
+	"find me ", "find ", "send me ", "send ", "bring me ", "bring ",
 )
 
 // synonyms maps a stemmed query word to the other terms of its group;

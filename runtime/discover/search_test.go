@@ -75,6 +75,7 @@ func TestSearchRanksIntent(t *testing.T) {
 		{"get rid of this repository", "gh__repos_delete"},
 		{"who am I logged in as", "gh__users_get_authenticated"},
 		{"fetch the repo", "gh__repos_get"},
+		{"tell me the repository", "gh__repos_get"}, // "me" after tell is who is told, not whose
 	} {
 		rs := ix.Search(c.q, Options{})
 		if len(rs) == 0 || rs[0].Entry.Name != c.want {
