@@ -140,6 +140,9 @@ type Index struct {
 	// connectors that have exactly one (a catalogue's "Search for Item");
 	// addSearch falls back to it when no search matched the query's words.
 	soleSearch map[string]uint32
+	// finders are the entries where a name becomes an id, most used first
+	// (findersByUse), for an answer whose words matched nothing.
+	finders []uint32
 }
 
 // Builder collects operations for an Index.
@@ -372,7 +375,32 @@ func (b *Builder) Build() *Index {
 	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
 	ix.resolveNeeds(b, order)
+	ix.finders = ix.findersByUse()
 	return ix
+}
+
+// findersByUse returns the finders (isFinder: reads that need no id, where
+// a name becomes one) ordered by how many identifier inputs of other
+// operations they produce, most first, then by name: the searches most of
+// an API depends on (a movie service's movie search) lead an answer whose
+// words matched nothing.
+func (ix *Index) findersByUse() []uint32 {
+	uses := make(map[*Entry]int)
+	for i := range ix.entries {
+		for _, n := range ix.entries[i].Needs {
+			for _, p := range n.From {
+				uses[p]++
+			}
+		}
+	}
+	var out []uint32
+	for i := range ix.entries {
+		if isFinder(&ix.entries[i]) {
+			out = append(out, uint32(i))
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return uses[&ix.entries[out[a]]] > uses[&ix.entries[out[b]]] })
+	return out
 }
 
 // resolveNeeds turns each entry's AIR producer links into entries of the

@@ -308,3 +308,41 @@ func TestNamedQueryGetsASearch(t *testing.T) {
 		t.Errorf("the only search is not placed after the best result: %v", names(rs))
 	}
 }
+
+// TestUnmatchedQueryListsMostUsedFindersFirst: an answer whose words match
+// nothing starts with the finders most other operations take ids from
+// (the person search feeds two, the collection search none), and for a
+// query that names something the searches come before the lists.
+func TestUnmatchedQueryListsMostUsedFindersFirst(t *testing.T) {
+	collection := op("search_collection", "Search collections", "GET", "/search/collection", "search", "collection", "Search for collections by their name.", "query")
+	person := op("search_person", "Search people", "GET", "/search/person", "search", "person", "Search for people by their name.", "query")
+	popular := op("popular", "Popular people", "GET", "/person/popular", "list", "popular", "People popular today.")
+	var ops []air.Operation
+	for _, tool := range []string{"person_credits", "person_images"} {
+		o := op(tool, tool, "GET", "/person/{person_id}/"+tool, "get", tool, "Of a person.", "person_id")
+		o.Input.Params[0].In, o.Input.Params[0].Required = "path", true
+		o.Needs = []air.Need{{Argument: "person_id", From: []air.Producer{{Operation: person.ID, Field: "results[].id", Basis: air.ProducerField}}}}
+		ops = append(ops, o)
+	}
+	b := NewBuilder()
+	for _, o := range append(ops, collection, person, popular) {
+		if err := b.Add("tmdb", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	for q, want := range map[string]string{
+		"What is Zorblax's filmography?": "tmdb__search_person tmdb__search_collection tmdb__popular",
+		"zorblax filmography":            "tmdb__search_person tmdb__popular tmdb__search_collection",
+	} {
+		rs := ix.Search(q, Options{Limit: 3})
+		if got := strings.Join(names(rs), " "); got != want {
+			t.Errorf("%q: got %s, want %s", q, got, want)
+		}
+		for _, r := range rs {
+			if !r.Weak {
+				t.Errorf("%q: %s not marked weak", q, r.Entry.Name)
+			}
+		}
+	}
+}

@@ -111,9 +111,18 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		// (where a name becomes an id), marked weak.
 		var out []Result
 		if words > 0 {
-			for i := range ix.entries {
-				if e := &ix.entries[i]; len(out) < limit && isFinder(e) && keep(e) {
-					out = append(out, Result{Entry: e, Weak: true})
+			// The finders most used first; for a query that names
+			// something, the searches among them before the lists.
+			named := ix.namesEntity(query)
+			for pass := 0; pass < 2; pass++ {
+				for _, d := range ix.finders {
+					e := &ix.entries[d]
+					if len(out) < limit && keep(e) && (!named || (pass == 0) == ix.shapes[d].nameSearch) {
+						out = append(out, Result{Entry: e, Weak: true})
+					}
+				}
+				if !named {
+					break
 				}
 			}
 		}
