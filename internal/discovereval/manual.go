@@ -2,11 +2,9 @@ package discovereval
 
 import (
 	"bufio"
-	"compress/gzip"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -27,6 +25,9 @@ type ManualSource struct {
 	Connector string
 	Dir       string // the pages' directory under the specs directory
 	Commands  string // the gold, under testdata/
+	Layout    Layout // how the documentation is laid out
+	File      string // the one file of a layout other than PagePerCommand, in Dir
+	Prefix    string // what the gold's commands start with, when File documents them all ("git hub")
 }
 
 // ManualSources are the manual page task sets, in the order they are
@@ -35,6 +36,12 @@ var ManualSources = []ManualSource{
 	{Name: "gh manual", Spec: "github.json", Connector: "github", Dir: "gh-man", Commands: "gh_commands.txt"},
 	{Name: "hub manual", Spec: "github.json", Connector: "github", Dir: "hub-man", Commands: "hub_commands.txt"},
 	{Name: "kubectl manual", Spec: "kubernetes.json", Connector: "kubernetes", Dir: "kubectl-man", Commands: "kubectl_commands.txt"},
+	{Name: "git-hub manual", Spec: "github.json", Connector: "github", Dir: "git-hub-man", Commands: "git-hub_commands.txt",
+		Layout: SectionedPage, File: "git-hub.1.gz", Prefix: "git hub"},
+	{Name: "gitsome help", Spec: "github.json", Connector: "github", Dir: "gitsome-man", Commands: "gitsome_commands.txt",
+		Layout: ClickHelp, File: "githubcli.py", Prefix: "gh-gitsome"},
+	{Name: "gist manual", Spec: "github.json", Connector: "github", Dir: "gist-man", Commands: "gist_commands.txt",
+		Layout: FlagModes, File: "gist-paste.1.gz", Prefix: "gist-paste"},
 }
 
 // StepTask is a task whose answer is a sequence of calls: Steps[i] lists
@@ -146,9 +153,11 @@ func ParseManPage(r io.Reader) (ManPage, error) {
 	return p, sc.Err()
 }
 
-// unroff undoes the roff escapes gh's pages use.
+// unroff undoes the roff escapes the pages use (gh's, rst2man's for
+// git-hub, ronn's for gist).
 func unroff(s string) string {
-	s = strings.NewReplacer(`\-`, "-", `\(aq`, "'", `\(cq`, "'", `\[la]`, "<", `\[ra]`, ">", `\fB`, "", `\fR`, "", `\fI`, "", `\fC`, "", `\\`, `\`).Replace(s)
+	s = strings.NewReplacer(`\-`, "-", `\(aq`, "'", `\(cq`, "'", `\[la]`, "<", `\[ra]`, ">", `\fB`, "", `\fR`, "", `\fI`, "", `\fC`, "", `\fP`, "",
+		`\&`, "", `\%`, "", `\.`, ".", `\'`, "'", `\(bu`, "", `\\`, `\`).Replace(s)
 	return strings.Join(strings.Fields(s), " ")
 }
 
@@ -181,18 +190,10 @@ func ManualTasks(dir string, commands map[string][][]string) ([]StepTask, error)
 }
 
 func readManPage(file string) (ManPage, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return ManPage{}, err
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		return ManPage{}, fmt.Errorf("%s: %w", file, err)
-	}
-	p, err := ParseManPage(io.LimitReader(z, 1<<20))
-	if err != nil {
-		return ManPage{}, fmt.Errorf("%s: %w", file, err)
-	}
-	return p, nil
+	var p ManPage
+	err := readDoc(file, func(r io.Reader) (err error) {
+		p, err = ParseManPage(r)
+		return err
+	})
+	return p, err
 }

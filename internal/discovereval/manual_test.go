@@ -23,7 +23,7 @@ func manualTasks(t testing.TB, src ManualSource) []StepTask {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := ManualTasks(dir, cmds)
+	tasks, err := src.Tasks(dir, cmds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +37,9 @@ var manualFloors = map[string]StepReport{
 	"gh manual":      {Recall1: 0.60, Recall5: 0.78, FirstHit5: 0.50, Coverage10: 0.60},
 	"hub manual":     {},
 	"kubectl manual": {Recall1: 0.50, Recall5: 0.66},
+	"git-hub manual": {Recall1: 0.65, Recall5: 0.80},
+	"gitsome help":   {Recall1: 0.50, Recall5: 0.70},
+	"gist manual":    {Recall1: 0.40, Recall5: 0.55},
 }
 
 // TestManualEval scores runtime/discover and plain BM25 on the manual page
