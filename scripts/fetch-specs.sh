@@ -200,6 +200,10 @@ fetch_doc gist "6.0.0-3" 25e3ebbc12925e38465cdeab87a64def1373a47cc7a34634e90c331
 	gist usr/share/man/man1/gist-paste.1.gz
 fetch_doc gitsome "0.8.0+ds-8" b4120f291b18832f65e210424a3105b697e11724980abb963b51a6949f0eb081 \
 	gitsome usr/lib/python3/dist-packages/gitsome/githubcli.py
+# Forge, Magit's client of GitHub and other forges (GPL-3+): its Texinfo
+# manual describes each Emacs command.
+fetch_doc elpa-magit-forge "0.3.2-1" b5694f5d89a80df2a45a05ef8f365f59e4c2cdc0c944963d395cd8f03919aa6f \
+	forge usr/share/doc/elpa-magit-forge/forge.texi.gz
 
 # READMEs of Spotify's JavaScript client libraries (npm, pinned by version
 # and by the tarball's sha512, the registry's dist.integrity): their code

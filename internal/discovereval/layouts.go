@@ -33,6 +33,9 @@ const (
 	// by a README turned manual page (ManualSource.File), read by
 	// ParseFlagModesPage (gist).
 	FlagModes
+	// Texinfo: a Texinfo manual (ManualSource.File) that describes commands
+	// under index entries, read by ParseTexinfoCommands (Forge).
+	Texinfo
 )
 
 // Tasks reads the source's documentation from dir and returns its tasks
@@ -58,6 +61,16 @@ func (s ManualSource) Tasks(dir string, commands map[string][][]string) ([]StepT
 		var descs map[string]string
 		err := readDoc(filepath.Join(dir, s.File), func(r io.Reader) (err error) {
 			descs, err = ParseClickHelp(r)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		return describedTasks(s.File, s.Prefix, descs, commands)
+	case Texinfo:
+		var descs map[string]string
+		err := readDoc(filepath.Join(dir, s.File), func(r io.Reader) (err error) {
+			descs, err = ParseTexinfoCommands(r)
 			return err
 		})
 		if err != nil {
@@ -101,12 +114,17 @@ func readDoc(file string, parse func(io.Reader) error) error {
 }
 
 // describedTasks gives each gold command one task, its description
-// (descs, keyed by the command without prefix); id "<command>#name".
+// (descs, keyed by the command without prefix, if any); id
+// "<command>#name".
 func describedTasks(file, prefix string, descs map[string]string, commands map[string][][]string) ([]StepTask, error) {
 	var out []StepTask
 	for _, c := range sortedKeys(commands) {
-		d, ok := descs[strings.TrimPrefix(c, prefix+" ")]
-		if !ok || !strings.HasPrefix(c, prefix+" ") {
+		key, ok := c, true
+		if prefix != "" {
+			key, ok = strings.CutPrefix(c, prefix+" ")
+		}
+		d, found := descs[key]
+		if !ok || !found {
 			return nil, fmt.Errorf("%s: no command %q", file, c)
 		}
 		if d == "" {
@@ -405,4 +423,73 @@ func flagModeTasks(file, program string, p FlagModesPage, commands map[string][]
 		}
 	}
 	return out, nil
+}
+
+var texinfoLineCommand = regexp.MustCompile(`^@[a-z]+(?:\s|$)`)
+
+var texinfoBrace = regexp.MustCompile(`@(?:code|kbd|key|strong|emph|var|samp|command|file|env|option)\{([^{}]*)\}`)
+
+// ParseTexinfoCommands reads a Texinfo manual that describes commands as
+// Emacs manuals do: a command is named by "@deffn Command NAME" or by an
+// index entry "@findex NAME" (under a table item), and its description is
+// the paragraph that follows the @-lines (other index entries, @itemx).
+// It returns, per command, the first sentence of that paragraph, markup
+// undone (@code{x} is x, "API@." is "API."). A command described twice
+// keeps its first description.
+func ParseTexinfoCommands(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	cur := "" // the command whose description comes next
+	var desc []string
+	flush := func() {
+		if cur != "" && len(desc) > 0 {
+			if _, dup := out[cur]; !dup {
+				out[cur] = ownSentence(untexi(strings.Join(desc, " ")))
+			}
+			cur = ""
+		}
+		desc = nil
+	}
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		name, isDeffn := strings.CutPrefix(line, "@deffn Command ")
+		if !isDeffn {
+			name, isDeffn = strings.CutPrefix(line, "@findex ")
+		}
+		switch {
+		case isDeffn:
+			flush()
+			if f := strings.Fields(name); len(f) > 0 {
+				cur = f[0]
+			}
+		case line == "":
+			flush()
+		case texinfoLineCommand.MatchString(line):
+			// @kindex, @itemx and the like before the paragraph; @end,
+			// @item and the like after it end it
+			if len(desc) > 0 {
+				flush()
+			}
+		default:
+			if cur != "" {
+				desc = append(desc, line)
+			}
+		}
+	}
+	flush()
+	return out, sc.Err()
+}
+
+// untexi undoes the Texinfo markup of a description.
+func untexi(s string) string {
+	for {
+		t := texinfoBrace.ReplaceAllString(s, "$1")
+		if t == s {
+			break
+		}
+		s = t
+	}
+	s = strings.NewReplacer("@.", ".", "@:", "", "@@", "@", "@{", "{", "@}", "}", "``", `"`, "''", `"`).Replace(s)
+	return strings.Join(strings.Fields(s), " ")
 }

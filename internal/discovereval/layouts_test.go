@@ -214,3 +214,49 @@ func TestParseFlagModesPage(t *testing.T) {
 		t.Error("two modes: no error")
 	}
 }
+
+// An excerpt of Forge's manual (Texinfo): commands under table items'
+// index entries, and under @deffn.
+const texinfoExcerpt = `@table @asis
+@item @kbd{N c p} (@code{forge-create-pullreq})
+@itemx @kbd{C-c C-n [on "Pull requests" section]}
+@kindex N c p
+@findex forge-create-pullreq
+This command creates a new pull-request for the current
+repository.  It is the @strong{second} sentence.
+
+@item @kbd{m M} (@code{forge-merge})
+@findex forge-merge
+This command merges the current pull-request using the forge's API@.
+@end table
+
+@deffn Command forge-list-owned-issues
+This command lists open issues from all the repositories that
+you own.  Options @code{forge-owned-accounts} control which.
+@end deffn
+
+@item @kbd{N a} (@code{forge-merge})
+@findex forge-merge
+A second description is not read.
+@findex forge-nothing
+@end table
+`
+
+func TestParseTexinfoCommands(t *testing.T) {
+	got, err := ParseTexinfoCommands(strings.NewReader(texinfoExcerpt))
+	want := map[string]string{
+		"forge-create-pullreq":    "This command creates a new pull-request for the current repository.",
+		"forge-merge":             "This command merges the current pull-request using the forge's API.",
+		"forge-list-owned-issues": "This command lists open issues from all the repositories that you own.",
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q %v", got, err)
+	}
+	tasks, err := describedTasks("manual", "", got, map[string][][]string{"forge-merge": {{"pulls/merge"}}})
+	if err != nil || len(tasks) != 1 || tasks[0].ID != "forge-merge#name" {
+		t.Errorf("%+v %v", tasks, err)
+	}
+	if _, err := describedTasks("manual", "", got, map[string][][]string{"forge-nothing": {{"a/b"}}}); err == nil {
+		t.Error("a command without a description: no error")
+	}
+}

@@ -42,6 +42,8 @@ var ManualSources = []ManualSource{
 		Layout: ClickHelp, File: "githubcli.py", Prefix: "gh-gitsome"},
 	{Name: "gist manual", Spec: "github.json", Connector: "github", Dir: "gist-man", Commands: "gist_commands.txt",
 		Layout: FlagModes, File: "gist-paste.1.gz", Prefix: "gist-paste"},
+	{Name: "forge manual", Spec: "github.json", Connector: "github", Dir: "forge-man", Commands: "forge_commands.txt",
+		Layout: Texinfo, File: "forge.texi.gz"},
 }
 
 // StepTask is a task whose answer is a sequence of calls: Steps[i] lists
