@@ -200,6 +200,10 @@ fetch_doc gist "6.0.0-3" 25e3ebbc12925e38465cdeab87a64def1373a47cc7a34634e90c331
 	gist usr/share/man/man1/gist-paste.1.gz
 fetch_doc gitsome "0.8.0+ds-8" b4120f291b18832f65e210424a3105b697e11724980abb963b51a6949f0eb081 \
 	gitsome usr/lib/python3/dist-packages/gitsome/githubcli.py
+# git-extras (MIT): a page per command; of those that talk to GitHub's
+# API, fork and pull-request are evaluated.
+fetch_doc git-extras "6.5.0-1" 6abea9af191fb92a6a605e20be9f55a5307d9a6f9234f3e580ddd21fe03ac146 \
+	git-extras usr/share/man/man1/git-fork.1.gz usr/share/man/man1/git-pull-request.1.gz
 # Forge, Magit's client of GitHub and other forges (GPL-3+): its Texinfo
 # manual describes each Emacs command.
 fetch_doc elpa-magit-forge "0.3.2-1" b5694f5d89a80df2a45a05ef8f365f59e4c2cdc0c944963d395cd8f03919aa6f \

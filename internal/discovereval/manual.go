@@ -42,6 +42,7 @@ var ManualSources = []ManualSource{
 		Layout: ClickHelp, File: "githubcli.py", Prefix: "gh-gitsome"},
 	{Name: "gist manual", Spec: "github.json", Connector: "github", Dir: "gist-man", Commands: "gist_commands.txt",
 		Layout: FlagModes, File: "gist-paste.1.gz", Prefix: "gist-paste"},
+	{Name: "git-extras manual", Spec: "github.json", Connector: "github", Dir: "git-extras-man", Commands: "git-extras_commands.txt"},
 	{Name: "forge manual", Spec: "github.json", Connector: "github", Dir: "forge-man", Commands: "forge_commands.txt",
 		Layout: Texinfo, File: "forge.texi.gz"},
 }

@@ -84,7 +84,7 @@ var manualPools = []struct {
 	Sets                  []string
 }{
 	{Name: "other GitHub CLIs", Spec: "github.json", Connector: "github",
-		Sets: []string{"hub manual", "git-hub manual", "gitsome help", "gist manual", "forge manual"}},
+		Sets: []string{"hub manual", "git-hub manual", "gitsome help", "gist manual", "git-extras manual", "forge manual"}},
 }
 
 // scoreHalves scores a step task set's dev and test halves with
