@@ -125,50 +125,16 @@ publish_dir() {
 	echo "fetch-specs: wrote $dest/$name" >&2
 }
 
-# Manual pages of command-line clients of these APIs (Debian packages,
-# pinned), the evaluation text of internal/discovereval (docs/discovery.md,
-# "Evaluation"): written by each API's vendor for its CLI, not by this team.
-# Only usr/share/man/man1/<cli>-*.1.gz is kept, under $dest/<cli>-man/.
+# Manual pages (or help text) of command-line clients of these APIs
+# (Debian packages, pinned by version and by the .deb's SHA-256, the
+# archive's own), the evaluation text of internal/discovereval
+# (docs/discovery.md, "Evaluation"): written by each API's vendor or a
+# third party for its CLI, not by this team.
 #
-# fetch_man PACKAGE VERSION CLI PROBE: download PACKAGE=VERSION and keep its
-# CLI's pages unless $dest/CLI-man/PROBE is already there.
-fetch_man() {
-	local pkg="$1" version="$2" cli="$3" probe="$4"
-	if [ -s "$dest/$cli-man/$probe" ]; then
-		return 0
-	fi
-	local tmp
-	tmp="$(mktemp -d)"
-	tmpdirs+=("$tmp")
-	echo "fetch-specs: downloading Debian package $pkg=$version" >&2
-	if ! (cd "$tmp" && apt-get download "$pkg=$version" >/dev/null 2>&1); then
-		apt-get update >/dev/null 2>&1 || true
-		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
-	fi
-	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
-	publish_dir "$cli-man" "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz
-}
-
-# gh, the GitHub CLI (MIT); hub, its predecessor (MIT); kubectl, from
-# kubernetes-client (Apache-2.0).
-fetch_man gh "2.23.0+dfsg1-1" gh gh-issue-list.1.gz
-fetch_man hub "2.14.2~ds1-1+b11" hub hub-fork.1.gz
-fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" kubectl kubectl-logs.1.gz
-
-# fetch_doc PACKAGE VERSION SHA256 NAME MEMBER...: download PACKAGE=VERSION,
-# check the .deb against SHA256 and keep only its MEMBERs (paths inside
-# the package) under $dest/NAME-man/, unless the first is already there.
-# For CLIs whose documentation is not a page per command: one manual page,
-# or the help text a program ships in its source.
-fetch_doc() {
-	local pkg="$1" version="$2" sum="$3" name="$4"
-	shift 4
-	if [ -s "$dest/$name-man/$(basename "$1")" ]; then
-		return 0
-	fi
-	local tmp
-	tmp="$(mktemp -d)"
-	tmpdirs+=("$tmp")
+# download_deb PACKAGE VERSION SHA256 TMP: download PACKAGE=VERSION into
+# TMP, check it against SHA256 and unpack it into TMP/x.
+download_deb() {
+	local pkg="$1" version="$2" sum="$3" tmp="$4"
 	echo "fetch-specs: downloading Debian package $pkg=$version" >&2
 	if ! (cd "$tmp" && apt-get download "$pkg=$version" >/dev/null 2>&1); then
 		apt-get update >/dev/null 2>&1 || true
@@ -181,6 +147,47 @@ fetch_doc() {
 		return 1
 	fi
 	dpkg-deb -x "$deb" "$tmp/x"
+}
+
+# fetch_man PACKAGE VERSION SHA256 CLI PROBE: keep PACKAGE's
+# usr/share/man/man1/CLI-*.1.gz under $dest/CLI-man/, unless
+# $dest/CLI-man/PROBE is already there.
+fetch_man() {
+	local pkg="$1" version="$2" sum="$3" cli="$4" probe="$5"
+	if [ -s "$dest/$cli-man/$probe" ]; then
+		return 0
+	fi
+	local tmp
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	download_deb "$pkg" "$version" "$sum" "$tmp"
+	publish_dir "$cli-man" "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz
+}
+
+# gh, the GitHub CLI (MIT); hub, its predecessor (MIT); kubectl, from
+# kubernetes-client (Apache-2.0).
+fetch_man gh "2.23.0+dfsg1-1" 2d5f52d15924b03f2df906bf587e578244d5db2d789d980cd8151895d1c9795b \
+	gh gh-issue-list.1.gz
+fetch_man hub "2.14.2~ds1-1+b11" 78381be7be60c54158ff572409f92e842aa907b3ecb6c36615ff4bf9596a8e75 \
+	hub hub-fork.1.gz
+fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" 087c42dc26c847740043cdaa8b16db666be5591a1da957f822922aa1b677494e \
+	kubectl kubectl-logs.1.gz
+
+# fetch_doc PACKAGE VERSION SHA256 NAME MEMBER...: keep only PACKAGE's
+# MEMBERs (paths inside the package) under $dest/NAME-man/, unless the
+# first is already there. For CLIs whose documentation is not a page per
+# command: one manual page, a few, or the help text a program ships in its
+# source.
+fetch_doc() {
+	local pkg="$1" version="$2" sum="$3" name="$4"
+	shift 4
+	if [ -s "$dest/$name-man/$(basename "$1")" ]; then
+		return 0
+	fi
+	local tmp
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	download_deb "$pkg" "$version" "$sum" "$tmp"
 	local -a files=()
 	local m
 	for m in "$@"; do

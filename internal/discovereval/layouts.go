@@ -44,42 +44,13 @@ const (
 // where the layout lists commands, every documented command the gold
 // names must be documented: a mismatch is an error, never a silent drop.
 func (s ManualSource) Tasks(dir string, commands map[string][][]string) ([]StepTask, error) {
+	file := filepath.Join(dir, s.File)
 	switch s.Layout {
 	case PagePerCommand:
 		return ManualTasks(dir, commands)
-	case SectionedPage:
-		var descs map[string]string
-		err := readDoc(filepath.Join(dir, s.File), func(r io.Reader) (err error) {
-			descs, err = ParseSectionedPage(r)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return describedTasks(s.File, s.Prefix, descs, commands)
-	case ClickHelp:
-		var descs map[string]string
-		err := readDoc(filepath.Join(dir, s.File), func(r io.Reader) (err error) {
-			descs, err = ParseClickHelp(r)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return describedTasks(s.File, s.Prefix, descs, commands)
-	case Texinfo:
-		var descs map[string]string
-		err := readDoc(filepath.Join(dir, s.File), func(r io.Reader) (err error) {
-			descs, err = ParseTexinfoCommands(r)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-		return describedTasks(s.File, s.Prefix, descs, commands)
 	case FlagModes:
 		var p FlagModesPage
-		err := readDoc(filepath.Join(dir, s.File), func(r io.Reader) (err error) {
+		err := readDoc(file, func(r io.Reader) (err error) {
 			p, err = ParseFlagModesPage(r, s.Prefix)
 			return err
 		})
@@ -88,7 +59,26 @@ func (s ManualSource) Tasks(dir string, commands map[string][][]string) ([]StepT
 		}
 		return flagModeTasks(s.File, s.Prefix, p, commands)
 	}
-	return nil, fmt.Errorf("%s: unknown layout %d", s.Name, s.Layout)
+	parse, ok := describers[s.Layout]
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown layout %d", s.Name, s.Layout)
+	}
+	var descs map[string]string
+	if err := readDoc(file, func(r io.Reader) (err error) {
+		descs, err = parse(r)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	return describedTasks(s.File, s.Prefix, descs, commands)
+}
+
+// describers read the layouts that describe each command once, keyed by
+// the command without the source's prefix.
+var describers = map[Layout]func(io.Reader) (map[string]string, error){
+	SectionedPage: ParseSectionedPage,
+	ClickHelp:     ParseClickHelp,
+	Texinfo:       ParseTexinfoCommands,
 }
 
 // readDoc opens file (gunzipped when its name ends in .gz) and parses at
@@ -159,12 +149,11 @@ func ParseSectionedPage(r io.Reader) (map[string]string, error) {
 		name  string
 	}
 	var (
-		stack   []open // the commands enclosing the next term
-		depth   int
-		section string
-		term    bool     // the next line is a .TP term
-		cur     string   // the command whose description is being read
-		desc    []string // its first paragraph
+		stack []open // the commands enclosing the next term
+		depth int
+		term  bool     // the next line is a .TP term
+		cur   string   // the command whose description is being read
+		desc  []string // its first paragraph
 	)
 	flush := func() {
 		if cur != "" {
@@ -172,17 +161,9 @@ func ParseSectionedPage(r io.Reader) (map[string]string, error) {
 		}
 		cur, desc = "", nil
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if sec, ok := strings.CutPrefix(line, ".SH "); ok {
-			flush()
-			section = strings.Trim(sec, `"`)
-			continue
-		}
+	err := walkRoff(r, func(section, line string) error {
 		if section != "COMMANDS" {
-			continue
+			return nil
 		}
 		switch {
 		case term:
@@ -190,11 +171,11 @@ func ParseSectionedPage(r io.Reader) (map[string]string, error) {
 			t := strings.TrimPrefix(line, ".B ")
 			name, ok := strings.CutPrefix(t, `\fI`)
 			if !ok {
-				continue // an option, or a group of them
+				return nil // an option, or a group of them
 			}
 			name, _, ok = strings.Cut(name, `\fP`)
 			if !ok || strings.HasPrefix(name, `\-`) || name == "" {
-				continue
+				return nil
 			}
 			for len(stack) > 0 && stack[len(stack)-1].depth >= depth {
 				stack = stack[:len(stack)-1]
@@ -206,7 +187,7 @@ func ParseSectionedPage(r io.Reader) (map[string]string, error) {
 			}
 			cur = strings.Join(path, " ")
 			if _, dup := out[cur]; dup {
-				return nil, fmt.Errorf("command %q documented twice", cur)
+				return fmt.Errorf("command %q documented twice", cur)
 			}
 		case strings.HasPrefix(line, ".INDENT"):
 			flush()
@@ -224,9 +205,12 @@ func ParseSectionedPage(r io.Reader) (map[string]string, error) {
 				desc = append(desc, line)
 			}
 		}
+		return nil
+	}, flush)
+	if err != nil {
+		return nil, err
 	}
-	flush()
-	return out, sc.Err()
+	return out, nil
 }
 
 // ownSentence returns the first sentence of s that is neither an alias
@@ -331,21 +315,11 @@ func ParseFlagModesPage(r io.Reader, program string) (FlagModesPage, error) {
 		}
 		cur = cur[:0]
 	}
-	section, nofill := "", false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if sec, ok := strings.CutPrefix(line, ".SH "); ok {
-			flush()
-			section = strings.Trim(sec, `"`)
-			continue
-		}
+	nofill := false
+	err := walkRoff(r, func(section, line string) error {
 		switch section {
 		case "NAME":
-			if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && p.Summary == "" {
-				p.Summary = unroff(desc)
-			}
+			nameSummary(&p.Summary, line)
 		case "Command":
 			switch {
 			case strings.HasPrefix(line, ".nf"):
@@ -363,9 +337,9 @@ func ParseFlagModesPage(r io.Reader, program string) (FlagModesPage, error) {
 				}
 			}
 		}
-	}
-	flush()
-	if err := sc.Err(); err != nil {
+		return nil
+	}, flush)
+	if err != nil {
 		return p, err
 	}
 	isExample := func(s string) bool { return s == program || strings.HasPrefix(s, program+" ") }

@@ -122,9 +122,6 @@ type ManPage struct {
 // a comment continued on the next comment line is one example.
 func ParseManPage(r io.Reader) (ManPage, error) {
 	var p ManPage
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	section := ""
 	var comment []string // the example comment being read
 	flush := func() {
 		if c := unroff(strings.Join(comment, " ")); len(strings.Fields(c)) >= 2 {
@@ -132,18 +129,10 @@ func ParseManPage(r io.Reader) (ManPage, error) {
 		}
 		comment = comment[:0]
 	}
-	for sc.Scan() {
-		line := sc.Text()
-		if sec, ok := strings.CutPrefix(line, ".SH "); ok {
-			flush()
-			section = strings.Trim(sec, `"`)
-			continue
-		}
+	err := walkRoff(r, func(section, line string) error {
 		switch section {
 		case "NAME":
-			if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && p.Summary == "" {
-				p.Summary = unroff(desc)
-			}
+			nameSummary(&p.Summary, line)
 		case "EXAMPLE", "EXAMPLES":
 			if c, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
 				comment = append(comment, c)
@@ -151,9 +140,38 @@ func ParseManPage(r io.Reader) (ManPage, error) {
 				flush()
 			}
 		}
+		return nil
+	}, flush)
+	return p, err
+}
+
+// walkRoff calls line with each line of a roff page but its .SH lines,
+// and the section (unquoted) the line is in; atSection is called at each
+// .SH and at the end, to close what the section was reading.
+func walkRoff(r io.Reader, line func(section, line string) error, atSection func()) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	section := ""
+	for sc.Scan() {
+		if sec, ok := strings.CutPrefix(sc.Text(), ".SH "); ok {
+			atSection()
+			section = strings.Trim(sec, `"`)
+			continue
+		}
+		if err := line(section, sc.Text()); err != nil {
+			return err
+		}
 	}
-	flush()
-	return p, sc.Err()
+	atSection()
+	return sc.Err()
+}
+
+// nameSummary sets *summary, if empty, to the description of a NAME line
+// ("gh-issue-list \- List issues in a repository").
+func nameSummary(summary *string, line string) {
+	if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && *summary == "" {
+		*summary = unroff(desc)
+	}
 }
 
 // unroff undoes the roff escapes the pages use (gh's, rst2man's for
