@@ -35,9 +35,10 @@
 #
 # It also fetches the evaluation text of internal/discovereval (never
 # committed): manual pages (or help text) of API clients (Debian packages)
-# into <cli>-man/,
-# and the READMEs of Spotify's JavaScript client libraries (npm) into
-# <name>-readme/.
+# into <cli>-man/, and the READMEs of Spotify's JavaScript client libraries
+# and of third parties' TMDB and GitHub MCP servers (npm) into
+# <name>-readme/; and tmdb.json (tmdb-v3-openapi 0.0.3,
+# package/openapi.json), the API those MCP servers' prompts are scored on.
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
@@ -58,6 +59,23 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+
+# pack_verified PKG INTEGRITY DIR: `npm pack` PKG into DIR, check the
+# tarball's SHA-512 against INTEGRITY (the registry's dist.integrity; node
+# computes it, as npm itself does) and print the tarball's path. A mismatch
+# fails before anything is extracted.
+pack_verified() {
+	local pkg="$1" want="$2" dir="$3" tgz got
+	echo "fetch-specs: packing $pkg" >&2
+	tgz="$(cd "$dir" && npm pack --silent "$pkg" | tail -n 1)"
+	got="$(node -e 'const c = require("crypto"), fs = require("fs");
+process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$dir/$tgz")"
+	if [ "$got" != "$want" ]; then
+		echo "fetch-specs: $pkg: tarball is $got, want $want; nothing written" >&2
+		return 1
+	fi
+	printf '%s\n' "$dir/$tgz"
+}
 
 # fetch PKG MEMBER... TARGET... : pack PKG once and extract each member to its target name.
 fetch() {
@@ -232,16 +250,9 @@ fetch_readme() {
 	local tmp
 	tmp="$(mktemp -d)"
 	tmpdirs+=("$tmp")
-	echo "fetch-specs: packing $name@$version" >&2
-	local tgz got
-	tgz="$(cd "$tmp" && npm pack --silent "$name@$version" | tail -n 1)"
-	got="$(node -e 'const c = require("crypto"), fs = require("fs");
-process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tmp/$tgz")"
-	if [ "$got" != "$integrity" ]; then
-		echo "fetch-specs: $name@$version: tarball is $got, want $integrity" >&2
-		return 1
-	fi
-	tar -xzf "$tmp/$tgz" -C "$tmp" package/README.md
+	local tgz
+	tgz="$(pack_verified "$name@$version" "$integrity" "$tmp")"
+	tar -xzf "$tgz" -C "$tmp" package/README.md
 	publish_dir "$name-readme" "$tmp/package/README.md"
 }
 
@@ -250,6 +261,35 @@ fetch_readme spotify-web-api-node 5.0.2 \
 	"sha512-r82dRWU9PMimHvHEzL0DwEJrzFk+SMCVfq249SLt3I7EFez7R+jeoKQd+M1//QcnjqlXPs2am4DFsGk8/GCsrA=="
 fetch_readme spotify-web-api-js 1.5.2 \
 	"sha512-ie1gbg1wCabfobIkXTIBLUMyULS/hMCpF44Cdx2pAO0/+FrjhNSDjlDzcwCEDy+ZIo3Fscs+Gkg/GTeQ/ijo+Q=="
+
+# READMEs of third parties' MCP servers (npm, pinned by version and
+# sha512 like the libraries' above): their example prompts ("Who directed
+# Oppenheimer? Show the main cast.") are the TMDB and GitHub task text of
+# internal/discovereval (docs/discovery.md, "Evaluation"). Only
+# package/README.md is kept, as $dest/<name>-readme/README.md.
+# tmdb-mcp (MIT), mcp-server-tmdb (ISC), tmdb-mcp-server (MIT) and
+# github-mcp (MIT).
+fetch_readme tmdb-mcp 0.11.0 \
+	"sha512-R/9a9n5c8cDj8B7YbruwpHzC6eTqocvamSxEvxW41y1Yb8K67Fde5qFnpe0F6r4MbBB0N1rzcZV292mSlESJng=="
+fetch_readme mcp-server-tmdb 1.0.0 \
+	"sha512-9Q2bvagE3dI8+2HyTEEgNvMKnUHNmbCNsswbmkJ3zi6hAszabyjD/NUabj8CZHmkHBlEp6UO7juyGmpneNqYVw=="
+fetch_readme tmdb-mcp-server 0.1.1 \
+	"sha512-/r/5ZjsOs3m4okyqt5B2ylOenh8DcBviPN6fnAt3HrpG7/q+ZT1jgfDNFCevZnuqf8li2ID5PndTz5KDHIQLQQ=="
+fetch_readme github-mcp 0.0.7 \
+	"sha512-bHkXQonefvlw40jkyvMeLleANtxX40nwe7cU0M6OIoVVFs2Tfw7Fm8I7qNXT4GRNHrx2davBaRuTY4iTV+GoSA=="
+
+# TMDB's (The Movie Database) official OpenAPI document for API v3, packaged
+# as tmdb-v3-openapi 0.0.3 (MIT): the API the prompts above are scored on.
+if [ ! -s "$dest/tmdb.json" ]; then
+	tmdb_tmp="$(mktemp -d)"
+	tmpdirs+=("$tmdb_tmp")
+	tmdb_tgz="$(pack_verified tmdb-v3-openapi@0.0.3 \
+		"sha512-4KEPC/HD7leb0qToE9WzMwXQwYYHR4SfCwrnb+mq8M29y9ZAHu9c39xshxCvmxpUBH7jCubFuFxzwl9jjb+Y4Q==" "$tmdb_tmp")"
+	tar -xzf "$tmdb_tgz" -C "$tmdb_tmp" package/openapi.json
+	mv "$tmdb_tmp/package/openapi.json" "$dest/tmdb.json.part"
+	mv "$dest/tmdb.json.part" "$dest/tmdb.json"
+	echo "fetch-specs: wrote $dest/tmdb.json" >&2
+fi
 
 if [ "${1:-}" = diffbench ]; then
 	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml

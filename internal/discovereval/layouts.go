@@ -2,10 +2,8 @@ package discovereval
 
 import (
 	"bufio"
-	"compress/gzip"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -49,11 +47,7 @@ func (s ManualSource) Tasks(dir string, commands map[string][][]string) ([]StepT
 	case PagePerCommand:
 		return ManualTasks(dir, commands)
 	case FlagModes:
-		var p FlagModesPage
-		err := readDoc(file, func(r io.Reader) (err error) {
-			p, err = ParseFlagModesPage(r, s.Prefix)
-			return err
-		})
+		p, err := parseFile(file, func(r io.Reader) (FlagModesPage, error) { return ParseFlagModesPage(r, s.Prefix) })
 		if err != nil {
 			return nil, err
 		}
@@ -63,11 +57,8 @@ func (s ManualSource) Tasks(dir string, commands map[string][][]string) ([]StepT
 	if !ok {
 		return nil, fmt.Errorf("%s: unknown layout %d", s.Name, s.Layout)
 	}
-	var descs map[string]string
-	if err := readDoc(file, func(r io.Reader) (err error) {
-		descs, err = parse(r)
-		return err
-	}); err != nil {
+	descs, err := parseFile(file, parse)
+	if err != nil {
 		return nil, err
 	}
 	return describedTasks(s.File, s.Prefix, descs, commands)
@@ -79,28 +70,6 @@ var describers = map[Layout]func(io.Reader) (map[string]string, error){
 	SectionedPage: ParseSectionedPage,
 	ClickHelp:     ParseClickHelp,
 	Texinfo:       ParseTexinfoCommands,
-}
-
-// readDoc opens file (gunzipped when its name ends in .gz) and parses at
-// most 1 MiB of it.
-func readDoc(file string, parse func(io.Reader) error) error {
-	f, err := os.Open(file)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var r io.Reader = f
-	if strings.HasSuffix(file, ".gz") {
-		z, err := gzip.NewReader(f)
-		if err != nil {
-			return fmt.Errorf("%s: %w", file, err)
-		}
-		r = z
-	}
-	if err := parse(io.LimitReader(r, 1<<20)); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return nil
 }
 
 // describedTasks gives each gold command one task, its description

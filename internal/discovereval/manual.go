@@ -2,6 +2,7 @@ package discovereval
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -89,18 +90,9 @@ func ParseCommands(r io.Reader) (map[string][][]string, error) {
 		if !ok || cmd == "" {
 			return nil, fmt.Errorf("line %d: want <command> => <operationId>[, ...][ > ...]", n)
 		}
-		var steps [][]string
-		for _, st := range strings.Split(rest, ">") {
-			var alts []string
-			for _, a := range strings.Split(st, ",") {
-				if a = strings.TrimSpace(a); a != "" {
-					alts = append(alts, a)
-				}
-			}
-			if len(alts) == 0 {
-				return nil, fmt.Errorf("line %d: empty step", n)
-			}
-			steps = append(steps, alts)
+		steps, err := parseSteps(rest)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
 		if _, dup := out[cmd]; dup {
 			return nil, fmt.Errorf("line %d: %s listed twice", n, cmd)
@@ -108,6 +100,25 @@ func ParseCommands(r io.Reader) (map[string][][]string, error) {
 		out[cmd] = steps
 	}
 	return out, sc.Err()
+}
+
+// parseSteps reads "<step> [> <step>...]", the alternatives of a step
+// comma separated.
+func parseSteps(s string) ([][]string, error) {
+	var steps [][]string
+	for _, st := range strings.Split(s, ">") {
+		var alts []string
+		for _, a := range strings.Split(st, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				alts = append(alts, a)
+			}
+		}
+		if len(alts) == 0 {
+			return nil, errors.New("empty step")
+		}
+		steps = append(steps, alts)
+	}
+	return steps, nil
 }
 
 // ManPage is what a page says in plain words.
@@ -195,7 +206,7 @@ func ManualTasks(dir string, commands map[string][][]string) ([]StepTask, error)
 	var out []StepTask
 	for _, c := range cmds {
 		file := filepath.Join(dir, strings.ReplaceAll(c, " ", "-")+".1.gz")
-		p, err := readManPage(file)
+		p, err := parseFile(file, ParseManPage)
 		if err != nil {
 			return nil, err
 		}
@@ -208,13 +219,4 @@ func ManualTasks(dir string, commands map[string][][]string) ([]StepTask, error)
 		}
 	}
 	return out, nil
-}
-
-func readManPage(file string) (ManPage, error) {
-	var p ManPage
-	err := readDoc(file, func(r io.Reader) (err error) {
-		p, err = ParseManPage(r)
-		return err
-	})
-	return p, err
 }

@@ -2,6 +2,7 @@ package discovereval
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -16,23 +17,31 @@ import (
 // to say what the call does; the method's API operations
 // (testdata/<api>_methods.txt) are the gold.
 
-// ReadmeSource is one API's client library READMEs over its description.
-type ReadmeSource struct {
+// TextSource is third parties' text over an API's description: the
+// files its tasks are read from.
+type TextSource struct {
 	Name      string   // "spotify readme"
 	Spec      string   // the API description under the specs directory
 	Connector string   //
 	Files     []string // the READMEs under the specs directory, in order
-	Methods   string   // the gold, under testdata/
+}
+
+// ReadmeSource is one API's client library READMEs over its description.
+type ReadmeSource struct {
+	TextSource
+	Methods string // the gold, under testdata/
 }
 
 // ReadmeSources are the README task sets, in the order they are reported
 // (docs/discovery.md, "Evaluation").
 var ReadmeSources = []ReadmeSource{{
-	Name:      "spotify readme",
-	Spec:      "spotify.json",
-	Connector: "spotify",
-	Files:     []string{"spotify-web-api-node-readme/README.md", "spotify-web-api-js-readme/README.md"},
-	Methods:   "spotify_methods.txt",
+	TextSource: TextSource{
+		Name:      "spotify readme",
+		Spec:      "spotify.json",
+		Connector: "spotify",
+		Files:     []string{"spotify-web-api-node-readme/README.md", "spotify-web-api-js-readme/README.md"},
+	},
+	Methods: "spotify_methods.txt",
 }}
 
 // NoOperation is the step a methods file gives a method that calls no API
@@ -232,35 +241,50 @@ func ReadmeTasks(examples []ReadmeExample, methods map[string][][]string) ([]Ste
 // ReadmeSetTasks reads a source's READMEs from dir (the specs directory)
 // and its methods file from testdata.
 func ReadmeSetTasks(dir, testdata string, src ReadmeSource) ([]StepTask, ReadmeStats, error) {
-	f, err := os.Open(filepath.Join(testdata, src.Methods))
+	methods, err := parseFile(filepath.Join(testdata, src.Methods), ParseCommands)
 	if err != nil {
 		return nil, ReadmeStats{}, err
 	}
-	defer f.Close()
-	methods, err := ParseCommands(f)
+	examples, err := parseFiles(dir, src.Files, ParseReadme)
 	if err != nil {
-		return nil, ReadmeStats{}, fmt.Errorf("%s: %w", src.Methods, err)
-	}
-	var examples []ReadmeExample
-	for _, name := range src.Files {
-		ex, err := readReadme(filepath.Join(dir, name))
-		if err != nil {
-			return nil, ReadmeStats{}, err
-		}
-		examples = append(examples, ex...)
+		return nil, ReadmeStats{}, err
 	}
 	return ReadmeTasks(examples, methods)
 }
 
-func readReadme(file string) ([]ReadmeExample, error) {
+// parseFile parses a file the evaluation reads (a README, a manual page,
+// a gold file) with parse, gunzipped when its name ends in .gz, reading at
+// most its first MiB: these are texts people wrote, and more is not one.
+func parseFile[T any](file string, parse func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(file)
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer f.Close()
-	ex, err := ParseReadme(io.LimitReader(f, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
+	var r io.Reader = f
+	if strings.HasSuffix(file, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return zero, fmt.Errorf("%s: %w", file, err)
+		}
+		r = z
 	}
-	return ex, nil
+	v, err := parse(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return zero, fmt.Errorf("%s: %w", file, err)
+	}
+	return v, nil
+}
+
+func parseFiles[T any](dir string, names []string, parse func(io.Reader) ([]T, error)) ([]T, error) {
+	var out []T
+	for _, name := range names {
+		v, err := parseFile(filepath.Join(dir, name), parse)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v...)
+	}
+	return out, nil
 }
