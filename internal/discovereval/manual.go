@@ -2,12 +2,10 @@ package discovereval
 
 import (
 	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -28,6 +26,9 @@ type ManualSource struct {
 	Connector string
 	Dir       string // the pages' directory under the specs directory
 	Commands  string // the gold, under testdata/
+	Layout    Layout // how the documentation is laid out
+	File      string // the one file of a layout other than PagePerCommand, in Dir
+	Prefix    string // what the gold's commands start with, when File documents them all ("git hub")
 }
 
 // ManualSources are the manual page task sets, in the order they are
@@ -36,6 +37,15 @@ var ManualSources = []ManualSource{
 	{Name: "gh manual", Spec: "github.json", Connector: "github", Dir: "gh-man", Commands: "gh_commands.txt"},
 	{Name: "hub manual", Spec: "github.json", Connector: "github", Dir: "hub-man", Commands: "hub_commands.txt"},
 	{Name: "kubectl manual", Spec: "kubernetes.json", Connector: "kubernetes", Dir: "kubectl-man", Commands: "kubectl_commands.txt"},
+	{Name: "git-hub manual", Spec: "github.json", Connector: "github", Dir: "git-hub-man", Commands: "git-hub_commands.txt",
+		Layout: SectionedPage, File: "git-hub.1.gz", Prefix: "git hub"},
+	{Name: "gitsome help", Spec: "github.json", Connector: "github", Dir: "gitsome-man", Commands: "gitsome_commands.txt",
+		Layout: ClickHelp, File: "githubcli.py", Prefix: "gh-gitsome"},
+	{Name: "gist manual", Spec: "github.json", Connector: "github", Dir: "gist-man", Commands: "gist_commands.txt",
+		Layout: FlagModes, File: "gist-paste.1.gz", Prefix: "gist-paste"},
+	{Name: "git-extras manual", Spec: "github.json", Connector: "github", Dir: "git-extras-man", Commands: "git-extras_commands.txt"},
+	{Name: "forge manual", Spec: "github.json", Connector: "github", Dir: "forge-man", Commands: "forge_commands.txt",
+		Layout: Texinfo, File: "forge.texi.gz"},
 }
 
 // StepTask is a task whose answer is a sequence of calls: Steps[i] lists
@@ -123,9 +133,6 @@ type ManPage struct {
 // a comment continued on the next comment line is one example.
 func ParseManPage(r io.Reader) (ManPage, error) {
 	var p ManPage
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	section := ""
 	var comment []string // the example comment being read
 	flush := func() {
 		if c := unroff(strings.Join(comment, " ")); len(strings.Fields(c)) >= 2 {
@@ -133,18 +140,10 @@ func ParseManPage(r io.Reader) (ManPage, error) {
 		}
 		comment = comment[:0]
 	}
-	for sc.Scan() {
-		line := sc.Text()
-		if sec, ok := strings.CutPrefix(line, ".SH "); ok {
-			flush()
-			section = strings.Trim(sec, `"`)
-			continue
-		}
+	err := walkRoff(r, func(section, line string) error {
 		switch section {
 		case "NAME":
-			if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && p.Summary == "" {
-				p.Summary = unroff(desc)
-			}
+			nameSummary(&p.Summary, line)
 		case "EXAMPLE", "EXAMPLES":
 			if c, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
 				comment = append(comment, c)
@@ -152,14 +151,45 @@ func ParseManPage(r io.Reader) (ManPage, error) {
 				flush()
 			}
 		}
-	}
-	flush()
-	return p, sc.Err()
+		return nil
+	}, flush)
+	return p, err
 }
 
-// unroff undoes the roff escapes gh's pages use.
+// walkRoff calls line with each line of a roff page but its .SH lines,
+// and the section (unquoted) the line is in; atSection is called at each
+// .SH and at the end, to close what the section was reading.
+func walkRoff(r io.Reader, line func(section, line string) error, atSection func()) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	section := ""
+	for sc.Scan() {
+		if sec, ok := strings.CutPrefix(sc.Text(), ".SH "); ok {
+			atSection()
+			section = strings.Trim(sec, `"`)
+			continue
+		}
+		if err := line(section, sc.Text()); err != nil {
+			return err
+		}
+	}
+	atSection()
+	return sc.Err()
+}
+
+// nameSummary sets *summary, if empty, to the description of a NAME line
+// ("gh-issue-list \- List issues in a repository").
+func nameSummary(summary *string, line string) {
+	if _, desc, ok := strings.Cut(strings.ReplaceAll(line, `\-`, "-"), " - "); ok && *summary == "" {
+		*summary = unroff(desc)
+	}
+}
+
+// unroff undoes the roff escapes the pages use (gh's, rst2man's for
+// git-hub, ronn's for gist).
 func unroff(s string) string {
-	s = strings.NewReplacer(`\-`, "-", `\(aq`, "'", `\(cq`, "'", `\[la]`, "<", `\[ra]`, ">", `\fB`, "", `\fR`, "", `\fI`, "", `\fC`, "", `\\`, `\`).Replace(s)
+	s = strings.NewReplacer(`\-`, "-", `\(aq`, "'", `\(cq`, "'", `\[la]`, "<", `\[ra]`, ">", `\fB`, "", `\fR`, "", `\fI`, "", `\fC`, "", `\fP`, "",
+		`\&`, "", `\%`, "", `\.`, ".", `\'`, "'", `\(bu`, "", `\\`, `\`).Replace(s)
 	return strings.Join(strings.Fields(s), " ")
 }
 
@@ -176,7 +206,7 @@ func ManualTasks(dir string, commands map[string][][]string) ([]StepTask, error)
 	var out []StepTask
 	for _, c := range cmds {
 		file := filepath.Join(dir, strings.ReplaceAll(c, " ", "-")+".1.gz")
-		p, err := readManPage(file)
+		p, err := parseFile(file, ParseManPage)
 		if err != nil {
 			return nil, err
 		}
@@ -189,21 +219,4 @@ func ManualTasks(dir string, commands map[string][][]string) ([]StepTask, error)
 		}
 	}
 	return out, nil
-}
-
-func readManPage(file string) (ManPage, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return ManPage{}, err
-	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
-	if err != nil {
-		return ManPage{}, fmt.Errorf("%s: %w", file, err)
-	}
-	p, err := ParseManPage(io.LimitReader(z, 1<<20))
-	if err != nil {
-		return ManPage{}, fmt.Errorf("%s: %w", file, err)
-	}
-	return p, nil
 }

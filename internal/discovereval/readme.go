@@ -2,6 +2,7 @@ package discovereval
 
 import (
 	"bufio"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"os"
@@ -251,9 +252,9 @@ func ReadmeSetTasks(dir, testdata string, src ReadmeSource) ([]StepTask, ReadmeS
 	return ReadmeTasks(examples, methods)
 }
 
-// parseFile parses a file the evaluation reads (a README, a gold file)
-// with parse, reading at most its first MiB: these are texts people wrote,
-// and more is not one.
+// parseFile parses a file the evaluation reads (a README, a manual page,
+// a gold file) with parse, gunzipped when its name ends in .gz, reading at
+// most its first MiB: these are texts people wrote, and more is not one.
 func parseFile[T any](file string, parse func(io.Reader) (T, error)) (T, error) {
 	var zero T
 	f, err := os.Open(file)
@@ -261,15 +262,21 @@ func parseFile[T any](file string, parse func(io.Reader) (T, error)) (T, error) 
 		return zero, err
 	}
 	defer f.Close()
-	v, err := parse(io.LimitReader(f, 1<<20))
+	var r io.Reader = f
+	if strings.HasSuffix(file, ".gz") {
+		z, err := gzip.NewReader(f)
+		if err != nil {
+			return zero, fmt.Errorf("%s: %w", file, err)
+		}
+		r = z
+	}
+	v, err := parse(io.LimitReader(r, 1<<20))
 	if err != nil {
 		return zero, fmt.Errorf("%s: %w", file, err)
 	}
 	return v, nil
 }
 
-// parseFiles parses each of the named files under dir, in order, and
-// joins what they hold.
 func parseFiles[T any](dir string, names []string, parse func(io.Reader) ([]T, error)) ([]T, error) {
 	var out []T
 	for _, name := range names {
