@@ -9,6 +9,18 @@ import (
 	"github.com/anvil-dev/anvil/runtime/air"
 )
 
+// indexOf builds an index of ops under one connector.
+func indexOf(t *testing.T, connector string, ops ...air.Operation) *Index {
+	t.Helper()
+	b := NewBuilder()
+	for i := range ops {
+		if err := b.Add(connector, &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.Build()
+}
+
 // needsIndex: a movie API where the credits take a movie_id that the
 // search and the popular list produce.
 func needsIndex(t *testing.T) *Index {
@@ -20,13 +32,7 @@ func needsIndex(t *testing.T) *Index {
 	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{
 		{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField},
 		{Operation: popular.ID, Field: "results[].id", Basis: air.ProducerField}}}}
-	b := NewBuilder()
-	for _, o := range []air.Operation{search, popular, credits} {
-		if err := b.Add("tmdb", &o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return b.Build()
+	return indexOf(t, "tmdb", search, popular, credits)
 }
 
 // TestProducerReturnedWithConsumer: a query that names a film, not an id,
@@ -83,13 +89,7 @@ func TestCatalogueWordsAndPlaceholders(t *testing.T) {
 	latest := op("movie_latest", "Get latest", "GET", "/movie/latest", "get", "latest", "The most recently created movie.")
 	person := op("person_movie_credits", "Get person movie credits", "GET", "/person/{person_id}/movie_credits", "get", "credit", "The films a person worked on.", "person_id")
 	episodes := op("tv_season", "Get season details", "GET", "/tv/{tv_id}/season/{season_number}", "get", "season", "A season of a show.")
-	b := NewBuilder()
-	for _, o := range []air.Operation{latest, person, episodes} {
-		if err := b.Add("tmdb", &o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix := b.Build()
+	ix := indexOf(t, "tmdb", latest, person, episodes)
 	if rs := ix.Search("latest film credits of a person", Options{}); rs[0].Entry.Name != "tmdb__person_movie_credits" {
 		t.Errorf("latest outranks the subject: %v", names(rs))
 	}
@@ -108,13 +108,7 @@ func TestProducerForNamedEntityBelowTheTop(t *testing.T) {
 	credits := op("movie_credits", "Get movie credits", "GET", "/movie/{movie_id}/credits", "get", "credit", "The cast and crew of a movie.", "movie_id")
 	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
 	credits.Needs = []air.Need{{Argument: "movie_id", From: []air.Producer{{Operation: search.ID, Field: "results[].id", Basis: air.ProducerField}}}}
-	b := NewBuilder()
-	for _, o := range []air.Operation{search, playing, credits} {
-		if err := b.Add("tmdb", &o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix := b.Build()
+	ix := indexOf(t, "tmdb", search, playing, credits)
 	for _, c := range []struct {
 		q        string
 		producer bool
@@ -142,13 +136,7 @@ func TestOptionalInputGetsNoProducer(t *testing.T) {
 	commits := op("list_commits", "List commits", "GET", "/repos/{owner}/{repo}/commits", "list", "commit", "Lists commits of a repository.")
 	runs := op("list_runs", "List workflow runs", "GET", "/repos/{owner}/{repo}/actions/runs", "list", "run", "Lists workflow runs.", "head_sha")
 	runs.Needs = []air.Need{{Argument: "head_sha", From: []air.Producer{{Operation: commits.ID, Field: "[].sha", Basis: air.ProducerField}}}}
-	b := NewBuilder()
-	for _, o := range []air.Operation{commits, runs} {
-		if err := b.Add("gh", &o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rs := b.Build().Search("list workflow runs", Options{Limit: 2})
+	rs := indexOf(t, "gh", commits, runs).Search("list workflow runs", Options{Limit: 2})
 	if len(rs) == 0 || rs[0].Entry.Name != "gh__list_runs" || len(rs[0].Needs) != 1 {
 		t.Fatalf("got %v", names(rs))
 	}
@@ -170,13 +158,7 @@ func TestClauseBestsPlaced(t *testing.T) {
 		ops = append(ops, op(fmt.Sprintf("widget_get_%02d", i), "Get a widget", "GET", fmt.Sprintf("/widget/%d", i), "get", "widget", "Gets a widget."))
 	}
 	ops = append(ops, op("review_delete", "Delete a review", "DELETE", "/review/{review_id}", "delete", "review", "Deletes a review."))
-	b := NewBuilder()
-	for i := range ops {
-		if err := b.Add("tmdb", &ops[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix := b.Build()
+	ix := indexOf(t, "tmdb", ops...)
 	has := func(rs []Result, name string) int {
 		for i, r := range rs {
 			if r.Entry.Name == name {
@@ -216,13 +198,7 @@ func TestFirstClauseBestSecond(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		ops = append(ops, op(fmt.Sprintf("gadget_get_%02d", i), "Get a gadget", "GET", fmt.Sprintf("/gadget/%d", i), "get", "gadget", "Gets a gadget."))
 	}
-	b := NewBuilder()
-	for i := range ops {
-		if err := b.Add("tmdb", &ops[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix := b.Build()
+	ix := indexOf(t, "tmdb", ops...)
 	at := func(q string) int {
 		for i, r := range ix.Search(q, Options{Limit: 10}) {
 			if r.Entry.Name == "tmdb__gadget_get_00" {
@@ -279,13 +255,7 @@ func TestNamedQueryGetsASearch(t *testing.T) {
 	find := op("find_by_id", "Find by external id", "GET", "/find/{external_id}", "search", "find", "Find albums by an external id.", "external_id")
 	find.ID = "svc.find.lookup"
 	find.Input.Params[0].In, find.Input.Params[0].Required = "path", true
-	b := NewBuilder()
-	for _, o := range []air.Operation{search, releases, album, play, find} {
-		if err := b.Add("music", &o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix := b.Build()
+	ix := indexOf(t, "music", search, releases, album, play, find)
 	for _, c := range []struct {
 		q      string
 		search bool
@@ -324,13 +294,7 @@ func TestUnmatchedQueryListsMostUsedFindersFirst(t *testing.T) {
 		o.Needs = []air.Need{{Argument: "person_id", From: []air.Producer{{Operation: person.ID, Field: "results[].id", Basis: air.ProducerField}}}}
 		ops = append(ops, o)
 	}
-	b := NewBuilder()
-	for _, o := range append(ops, collection, person, popular) {
-		if err := b.Add("tmdb", &o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ix := b.Build()
+	ix := indexOf(t, "tmdb", append(ops, collection, person, popular)...)
 	for q, want := range map[string]string{
 		"What is Zorblax's filmography?": "tmdb__search_person tmdb__search_collection tmdb__popular",
 		"zorblax filmography":            "tmdb__search_person tmdb__popular tmdb__search_collection",
