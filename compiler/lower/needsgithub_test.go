@@ -171,6 +171,12 @@ var firstProducers = []struct {
 	{"github.json", "actions/list-workflow-run-artifacts", "run_id", "actions/list-workflow-runs-for-repo"},
 	{"spotify.json", "follow-artists-users", "ids", "search"},
 	{"spotify.json", "save-albums-user", "ids", "search"},
+	// TMDB: a search before the lists; a series' details (whose seasons[]
+	// are its own) for its season_number.
+	{"tmdb.json", "movie-details", "movie_id", "search-movie"},
+	{"tmdb.json", "person-details", "person_id", "search-person"},
+	{"tmdb.json", "tv-series-details", "series_id", "search-tv"},
+	{"tmdb.json", "tv-season-details", "season_number", "tv-series-details"},
 }
 
 // TestFirstProducer holds the first inferred producer of each argument of
