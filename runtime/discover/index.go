@@ -136,6 +136,10 @@ type Index struct {
 	// names are the entries' names, by position: a producer's ProducerFor
 	// is a one-name window of it (nameOf), so adding one allocates nothing.
 	names []string
+	// soleSearch maps a connector to its one search operation, for
+	// connectors that have exactly one (a catalogue's "Search for Item");
+	// addSearch falls back to it when no search matched the query's words.
+	soleSearch map[string]uint32
 }
 
 // Builder collects operations for an Index.
@@ -296,6 +300,7 @@ func (b *Builder) Build() *Index {
 		tf  float32
 	}
 	rawPost := make([][]raw, len(b.termStrs))
+	searches := map[string]uint32{} // connector → its search, noDoc when several
 	for pos, i := range order {
 		ix.entries[pos] = b.entries[i]
 		ix.entries[pos].doc = uint32(pos)
@@ -303,6 +308,14 @@ func (b *Builder) Build() *Index {
 		ix.shapes[pos] = b.shapes[i]
 		if a := b.shapes[i].action; a != noTerm {
 			ix.actionTerms[a] = true
+		}
+		if b.shapes[i].nameSearch {
+			c := ix.entries[pos].Connector
+			if _, seen := searches[c]; seen {
+				searches[c] = noDoc
+			} else {
+				searches[c] = uint32(pos)
+			}
 		}
 		lens := b.fieldLen[i]
 		var norm [numFields]float64
@@ -317,6 +330,12 @@ func (b *Builder) Build() *Index {
 				}
 			}
 			rawPost[tc.term] = append(rawPost[tc.term], raw{doc: uint32(pos), tf: float32(tf)})
+		}
+	}
+	ix.soleSearch = map[string]uint32{}
+	for c, d := range searches {
+		if d != noDoc {
+			ix.soleSearch[c] = d
 		}
 	}
 	ix.postings = make([][]posting, len(rawPost))

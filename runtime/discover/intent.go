@@ -189,6 +189,7 @@ type entryShape struct {
 	class      uint8 // from the effect action
 	titleClass uint8 // from the title's first word ("Add or update team membership": create)
 	deprecated bool
+	nameSearch bool   // a search that needs no id: where a name becomes one
 	action     uint32 // the effect action's term; noTerm when none
 	res        [2]uint32
 }
@@ -214,6 +215,16 @@ func (b *Builder) shapeOf(op *air.Operation) entryShape {
 				sh.titleClass = actList
 			} else {
 				sh.titleClass = verbClass[synonymConcept[ts[0]]]
+			}
+		}
+	}
+	if sh.class == actSearch {
+		// A search the caller must already give an id (TMDB's find by
+		// an external id) is no way from a name to an id.
+		sh.nameSearch = true
+		for _, p := range op.Input.Params {
+			if p.Required && idArgument(p.Key) {
+				sh.nameSearch = false
 			}
 		}
 	}

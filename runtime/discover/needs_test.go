@@ -2,6 +2,7 @@ package discover
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -255,5 +256,55 @@ func TestMentionsID(t *testing.T) {
 		if got := mentionsID(q); got != want {
 			t.Errorf("%q: %v, want %v", q, got, want)
 		}
+	}
+}
+
+// TestNamedQueryGetsASearch: a query that names something gets a search
+// within its first five, where the name becomes an id: the search among a
+// consumer's producers even when a list that also produces the id ranks
+// above it, else the connector's only search when no search matched the
+// query's words. A search that itself needs an id (find by an external id)
+// is never that search, and a query that names nothing (or only the API's
+// own common words, capitalised) gets none.
+func TestNamedQueryGetsASearch(t *testing.T) {
+	search := op("search", "Search for item", "GET", "/search", "search", "search", "Get catalog information about albums, artists and tracks that match a keyword.", "q")
+	search.Input.Params[0].Required = true
+	releases := op("new_releases", "Get new releases", "GET", "/browse/new-releases", "list", "new_release", "A list of new album releases featured in Spotify.")
+	album := op("get_album", "Get album", "GET", "/albums/{id}", "get", "album", "Catalog information for a single album on Spotify.", "id")
+	album.Input.Params[0].In, album.Input.Params[0].Required = "path", true
+	album.Needs = []air.Need{{Argument: "id", From: []air.Producer{
+		{Operation: search.ID, Field: "albums.items[].id", Basis: air.ProducerField},
+		{Operation: releases.ID, Field: "albums.items[].id", Basis: air.ProducerField}}}}
+	play := op("start_playback", "Start playback", "PUT", "/me/player/play", "update", "play", "Start a new context or resume current playback on the user's active device.", "uris")
+	find := op("find_by_id", "Find by external id", "GET", "/find/{external_id}", "search", "find", "Find albums by an external id.", "external_id")
+	find.ID = "svc.find.lookup"
+	find.Input.Params[0].In, find.Input.Params[0].Required = "path", true
+	b := NewBuilder()
+	for _, o := range []air.Operation{search, releases, album, play, find} {
+		if err := b.Add("music", &o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix := b.Build()
+	for _, c := range []struct {
+		q      string
+		search bool
+	}{
+		{"What new album releases has Adele released", true},
+		{"Play the song Hello by Adele", true},
+		{"play the song hello", false},
+		{"play the song hello on Spotify", false}, // the API's own word names nothing
+	} {
+		rs := ix.Search(c.q, Options{Limit: 5})
+		got := names(rs)
+		if slices.Contains(got, "music__find_by_id") && slices.Index(got, "music__find_by_id") < slices.Index(got, "music__search") {
+			t.Errorf("%q: the find by id placed as the search: %v", c.q, got)
+		}
+		if has := slices.Contains(got, "music__search"); has != c.search {
+			t.Errorf("%q: search returned %v, want %v: %v", c.q, has, c.search, got)
+		}
+	}
+	if rs := ix.Search("Play the song Hello by Adele", Options{Limit: 5}); len(rs) < 2 || rs[1].Entry.Name != "music__search" {
+		t.Errorf("the only search is not placed after the best result: %v", names(rs))
 	}
 }

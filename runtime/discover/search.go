@@ -66,6 +66,11 @@ const (
 	weightSynonym = 0.7  // a verb synonym (show → get, list)
 	weightPrefix  = 0.45 // the word is a prefix of the term ("collab" → collaborator)
 	weightLexical = 0.3  // a WordNet synonym (film → movie)
+	// weightLexicalAbsent is a WordNet synonym's weight when no entry holds
+	// the query word itself: the synonym is then the only way the concept
+	// can be met, and nothing it could drown out is there ("film" in an
+	// API that only ever says movie).
+	weightLexicalAbsent = 0.8
 	// weightCatalogue scales a catalogue word (latest, popular, top): it
 	// says which list, not what the query is about, so it must not
 	// outrank the thing asked for ("the latest film by X" is about films).
@@ -133,12 +138,18 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		}
 		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
 	}
+	named := ix.namesEntity(query)
 	if !mentionsID(lower) {
 		scan := 1
-		if namesEntity(query) {
+		if named {
 			scan = producerScan
 		}
-		out = ix.addProducers(out, limit, scan, keep)
+		out = ix.addProducers(out, limit, scan, named, keep)
+	}
+	if named {
+		// A number in the query may be an id the caller has (season 2),
+		// but a name still has to be looked up.
+		out = ix.addSearch(out, limit, s.bestSearch, keep)
 	}
 	out = ix.addClauseBests(s, lower, out, limit, opts)
 	scratchPool.Put(s)
@@ -205,6 +216,13 @@ func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, opts 
 		cands[i].score *= (1 + titleBoost*ix.titleCoverage(d, s.termW)) * in.shapeFactor(&ix.shapes[d])
 	}
 	s.unmarkTerms(groups)
+	s.bestSearch = noDoc
+	var bestScore float32
+	for _, c := range cands {
+		if ix.shapes[c.doc].nameSearch && (s.bestSearch == noDoc || c.score > bestScore || (c.score == bestScore && c.doc < s.bestSearch)) {
+			s.bestSearch, bestScore = c.doc, c.score
+		}
+	}
 	cands = topScored(cands, limit)
 	sortScored(cands)
 	s.cands = cands
@@ -320,7 +338,7 @@ func isFinder(e *Entry) bool { return e.Effect == air.ClassRead && len(e.Needs) 
 // returned with them (1, 2 and 3 were measured on the dev half).
 const producerDepth = 1
 
-// producerScan: when the query names something (namesEntity), the
+// producerScan: when the query names something (Index.namesEntity), the
 // consumer is the first of this many best results that needs an
 // identifier no result before it produces, not only the best one: "play
 // the top tracks of Adele" may rank what plays first, and the search for
@@ -329,24 +347,44 @@ const producerScan = 3
 
 // namesEntity reports whether the query names a particular thing: a word
 // after the first that starts with a capital followed by a small letter
-// (Adele, Casablanca; not an acronym such as PR or API), or a quoted
-// phrase. Such a query needs the thing's id from a search or list.
-func namesEntity(q string) bool {
+// (Adele, Casablanca; not an acronym such as PR or API) and is not one of
+// the API's own common words, or a quoted phrase. Such a query needs the
+// thing's id from a search or list. A capitalised word that a tenth of the
+// entries or more hold is the API speaking of itself ("a new repository on
+// GitHub", "Kubernetes"), not a thing to look up.
+func (ix *Index) namesEntity(q string) bool {
 	q = clip(q)
 	if strings.ContainsAny(q, "\"“”") {
 		return true
 	}
 	first := true
+	var buf [4]string
 	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
 		if !first {
 			r, n := utf8.DecodeRuneInString(w)
-			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) {
+			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) && !ix.common(tokenize(buf[:0], strings.ToLower(w))) {
 				return true
 			}
 		}
 		first = false
 	}
 	return false
+}
+
+// commonShare is the share of entries a term must be held by to be one of
+// the API's own common words.
+const commonShare = 0.1
+
+// common: every one of the terms is held by at least commonShare of the
+// entries (a word that tokenises to nothing is common too).
+func (ix *Index) common(terms []string) bool {
+	for _, t := range terms {
+		id, ok := ix.terms[t]
+		if !ok || float64(len(ix.postings[id])) < commonShare*float64(len(ix.entries)) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxProducers bounds the producers placed for those results (one per
@@ -361,7 +399,7 @@ const maxProducers = 4
 // dev half, returning the producers of the best result only scored best
 // (docs/discovery.md). It works in out's own array (Search leaves room
 // for maxProducers more) and allocates nothing.
-func (ix *Index) addProducers(out []Result, limit, scan int, keep func(*Entry) bool) []Result {
+func (ix *Index) addProducers(out []Result, limit, scan int, named bool, keep func(*Entry) bool) []Result {
 	if len(out) == 0 {
 		return out
 	}
@@ -399,10 +437,23 @@ func (ix *Index) addProducers(out []Result, limit, scan int, keep func(*Entry) b
 			if n.optional || !idArgument(n.Argument) {
 				continue
 			}
+			// A query that names something needs a search where the name
+			// becomes an id: a list that also produces the id (new releases
+			// for an album) does not take a name, so when a search produces
+			// it, only the search counts as present and is the pick.
+			wantSearch := false
+			if named {
+				for _, p := range n.From {
+					if keep(p) && ix.isSearch(p) {
+						wantSearch = true
+						break
+					}
+				}
+			}
 			var pick *Entry
 			have := false
 			for _, p := range n.From {
-				if !keep(p) {
+				if !keep(p) || (wantSearch && !ix.isSearch(p)) {
 					continue
 				}
 				if placed(i+1, p) || isAdded(p) {
@@ -430,6 +481,62 @@ func (ix *Index) addProducers(out []Result, limit, scan int, keep func(*Entry) b
 		}
 	}
 	out = slices.Insert(out[:depth+len(rest)], depth, added...)
+	return out[:min(len(out), limit)]
+}
+
+// isSearch: the entry is a search that takes no id (entryShape.nameSearch).
+func (ix *Index) isSearch(e *Entry) bool { return ix.shapes[e.doc].nameSearch }
+
+// searchSlot is where addSearch places a search: right after the best
+// result, within the first five.
+const searchSlot = 1
+
+// addSearch makes sure an answer to a query that names something holds,
+// within its first five, a search where the name can be looked up: the
+// best-ranked search the caller may see (rank's bestSearch, one of the
+// best rerankDepth matches; when none matched, the best result's
+// connector's only search, if it has one) is moved or put right after the
+// best result when no search is there yet ("play Hello by
+// Adele" ranks playback first, and nothing it needs is an id: the track
+// still has to be found).
+func (ix *Index) addSearch(out []Result, limit int, best uint32, keep func(*Entry) bool) []Result {
+	if len(out) == 0 {
+		return out
+	}
+	for _, r := range out[:min(5, len(out))] {
+		if ix.isSearch(r.Entry) {
+			return out
+		}
+	}
+	// A search that produces what one of the best results needs comes
+	// first ("the episodes in season 2 of Friends": the series search,
+	// though its words are not the query's).
+	for _, r := range out[:min(producerScan, len(out))] {
+		for _, n := range r.Entry.Needs {
+			if n.optional || !idArgument(n.Argument) {
+				continue
+			}
+			for _, p := range n.From {
+				if ix.isSearch(p) && keep(p) {
+					best = p.doc
+					goto found
+				}
+			}
+		}
+	}
+found:
+	if best == noDoc {
+		d, ok := ix.soleSearch[out[0].Entry.Connector]
+		if !ok || !keep(&ix.entries[d]) {
+			return out
+		}
+		best = d
+	}
+	e := &ix.entries[best]
+	if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
 	return out[:min(len(out), limit)]
 }
 
@@ -725,8 +832,12 @@ func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words in
 			}
 		} else {
 			add(w, weightExact)
+			lw := float32(weightLexical)
+			if _, exact := ix.terms[w]; !exact {
+				lw = weightLexicalAbsent
+			}
 			for _, t := range lexicalSynonyms()[w] {
-				add(t, weightLexical)
+				add(t, lw)
 			}
 		}
 		if _, exact := ix.terms[w]; !exact && len(w) >= minPrefixLen {
@@ -852,6 +963,11 @@ var synonyms, synonymConcept = func() (map[string][]string, map[string]string) {
 			}
 		}
 	}
+	// "who" asks for a person: it reaches user, person and people, but not
+	// account, which a person has (a movie service's "rated account
+	// movies" is not who directed a film).
+	who, account := stem("who"), stem("account")
+	syn[who] = slices.DeleteFunc(slices.Clone(syn[who]), func(t string) bool { return t == account })
 	return syn, concept
 }()
 
@@ -874,7 +990,13 @@ type scratch struct {
 	mask                  []uint32  // the query concepts each entry matched
 	touched, groupTouched []uint32
 	cands                 []scored
+	// bestSearch is the best-ranked search among rank's rerankDepth best
+	// matches (noDoc when none), for addSearch.
+	bestSearch uint32
 }
+
+// noDoc is no entry.
+const noDoc = ^uint32(0)
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
