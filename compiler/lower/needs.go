@@ -1042,12 +1042,12 @@ func subCollection(st *opState) bool {
 	if st.op.Effect.Kind != air.KindRead {
 		return false
 	}
-	segs := splitPath(st.spec.Path)
-	n := len(segs)
-	if n < 2 || isParamSeg(segs[n-1]) || !slices.ContainsFunc(segs[:n-1], isParamSeg) {
+	path := strings.TrimSuffix(st.spec.Path, "/")
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 || isParamSeg(path[i+1:]) || !strings.Contains(path[:i], "{") {
 		return false
 	}
-	w := naming.Snake(cleanSegment(segs[n-1]))
+	w := naming.Snake(cleanSegment(path[i+1:]))
 	if i := strings.LastIndexByte(w, '_'); i >= 0 {
 		w = w[i+1:]
 	}

@@ -69,6 +69,15 @@ var spotifyLinkSample = []linkCase{
 		"get-recommendations", "get-several-tracks", "get-track", "get-recently-played", "get-users-top-artists-and-tracks"}},
 }
 
+// byOperationID indexes a document's operations by the spec's operationId.
+func byOperationID(doc *air.Document) map[string]*air.Operation {
+	out := make(map[string]*air.Operation, len(doc.Operations))
+	for i := range doc.Operations {
+		out[doc.Operations[i].SourceRef.OperationID] = &doc.Operations[i]
+	}
+	return out
+}
+
 // linkCase is one sampled argument: a consumer (the spec's operationId),
 // its identifier argument, and the operations that really produce it.
 type linkCase struct {

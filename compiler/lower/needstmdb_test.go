@@ -3,8 +3,6 @@ package lower
 import (
 	"strings"
 	"testing"
-
-	"github.com/anvil-dev/anvil/runtime/air"
 )
 
 // Producers of TMDB's common ids, written from TMDB's API reference
@@ -109,10 +107,7 @@ var tmdbLinkFields = []struct{ consumer, argument, suffix string }{
 // TestTMDBLinkFields holds the field of every producer of tmdbLinkFields.
 func TestTMDBLinkFields(t *testing.T) {
 	doc, _ := Lower(loadRealSpec(t, "tmdb.json"), nil, &Options{ServiceID: "svc"})
-	bySpec := map[string]*air.Operation{}
-	for i := range doc.Operations {
-		bySpec[doc.Operations[i].SourceRef.OperationID] = &doc.Operations[i]
-	}
+	bySpec := byOperationID(doc)
 	for _, c := range tmdbLinkFields {
 		op := bySpec[c.consumer]
 		if op == nil {

@@ -105,7 +105,9 @@ func pathContext(title, path string) []string {
 	mentioned := map[string]bool{}
 	mention := func(w string) {
 		for _, f := range wordForms(w) {
-			mentioned[f] = true
+			if f != "" {
+				mentioned[f] = true
+			}
 		}
 	}
 	for _, w := range titleWords(title) {
@@ -117,7 +119,7 @@ func pathContext(title, path string) []string {
 			continue
 		}
 		for _, w := range segmentWords(seg) {
-			if !slices.ContainsFunc(wordForms(w), func(f string) bool { return mentioned[f] }) {
+			if fs := wordForms(w); !slices.ContainsFunc(fs[:], func(f string) bool { return f != "" && mentioned[f] }) {
 				mention(w)
 				ctx = append(ctx, w)
 			}
@@ -145,28 +147,27 @@ var irregularPlurals = map[string]string{"people": "person", "children": "child"
 
 // wordForms are the forms a lower-case word is compared by, singular and
 // plural alike: itself, its Singularize, without a final "s" (movies →
-// movie, where Singularize says movy), and an irregular singular. Two
-// words are the same when their forms meet.
-func wordForms(w string) []string {
-	out := []string{w}
-	add := func(f string) {
-		if f != "" && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	add(Singularize(w))
+// movie, where Singularize says movy), and an irregular singular ("" where
+// there is none). Two words are the same when their forms meet. An array,
+// not a slice: every title of a large spec is compared.
+func wordForms(w string) [4]string {
+	f := [4]string{w, Singularize(w), "", irregularPlurals[w]}
 	if strings.HasSuffix(w, "s") {
-		add(w[:len(w)-1])
+		f[2] = w[:len(w)-1]
 	}
-	add(irregularPlurals[w])
-	return out
+	return f
 }
 
 // sameWord reports whether two lower-case words are one word, singular and
 // plural alike.
 func sameWord(a, b string) bool {
 	fb := wordForms(b)
-	return slices.ContainsFunc(wordForms(a), func(f string) bool { return slices.Contains(fb, f) })
+	for _, f := range wordForms(a) {
+		if f != "" && slices.Contains(fb[:], f) {
+			return true
+		}
+	}
+	return false
 }
 
 // titleVerbs are the words a title that is only a verb says ("Create",
@@ -206,7 +207,7 @@ var titleVerbs = func() map[string]bool {
 // A title the path has nothing to add to is returned as it is.
 func pathTitle(title, path string) string {
 	words := titleWords(title)
-	if len(words) == 0 {
+	if len(words) == 0 || !(len(words) == 1 && titleVerbs[words[0]]) && !inPath(words, strings.ToLower(path)) {
 		return title
 	}
 	var lits []pathLit
@@ -257,6 +258,27 @@ func pathTitle(title, path string) string {
 		return string(unicode.ToUpper(r)) + prefix[n:] + " " + lowerTitleWords(title)
 	}
 	return title
+}
+
+// inPath reports whether each word is a word of the lower-case path,
+// placeholders included (sameWord): a test without allocations that
+// spares most titles of a large spec ("Get a repository") the
+// segment-by-segment one.
+func inPath(words []string, path string) bool {
+	sep := func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == '.' || r == '{' || r == '}' }
+	for _, w := range words {
+		found := false
+		for pw := range strings.FieldsFuncSeq(path, sep) {
+			if sameWord(pw, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // pathLit is a literal path segment's words; after marks a placeholder
