@@ -32,7 +32,12 @@ import (
 //     number, login, name, …) of an object of the argument's resource (a
 //     movie_id comes from the id of a movie: an object under a property
 //     named movie or movies, a schema named Movie…, or the items of an
-//     operation whose path ends in /movie or /movies).
+//     operation whose path ends in /movie or /movies; failing those, of
+//     the resource the path segment before the argument's placeholder
+//     names: /tv/{series_id} takes a tv's id). An object that has a
+//     property of the argument's own name gives it rather than its id
+//     (seasons[].season_number); the answer of a sub-collection
+//     (GET /movie/{movie_id}/credits) is no member of it (subCollection).
 //
 // A producer is a read or a create, is not the consumer, and does not itself
 // need the argument it would produce. Inferred producers are ranked reads
