@@ -72,6 +72,7 @@ const noTerm = ^uint32(0)
 // nounStops end a noun phrase besides the stop words: a relative clause or
 // a participle that introduces a name ("a Role named pod-reader").
 var nounStops = setOf("named", "called", "who", "whose", "where", "when", "while", "without", "within",
+	"has", "have", "had", "did", "were",
 	"across", "after", "before", "between", "under", "over", "through", "like", "not", "only", "just")
 
 // requestIntent reads the first verb of the query and the head of the noun
@@ -91,6 +92,13 @@ func (ix *Index) requestIntent(query string) intent {
 	var buf [4]string
 	verbSeen, inPhrase := false, false
 	head := ""
+	query, question := questionBody(query)
+	if question {
+		// A question asks to read: its verbs ("released", "succeed")
+		// describe the thing asked about, not what to do to it.
+		in.class, verbSeen = actGet, true
+	}
+words:
 	for w, rest := nextWord(query); w != ""; w, rest = nextWord(rest) {
 		lw := strings.ToLower(w)
 		if stopWords[lw] || (inPhrase && (nounStops[lw] || hasDigit(lw))) {
@@ -119,6 +127,12 @@ func (ix *Index) requestIntent(query string) intent {
 			// No verb first ("issues assigned to me"): the phrase starts here.
 		case !inPhrase && (isVerb || synonymConcept[t] == meConcept):
 			continue // "create or update secrets", "show me the pulls", "list my repos"
+		case question && !inPhrase && questionWords[lw]:
+			continue // "what is the ...", "which albums has ..."
+		case question && inPhrase && isVerb:
+			// "did my issue get a label": the question's verb ends the
+			// phrase it is asked about.
+			break words
 		}
 		inPhrase = true
 		head = lw
@@ -131,6 +145,47 @@ func (ix *Index) requestIntent(query string) intent {
 		in.class = actList
 	}
 	return in
+}
+
+// questionWords open a question: a request that starts with one asks for
+// information ("What albums has Adele released?", "did my deployment
+// succeed?", "how many stars does it have?"), so it is a read whatever
+// verb follows. Auxiliaries also end a noun phrase ("albums has Adele").
+var questionWords = setOf("what", "which", "who", "whom", "whose", "where", "when", "why", "how", "many", "much",
+	"did", "does", "do", "is", "are", "was", "were", "has", "have", "had", "s")
+
+// politeOpeners, followed by a person ("can you", "how do I", "how to"),
+// open an imperative in question form: "can you create a repository"
+// asks to create one.
+var politeOpeners = setOf("can", "could", "would", "will", "may", "might", "should", "shall", "do", "how")
+
+// people are the subjects of a polite opener.
+var people = setOf("you", "u", "i", "we")
+
+// questionBody reports whether the query is a question that asks to read,
+// and returns it without a polite opener when it is an imperative in
+// question form ("can you create a repo" → "create a repo"; "how do I
+// delete a branch" → "delete a branch"; "how to fork" → "fork").
+func questionBody(q string) (string, bool) {
+	w1, rest := nextWord(q)
+	l1 := strings.ToLower(w1)
+	if politeOpeners[l1] {
+		w2, rest2 := nextWord(rest)
+		l2 := strings.ToLower(w2)
+		if l2 == "to" {
+			return rest2, false
+		}
+		if l1 == "how" && politeOpeners[l2] {
+			w3, rest3 := nextWord(rest2)
+			if people[strings.ToLower(w3)] {
+				return rest3, false
+			}
+		}
+		if people[l2] {
+			return rest2, false
+		}
+	}
+	return q, questionWords[l1] && l1 != "s"
 }
 
 // plural: an English plural noun ("assets", "branches", "policies"; not
@@ -267,6 +322,7 @@ func deprecated(op *air.Operation) bool {
 // of the object is a weak signal).
 const (
 	actionBoost      = 0.5
+	searchBoost      = 1.0
 	resourceBoost    = 0.5
 	deprecatedFactor = 0.5
 	laterVerbWeight  = 0.5
@@ -291,6 +347,8 @@ func (in intent) agrees(c uint8) float32 {
 func (in intent) shapeFactor(sh *entryShape) float32 {
 	f := float32(1)
 	switch agree := max(in.agrees(sh.class), in.agrees(sh.titleClass)); {
+	case agree > 0 && in.class == actSearch && sh.class == actSearch:
+		f *= 1 + searchBoost
 	case agree > 0:
 		f *= 1 + actionBoost*agree
 	case in.verb != noTerm && in.verb == sh.action:

@@ -34,6 +34,13 @@ func TestRequestIntent(t *testing.T) {
 		{"Delete the label named bug", actDelete, "", "label"},
 		{"remove label 42", actDelete, "", "label"},
 		{"", actNone, "", ""},
+		// Questions read, whatever verb follows; a polite opener is an imperative.
+		{"What labels has octocat created?", actList, "", "labels"},
+		{"did my issue get a label", actGet, "", "issue"},
+		{"which issue is the bug in", actGet, "", "issue"},
+		{"can you create an issue", actCreate, "", "issue"},
+		{"how do I delete a label", actDelete, "", "label"},
+		{"how to create labels", actCreate, "", "labels"},
 	} {
 		in := ix.requestIntent(c.q)
 		want := intent{class: c.class, verb: noTerm, head: noTerm}

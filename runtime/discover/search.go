@@ -932,7 +932,7 @@ var synonymGroups = [][]string{
 	{"delete", "remove", "destroy", "drop", "erase", "purge", "unset"},
 	{"update", "edit", "change", "modify", "set", "rename", "patch", "replace", "alter", "close", "reopen", "mark"},
 	{"search", "find", "query"},
-	{"me", "my", "mine", "myself", "authenticated", "current", "self"},
+	{"me", "my", "mine", "myself", "your", "yours", "authenticated", "current", "self"},
 	{"user", "person", "people", "account", "who"},
 }
 

@@ -159,7 +159,7 @@ var stopWords = setOf(
 	"that", "these", "those", "as", "into", "about", "can", "could", "would",
 	"should", "will", "do", "does", "please", "want", "need", "how", "what",
 	"which", "some", "any", "there", "here", "so", "if", "then", "than",
-	"via", "using", "use", "just", "also", "up", "we", "our", "you", "your",
+	"via", "using", "use", "just", "also", "up", "we", "our", "you",
 	"let", "lets", "s", "t", "am", "i", "all", "every", "each",
 )
 
