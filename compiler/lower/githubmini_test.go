@@ -70,10 +70,7 @@ func TestGitHubMiniTable(t *testing.T) {
 	if doc.Service.ID != "github" || doc.Service.DisplayName != "GitHub Mini" || doc.Service.Owner != "branchyard-fixtures" || doc.Service.Environment != "prod" {
 		t.Errorf("service = %+v", doc.Service)
 	}
-	byOpID := map[string]*air.Operation{}
-	for i := range doc.Operations {
-		byOpID[doc.Operations[i].SourceRef.OperationID] = &doc.Operations[i]
-	}
+	byOpID := byOperationID(doc)
 	for _, r := range rows {
 		op := byOpID[r.opID]
 		if op == nil {

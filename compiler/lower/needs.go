@@ -32,7 +32,12 @@ import (
 //     number, login, name, …) of an object of the argument's resource (a
 //     movie_id comes from the id of a movie: an object under a property
 //     named movie or movies, a schema named Movie…, or the items of an
-//     operation whose path ends in /movie or /movies).
+//     operation whose path ends in /movie or /movies; failing those, of
+//     the resource the path segment before the argument's placeholder
+//     names: /tv/{series_id} takes a tv's id). An object that has a
+//     property of the argument's own name gives it rather than its id
+//     (seasons[].season_number); the answer of a sub-collection
+//     (GET /movie/{movie_id}/credits) is no member of it (subCollection).
 //
 // A producer is a read or a create, is not the consumer, and does not itself
 // need the argument it would produce. Inferred producers are ranked reads
@@ -95,6 +100,9 @@ type yield struct {
 	// kids are the identifying properties of the object at path (for an
 	// object yield); nil for a scalar property.
 	kids []string
+	// obj is the object at path (nil for a scalar): a property named
+	// exactly like the argument beats its generic identifier (pickFor).
+	obj *air.Schema
 }
 
 // yieldIndex indexes every producer's yields by property name and by the
@@ -121,7 +129,7 @@ type yieldIndex struct {
 // argShape is what the producers of an argument depend on, the consumer
 // aside.
 type argShape struct {
-	snake, noun, fields, kinds string
+	snake, noun, fields, kinds, seg string
 }
 
 // word returns the memoised snake_case and noun of a name.
@@ -143,7 +151,12 @@ type argSpec struct {
 	// kinds are further resources a bare id or ids may name: the values
 	// of the consumer's enumerated type input (PUT /me/following?type=
 	// artist|user&ids=…: artist and user ids).
-	kinds  []string
+	kinds []string
+	// seg is the resource the path names where an identifier argument
+	// (not a name) sits, when its own name says another word: /tv/{series_id} takes the id of a
+	// tv (a series), /tv/episode_group/{tv_episode_group_id} that of an
+	// episode_group. A fallback, like kinds.
+	seg    string
 	fields []string
 }
 
@@ -327,6 +340,13 @@ func (l *lowerer) argSpec(key, snake, wire, path string) argSpec {
 		a.noun = segmentBefore(path, wire)
 	}
 	a.noun = nounOf(a.noun)
+	if !nameArgument(snake) && strings.Contains(path, "{"+wire+"}") {
+		if seg := segmentBefore(path, wire); seg != "" && !versionSegment(seg) {
+			if n := nounOf(seg); n != a.noun {
+				a.seg = n
+			}
+		}
+	}
 	return a
 }
 
@@ -366,6 +386,9 @@ func (l *lowerer) indexYields(args [][]argSpec) *yieldIndex {
 			for _, k := range a.kinds {
 				ix.wantNouns[k] = true
 			}
+			if a.seg != "" {
+				ix.wantNouns[a.seg] = true
+			}
 		}
 	}
 	w := &yieldWalk{l: l, ix: ix, seen: map[string]bool{}}
@@ -373,7 +396,7 @@ func (l *lowerer) indexYields(args [][]argSpec) *yieldIndex {
 		if !producerKind(st.op) || st.op.Output.Schema == nil {
 			continue
 		}
-		w.op, w.nodes = i, 0
+		w.op, w.nodes, w.collection = i, 0, subCollection(st)
 		w.walk(st.op.Output.Schema, producerNouns(st), 0)
 	}
 	for n := range ix.byNoun {
@@ -433,6 +456,10 @@ type yieldWalk struct {
 	nodes int
 	seen  map[string]bool // named schemas on the current path (cycles)
 	path  []string        // the walk's position: property names, "[]" for items
+	// collection marks a producer whose answer is a sub-collection of the
+	// resource its path's placeholder names (subCollection): the answer's
+	// own identifiers are that resource's, not a member's.
+	collection bool
 	// nounBuf[d] holds the context of a property at depth d, reused.
 	nounBuf [maxYieldDepth + 2][]string
 }
@@ -473,10 +500,10 @@ func (w *yieldWalk) walk(s *air.Schema, nouns []string, depth int) {
 	if len(s.Properties) == 0 {
 		return
 	}
-	if kids := w.ix.idKids(s); len(kids) > 0 {
+	if kids := w.ix.idKids(s); len(kids) > 0 && !(w.collection && len(w.path) == 0) {
 		for _, n := range nouns {
 			if w.ix.wantNoun(n) {
-				w.ix.byNoun[n] = w.add(w.ix.byNoun[n], kids)
+				w.ix.byNoun[n] = w.add(w.ix.byNoun[n], kids, s)
 			}
 		}
 	}
@@ -487,10 +514,10 @@ func (w *yieldWalk) walk(s *air.Schema, nouns []string, depth int) {
 		if w.ix.wantField[wk.snake] {
 			if sub := w.object(v); sub != nil {
 				if kids := w.ix.idKids(sub); len(kids) > 0 {
-					w.ix.byField[wk.snake] = w.add(w.ix.byField[wk.snake], kids)
+					w.ix.byField[wk.snake] = w.add(w.ix.byField[wk.snake], kids, sub)
 				}
 			} else {
-				w.ix.byField[wk.snake] = w.add(w.ix.byField[wk.snake], nil)
+				w.ix.byField[wk.snake] = w.add(w.ix.byField[wk.snake], nil, nil)
 			}
 		}
 		next := nouns
@@ -588,15 +615,15 @@ func nounHead(n string) string {
 // first in byte order, whatever order the walk met them in (a producer's
 // yields are added one after the other, so only the last element can be
 // its own). The path string is built only for a yield that is kept.
-func (w *yieldWalk) add(ys []yield, kids []string) []yield {
+func (w *yieldWalk) add(ys []yield, kids []string, obj *air.Schema) []yield {
 	if n := len(ys); n > 0 && ys[n-1].op == w.op {
 		o := ys[n-1].path
 		if l := pathLen(w.path); l < len(o) || l == len(o) && joinPath(w.path) < o {
-			ys[n-1] = yield{op: w.op, path: joinPath(w.path), kids: kids}
+			ys[n-1] = yield{op: w.op, path: joinPath(w.path), kids: kids, obj: obj}
 		}
 		return ys
 	}
-	return append(ys, yield{op: w.op, path: joinPath(w.path), kids: kids})
+	return append(ys, yield{op: w.op, path: joinPath(w.path), kids: kids, obj: obj})
 }
 
 // object resolves s to the object schema it names (one reference deep),
@@ -796,13 +823,13 @@ func (l *lowerer) envelope(ix *yieldIndex, op int) bool {
 // action, required inputs, path length, field path and id; computed once
 // per shape.
 func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
-	shape := argShape{snake: a.snake, noun: a.noun, fields: strings.Join(a.fields, ","), kinds: strings.Join(a.kinds, ",")}
+	shape := argShape{snake: a.snake, noun: a.noun, fields: strings.Join(a.fields, ","), kinds: strings.Join(a.kinds, ","), seg: a.seg}
 	if c, ok := ix.ranked[shape]; ok {
 		return c
 	}
 	best := map[int]candidate{}
 	consider := func(y yield, field string, g grade, noun string) {
-		if field == "" || fieldDepth(field) > maxProducerDepth {
+		if field == "" || fieldDepth(field) > maxProducerDepth || strings.Contains(field, "[]") && l.serverPicked(ix, y.op) {
 			return
 		}
 		if y.kids != nil && !ownPath(y.path) && !(pagedOwn(y.path, noun) && l.envelope(ix, y.op)) {
@@ -830,19 +857,37 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 	}
 	// The kinds of a type input are a fallback: the resource the path
 	// names comes first (Jira's avatar/{id} beside a type of the avatar's
-	// owner, issuetype or project, takes an avatar's id).
-	for i, noun := range append([]string{a.noun}, a.kinds...) {
+	// owner, issuetype or project, takes an avatar's id). So is the path
+	// word before the placeholder when the argument's name says another
+	// (TMDB's /tv/{series_id}: nothing answers a "series", search/tv
+	// answers tvs).
+	fallbacks := append([]string{a.noun}, a.kinds...)
+	if a.seg != "" {
+		fallbacks = append(fallbacks, a.seg)
+	}
+	for i, noun := range fallbacks {
 		if noun == "" || i > 0 && len(best) > 0 {
 			continue
 		}
+		// A kind of the path's resource (a pages_deployment under
+		// …/pages/deployments/) comes from the producers whose path says
+		// the kind's other words (…/pages/deployments, not …/deployments).
+		var kind []string
+		if noun == a.seg && strings.HasSuffix(a.noun, "_"+a.seg) {
+			kind = strings.Split(strings.TrimSuffix(a.noun, "_"+a.seg), "_")
+		}
 		for _, n := range nounsMatching(ix, noun) {
 			for _, y := range ix.byNoun[n] {
-				consider(y, pick(y, a.fields), gradeOwn, noun)
+				if pathSays(l.ops[y.op].spec.Path, kind) {
+					consider(y, ix.pickFor(y, a), gradeOwn, noun)
+				}
 			}
 		}
 		for _, n := range ix.heads[noun] {
 			for _, y := range ix.byNoun[n] {
-				consider(y, pick(y, a.fields), gradeKind, noun)
+				if pathSays(l.ops[y.op].spec.Path, kind) {
+					consider(y, ix.pickFor(y, a), gradeKind, noun)
+				}
 			}
 		}
 	}
@@ -950,6 +995,68 @@ func pick(y yield, fields []string) string {
 		}
 	}
 	return ""
+}
+
+// pickFor is pick for an object of the argument's resource: a property
+// named exactly like the argument comes before the generic identifiers
+// (a TMDB season's season_number, not its id, is what /season/
+// {season_number} takes; an episode's episode_number likewise).
+func (ix *yieldIndex) pickFor(y yield, a argSpec) string {
+	if y.obj != nil && !slices.Contains(idFields, a.snake) {
+		for _, k := range ix.sortedKeys(y.obj) {
+			if ix.word(k).snake == a.snake {
+				if y.path == "" {
+					return k
+				}
+				return y.path + "." + k
+			}
+		}
+	}
+	return pick(y, a.fields)
+}
+
+// pathSays reports whether path's literal segments hold each of words
+// (compared singular).
+func pathSays(path string, words []string) bool {
+	if len(words) == 0 {
+		return true
+	}
+	have := map[string]bool{}
+	for _, seg := range splitPath(path) {
+		if !isParamSeg(seg) {
+			for _, w := range strings.Split(naming.Snake(cleanSegment(seg)), "_") {
+				have[Singularize(w)] = true
+			}
+		}
+	}
+	for _, w := range words {
+		if !have[Singularize(w)] {
+			return false
+		}
+	}
+	return true
+}
+
+// subCollection reports a read whose path ends in a plural literal word
+// after a placeholder (GET /movie/{movie_id}/credits, …/reviews): it
+// answers that resource's credits or reviews, so an object answer's own
+// identifiers are the movie's (TMDB answers {id, cast[], crew[]} with
+// the movie's id), never one member's: only its members name the
+// resource.
+func subCollection(st *opState) bool {
+	if st.op.Effect.Kind != air.KindRead {
+		return false
+	}
+	path := strings.TrimSuffix(st.spec.Path, "/")
+	i := strings.LastIndexByte(path, '/')
+	if i < 0 || isParamSeg(path[i+1:]) || !strings.Contains(path[:i], "{") {
+		return false
+	}
+	w := naming.Snake(cleanSegment(path[i+1:]))
+	if i := strings.LastIndexByte(w, '_'); i >= 0 {
+		w = w[i+1:]
+	}
+	return w != "" && Singularize(w) != w
 }
 
 // nounsMatching lists the indexed nouns that name the argument's resource:
@@ -1085,12 +1192,38 @@ func yieldRank(op *air.Operation, path, field, noun string) int {
 // literal collection segment of noun (/repos/{owner}/{repo}/releases/
 // latest for release).
 func memberPath(path, noun string) bool {
+	coll, ok := wordUnder(path)
+	return ok && noun != "" && nounNames(noun, nounOf(coll))
+}
+
+// wordUnder returns the collection segment of a path that ends in a
+// literal word under a literal segment (/tv/latest: tv).
+func wordUnder(path string) (coll string, ok bool) {
 	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
-	if len(segs) < 2 || noun == "" {
-		return false
+	if len(segs) < 2 {
+		return "", false
 	}
 	last, coll := segs[len(segs)-1], segs[len(segs)-2]
-	return last != "" && !strings.HasPrefix(last, "{") && coll != "" && !strings.HasPrefix(coll, "{") && nounNames(noun, nounOf(coll))
+	return coll, last != "" && !strings.HasPrefix(last, "{") && coll != "" && !strings.HasPrefix(coll, "{")
+}
+
+// serverPicked reports a producer that answers one member of a
+// collection the server picks, not the caller: a read with no required
+// input whose path ends in a word under the collection (TMDB's GET
+// /tv/latest, the newest series) and whose answer is a resource with
+// identifiers of its own. The lists inside it (that series' seasons[])
+// are no way to the member of another series the caller means; its own
+// identifiers still are (the latest movie is a movie).
+func (l *lowerer) serverPicked(ix *yieldIndex, op int) bool {
+	st := l.ops[op]
+	if _, ok := wordUnder(st.spec.Path); !ok || st.op.Effect.Kind != air.KindRead || requiredInputs(st.op) > 0 {
+		return false
+	}
+	s := st.op.Output.Schema
+	if name, ok := air.RefName(s.Ref); ok {
+		s = l.spec.Schemas[name]
+	}
+	return s != nil && len(s.Properties) > 0 && len(ix.idKids(s)) > 0
 }
 
 // actionRank orders producers by how an agent finds an identifier from a

@@ -69,6 +69,15 @@ var spotifyLinkSample = []linkCase{
 		"get-recommendations", "get-several-tracks", "get-track", "get-recently-played", "get-users-top-artists-and-tracks"}},
 }
 
+// byOperationID indexes a document's operations by the spec's operationId.
+func byOperationID(doc *air.Document) map[string]*air.Operation {
+	out := make(map[string]*air.Operation, len(doc.Operations))
+	for i := range doc.Operations {
+		out[doc.Operations[i].SourceRef.OperationID] = &doc.Operations[i]
+	}
+	return out
+}
+
 // linkCase is one sampled argument: a consumer (the spec's operationId),
 // its identifier argument, and the operations that really produce it.
 type linkCase struct {
@@ -171,6 +180,12 @@ var firstProducers = []struct {
 	{"github.json", "actions/list-workflow-run-artifacts", "run_id", "actions/list-workflow-runs-for-repo"},
 	{"spotify.json", "follow-artists-users", "ids", "search"},
 	{"spotify.json", "save-albums-user", "ids", "search"},
+	// TMDB: a search before the lists; a series' details (whose seasons[]
+	// are its own) for its season_number.
+	{"tmdb.json", "movie-details", "movie_id", "search-movie"},
+	{"tmdb.json", "person-details", "person_id", "search-person"},
+	{"tmdb.json", "tv-series-details", "series_id", "search-tv"},
+	{"tmdb.json", "tv-season-details", "season_number", "tv-series-details"},
 }
 
 // TestFirstProducer holds the first inferred producer of each argument of

@@ -1,6 +1,7 @@
 package lower
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -21,6 +22,16 @@ func cleanTitle(s string) string { return strings.Join(strings.Fields(s), " ") }
 // and "List organization dependabot secrets"). A title still shared after
 // that gains its method and path in brackets. Titles a manifest sets are
 // the operator's words and are never changed; comparison ignores case.
+//
+// A spec title that is not shared but names only part of what its
+// operation is ("Person" for /3/search/person, "Create" for POST /3/list)
+// is then completed from its path (pathTitle), unless the completed
+// title is one another operation already has; titles made from the
+// operation's name when the spec has no summary are left as they are.
+// This runs after the shared titles gained their context, so that a
+// title it completes ("Movie Credits" for /person/{person_id}/
+// movie_credits → "Person movie credits") frees the one a shared title
+// became ("Movie credits" for /movie/{movie_id}/credits).
 func (l *lowerer) distinctTitles() {
 	groups := map[string][]*opState{}
 	var keys []string
@@ -67,6 +78,19 @@ func (l *lowerer) distinctTitles() {
 			changed = append(changed, st)
 		}
 	}
+	for _, k := range keys {
+		g := groups[k]
+		if len(g) != 1 || g[0].op.DisplayName != cleanTitle(g[0].spec.Summary) {
+			continue
+		}
+		st := g[0]
+		t := pathTitle(st.op.DisplayName, st.spec.Path)
+		if lt := strings.ToLower(t); t != st.op.DisplayName && taken[lt] == 0 {
+			taken[k]--
+			st.op.DisplayName = t
+			taken[lt]++
+		}
+	}
 	for _, st := range changed {
 		if k := strings.ToLower(st.op.DisplayName); taken[k] > 1 {
 			st.op.DisplayName += " (" + st.spec.Method + " " + st.spec.Path + ")"
@@ -75,27 +99,205 @@ func (l *lowerer) distinctTitles() {
 }
 
 // pathContext lists the words of path's literal segments that title does
-// not mention (compared singular and case-blind), in path order, each once;
-// version segments (v1, 3, api) are skipped.
+// not mention (compared singular and plural alike, case-blind: wordForms),
+// in path order, each once; version segments (v1, 3, api) are skipped.
 func pathContext(title, path string) []string {
 	mentioned := map[string]bool{}
-	for _, w := range strings.FieldsFunc(strings.ToLower(title), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		mentioned[Singularize(w)] = true
+	mention := func(w string) {
+		for _, f := range wordForms(w) {
+			if f != "" {
+				mentioned[f] = true
+			}
+		}
+	}
+	for _, w := range titleWords(title) {
+		mention(w)
 	}
 	var ctx []string
 	for _, seg := range strings.Split(path, "/") {
 		if seg == "" || strings.HasPrefix(seg, "{") || versionSegment(seg) {
 			continue
 		}
-		for _, w := range strings.FieldsFunc(seg, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-			lw := strings.ToLower(w)
-			if !mentioned[Singularize(lw)] {
-				mentioned[Singularize(lw)] = true
-				ctx = append(ctx, lw)
+		for _, w := range segmentWords(seg) {
+			if fs := wordForms(w); !slices.ContainsFunc(fs[:], func(f string) bool { return f != "" && mentioned[f] }) {
+				mention(w)
+				ctx = append(ctx, w)
 			}
 		}
 	}
 	return ctx
+}
+
+// titleWords are the lower-case words of a title (letters and digits).
+func titleWords(title string) []string {
+	return strings.FieldsFunc(strings.ToLower(title), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// segmentWords are the lower-case words of a literal path segment
+// (alternative_names, watch-providers, tv.list), its format suffix and
+// OData key left out.
+func segmentWords(seg string) []string {
+	return strings.FieldsFunc(strings.ToLower(cleanSegment(seg)), func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' })
+}
+
+// irregularPlurals maps the plurals Singularize cannot know to their
+// singular, for comparing title words with path words (TMDB's "People"
+// under /trending/person).
+var irregularPlurals = map[string]string{"people": "person", "children": "child", "men": "man", "women": "woman", "media": "medium"}
+
+// wordForms are the forms a lower-case word is compared by, singular and
+// plural alike: itself, its Singularize, without a final "s" (movies →
+// movie, where Singularize says movy), and an irregular singular ("" where
+// there is none). Two words are the same when their forms meet. An array,
+// not a slice: every title of a large spec is compared.
+func wordForms(w string) [4]string {
+	f := [4]string{w, Singularize(w), "", irregularPlurals[w]}
+	if strings.HasSuffix(w, "s") {
+		f[2] = w[:len(w)-1]
+	}
+	return f
+}
+
+// sameWord reports whether two lower-case words are one word, singular and
+// plural alike.
+func sameWord(a, b string) bool {
+	fb := wordForms(b)
+	for _, f := range wordForms(a) {
+		if f != "" && slices.Contains(fb[:], f) {
+			return true
+		}
+	}
+	return false
+}
+
+// titleVerbs are the words a title that is only a verb says ("Create",
+// "Clear", "Delete"): pathTitle names the resource after it.
+var titleVerbs = func() map[string]bool {
+	m := set("clear", "reset", "archive", "unarchive", "restore", "start", "stop", "enable", "disable", "refresh",
+		"sync", "merge", "close", "open", "lock", "unlock", "publish", "unpublish", "upload", "download", "import",
+		"rate", "follow", "unfollow", "subscribe", "unsubscribe", "star", "unstar", "pin", "unpin", "invite", "revoke")
+	for _, ws := range []map[string]bool{postUpdateWords, postDeleteWords} {
+		for w := range ws {
+			m[w] = true
+		}
+	}
+	for w := range trailingVerbs {
+		m[w] = true
+	}
+	return m
+}()
+
+// pathTitle completes a spec title that says only a resource or only a
+// verb from its path, the general rule being:
+//
+//   - a title whose words all name the path's last literal segments (the
+//     literal segments after its last placeholder, trailing placeholders
+//     aside; singular and plural alike) gains, in front, the nearest
+//     literal segment before the ones it names, placeholders and
+//     version segments (3, v1, api) skipped: that segment says what is
+//     done or whose it is ("Person" under /3/search/person → "Search
+//     person", "People" under /3/trending/person/{time_window} →
+//     "Trending people", "Credits" under /movie/{movie_id}/credits →
+//     "Movie credits");
+//   - a title that is one bare verb gains the resource: the last literal
+//     segment that is not the verb itself, its last word singular unless
+//     the verb lists ("Create" for POST /3/list → "Create list", "Clear"
+//     for /3/list/{list_id}/clear → "Clear list").
+//
+// A title the path has nothing to add to is returned as it is.
+func pathTitle(title, path string) string {
+	words := titleWords(title)
+	if len(words) == 0 || !(len(words) == 1 && titleVerbs[words[0]]) && !inPath(words, strings.ToLower(path)) {
+		return title
+	}
+	var lits []pathLit
+	for _, seg := range splitPath(path) {
+		switch {
+		case isParamSeg(seg):
+			if n := len(lits); n > 0 {
+				lits[n-1].after = true
+			}
+		case !versionSegment(seg):
+			if ws := segmentWords(seg); len(ws) > 0 {
+				lits = append(lits, pathLit{words: ws})
+			}
+		}
+	}
+	if len(lits) == 0 {
+		return title
+	}
+	if len(words) == 1 && titleVerbs[words[0]] {
+		for i := len(lits) - 1; i >= 0; i-- {
+			ws := lits[i].words
+			if len(ws) == 1 && sameWord(ws[0], words[0]) {
+				continue
+			}
+			res := slices.Clone(ws)
+			if words[0] != "list" && words[0] != "search" {
+				res[len(res)-1] = Singularize(res[len(res)-1])
+			}
+			return title + " " + strings.Join(res, " ")
+		}
+		return title
+	}
+	// The trailing run: the literal segments after the last placeholder
+	// that has a literal after it.
+	start := len(lits) - 1
+	for start > 0 && !lits[start-1].after {
+		start--
+	}
+	for k := len(lits) - 1; k >= start; k-- {
+		if !coversTitle(lits[k:], words) {
+			continue
+		}
+		if k == 0 {
+			return title
+		}
+		prefix := strings.Join(lits[k-1].words, " ")
+		r, n := utf8.DecodeRuneInString(prefix)
+		return string(unicode.ToUpper(r)) + prefix[n:] + " " + lowerTitleWords(title)
+	}
+	return title
+}
+
+// inPath reports whether each word is a word of the lower-case path,
+// placeholders included (sameWord): a test without allocations that
+// spares most titles of a large spec ("Get a repository") the
+// segment-by-segment one.
+func inPath(words []string, path string) bool {
+	sep := func(r rune) bool { return r == '/' || r == '_' || r == '-' || r == '.' || r == '{' || r == '}' }
+	for _, w := range words {
+		found := false
+		for pw := range strings.FieldsFuncSeq(path, sep) {
+			if sameWord(pw, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// pathLit is a literal path segment's words; after marks a placeholder
+// between it and the next literal segment.
+type pathLit struct {
+	words []string
+	after bool
+}
+
+// coversTitle reports whether every title word is a word of the segments.
+func coversTitle(lits []pathLit, words []string) bool {
+	for _, w := range words {
+		if !slices.ContainsFunc(lits, func(l pathLit) bool {
+			return slices.ContainsFunc(l.words, func(s string) bool { return sameWord(s, w) })
+		}) {
+			return false
+		}
+	}
+	return true
 }
 
 // withContext inserts the context words into title before its last word,
