@@ -45,8 +45,7 @@
 # committed): manual pages (or help text) of API clients (Debian packages)
 # into <cli>-man/, and the READMEs of Spotify's JavaScript client libraries
 # and of third parties' TMDB and GitHub MCP servers (npm) into
-# <name>-readme/; and tmdb.json (tmdb-v3-openapi 0.0.3,
-# package/openapi.json), the API those MCP servers' prompts are scored on.
+# <name>-readme/. The TMDB prompts are scored on tmdb.json (above).
 set -euo pipefail
 
 OCTOKIT_PKG="@octokit/openapi@23.0.2"
@@ -305,19 +304,6 @@ fetch_readme tmdb-mcp-server 0.1.1 \
 	"sha512-/r/5ZjsOs3m4okyqt5B2ylOenh8DcBviPN6fnAt3HrpG7/q+ZT1jgfDNFCevZnuqf8li2ID5PndTz5KDHIQLQQ=="
 fetch_readme github-mcp 0.0.7 \
 	"sha512-bHkXQonefvlw40jkyvMeLleANtxX40nwe7cU0M6OIoVVFs2Tfw7Fm8I7qNXT4GRNHrx2davBaRuTY4iTV+GoSA=="
-
-# TMDB's (The Movie Database) official OpenAPI document for API v3, packaged
-# as tmdb-v3-openapi 0.0.3 (MIT): the API the prompts above are scored on.
-if [ ! -s "$dest/tmdb.json" ]; then
-	tmdb_tmp="$(mktemp -d)"
-	tmpdirs+=("$tmdb_tmp")
-	tmdb_tgz="$(pack_verified tmdb-v3-openapi@0.0.3 \
-		"sha512-4KEPC/HD7leb0qToE9WzMwXQwYYHR4SfCwrnb+mq8M29y9ZAHu9c39xshxCvmxpUBH7jCubFuFxzwl9jjb+Y4Q==" "$tmdb_tmp")"
-	tar -xzf "$tmdb_tgz" -C "$tmdb_tmp" package/openapi.json
-	mv "$tmdb_tmp/package/openapi.json" "$dest/tmdb.json.part"
-	mv "$dest/tmdb.json.part" "$dest/tmdb.json"
-	echo "fetch-specs: wrote $dest/tmdb.json" >&2
-fi
 
 if [ "${1:-}" = diffbench ]; then
 	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml
