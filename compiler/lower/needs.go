@@ -876,16 +876,21 @@ func (l *lowerer) rankedProducers(ix *yieldIndex, a argSpec) []candidate {
 		if noun == a.seg && strings.HasSuffix(a.noun, "_"+a.seg) {
 			kind = strings.Split(strings.TrimSuffix(a.noun, "_"+a.seg), "_")
 		}
+		// Through the path word, an operation whose own path takes an id
+		// after that word (Jira's POST …/owner/{entityId}, beside the
+		// consumer's …/owner/{owningObjectId}) needs the id, whatever its
+		// answer holds: it produces something else (an avatar).
+		takesIt := func(path string) bool { return noun == a.seg && strings.Contains(path, "/"+a.seg+"/{") }
 		for _, n := range nounsMatching(ix, noun) {
 			for _, y := range ix.byNoun[n] {
-				if pathSays(l.ops[y.op].spec.Path, kind) {
+				if path := l.ops[y.op].spec.Path; pathSays(path, kind) && !takesIt(path) {
 					consider(y, ix.pickFor(y, a), gradeOwn, noun)
 				}
 			}
 		}
 		for _, n := range ix.heads[noun] {
 			for _, y := range ix.byNoun[n] {
-				if pathSays(l.ops[y.op].spec.Path, kind) {
+				if path := l.ops[y.op].spec.Path; pathSays(path, kind) && !takesIt(path) {
 					consider(y, ix.pickFor(y, a), gradeKind, noun)
 				}
 			}

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,5 +144,39 @@ func TestNameArgument(t *testing.T) {
 		if got := nameArgument(snake); got != want {
 			t.Errorf("nameArgument(%q) = %v", snake, got)
 		}
+	}
+}
+
+// TestPathWordProducerTakesTheID: an input whose resource comes from the
+// path word before its placeholder (…/owner/{owningObjectId}) is produced
+// by what lists owners, never by an operation whose own path takes an id
+// after that word (POST …/owner/{entityId} answers an avatar, not an owner).
+func TestPathWordProducerTakesTheID(t *testing.T) {
+	spec, err := openapi.Load("testdata/needs/avatars.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, ds := Lower(spec, nil, nil)
+	if strings.Contains(text(ds), "error") {
+		t.Fatalf("diagnostics: %s", text(ds))
+	}
+	bySource := map[string]*air.Operation{}
+	for i := range doc.Operations {
+		bySource[doc.Operations[i].SourceRef.OperationID] = &doc.Operations[i]
+	}
+	del, store, owners := bySource["deleteAvatar"], bySource["storeAvatar"], bySource["listOwners"]
+	if del == nil || store == nil || owners == nil {
+		t.Fatal("operations not lowered")
+	}
+	var from []string
+	for _, n := range del.Needs {
+		if n.Argument == "owningObjectId" {
+			for _, p := range n.From {
+				from = append(from, p.Operation)
+			}
+		}
+	}
+	if len(from) == 0 || from[0] != owners.ID || slices.Contains(from, store.ID) {
+		t.Errorf("owningObjectId from %v, want %s and not the avatar upload %s", from, owners.ID, store.ID)
 	}
 }
