@@ -113,7 +113,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		if words > 0 {
 			// The finders most used first; for a query that names
 			// something, the searches among them before the lists.
-			named := ix.namesEntity(query)
+			named := ix.namesEntity(query, lower)
 			for pass := 0; pass < 2; pass++ {
 				for _, d := range ix.finders {
 					e := &ix.entries[d]
@@ -147,7 +147,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		}
 		out = append(out, Result{Entry: &ix.entries[c.doc], Score: float64(c.score), Weak: 2*int(c.concepts) < len(groups)})
 	}
-	named := ix.namesEntity(query)
+	named := ix.namesEntity(query, lower)
 	if !mentionsID(lower) {
 		scan := 1
 		if named {
@@ -361,7 +361,11 @@ const producerScan = 3
 // thing's id from a search or list. A capitalised word that a tenth of the
 // entries or more hold is the API speaking of itself ("a new repository on
 // GitHub", "Kubernetes"), not a thing to look up.
-func (ix *Index) namesEntity(q string) bool {
+//
+// lower is the query in lower case (Search has it): a word's lower-case
+// form is read from it at the same offsets when the two have the same
+// length, so that the test allocates nothing.
+func (ix *Index) namesEntity(q, lower string) bool {
 	q = clip(q)
 	if strings.ContainsAny(q, "\"“”") {
 		return true
@@ -371,8 +375,17 @@ func (ix *Index) namesEntity(q string) bool {
 	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
 		if !first {
 			r, n := utf8.DecodeRuneInString(w)
-			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) && !ix.common(tokenize(buf[:0], strings.ToLower(w))) {
-				return true
+			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) {
+				var lw string
+				if len(lower) == len(q) {
+					at := len(q) - len(rest) - len(w)
+					lw = lower[at : at+len(w)]
+				} else {
+					lw = strings.ToLower(w)
+				}
+				if !ix.common(tokenize(buf[:0], lw)) {
+					return true
+				}
 			}
 		}
 		first = false
@@ -520,20 +533,9 @@ func (ix *Index) addSearch(out []Result, limit int, best uint32, keep func(*Entr
 	// A search that produces what one of the best results needs comes
 	// first ("the episodes in season 2 of Friends": the series search,
 	// though its words are not the query's).
-	for _, r := range out[:min(producerScan, len(out))] {
-		for _, n := range r.Entry.Needs {
-			if n.optional || !idArgument(n.Argument) {
-				continue
-			}
-			for _, p := range n.From {
-				if ix.isSearch(p) && keep(p) {
-					best = p.doc
-					goto found
-				}
-			}
-		}
+	if d, ok := ix.searchProducer(out[:min(producerScan, len(out))], keep); ok {
+		best = d
 	}
-found:
 	if best == noDoc {
 		d, ok := ix.soleSearch[out[0].Entry.Connector]
 		if !ok || !keep(&ix.entries[d]) {
@@ -547,6 +549,24 @@ found:
 	}
 	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
 	return out[:min(len(out), limit)]
+}
+
+// searchProducer returns the first search the caller may see that produces
+// an identifier one of the results needs (a required id input).
+func (ix *Index) searchProducer(rs []Result, keep func(*Entry) bool) (uint32, bool) {
+	for _, r := range rs {
+		for _, n := range r.Entry.Needs {
+			if n.optional || !idArgument(n.Argument) {
+				continue
+			}
+			for _, p := range n.From {
+				if ix.isSearch(p) && keep(p) {
+					return p.doc, true
+				}
+			}
+		}
+	}
+	return noDoc, false
 }
 
 // idArgument: an input that takes an opaque identifier (movie_id, ids,
@@ -774,7 +794,10 @@ func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words in
 	var catalogue, laterVerb [maxQueryTerms]bool
 	catalogues := 0
 	firstVerb := ""
-	for _, w := range ws {
+	for i, w := range ws {
+		if w == meConcept && i > 0 && askingVerbs[ws[i-1]] {
+			continue
+		}
 		key := w
 		if c, ok := synonymConcept[w]; ok {
 			key = c
@@ -883,7 +906,7 @@ func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words in
 // each contains one of these words, so a query without them is left as
 // it is (strings.Replacer copies the query even when it replaces nothing).
 func hasIdiom(q string) bool {
-	for _, w := range []string{"logged", "signed", "set", "rid of", "me "} {
+	for _, w := range []string{"logged", "signed", "set", "rid of"} {
 		if strings.Contains(q, w) {
 			return true
 		}
@@ -952,11 +975,18 @@ var idioms = strings.NewReplacer(
 	"signed in", "authenticated", "signed-in", "authenticated",
 	"set up", "create", "set-up", "create",
 	"get rid of", "remove",
-	// "me" after a verb of asking is who the answer goes to, not whose
-	// things are asked about ("show me the trailer", "give me a list").
-	"show me ", "show ", "give me ", "give ", "tell me ", "tell ", "get me ", "get ",
-	"find me ", "find ", "send me ", "send ", "bring me ", "bring ",
 )
+
+// askingVerbs are the stemmed verbs after which "me" is who the answer
+// goes to, not whose things are asked about ("show me the trailer", "give
+// me a list"): queryGroups drops such a "me"; "show me my pulls" keeps "my".
+var askingVerbs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{"show", "give", "tell", "get", "find", "send", "bring"} {
+		m[stem(w)] = true
+	}
+	return m
+}()
 
 // synonyms maps a stemmed query word to the other terms of its group;
 // synonymConcept maps it to its group's first term, the group's key.
