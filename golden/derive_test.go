@@ -42,6 +42,9 @@ func TestCheckTreeComparesDerivedFilesWithTheirSource(t *testing.T) {
 		{"edited", map[string][]byte{"x.py": []byte("v2"), "own.txt": []byte("own")}, Sources{"templates/x.py": []byte("v1")}, "differs from its source templates/x.py: x.py"},
 		{"gone source", map[string][]byte{"x.py": []byte("v1"), "own.txt": []byte("own")}, Sources{}, "unknown source templates/x.py"},
 		{"not produced", map[string][]byte{"own.txt": []byte("own")}, Sources{"templates/x.py": []byte("v1")}, "derived golden file not produced: x.py"},
+		{"new file", map[string][]byte{"x.py": []byte("v1"), "own.txt": []byte("own"), "extra.txt": []byte("e")}, Sources{"templates/x.py": []byte("v1")}, "produced but not in golden: extra.txt"},
+		{"own file edited", map[string][]byte{"x.py": []byte("v1"), "own.txt": []byte("own2")}, Sources{"templates/x.py": []byte("v1")}, "differs: own.txt"},
+		{"own file gone", map[string][]byte{"x.py": []byte("v1")}, Sources{"templates/x.py": []byte("v1")}, "in golden but not produced: own.txt"},
 	} {
 		rec := &recorder{TB: t}
 		CheckTree(rec, dir, c.files, c.sources)

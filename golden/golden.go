@@ -150,28 +150,7 @@ func CheckTree(t testing.TB, rel string, files map[string][]byte, sources ...Sou
 			}
 		}
 	}
-	var names []string
-	for n := range files {
-		names = append(names, n)
-	}
-	for n := range have {
-		if _, ok := files[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		want, inGolden := have[n]
-		got, inOutput := files[n]
-		switch {
-		case !inGolden:
-			problems = append(problems, "new file not in golden: "+n)
-		case !inOutput:
-			problems = append(problems, "golden file not produced: "+n)
-		case !bytes.Equal(want, got):
-			problems = append(problems, "differs: "+n+"\n"+cmp.Diff(string(want), string(got)))
-		}
-	}
+	problems = append(problems, CompareTrees(have, files, "in golden", "produced")...)
 	if len(problems) > 0 {
 		t.Errorf("golden tree %s (run `make golden` to accept):\n%s", rel, strings.Join(problems, "\n"))
 	}

@@ -59,9 +59,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/anvil-dev/anvil/compiler/emit/files"
 	"github.com/anvil-dev/anvil/golden"
@@ -294,14 +291,14 @@ func (c *testCase) run(t *testing.T, bin, root string) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(want, f.got) {
-			t.Errorf("%s differs (-want +got):\n%s", f.name, diff(want, f.got))
+			t.Errorf("%s differs (-want +got):\n%s", f.name, golden.TextDiff(want, f.got))
 		}
 	}
 	expected, err := readTree(filepath.Join(c.dir, "expected"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems = append(problems, compareTrees(expected, written)...)
+	problems = append(problems, golden.CompareTrees(expected, written, "expected", "written")...)
 	for _, p := range problems {
 		t.Error(p)
 	}
@@ -474,43 +471,6 @@ func readTree(dir string) (map[string][]byte, error) {
 		return nil, err
 	}
 	return tree.Bytes(), nil
-}
-
-// compareTrees lists each file missing, extra or different, with a diff.
-func compareTrees(want, got map[string][]byte) []string {
-	var names []string
-	for n := range want {
-		names = append(names, n)
-	}
-	for n := range got {
-		if _, ok := want[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	var problems []string
-	for _, n := range names {
-		w, inWant := want[n]
-		g, inGot := got[n]
-		switch {
-		case !inWant:
-			problems = append(problems, fmt.Sprintf("written but not expected: %s (%d bytes)\n%s", n, len(g), diff(nil, g)))
-		case !inGot:
-			problems = append(problems, "expected but not written: "+n)
-		case !bytes.Equal(w, g):
-			problems = append(problems, fmt.Sprintf("differs: %s (-want +got):\n%s", n, diff(w, g)))
-		}
-	}
-	return problems
-}
-
-// diff shows a line diff of two texts, or their sizes when either is not
-// UTF-8 text.
-func diff(want, got []byte) string {
-	if !utf8.Valid(want) || !utf8.Valid(got) {
-		return fmt.Sprintf("binary: %d bytes expected, %d written", len(want), len(got))
-	}
-	return cmp.Diff(strings.SplitAfter(string(want), "\n"), strings.SplitAfter(string(got), "\n"))
 }
 
 func readOptional(p string) ([]byte, error) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/anvil-dev/anvil/golden"
 )
 
 // The harness's own checks: each would let a broken case pass if it did not
@@ -34,7 +36,7 @@ func TestSplitArgs(t *testing.T) {
 func TestCompareTreesReportsEachDifference(t *testing.T) {
 	want := map[string][]byte{"same": []byte("x\n"), "missing": []byte("m\n"), "changed": []byte("a\nb\n")}
 	got := map[string][]byte{"same": []byte("x\n"), "extra": []byte("e\n"), "changed": []byte("a\nc\n")}
-	problems := strings.Join(compareTrees(want, got), "\n")
+	problems := strings.Join(golden.CompareTrees(want, got, "expected", "written"), "\n")
 	for _, p := range []string{"expected but not written: missing", "written but not expected: extra", "differs: changed", `"b\n"`, `"c\n"`} {
 		if !strings.Contains(problems, p) {
 			t.Errorf("the report lacks %q:\n%s", p, problems)
