@@ -46,8 +46,10 @@ func (l *lowerer) distinctTitles() {
 		groups[k] = append(groups[k], st)
 	}
 	taken := map[string]int{}
+	spell := spelling{}
 	for _, st := range l.ops {
 		taken[strings.ToLower(st.op.DisplayName)]++
+		spell.learn(st.op.DisplayName)
 	}
 	var changed []*opState
 	for _, k := range keys {
@@ -70,7 +72,7 @@ func (l *lowerer) distinctTitles() {
 					distinct = append(distinct, w)
 				}
 			}
-			if t := withContext(st.op.DisplayName, distinct); t != st.op.DisplayName {
+			if t := withContext(st.op.DisplayName, st.spec.Path, spell.words(distinct)); t != st.op.DisplayName {
 				taken[k]--
 				st.op.DisplayName = t
 				taken[strings.ToLower(t)]++
@@ -84,7 +86,7 @@ func (l *lowerer) distinctTitles() {
 			continue
 		}
 		st := g[0]
-		t := pathTitle(st.op.DisplayName, st.spec.Path)
+		t := pathTitle(st.op.DisplayName, st.spec.Path, spell)
 		if lt := strings.ToLower(t); t != st.op.DisplayName && taken[lt] == 0 {
 			taken[k]--
 			st.op.DisplayName = t
@@ -187,6 +189,40 @@ var titleVerbs = func() map[string]bool {
 	return m
 }()
 
+// spelling maps a lower-case word to the capitals the spec's own titles
+// give it where they are not just an initial capital ("tv" → "TV", "ids"
+// → "IDs"), so that a path word a title gains reads as the spec writes
+// it ("TV airing today", not "Tv airing today"). The first spelling seen,
+// in operation order, is kept.
+type spelling map[string]string
+
+// learn records the spellings of title's words.
+func (sp spelling) learn(title string) {
+	for _, w := range strings.Fields(title) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		r, n := utf8.DecodeRuneInString(w)
+		if n == 0 || w[n:] == strings.ToLower(w[n:]) || !unicode.IsLetter(r) {
+			continue
+		}
+		if l := strings.ToLower(w); sp[l] == "" {
+			sp[l] = w
+		}
+	}
+}
+
+// words spells each lower-case word as the spec does (a nil spelling
+// keeps them).
+func (sp spelling) words(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		if s := sp[w]; s != "" {
+			w = s
+		}
+		out[i] = w
+	}
+	return out
+}
+
 // pathTitle completes a spec title that says only a resource or only a
 // verb from its path, the general rule being:
 //
@@ -204,8 +240,9 @@ var titleVerbs = func() map[string]bool {
 //     the verb lists ("Create" for POST /3/list → "Create list", "Clear"
 //     for /3/list/{list_id}/clear → "Clear list").
 //
+// The words it adds are spelled as the spec's titles spell them (spell).
 // A title the path has nothing to add to is returned as it is.
-func pathTitle(title, path string) string {
+func pathTitle(title, path string, spell spelling) string {
 	words := titleWords(title)
 	if len(words) == 0 || !(len(words) == 1 && titleVerbs[words[0]]) && !inPath(words, strings.ToLower(path)) {
 		return title
@@ -236,7 +273,7 @@ func pathTitle(title, path string) string {
 			if words[0] != "list" && words[0] != "search" {
 				res[len(res)-1] = Singularize(res[len(res)-1])
 			}
-			return title + " " + strings.Join(res, " ")
+			return title + " " + strings.Join(spell.words(res), " ")
 		}
 		return title
 	}
@@ -253,7 +290,7 @@ func pathTitle(title, path string) string {
 		if k == 0 {
 			return title
 		}
-		prefix := strings.Join(lits[k-1].words, " ")
+		prefix := strings.Join(spell.words(lits[k-1].words), " ")
 		r, n := utf8.DecodeRuneInString(prefix)
 		return string(unicode.ToUpper(r)) + prefix[n:] + " " + lowerTitleWords(title)
 	}
@@ -302,18 +339,36 @@ func coversTitle(lits []pathLit, words []string) bool {
 
 // withContext inserts the context words into title before its last word,
 // the noun it is about ("Get Images" → "Get movie images", "List
-// organization secrets" → "List organization actions secrets").
-func withContext(title string, ctx []string) string {
+// organization secrets" → "List organization actions secrets"). A title
+// that is one path segment's words is a name the path spells ("Top
+// Rated" for /movie/top_rated, "Account States" for /movie/{movie_id}/
+// account_states), not a verb and a noun: the context goes in front, so
+// the name stays whole ("Movie top rated", not "Top movie rated").
+func withContext(title, path string, ctx []string) string {
 	if len(ctx) == 0 {
 		return title
 	}
 	c := strings.Join(ctx, " ")
 	head, last, found := cutLast(title, " ")
-	if !found {
+	if !found || segmentTitle(titleWords(title), path) {
 		r, n := utf8.DecodeRuneInString(c)
 		return string(unicode.ToUpper(r)) + c[n:] + " " + lowerTitleWords(title)
 	}
 	return head + " " + c + " " + lowerTitleWords(last)
+}
+
+// segmentTitle reports whether words are the words of one literal
+// segment of path, in order (singular and plural alike).
+func segmentTitle(words []string, path string) bool {
+	for _, seg := range splitPath(path) {
+		if isParamSeg(seg) {
+			continue
+		}
+		if slices.EqualFunc(segmentWords(seg), words, sameWord) {
+			return true
+		}
+	}
+	return false
 }
 
 func cutLast(s, sep string) (before, after string, found bool) {

@@ -35,7 +35,7 @@ func TestPathTitle(t *testing.T) {
 		{"", "/a/b", ""},
 		{"Search", "/search", "Search"},
 	} {
-		if got := pathTitle(c.title, c.path); got != c.want {
+		if got := pathTitle(c.title, c.path, nil); got != c.want {
 			t.Errorf("pathTitle(%q, %q) = %q, want %q", c.title, c.path, got, c.want)
 		}
 	}
@@ -86,5 +86,26 @@ func TestTMDBTitles(t *testing.T) {
 		if byOp[id] != want {
 			t.Errorf("%s: %q, want %q", id, byOp[id], want)
 		}
+	}
+}
+
+// TestSpelling: a path word a title gains is written as the spec's titles
+// write it, an initial capital alone teaching nothing.
+func TestSpelling(t *testing.T) {
+	sp := spelling{}
+	for _, title := range []string{"Discover TV", "External IDs", "Tv Thing", "Get (iOS) apps", "Movie Details"} {
+		sp.learn(title)
+	}
+	if got := strings.Join(sp.words([]string{"tv", "ids", "ios", "movie", "details", "on"}), " "); got != "TV IDs iOS movie details on" {
+		t.Errorf("spelled %q", got)
+	}
+	if got := pathTitle("Airing Today", "/3/tv/airing_today", nil); got != "Tv airing today" {
+		t.Errorf("without spelling: %q", got)
+	}
+	if got := pathTitle("Airing Today", "/3/tv/airing_today", sp); got != "TV airing today" {
+		t.Errorf("with spelling: %q", got)
+	}
+	if got := withContext("Top Rated", "/3/tv/top_rated", sp.words([]string{"tv"})); got != "TV top rated" {
+		t.Errorf("context spelled: %q", got)
 	}
 }
