@@ -256,6 +256,9 @@ func nextWord(s string) (string, string) {
 // meConcept is the key of the me/my synonym group.
 var meConcept = stem("me")
 
+// peopleConcept is the key of the user/person/people synonym group.
+var peopleConcept = stem("user")
+
 func hasDigit(w string) bool { return strings.ContainsAny(w, "0123456789") }
 
 // entryShape is what the re-ranking knows of an entry beyond its text: its
