@@ -1,10 +1,15 @@
 package lower
 
 import (
+	"html"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/compiler/naming"
+	"github.com/anvil-dev/anvil/compiler/openapi"
 )
 
 // cleanTitle is a display name on one line: white space (a spec's trailing
@@ -402,4 +407,60 @@ func versionSegment(s string) bool {
 		ls = ls[1:]
 	}
 	return ls != "" && ls[0] >= '0' && ls[0] <= '9'
+}
+
+// routeTitle is the title of an operation the spec gives no summary when
+// its operationId only spells its route: every word of the id is the
+// method or a word of the path (Stripe's GetAccountsAccountBankAccountsId
+// for GET /v1/accounts/{account}/bank_accounts/{id}), so a title made
+// from it ("Get accounts account bank accounts id") says nothing the path
+// does not. The description's first sentence says what the operation
+// does ("Retrieve a specified external account for a given bank
+// account"), and is the title when it is short: plain text (HTML tags
+// dropped, entities decoded), at most maxTitleWords words. "" otherwise,
+// and the title is made from the operation's name.
+func routeTitle(op *openapi.Operation) string {
+	words := naming.Words(op.OperationID)
+	if len(words) == 0 {
+		return ""
+	}
+	route := segmentWords(strings.ToLower(op.Method))
+	for _, seg := range splitPath(op.Path) {
+		route = append(route, segmentWords(strings.Trim(seg, "{}"))...)
+		route = append(route, naming.Words(strings.Trim(seg, "{}"))...)
+	}
+	for _, w := range words {
+		lw := strings.ToLower(w)
+		if !slices.ContainsFunc(route, func(r string) bool { return sameWord(strings.ToLower(r), lw) }) {
+			return ""
+		}
+	}
+	return shortSentence(op.Description)
+}
+
+// maxTitleWords bounds a title taken from a description.
+const maxTitleWords = 12
+
+var (
+	htmlTag = regexp.MustCompile(`<[^>]*>`)
+	// spaceBeforeMark is the space a dropped tag leaves before a mark
+	// ("<a>Connect</a>, you can").
+	spaceBeforeMark = regexp.MustCompile(` ([,.;:!?])`)
+)
+
+// shortSentence is the first sentence of a description as plain text
+// with a capital first letter and no final full stop, or "" when it has
+// more than maxTitleWords words.
+func shortSentence(d string) string {
+	d = cleanTitle(html.UnescapeString(htmlTag.ReplaceAllString(d, " ")))
+	d = spaceBeforeMark.ReplaceAllString(d, "$1")
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i]
+	}
+	d = strings.TrimSuffix(d, ".")
+	if d == "" || len(strings.Fields(d)) > maxTitleWords {
+		return ""
+	}
+	r, n := utf8.DecodeRuneInString(d)
+	return string(unicode.ToUpper(r)) + d[n:]
 }
