@@ -159,7 +159,7 @@ words:
 // lightNouns say that something is to be read, not what: in "information
 // about the given issue" or "the details of a workflow" the object is the
 // noun phrase after aboutWords.
-var lightNouns = setOf("information", "info", "details", "detail", "data")
+var lightNouns = setOf("information", "info", "details", "detail", "data", "summary", "overview")
 
 // aboutWords join a light noun to what it is about.
 var aboutWords = setOf("about", "of", "on", "for", "regarding")

@@ -44,6 +44,7 @@ func TestRequestIntent(t *testing.T) {
 		// A light noun's object is the phrase after it; "output" opening a request reads.
 		{"Output detailed information about the given issue.", actGet, "", "issue"},
 		{"show the details of a label", actGet, "", "label"},
+		{"View the summary of a repository", actGet, "", "repository"},
 		{"list information about labels", actList, "", "labels"},
 		{"Output labels", actList, "", "labels"},
 		{"labels for output", actNone, "", "labels"},
