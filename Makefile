@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift endtoend-update bench discover-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift endtoend-update bench discover-eval embed-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
 
 all: build
 
@@ -117,6 +117,13 @@ bench:
 ## runtime/discover next to plain BM25 (docs/discovery.md, "Evaluation")
 discover-eval:
 	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|ManualEval|ReadmeEval|PromptEval' ./internal/discovereval
+
+## embed-eval: the optional sentence-embedding layer (runtime/discover/embed, USE lite)
+## against the lexical ranking on every task set's dev half (docs/discovery.md,
+## "Sentence embeddings"; about 3 minutes: it embeds every operation of five APIs);
+## EMBED_EVAL_TEST=<configuration> also scores the test halves with the one chosen on dev
+embed-eval:
+	$(GO) run ./internal/discovereval/embedeval -specs $${ANVIL_SPECS_DIR:-.cache/specs} $(if $(EMBED_EVAL_TEST),-test "$(EMBED_EVAL_TEST)")
 
 ## wordnet: regenerate runtime/discover/wordnet.txt from WordNet (wordnet-base)
 wordnet:

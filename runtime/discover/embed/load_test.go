@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -150,11 +151,24 @@ func TestLoadShapes(t *testing.T) {
 	}
 }
 
+// BenchmarkLoad reports Load's time and the heap a loaded model keeps
+// (retained-B).
 func BenchmarkLoad(b *testing.B) {
 	dir := modelDir(b)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m, err := Load(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(m)
 	for b.Loop() {
 		if _, err := Load(dir); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "retained-B")
 }

@@ -81,7 +81,7 @@ type oracleAnswer struct {
 // TestAgreesWithTensorFlowJS runs the JS reference (tools/embed: TF.js on
 // the same model files) live and requires the same token ids and an
 // embedding at cosine ≥ 0.999 for every sentence. (The JS library rejects
-// the empty text; TestEmptyText covers it.)
+// the empty text; TestUnitLength covers it.)
 func TestAgreesWithTensorFlowJS(t *testing.T) {
 	m := loadShared(t)
 	dir := modelDir(t)
@@ -132,8 +132,10 @@ func TestAgreesWithTensorFlowJS(t *testing.T) {
 	t.Logf("%d sentences: lowest cosine with TF.js %.7f", len(oracleSentences), worst)
 }
 
-// TestEmptyText: the empty text embeds as the graph computes it for no
-// piece besides the leading "▁" … and is still unit length.
+// TestUnitLength: every text embeds to Dim values of unit length: the
+// empty text (which the JS library rejects; here it is the lone "▁"
+// piece), text no piece covers, invalid UTF-8 and text far past the 128
+// pieces the graph reads.
 func TestUnitLength(t *testing.T) {
 	m := loadShared(t)
 	for _, s := range []string{"", " ", "\x00\xff", strings.Repeat("ab ", 10000)} {
