@@ -217,6 +217,7 @@ func shortenNames(service string, ops []*routing) []int {
 		if len(r.Canonical) <= budget || r.fixed[kindTool] {
 			continue
 		}
+		r.long = r.Canonical
 		r.set(service, kindTool, shortenName(r.Canonical, budget))
 		changed = append(changed, i)
 	}

@@ -66,6 +66,19 @@ type routing struct {
 	// segments, 2 and the hash); base is the name before it was.
 	level [nameKinds]int
 	base  [nameKinds]string
+	// long is the canonical name before shortenNames cut it to fit the
+	// wire limit ("" when it was not cut): a title made from the name
+	// reads it, not the hashed stump.
+	long string
+}
+
+// titleName is the canonical name a title is made from when the spec
+// gives none: the whole name, not its shortened form.
+func (r *routing) titleName() string {
+	if r.long != "" {
+		return r.long
+	}
+	return r.Canonical
 }
 
 // name is the operation's name of kind k (the tool name for kindTool).

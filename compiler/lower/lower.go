@@ -512,7 +512,7 @@ func (l *lowerer) lowerOp(st *opState) {
 	*op = air.Operation{
 		ID:            st.r.ID,
 		CanonicalName: st.r.Canonical,
-		DisplayName:   cleanTitle(firstNonEmpty(m.DisplayName, cleanTitle(sop.Summary), humanize(st.r.Canonical))),
+		DisplayName:   cleanTitle(firstNonEmpty(m.DisplayName, cleanTitle(sop.Summary), routeTitle(sop), humanize(st.r.titleName()))),
 		Description:   firstNonEmpty(m.Description, sop.Description, sop.Summary),
 		Tags:          append([]string{}, sop.Tags...),
 		SourceRef: air.SourceRef{Kind: "openapi", Path: sop.Path, Method: method, OperationID: sop.OperationID,

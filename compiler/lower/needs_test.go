@@ -130,8 +130,12 @@ func TestDistinctTitles(t *testing.T) {
 		{"Get TV Images", "/tv/{id}/images", "Get TV Images"},
 		{"List", "/v1/widgets", "Widgets list"},
 		{"Get an organization secret", "/orgs/{org}/actions/secrets/{name}", "Get an organization orgs actions secret"},
+		// A title the path spells is a name, kept whole.
+		{"Top Rated", "/3/movie/top_rated", "Movie top rated"},
+		{"Account States", "/3/tv/{series_id}/account_states", "Tv account states"},
+		{"Movie List", "/3/genre/movie/list", "Movie genre list"},
 	} {
-		if got := withContext(c.title, pathContext(c.title, c.path)); got != c.want {
+		if got := withContext(c.title, c.path, pathContext(c.title, c.path)); got != c.want {
 			t.Errorf("withContext(%q, %q) = %q, want %q", c.title, c.path, got, c.want)
 		}
 	}

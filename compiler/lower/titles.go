@@ -1,10 +1,15 @@
 package lower
 
 import (
+	"html"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/anvil-dev/anvil/compiler/naming"
+	"github.com/anvil-dev/anvil/compiler/openapi"
 )
 
 // cleanTitle is a display name on one line: white space (a spec's trailing
@@ -46,8 +51,10 @@ func (l *lowerer) distinctTitles() {
 		groups[k] = append(groups[k], st)
 	}
 	taken := map[string]int{}
+	spell := spelling{}
 	for _, st := range l.ops {
 		taken[strings.ToLower(st.op.DisplayName)]++
+		spell.learn(st.op.DisplayName)
 	}
 	var changed []*opState
 	for _, k := range keys {
@@ -70,7 +77,7 @@ func (l *lowerer) distinctTitles() {
 					distinct = append(distinct, w)
 				}
 			}
-			if t := withContext(st.op.DisplayName, distinct); t != st.op.DisplayName {
+			if t := withContext(st.op.DisplayName, st.spec.Path, spell.words(distinct)); t != st.op.DisplayName {
 				taken[k]--
 				st.op.DisplayName = t
 				taken[strings.ToLower(t)]++
@@ -84,7 +91,7 @@ func (l *lowerer) distinctTitles() {
 			continue
 		}
 		st := g[0]
-		t := pathTitle(st.op.DisplayName, st.spec.Path)
+		t := pathTitle(st.op.DisplayName, st.spec.Path, spell)
 		if lt := strings.ToLower(t); t != st.op.DisplayName && taken[lt] == 0 {
 			taken[k]--
 			st.op.DisplayName = t
@@ -187,6 +194,40 @@ var titleVerbs = func() map[string]bool {
 	return m
 }()
 
+// spelling maps a lower-case word to the capitals the spec's own titles
+// give it where they are not just an initial capital ("tv" → "TV", "ids"
+// → "IDs"), so that a path word a title gains reads as the spec writes
+// it ("TV airing today", not "Tv airing today"). The first spelling seen,
+// in operation order, is kept.
+type spelling map[string]string
+
+// learn records the spellings of title's words.
+func (sp spelling) learn(title string) {
+	for _, w := range strings.Fields(title) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		r, n := utf8.DecodeRuneInString(w)
+		if n == 0 || w[n:] == strings.ToLower(w[n:]) || !unicode.IsLetter(r) {
+			continue
+		}
+		if l := strings.ToLower(w); sp[l] == "" {
+			sp[l] = w
+		}
+	}
+}
+
+// words spells each lower-case word as the spec does (a nil spelling
+// keeps them).
+func (sp spelling) words(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		if s := sp[w]; s != "" {
+			w = s
+		}
+		out[i] = w
+	}
+	return out
+}
+
 // pathTitle completes a spec title that says only a resource or only a
 // verb from its path, the general rule being:
 //
@@ -204,8 +245,9 @@ var titleVerbs = func() map[string]bool {
 //     the verb lists ("Create" for POST /3/list → "Create list", "Clear"
 //     for /3/list/{list_id}/clear → "Clear list").
 //
+// The words it adds are spelled as the spec's titles spell them (spell).
 // A title the path has nothing to add to is returned as it is.
-func pathTitle(title, path string) string {
+func pathTitle(title, path string, spell spelling) string {
 	words := titleWords(title)
 	if len(words) == 0 || !(len(words) == 1 && titleVerbs[words[0]]) && !inPath(words, strings.ToLower(path)) {
 		return title
@@ -236,7 +278,7 @@ func pathTitle(title, path string) string {
 			if words[0] != "list" && words[0] != "search" {
 				res[len(res)-1] = Singularize(res[len(res)-1])
 			}
-			return title + " " + strings.Join(res, " ")
+			return title + " " + strings.Join(spell.words(res), " ")
 		}
 		return title
 	}
@@ -253,7 +295,7 @@ func pathTitle(title, path string) string {
 		if k == 0 {
 			return title
 		}
-		prefix := strings.Join(lits[k-1].words, " ")
+		prefix := strings.Join(spell.words(lits[k-1].words), " ")
 		r, n := utf8.DecodeRuneInString(prefix)
 		return string(unicode.ToUpper(r)) + prefix[n:] + " " + lowerTitleWords(title)
 	}
@@ -302,18 +344,36 @@ func coversTitle(lits []pathLit, words []string) bool {
 
 // withContext inserts the context words into title before its last word,
 // the noun it is about ("Get Images" → "Get movie images", "List
-// organization secrets" → "List organization actions secrets").
-func withContext(title string, ctx []string) string {
+// organization secrets" → "List organization actions secrets"). A title
+// that is one path segment's words is a name the path spells ("Top
+// Rated" for /movie/top_rated, "Account States" for /movie/{movie_id}/
+// account_states), not a verb and a noun: the context goes in front, so
+// the name stays whole ("Movie top rated", not "Top movie rated").
+func withContext(title, path string, ctx []string) string {
 	if len(ctx) == 0 {
 		return title
 	}
 	c := strings.Join(ctx, " ")
 	head, last, found := cutLast(title, " ")
-	if !found {
+	if !found || segmentTitle(titleWords(title), path) {
 		r, n := utf8.DecodeRuneInString(c)
 		return string(unicode.ToUpper(r)) + c[n:] + " " + lowerTitleWords(title)
 	}
 	return head + " " + c + " " + lowerTitleWords(last)
+}
+
+// segmentTitle reports whether words are the words of one literal
+// segment of path, in order (singular and plural alike).
+func segmentTitle(words []string, path string) bool {
+	for _, seg := range splitPath(path) {
+		if isParamSeg(seg) {
+			continue
+		}
+		if slices.EqualFunc(segmentWords(seg), words, sameWord) {
+			return true
+		}
+	}
+	return false
 }
 
 func cutLast(s, sep string) (before, after string, found bool) {
@@ -347,4 +407,60 @@ func versionSegment(s string) bool {
 		ls = ls[1:]
 	}
 	return ls != "" && ls[0] >= '0' && ls[0] <= '9'
+}
+
+// routeTitle is the title of an operation the spec gives no summary when
+// its operationId only spells its route: every word of the id is the
+// method or a word of the path (Stripe's GetAccountsAccountBankAccountsId
+// for GET /v1/accounts/{account}/bank_accounts/{id}), so a title made
+// from it ("Get accounts account bank accounts id") says nothing the path
+// does not. The description's first sentence says what the operation
+// does ("Retrieve a specified external account for a given bank
+// account"), and is the title when it is short: plain text (HTML tags
+// dropped, entities decoded), at most maxTitleWords words. "" otherwise,
+// and the title is made from the operation's name.
+func routeTitle(op *openapi.Operation) string {
+	words := naming.Words(op.OperationID)
+	if len(words) == 0 {
+		return ""
+	}
+	route := segmentWords(strings.ToLower(op.Method))
+	for _, seg := range splitPath(op.Path) {
+		route = append(route, segmentWords(strings.Trim(seg, "{}"))...)
+		route = append(route, naming.Words(strings.Trim(seg, "{}"))...)
+	}
+	for _, w := range words {
+		lw := strings.ToLower(w)
+		if !slices.ContainsFunc(route, func(r string) bool { return sameWord(strings.ToLower(r), lw) }) {
+			return ""
+		}
+	}
+	return shortSentence(op.Description)
+}
+
+// maxTitleWords bounds a title taken from a description.
+const maxTitleWords = 12
+
+var (
+	htmlTag = regexp.MustCompile(`<[^>]*>`)
+	// spaceBeforeMark is the space a dropped tag leaves before a mark
+	// ("<a>Connect</a>, you can").
+	spaceBeforeMark = regexp.MustCompile(` ([,.;:!?])`)
+)
+
+// shortSentence is the first sentence of a description as plain text
+// with a capital first letter and no final full stop, or "" when it has
+// more than maxTitleWords words.
+func shortSentence(d string) string {
+	d = cleanTitle(html.UnescapeString(htmlTag.ReplaceAllString(d, " ")))
+	d = spaceBeforeMark.ReplaceAllString(d, "$1")
+	if i := strings.Index(d, ". "); i >= 0 {
+		d = d[:i]
+	}
+	d = strings.TrimSuffix(d, ".")
+	if d == "" || len(strings.Fields(d)) > maxTitleWords {
+		return ""
+	}
+	r, n := utf8.DecodeRuneInString(d)
+	return string(unicode.ToUpper(r)) + d[n:]
 }

@@ -3,6 +3,8 @@ package lower
 import (
 	"strings"
 	"testing"
+
+	"github.com/anvil-dev/anvil/compiler/openapi"
 )
 
 // TestPathTitle: a title that names only the path's last literal
@@ -35,7 +37,7 @@ func TestPathTitle(t *testing.T) {
 		{"", "/a/b", ""},
 		{"Search", "/search", "Search"},
 	} {
-		if got := pathTitle(c.title, c.path); got != c.want {
+		if got := pathTitle(c.title, c.path, nil); got != c.want {
 			t.Errorf("pathTitle(%q, %q) = %q, want %q", c.title, c.path, got, c.want)
 		}
 	}
@@ -86,5 +88,69 @@ func TestTMDBTitles(t *testing.T) {
 		if byOp[id] != want {
 			t.Errorf("%s: %q, want %q", id, byOp[id], want)
 		}
+	}
+}
+
+// TestSpelling: a path word a title gains is written as the spec's titles
+// write it, an initial capital alone teaching nothing.
+func TestSpelling(t *testing.T) {
+	sp := spelling{}
+	for _, title := range []string{"Discover TV", "External IDs", "Tv Thing", "Get (iOS) apps", "Movie Details"} {
+		sp.learn(title)
+	}
+	if got := strings.Join(sp.words([]string{"tv", "ids", "ios", "movie", "details", "on"}), " "); got != "TV IDs iOS movie details on" {
+		t.Errorf("spelled %q", got)
+	}
+	if got := pathTitle("Airing Today", "/3/tv/airing_today", nil); got != "Tv airing today" {
+		t.Errorf("without spelling: %q", got)
+	}
+	if got := pathTitle("Airing Today", "/3/tv/airing_today", sp); got != "TV airing today" {
+		t.Errorf("with spelling: %q", got)
+	}
+	if got := withContext("Top Rated", "/3/tv/top_rated", sp.words([]string{"tv"})); got != "TV top rated" {
+		t.Errorf("context spelled: %q", got)
+	}
+}
+
+// TestRouteTitle: an operationId that only spells the route gives way to
+// the description's short first sentence, as plain text; an id that says
+// more, a long description or none keep the title made from the name.
+func TestRouteTitle(t *testing.T) {
+	for _, c := range []struct{ id, method, path, desc, want string }{
+		{"GetAccountsAccountBankAccountsId", "GET", "/v1/accounts/{account}/bank_accounts/{id}",
+			"<p>Retrieve a specified external account for a given bank account.</p>", "Retrieve a specified external account for a given bank account"},
+		{"PostAccountsAccountReject", "POST", "/v1/accounts/{account}/reject",
+			"<p>With <a href=\"/docs/connect\">Connect</a>, you may flag accounts as suspicious.</p><p>More.</p>", "With Connect, you may flag accounts as suspicious"},
+		{"admin.apps.approve", "POST", "/admin.apps.approve", "Approve an app for installation on a workspace.", "Approve an app for installation on a workspace"},
+		{"getIssues", "GET", "/issues", "fetch &amp; list issues", "Fetch & list issues"},
+		// Kept: the id says what the path does not, the sentence is long, no description, no id.
+		{"patchCoreV1NamespacedPod", "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}", "partially update the specified Pod", ""},
+		{"GetCustomers", "GET", "/v1/customers", "Returns a list of your customers, sorted by creation date with the most recent customers appearing first, always.", ""},
+		{"GetCustomers", "GET", "/v1/customers", "", ""},
+		{"", "GET", "/v1/customers", "List customers.", ""},
+	} {
+		op := &openapi.Operation{OperationID: c.id, Method: c.method, Path: c.path, Description: c.desc}
+		if got := routeTitle(op); got != c.want {
+			t.Errorf("routeTitle(%s %s %q) = %q, want %q", c.method, c.path, c.id, got, c.want)
+		}
+	}
+}
+
+// TestTitleFromLongName: a title made from a canonical name that was
+// shortened to fit the wire limit reads the whole name, not the hashed stump.
+func TestTitleFromLongName(t *testing.T) {
+	r := &routing{Canonical: "delete_core_v1_collection_namespaced_persistent_volume_claim"}
+	routes := []*routing{r}
+	shortenNames("kubernetes", routes)
+	if r.Canonical == r.long || r.long == "" {
+		t.Fatalf("not shortened: %q", r.Canonical)
+	}
+	if got := humanize(r.titleName()); got != "Delete core v1 collection namespaced persistent volume claim" {
+		t.Errorf("title %q", got)
+	}
+	short := &routing{Canonical: "list_pods"}
+	shortenNames("kubernetes", []*routing{short})
+	if short.titleName() != "list_pods" {
+		t.Errorf("an unshortened name: %q", short.titleName())
 	}
 }

@@ -140,6 +140,10 @@ type Index struct {
 	// connectors that have exactly one (a catalogue's "Search for Item");
 	// addSearch falls back to it when no search matched the query's words.
 	soleSearch map[string]uint32
+	// personSearch maps a connector to its one search of people (users,
+	// persons: the "who" group), for a query whose name is someone who
+	// does or owns things (agentName).
+	personSearch map[string]uint32
 	// finders are the entries where a name becomes an id, most used first
 	// (findersByUse), for an answer whose words matched nothing.
 	finders []uint32
@@ -304,6 +308,7 @@ func (b *Builder) Build() *Index {
 	}
 	rawPost := make([][]raw, len(b.termStrs))
 	searches := map[string]uint32{} // connector → its search, noDoc when several
+	personSearches := map[string]uint32{}
 	for pos, i := range order {
 		ix.entries[pos] = b.entries[i]
 		ix.entries[pos].doc = uint32(pos)
@@ -318,6 +323,13 @@ func (b *Builder) Build() *Index {
 				searches[c] = noDoc
 			} else {
 				searches[c] = uint32(pos)
+			}
+			if b.searchesPeople(b.shapes[i]) {
+				if _, seen := personSearches[c]; seen {
+					personSearches[c] = noDoc
+				} else {
+					personSearches[c] = uint32(pos)
+				}
 			}
 		}
 		lens := b.fieldLen[i]
@@ -335,12 +347,8 @@ func (b *Builder) Build() *Index {
 			rawPost[tc.term] = append(rawPost[tc.term], raw{doc: uint32(pos), tf: float32(tf)})
 		}
 	}
-	ix.soleSearch = map[string]uint32{}
-	for c, d := range searches {
-		if d != noDoc {
-			ix.soleSearch[c] = d
-		}
-	}
+	ix.soleSearch = onlyOnes(searches)
+	ix.personSearch = onlyOnes(personSearches)
 	ix.postings = make([][]posting, len(rawPost))
 	ix.idf = make([]float32, len(rawPost))
 	for id, rp := range rawPost {
@@ -538,4 +546,28 @@ func (ix *Index) Entry(name string) *Entry {
 		return nil
 	}
 	return &ix.entries[i]
+}
+
+// onlyOnes keeps the connectors that have exactly one (noDoc marks several).
+func onlyOnes(m map[string]uint32) map[string]uint32 {
+	out := map[string]uint32{}
+	for c, d := range m {
+		if d != noDoc {
+			out[c] = d
+		}
+	}
+	return out
+}
+
+// searchesPeople: the search's resource is people (person, user, people;
+// not account, which a person has).
+func (b *Builder) searchesPeople(sh entryShape) bool {
+	for _, r := range sh.res {
+		if r != noTerm && r < uint32(len(b.termStrs)) {
+			if t := b.termStrs[r]; synonymConcept[t] == peopleConcept && t != stem("account") {
+				return true
+			}
+		}
+	}
+	return false
 }

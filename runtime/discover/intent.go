@@ -102,6 +102,12 @@ words:
 	for w, rest := nextWord(query); w != ""; w, rest = nextWord(rest) {
 		lw := strings.ToLower(w)
 		if stopWords[lw] || (inPhrase && (nounStops[lw] || hasDigit(lw))) {
+			if inPhrase && lightNouns[head] && aboutWords[lw] {
+				// "detailed information about the given issue": the
+				// phrase that matters is the one after "about".
+				inPhrase = false
+				continue
+			}
 			if inPhrase {
 				break
 			}
@@ -113,6 +119,9 @@ words:
 		}
 		t := terms[len(terms)-1]
 		vc, isVerb := verbClass[synonymConcept[t]]
+		if !verbSeen && !isVerb && readVerbs[lw] {
+			vc, isVerb = actGet, true
+		}
 		switch {
 		case !verbSeen:
 			verbSeen = true
@@ -146,6 +155,19 @@ words:
 	}
 	return in
 }
+
+// lightNouns say that something is to be read, not what: in "information
+// about the given issue" or "the details of a workflow" the object is the
+// noun phrase after aboutWords.
+var lightNouns = setOf("information", "info", "details", "detail", "data")
+
+// aboutWords join a light noun to what it is about.
+var aboutWords = setOf("about", "of", "on", "for", "regarding")
+
+// readVerbs ask to read when they open a request, though they are nouns
+// elsewhere and so are no synonyms of "get" ("Output detailed information
+// about the given issue"; "get output from a pod" is not a request to get).
+var readVerbs = setOf("output")
 
 // questionWords open a question: a request that starts with one asks for
 // information ("What albums has Adele released?", "did my deployment
@@ -233,6 +255,9 @@ func nextWord(s string) (string, string) {
 
 // meConcept is the key of the me/my synonym group.
 var meConcept = stem("me")
+
+// peopleConcept is the key of the user/person/people synonym group.
+var peopleConcept = stem("user")
 
 func hasDigit(w string) bool { return strings.ContainsAny(w, "0123456789") }
 

@@ -41,6 +41,12 @@ func TestRequestIntent(t *testing.T) {
 		{"can you create an issue", actCreate, "", "issue"},
 		{"how do I delete a label", actDelete, "", "label"},
 		{"how to create labels", actCreate, "", "labels"},
+		// A light noun's object is the phrase after it; "output" opening a request reads.
+		{"Output detailed information about the given issue.", actGet, "", "issue"},
+		{"show the details of a label", actGet, "", "label"},
+		{"list information about labels", actList, "", "labels"},
+		{"Output labels", actList, "", "labels"},
+		{"labels for output", actNone, "", "labels"},
 	} {
 		in := ix.requestIntent(c.q)
 		want := intent{class: c.class, verb: noTerm, head: noTerm}

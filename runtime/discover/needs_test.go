@@ -310,3 +310,40 @@ func TestUnmatchedQueryListsMostUsedFindersFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentNameGetsThePeopleSearch: a name that made, did or owns what
+// the query asks about (after "by", in the possessive, or qualifying a
+// plural noun) is looked up by the search of people, though the search
+// of the things ranks first; a name that is one of the things is not.
+func TestAgentNameGetsThePeopleSearch(t *testing.T) {
+	movies := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their original, translated and alternative titles.", "query")
+	people := op("search_person", "Search people", "GET", "/search/person", "search", "person", "Search for people by their name and also known as names.", "query")
+	keywords := op("search_keyword", "Search keywords", "GET", "/search/keyword", "search", "keyword", "Search for keywords by their name.", "query")
+	credits := op("person_movie_credits", "Get person movie credits", "GET", "/person/{person_id}/movie_credits", "get", "movie_credit", "The movie credits of a person.", "person_id")
+	credits.Input.Params[0].In, credits.Input.Params[0].Required = "path", true
+	ix := indexOf(t, "tmdb", movies, people, keywords, credits)
+	for _, c := range []struct {
+		q      string
+		people bool
+	}{
+		{"Search for Christopher Nolan movies", true},
+		{"What are Tarantino's best-rated crime movies?", true},
+		{"movies directed by Christopher Nolan", true},
+		{"Find the movie Inception", false},
+		{"Search movies called Heat and Ronin", false},
+	} {
+		lower := strings.ToLower(c.q)
+		if got := ix.agentName(c.q, lower); got != c.people {
+			t.Errorf("agentName(%q) = %v, want %v", c.q, got, c.people)
+		}
+		got := names(ix.Search(c.q, Options{Limit: 3}))
+		if c.people && !slices.Contains(got, "tmdb__search_person") {
+			t.Errorf("%q: no search of people in %v", c.q, got)
+		}
+	}
+	// Without a search of people (or with two), nothing is added.
+	ix = indexOf(t, "tmdb", movies, keywords)
+	if got := names(ix.Search("Search for Christopher Nolan movies", Options{Limit: 5})); len(got) != 2 {
+		t.Errorf("a search added where the connector has no search of people: %v", got)
+	}
+}

@@ -159,6 +159,9 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		// A number in the query may be an id the caller has (season 2),
 		// but a name still has to be looked up.
 		out = ix.addSearch(out, limit, s.bestSearch, keep)
+		if ix.agentName(query, lower) {
+			out = ix.addPersonSearch(out, limit, keep)
+		}
 	}
 	out = ix.addClauseBests(s, lower, out, limit, opts)
 	scratchPool.Put(s)
@@ -371,26 +374,33 @@ func (ix *Index) namesEntity(q, lower string) bool {
 		return true
 	}
 	first := true
-	var buf [4]string
 	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
-		if !first {
-			r, n := utf8.DecodeRuneInString(w)
-			if r2, _ := utf8.DecodeRuneInString(w[n:]); unicode.IsUpper(r) && unicode.IsLower(r2) {
-				var lw string
-				if len(lower) == len(q) {
-					at := len(q) - len(rest) - len(w)
-					lw = lower[at : at+len(w)]
-				} else {
-					lw = strings.ToLower(w)
-				}
-				if !ix.common(tokenize(buf[:0], lw)) {
-					return true
-				}
-			}
+		if !first && ix.isName(q, lower, w, rest) {
+			return true
 		}
 		first = false
 	}
 	return false
+}
+
+// isName reports whether the word w of q (rest follows it) is a name: it
+// starts with a capital followed by a small letter and is not one of the
+// API's own common words (namesEntity). The word's lower case is read
+// from lower at the same offsets when q and lower have the same length.
+func (ix *Index) isName(q, lower, w, rest string) bool {
+	r, n := utf8.DecodeRuneInString(w)
+	if r2, _ := utf8.DecodeRuneInString(w[n:]); !unicode.IsUpper(r) || !unicode.IsLower(r2) {
+		return false
+	}
+	var lw string
+	if len(lower) == len(q) {
+		at := len(q) - len(rest) - len(w)
+		lw = lower[at : at+len(w)]
+	} else {
+		lw = strings.ToLower(w)
+	}
+	var buf [4]string
+	return !ix.common(tokenize(buf[:0], lw))
 }
 
 // commonShare is the share of entries a term must be held by to be one of
@@ -545,6 +555,70 @@ func (ix *Index) addSearch(out []Result, limit int, best uint32, keep func(*Entr
 	}
 	e := &ix.entries[best]
 	if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
+		out = slices.Delete(out, i, i+1)
+	}
+	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
+	return out[:min(len(out), limit)]
+}
+
+// agentWords come before the name of someone who made or did what is
+// asked about ("movies directed by Christopher Nolan", "films starring
+// Tom Hanks", "songs featuring Drake").
+var agentWords = setOf("by", "starring", "featuring", "feat", "ft")
+
+// agentName reports whether the query names someone who made, did or
+// owns the things it asks about, rather than one of those things: a
+// capitalised name after an agent word ("directed by Christopher
+// Nolan"), in the possessive ("Tarantino's crime movies"), or directly
+// before a plural noun it qualifies ("Christopher Nolan movies"). The
+// name's thing is then found by a search of people, not of the things.
+func (ix *Index) agentName(q, lower string) bool {
+	q = clip(q)
+	prev := ""
+	inName := false
+	first := true
+	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
+		name := !first && ix.isName(q, lower, w, rest)
+		first = false
+		switch {
+		case name:
+			if !inName && agentWords[strings.ToLower(prev)] {
+				return true
+			}
+			if hasSuffixFold(w, "'s") || hasSuffixFold(w, "’s") {
+				return true
+			}
+			inName = true
+		case inName:
+			// The word right after a name: a plural noun it qualifies.
+			if strings.ToLower(w) == w && plural(w) && !stopWords[w] {
+				return true
+			}
+			inName = false
+		}
+		prev = w
+	}
+	return false
+}
+
+// addPersonSearch makes sure an answer to a query that names someone who
+// made or owns what it asks about (agentName) holds, within its first
+// five, the connector's search of people, right after the best result:
+// "Search for Christopher Nolan movies" ranks the movie search first,
+// but the name is a person's.
+func (ix *Index) addPersonSearch(out []Result, limit int, keep func(*Entry) bool) []Result {
+	if len(out) == 0 {
+		return out
+	}
+	d, ok := ix.personSearch[out[0].Entry.Connector]
+	if !ok || !keep(&ix.entries[d]) {
+		return out
+	}
+	e := &ix.entries[d]
+	if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
+		if i < 5 {
+			return out
+		}
 		out = slices.Delete(out, i, i+1)
 	}
 	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
