@@ -72,23 +72,34 @@ func parseVocab(raw []byte, rows int) (*vocab, error) {
 	return v, nil
 }
 
-// MaxTextBytes bounds the text Embed tokenizes: the graph reads at most
-// 128 pieces, and no piece is longer than a few bytes, so text beyond this
-// cannot change the embedding.
+// MaxTextBytes bounds the text encode reads, before and after NFKC (which
+// can lengthen a character up to 18 times): the graph keeps 128 pieces,
+// about a kilobyte of ordinary text, so only text whose first 16 KB are one
+// unknown piece (a run of characters no piece covers) loses anything.
 const MaxTextBytes = 16 << 10
+
+// truncate cuts s to at most MaxTextBytes without splitting a rune.
+func truncate(s string) string {
+	if len(s) <= MaxTextBytes {
+		return s
+	}
+	s = s[:MaxTextBytes]
+	// Drop the bytes of a rune the cut split (at most UTFMax-1).
+	for range utf8.UTFMax - 1 {
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size != 1 {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return s
+}
 
 // encode tokenizes text: NFKC normalisation, "▁" for each space and one
 // in front, then the Viterbi segmentation of highest total score over the
 // vocabulary's pieces. A character no piece covers is the unknown piece;
 // consecutive unknown characters are one unknown piece.
 func (v *vocab) encode(text string) []int {
-	if len(text) > MaxTextBytes {
-		text = text[:MaxTextBytes]
-		for !utf8.ValidString(text) {
-			text = text[:len(text)-1]
-		}
-	}
-	s := "▁" + strings.ReplaceAll(norm.NFKC.String(text), " ", "▁")
+	s := "▁" + strings.ReplaceAll(truncate(norm.NFKC.String(truncate(text))), " ", "▁")
 	// bounds[i] is the byte offset of rune i; n runes.
 	bounds := make([]int, 0, len(s)+1)
 	for i := range s {
