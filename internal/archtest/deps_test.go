@@ -135,6 +135,32 @@ func TestOnlyOpenAPIPackageImportsParsers(t *testing.T) {
 	}
 }
 
+// TestEmbeddingLayerStaysOptional: runtime/discover/embed (the sentence
+// encoder) is a leaf of the standard library and golang.org/x/text's
+// Unicode normalisation only, and nothing shipped links it: it is measured
+// by internal/discovereval (docs/discovery.md, "Sentence embeddings"), not
+// served, until a measured margin makes it an option.
+func TestEmbeddingLayerStaysOptional(t *testing.T) {
+	embed := module + "/runtime/discover/embed"
+	for _, p := range listPackages(t) {
+		if p.ImportPath == embed {
+			for _, imp := range p.Imports {
+				first, _, _ := strings.Cut(imp, "/")
+				if strings.Contains(first, ".") && imp != "golang.org/x/text/unicode/norm" {
+					t.Errorf("%s imports %s; it may import only the standard library and golang.org/x/text/unicode/norm", embed, imp)
+				}
+			}
+			continue
+		}
+		if under(p.ImportPath, module+"/internal") {
+			continue
+		}
+		if slices.Contains(p.Deps, embed) {
+			t.Errorf("%s links %s; the embedding layer is not served (docs/discovery.md, \"Sentence embeddings\")", p.ImportPath, embed)
+		}
+	}
+}
+
 // compilerStages orders the compiler's packages (docs/ARCHITECTURE.md: front end →
 // lower → emit, with the entry point on top). A package may import
 // compiler packages of a lower stage only, except that emitters may share
