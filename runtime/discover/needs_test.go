@@ -347,3 +347,56 @@ func TestAgentNameGetsThePeopleSearch(t *testing.T) {
 		t.Errorf("a search added where the connector has no search of people: %v", got)
 	}
 }
+
+// TestWhoQuestionLooksUpTheThing: a question for a person that names
+// something holds the connector's most used searches other than the
+// search of people within its first five, since the name is what the
+// person is related to; "Who is <Name>?" asks about the person named and
+// keeps the search of people.
+func TestWhoQuestionLooksUpTheThing(t *testing.T) {
+	movies := op("search_movie", "Search movies", "GET", "/search/movie", "search", "movie", "Search for movies by their title.", "query")
+	tv := op("search_tv", "Search TV shows", "GET", "/search/tv", "search", "tv", "Search for TV shows by their name.", "query")
+	people := op("search_person", "Search people", "GET", "/search/person", "search", "person", "Search for people by their name.", "query")
+	keywords := op("search_keyword", "Search keywords", "GET", "/search/keyword", "search", "keyword", "Search for keywords by their name.", "query")
+	person := op("person_details", "Get person details", "GET", "/person/{person_id}", "get", "person", "The primary details of a person: name, birthday, biography.", "person_id")
+	person.Input.Params[0].In, person.Input.Params[0].Required = "path", true
+	ops := []air.Operation{movies, tv, people, keywords, person}
+	// Movie and TV ids feed two operations each, keyword ids one: the
+	// searches most used are the movie and TV searches.
+	for _, c := range []struct{ id, search, arg string }{
+		{"movie_credits", "search_movie", "movie_id"}, {"movie_images", "search_movie", "movie_id"},
+		{"tv_credits", "search_tv", "series_id"}, {"tv_images", "search_tv", "series_id"},
+		{"keyword_movies", "search_keyword", "keyword_id"},
+	} {
+		o := op(c.id, "Get "+strings.ReplaceAll(c.id, "_", " "), "GET", "/"+c.id+"/{"+c.arg+"}", "get", c.id, "The "+c.id+".", c.arg)
+		o.Input.Params[0].In, o.Input.Params[0].Required = "path", true
+		o.Needs = []air.Need{{Argument: c.arg, From: []air.Producer{{Operation: "tmdb." + c.search, Field: "results[].id", Basis: air.ProducerField}}}}
+		ops = append(ops, o)
+	}
+	for i := range ops {
+		ops[i].ID = "tmdb." + ops[i].CanonicalName
+	}
+	ix := indexOf(t, "tmdb", ops...)
+	got := names(ix.Search("Who directed Oppenheimer?", Options{Limit: 5}))
+	for _, want := range []string{"tmdb__search_movie", "tmdb__search_tv"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("who question: %s not in %v", want, got)
+		}
+	}
+	if slices.Contains(got, "tmdb__search_keyword") {
+		t.Errorf("who question: more than the two most used searches placed: %v", got)
+	}
+	hide := func(e *Entry) bool { return e.Name != "tmdb__search_movie" }
+	if got := names(ix.Search("Who directed Oppenheimer?", Options{Limit: 5, Allow: hide})); slices.Contains(got, "tmdb__search_movie") {
+		t.Errorf("who question: a search the grant hides was placed: %v", got)
+	}
+	if got := names(ix.Search("Who is Tom Hanks?", Options{Limit: 5})); !slices.Contains(got, "tmdb__search_person") {
+		t.Errorf("who is <name>: no search of people in %v", got)
+	}
+	for q, want := range map[string]bool{"Who directed Oppenheimer?": true, "who is the director of Titanic": true,
+		"Who is Tom Hanks?": false, "What did Nolan direct?": false, "whom did Adele marry": true} {
+		if asksWho(q) != want {
+			t.Errorf("asksWho(%q) = %v", q, !want)
+		}
+	}
+}

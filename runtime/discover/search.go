@@ -158,9 +158,14 @@ func (ix *Index) Search(query string, opts Options) []Result {
 	if named {
 		// A number in the query may be an id the caller has (season 2),
 		// but a name still has to be looked up.
-		out = ix.addSearch(out, limit, s.bestSearch, keep)
-		if ix.agentName(query, lower) {
+		switch {
+		case ix.agentName(query, lower):
+			out = ix.addSearch(out, limit, s.bestSearch, keep)
 			out = ix.addPersonSearch(out, limit, keep)
+		case asksWho(clip(query)):
+			out = ix.addThingSearches(out, limit, keep)
+		default:
+			out = ix.addSearch(out, limit, s.bestSearch, keep)
 		}
 	}
 	out = ix.addClauseBests(s, lower, out, limit, opts)
@@ -622,6 +627,68 @@ func (ix *Index) addPersonSearch(out []Result, limit int, keep func(*Entry) bool
 		out = slices.Delete(out, i, i+1)
 	}
 	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
+	return out[:min(len(out), limit)]
+}
+
+// asksWho: the query is a question for a person ("Who directed
+// Oppenheimer?", "who is the director of Titanic"): the person is what is
+// asked for, so the name in it is something else; but "Who is Tom
+// Hanks?" asks about the person it names.
+func asksWho(q string) bool {
+	w, rest := nextWord(q)
+	if !strings.EqualFold(w, "who") && !strings.EqualFold(w, "whom") {
+		return false
+	}
+	w, rest = nextWord(rest)
+	if !strings.EqualFold(w, "is") && !strings.EqualFold(w, "was") && !strings.EqualFold(w, "are") {
+		return true
+	}
+	w, _ = nextWord(rest)
+	r, _ := utf8.DecodeRuneInString(w)
+	return !unicode.IsUpper(r)
+}
+
+// whoSearches is how many searches addThingSearches places.
+const whoSearches = 2
+
+// addThingSearches makes sure an answer to a question for a person that
+// names something ("Who directed Oppenheimer?") holds, within its first
+// five, searches where that thing may be looked up: not the search of
+// people, which "who" ranks first but which cannot find a film, and,
+// since the words do not say what kind of thing the name is, the
+// connector's whoSearches most used other searches (Index.finders'
+// order), right after the best result. A connector with one search
+// gets it as for any named query.
+func (ix *Index) addThingSearches(out []Result, limit int, keep func(*Entry) bool) []Result {
+	if len(out) == 0 {
+		return out
+	}
+	conn := out[0].Entry.Connector
+	if _, ok := ix.soleSearch[conn]; ok {
+		// addSearch falls back to the only search, if the caller may see it.
+		return ix.addSearch(out, limit, noDoc, keep)
+	}
+	people, hasPeople := ix.personSearch[conn]
+	at := min(searchSlot, len(out))
+	placed := 0
+	for _, d := range ix.finders {
+		if placed == whoSearches {
+			break
+		}
+		e := &ix.entries[d]
+		if !ix.shapes[d].nameSearch || e.Connector != conn || (hasPeople && d == people) || !keep(e) {
+			continue
+		}
+		placed++
+		if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
+			if i < 5 {
+				continue
+			}
+			out = slices.Delete(out, i, i+1)
+		}
+		out = slices.Insert(out, at, Result{Entry: e})
+		at++
+	}
 	return out[:min(len(out), limit)]
 }
 
