@@ -107,7 +107,48 @@ func TestParsePrompts(t *testing.T) {
 		"- Example: `q: \"memory leak\" is:issue`\n" +
 		"~~~\n" +
 		"User: \"Play something\"\n" +
-		"~~~\n"
+		"~~~\n" +
+		"# What you can do\n\n" +
+		"- **Track progress**: \"List my open issues\"\n" +
+		"- **Comment:** *\"Add a comment to PROJ-1\"*\n" +
+		"- **Location**: `~/config.json`\n" +
+		"**Label**: \"Not a list item\"\n\n" +
+		"## Real-World Examples\n\n" +
+		"### Explore projects\n\n" +
+		"- *\"List all projects\"*\n" +
+		"#### Deeper still\n\n" +
+		"\"Show project DEV\"\n\n" +
+		"## Installation\n\n" +
+		"\"No longer under the examples\"\n\n" +
+		"```\n" +
+		"👤 \"What is the status of PROJ-123?\"\n" +
+		"🤖 Fetches the issue\n" +
+		"Capitalised but not labelled\n" +
+		"```\n\n" +
+		"**Examples**:\n\n" +
+		"```\n" +
+		"Get details for PROJ-123\n" +
+		"Create a Bug with summary \"Login broken\"\n" +
+		"\"Quoted in the labelled block\"\n" +
+		"jira_issues get PROJ-123\n" +
+		"```\n\n" +
+		"**Common JQL examples:**\n" +
+		"```\n" +
+		"project = PROJ AND status = Open\n" +
+		"```\n" +
+		"**Examples**:\n" +
+		"Some prose between the label and the block.\n" +
+		"```\n" +
+		"Not right after its label\n" +
+		"```\n" +
+		"**Tips**:\n" +
+		"```\n" +
+		"Not labelled as examples\n" +
+		"```\n" +
+		"**Examples**:\n" +
+		"```text\n" +
+		"A block with a language\n" +
+		"```\n"
 	got, err := ParsePrompts(strings.NewReader(readme))
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +165,14 @@ func TestParsePrompts(t *testing.T) {
 		"Search for movies about the sea",
 		"Get the trailer of Up",
 		"Play something",
+		"List my open issues",
+		"Add a comment to PROJ-1",
+		"List all projects",
+		"Show project DEV",
+		"What is the status of PROJ-123?",
+		"Get details for PROJ-123",
+		"Create a Bug with summary \"Login broken\"",
+		"Quoted in the labelled block",
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got\n%q\nwant\n%q", got, want)
