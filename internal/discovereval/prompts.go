@@ -56,10 +56,14 @@ import (
 // foreseen; stated after looking only at where their prompts sit, before
 // any prompt was read closely or gold written:
 //
-//   - a heading that names neither prompts nor examples takes the kind of
-//     the nearest heading above it of a higher level that names one ("##
-//     Real-World Examples" makes its "### Explore Your Projects" an
-//     examples section);
+//   - a heading that names neither prompts nor examples is an examples
+//     section when the nearest heading above it of a higher level is one
+//     ("## Real-World Examples" makes its "### Explore Your Projects" an
+//     examples section, where quoted items are prompts). A heading naming
+//     prompts or queries passes nothing down: under it every list item is
+//     a prompt, and a sub-heading's items are something else (its first
+//     run read the "### Code Search" items under server-github's "##
+//     Search Query Syntax", `repo:owner/name`, as prompts);
 //   - anywhere, a list item that is an emphasised label ending in a colon
 //     followed by one quoted string (`- **Track progress**: "List my
 //     issues"`) gives the quoted string's inner text;
@@ -215,13 +219,13 @@ func heading(t string) (int, string, bool) {
 type level struct{ n, kind int }
 
 // nest closes the headings at level n or deeper and opens one of kind at
-// n; a heading of no kind takes the kind of the heading it sits under.
+// n; a heading of no kind under an examples section is one too.
 func nest(open []level, n, kind int) []level {
 	for len(open) > 0 && open[len(open)-1].n >= n {
 		open = open[:len(open)-1]
 	}
-	if kind == sectionOther && len(open) > 0 {
-		kind = open[len(open)-1].kind
+	if kind == sectionOther && len(open) > 0 && open[len(open)-1].kind == sectionExamples {
+		kind = sectionExamples
 	}
 	return append(open, level{n, kind})
 }

@@ -118,6 +118,10 @@ func TestParsePrompts(t *testing.T) {
 		"- *\"List all projects\"*\n" +
 		"#### Deeper still\n\n" +
 		"\"Show project DEV\"\n\n" +
+		"## Query syntax\n\n" +
+		"- every item under a queries heading\n" +
+		"### Code search\n\n" +
+		"- `repo:owner/name`: not under its sub-heading\n" +
 		"## Installation\n\n" +
 		"\"No longer under the examples\"\n\n" +
 		"```\n" +
@@ -169,6 +173,7 @@ func TestParsePrompts(t *testing.T) {
 		"Add a comment to PROJ-1",
 		"List all projects",
 		"Show project DEV",
+		"every item under a queries heading",
 		"What is the status of PROJ-123?",
 		"Get details for PROJ-123",
 		"Create a Bug with summary \"Login broken\"",
