@@ -13,10 +13,12 @@ import (
 // promptFloors hold each prompt set's test half to figures just under
 // those measured when the set was added (docs/discovery.md): a regression
 // guard. Zero: not guarded (GitHub's set has two scored prompts, both in
-// the test half).
+// the test half; Jira's test half has one multi-step prompt, its first
+// call not in the top five when the set was added).
 var promptFloors = map[string]StepReport{
 	"tmdb prompts":   {Recall1: 0.55, Recall5: 0.55, FirstHit5: 0.35, Coverage10: 0.50},
 	"github prompts": {},
+	"jira prompts":   {Recall1: 0.18, Recall5: 0.43},
 }
 
 // promptCounts are what the pinned READMEs and gold hold under
@@ -28,6 +30,7 @@ var promptCounts = map[string]struct {
 }{
 	"tmdb prompts":   {PromptStats{Prompts: 33, Unscored: 2}, 18, 13},
 	"github prompts": {PromptStats{Prompts: 3, Unscored: 1}, 0, 2},
+	"jira prompts":   {PromptStats{Prompts: 47, Unscored: 3}, 27, 17},
 }
 
 // TestPromptEval scores runtime/discover and plain BM25 on the MCP server
