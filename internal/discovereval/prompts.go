@@ -5,6 +5,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Tasks from the READMEs of third parties' MCP servers: to show what their
@@ -49,18 +51,47 @@ import (
 //     quoted (verbatim), unless the rest opens with a backtick: inline
 //     code is a query syntax or a call, not something a person says.
 //
+// Amended a second time, when the Jira READMEs were added (issue 26's
+// second prompt round), for shapes their READMEs use and the rule had not
+// foreseen; stated after looking only at where their prompts sit, before
+// any prompt was read closely or gold written:
+//
+//   - a heading that names neither prompts nor examples is an examples
+//     section when the nearest heading above it of a higher level is one
+//     ("## Real-World Examples" makes its "### Explore Your Projects" an
+//     examples section, where quoted items are prompts). A heading naming
+//     prompts or queries passes nothing down: under it every list item is
+//     a prompt, and a sub-heading's items are something else (its first
+//     run read the "### Code Search" items under server-github's "##
+//     Search Query Syntax", `repo:owner/name`, as prompts);
+//   - anywhere, a list item that is an emphasised label ending in a colon
+//     followed by one quoted string (`- **Track progress**: "List my
+//     issues"`) gives the quoted string's inner text;
+//   - in a block without a language, a line opening with the person emoji
+//     (👤) is a person's dialogue turn, like "You:" (🤖 marks the agent's);
+//   - a line that is only emphasised text ending in a colon ("**Examples**:")
+//     labels what follows it; when the label names prompts or examples and
+//     the next non-blank line opens a block without a language, each line
+//     of that block that opens with an upper-case letter is a prompt
+//     (quote-stripped when it is one quoted string): a sentence a person
+//     says, where a line opening in lower case is query syntax ("project =
+//     PROJ AND status = Open") or a command.
+//
 // Text is kept verbatim except that runs of white space become one space.
 // Parsing is deterministic: the same bytes give the same prompts.
 func ParsePrompts(r io.Reader) ([]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var (
-		out     []string
-		seen    = map[string]bool{}
-		fence   string // the open fence's marker, "" outside a block
-		text    bool   // the open block has no language: it is text
-		section int    // what the current heading makes of its lines
-		asked   bool   // inside the quoted items after an "ask ...:" line
+		out       []string
+		seen      = map[string]bool{}
+		fence     string // the open fence's marker, "" outside a block
+		text      bool   // the open block has no language: it is text
+		sentences bool   // the open text block is labelled examples: its sentences are prompts
+		section   int    // what the current heading makes of its lines
+		headings  []level
+		label     int  // the kind of the label line just read, while no other line follows
+		asked     bool // inside the quoted items after an "ask ...:" line
 	)
 	add := func(p string) {
 		p = strings.Join(strings.Fields(p), " ")
@@ -78,21 +109,30 @@ func ParsePrompts(r io.Reader) ([]string, error) {
 			} else if text {
 				if p, ok := textBlockPrompt(t); ok {
 					add(p)
+				} else if item, _ := itemText(t); sentences && opensUpper(item) {
+					add(item)
 				}
 			}
 			continue
 		}
+		if t == "" {
+			continue
+		}
+		labelled := label
+		label = sectionOther
 		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
 			fence, text = t[:3], strings.TrimSpace(strings.TrimLeft(t, t[:1])) == ""
+			sentences = text && labelled != sectionOther
 			asked = false // a fence is a line that is no quoted item
 			continue
 		}
-		if h, ok := heading(t); ok {
-			section, asked = sectionOf(h), false
+		if n, h, ok := heading(t); ok {
+			headings = nest(headings, n, sectionOf(h))
+			section, asked = headings[len(headings)-1].kind, false
 			continue
 		}
-		if t == "" {
-			continue
+		if l, ok := labelLine(t); ok {
+			label = sectionOf(l)
 		}
 		item, listed := itemText(t)
 		quoted, isQuoted := quotedText(item)
@@ -106,6 +146,10 @@ func ParsePrompts(r io.Reader) ([]string, error) {
 			continue
 		case isQuoted && (section == sectionExamples || asked):
 			add(quoted)
+			continue
+		}
+		if q, ok := labelledQuote(t); ok && listed {
+			add(q)
 			continue
 		}
 		if rest, ok := cutFold(item, "example:"); ok {
@@ -128,7 +172,7 @@ func textBlockPrompt(t string) (string, bool) {
 	if q, ok := quotedText(item); ok {
 		return q, true
 	}
-	for _, who := range []string{"you:", "user:"} {
+	for _, who := range []string{"you:", "user:", "👤"} {
 		if rest, ok := cutFold(item, who); ok {
 			return unquote(strings.TrimSpace(rest)), true
 		}
@@ -162,13 +206,80 @@ func sectionOf(h string) int {
 	return sectionOther
 }
 
-// heading returns an ATX heading's text.
-func heading(t string) (string, bool) {
+// heading returns an ATX heading's level and text.
+func heading(t string) (int, string, bool) {
 	n := len(t) - len(strings.TrimLeft(t, "#"))
 	if n == 0 || n > 6 || (len(t) > n && t[n] != ' ' && t[n] != '\t') {
-		return "", false
+		return 0, "", false
 	}
-	return strings.TrimSpace(strings.TrimRight(t[n:], "# ")), true
+	return n, strings.TrimSpace(strings.TrimRight(t[n:], "# ")), true
+}
+
+// level is an open heading: its level and the kind it gives its lines.
+type level struct{ n, kind int }
+
+// nest closes the headings at level n or deeper and opens one of kind at
+// n; a heading of no kind under an examples section is one too.
+func nest(open []level, n, kind int) []level {
+	for len(open) > 0 && open[len(open)-1].n >= n {
+		open = open[:len(open)-1]
+	}
+	if kind == sectionOther && len(open) > 0 && open[len(open)-1].kind == sectionExamples {
+		kind = sectionExamples
+	}
+	return append(open, level{n, kind})
+}
+
+var emphases = []string{"**", "__", "*", "_"}
+
+// labelLine returns the text of a line that is only emphasised text ending
+// in a colon ("**Examples**:", "**Examples:**").
+func labelLine(t string) (string, bool) {
+	for _, e := range emphases {
+		if !strings.HasPrefix(t, e) {
+			continue
+		}
+		for _, end := range []string{e + ":", ":" + e} {
+			if len(t) > len(e)+len(end) && strings.HasSuffix(t, end) {
+				in := t[len(e) : len(t)-len(end)]
+				if in = strings.TrimSpace(in); in != "" && !strings.Contains(in, e) {
+					return in, true
+				}
+			}
+		}
+	}
+	return "", false
+}
+
+// labelledQuote returns the quoted string of a trimmed line whose item is
+// an emphasised label ending in a colon and one quoted string (`**Label**:
+// "…"`).
+func labelledQuote(t string) (string, bool) {
+	item, _ := unmarked(t)
+	for _, e := range emphases {
+		if !strings.HasPrefix(item, e) {
+			continue
+		}
+		label, rest, ok := strings.Cut(item[len(e):], e)
+		if !ok || strings.TrimSpace(label) == "" {
+			continue
+		}
+		if !strings.HasSuffix(label, ":") {
+			if rest, ok = strings.CutPrefix(rest, ":"); !ok {
+				continue
+			}
+		}
+		q, _ := itemText(strings.TrimSpace(rest))
+		return quotedText(q)
+	}
+	return "", false
+}
+
+// opensUpper says whether s opens with an upper-case letter: a sentence,
+// not query syntax or a command.
+func opensUpper(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.IsUpper(r)
 }
 
 var listMarker = regexp.MustCompile(`^(?:[-*+]|\d{1,9}[.)])[ \t]+`)
@@ -176,18 +287,24 @@ var listMarker = regexp.MustCompile(`^(?:[-*+]|\d{1,9}[.)])[ \t]+`)
 // itemText strips a trimmed line's block-quote and list markers and the
 // emphasis around all of it; listed says whether it was a list item.
 func itemText(t string) (item string, listed bool) {
-	for strings.HasPrefix(t, ">") {
-		t = strings.TrimSpace(t[1:])
-	}
-	if m := listMarker.FindString(t); m != "" {
-		t, listed = strings.TrimSpace(t[len(m):]), true
-	}
-	for _, e := range []string{"**", "__", "*", "_"} {
+	t, listed = unmarked(t)
+	for _, e := range emphases {
 		if len(t) > 2*len(e) && strings.HasPrefix(t, e) && strings.HasSuffix(t, e) {
 			t = strings.TrimSpace(t[len(e) : len(t)-len(e)])
 		}
 	}
 	return t, listed
+}
+
+// unmarked strips a trimmed line's block-quote and list markers.
+func unmarked(t string) (string, bool) {
+	for strings.HasPrefix(t, ">") {
+		t = strings.TrimSpace(t[1:])
+	}
+	if m := listMarker.FindString(t); m != "" {
+		return strings.TrimSpace(t[len(m):]), true
+	}
+	return t, false
 }
 
 // quotedText returns the inside of s when s is one quoted string.

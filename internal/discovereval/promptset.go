@@ -37,6 +37,18 @@ var PromptSources = []PromptSource{{
 		Files:     []string{"github-mcp-readme/README.md"},
 	},
 	Gold: "github_prompts.txt",
+}, {
+	TextSource: TextSource{
+		Name:      "jira prompts",
+		Spec:      "jira.json",
+		Connector: "jira",
+		Files: []string{
+			"aashari-mcp-server-atlassian-jira-readme/README.md",
+			"mcp-jira-cloud-readme/README.md",
+			"nexus2520-jira-mcp-server-readme/README.md",
+		},
+	},
+	Gold: "jira_prompts.txt",
 }}
 
 // PromptGold is what a prompt needs: its steps, or why it is not scored.
