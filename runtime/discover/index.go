@@ -144,6 +144,10 @@ type Index struct {
 	// persons: the "who" group), for a query whose name is someone who
 	// does or owns things (agentName).
 	personSearch map[string]uint32
+	// keyTerms are the terms of each connector's keyed resource
+	// (Builder.keyTerms), that a query holding a key such as PROJ-123
+	// speaks of.
+	keyTerms []string
 	// finders are the entries where a name becomes an id, most used first
 	// (findersByUse), for an answer whose words matched nothing.
 	finders []uint32
@@ -167,6 +171,9 @@ type Builder struct {
 	optional [][]bool
 	seen     map[string]bool
 	scratch  []string
+	// keyed counts, per connector, the resources whose keys its
+	// operations take in their paths (keyResource).
+	keyed map[string]map[string]int
 	// schemas are each connector's named schemas (Schemas), through which
 	// response schemas are read.
 	schemas map[string]map[string]*air.Schema
@@ -210,6 +217,17 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 	})
 	b.needs = append(b.needs, op.Needs)
 	b.optional = append(b.optional, optionalInputs(op))
+	for _, p := range op.Input.Params {
+		if res := keyResource(p); res != "" {
+			if b.keyed == nil {
+				b.keyed = map[string]map[string]int{}
+			}
+			if b.keyed[connector] == nil {
+				b.keyed[connector] = map[string]int{}
+			}
+			b.keyed[connector][res]++
+		}
+	}
 
 	clear(b.docIdx)
 	var tcs []termCount
@@ -382,6 +400,7 @@ func (b *Builder) Build() *Index {
 	ix.titleStart = append(ix.titleStart, uint32(len(ix.titleTerms)))
 	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
+	ix.keyTerms = b.keyTerms()
 	ix.resolveNeeds(b, order)
 	ix.finders = ix.findersByUse()
 	return ix
@@ -570,4 +589,52 @@ func (b *Builder) searchesPeople(sh entryShape) bool {
 		}
 	}
 	return false
+}
+
+// Keys. Trackers name their main resource by a key of letters, a dash
+// and a number (Jira's PROJ-123: "What's the status of PROJ-123?"), and
+// a request that holds one speaks of that resource though it never says
+// its word. The keyed resource of a connector is the one whose key most
+// of its operations take as a required path parameter (issueIdOrKey,
+// issue_key; at least minKeyedOps of them): a query with a key gains it
+// as a concept (Index.keyTerms, queryGroups).
+const minKeyedOps = 3
+
+// keyResource is the resource whose key a required path parameter takes
+// ("issue" for issueIdOrKey or issue_key), "" when it takes none.
+func keyResource(p air.Param) string {
+	if p.In != air.InPath || !p.Required {
+		return ""
+	}
+	n := strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(p.Name))
+	for _, suf := range []string{"idorkey", "key"} {
+		if res, ok := strings.CutSuffix(n, suf); ok && len(res) >= 3 && strings.Trim(res, "abcdefghijklmnopqrstuvwxyz") == "" {
+			return res
+		}
+	}
+	return ""
+}
+
+// keyTerms returns, in connector order, the stemmed term of each
+// connector's keyed resource (its most taken; ties to the first in byte
+// order), each once.
+func (b *Builder) keyTerms() []string {
+	var out []string
+	for _, c := range slices.Sorted(maps.Keys(b.keyed)) {
+		best, bestN := "", 0
+		for _, res := range slices.Sorted(maps.Keys(b.keyed[c])) {
+			if n := b.keyed[c][res]; n > bestN {
+				best, bestN = res, n
+			}
+		}
+		if bestN < minKeyedOps {
+			continue
+		}
+		for _, t := range tokenize(nil, best) {
+			if !slices.Contains(out, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }

@@ -400,3 +400,40 @@ func TestWhoQuestionLooksUpTheThing(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyNamesTheKeyedResource: a query holding a tracker's key
+// (PROJ-123) speaks of the resource whose key most operations take in
+// their paths, though it never says its word; a connector whose paths
+// take no key, or a word that only looks like one, gains nothing.
+func TestKeyNamesTheKeyedResource(t *testing.T) {
+	keyed := func(o air.Operation, key string) air.Operation {
+		o.Input.Params = append(o.Input.Params, air.Param{Name: key, Key: key, In: air.InPath, Required: true})
+		return o
+	}
+	ops := []air.Operation{
+		keyed(op("get_issue", "Get issue", "GET", "/issue/{issueIdOrKey}", "get", "issue", "Returns the details for an issue."), "issueIdOrKey"),
+		keyed(op("edit_issue", "Edit issue", "PUT", "/issue/{issueIdOrKey}", "update", "issue", "Edits an issue."), "issueIdOrKey"),
+		keyed(op("get_comments", "Get comments", "GET", "/issue/{issueIdOrKey}/comment", "list", "comment", "Returns all comments for an issue."), "issueIdOrKey"),
+		keyed(op("get_project", "Get project", "GET", "/project/{projectIdOrKey}", "get", "project", "Returns the project details."), "projectIdOrKey"),
+		op("get_status", "Get status", "GET", "/status/{idOrName}", "get", "status", "Returns a status: its name, category and colour."),
+		op("get_statuses", "Get all statuses", "GET", "/status", "list", "status", "Returns a list of all statuses: their names and categories."),
+	}
+	ix := indexOf(t, "jira", ops...)
+	if !slices.Equal(ix.keyTerms, []string{stem("issue")}) {
+		t.Fatalf("keyTerms %v", ix.keyTerms)
+	}
+	if got := names(ix.Search("Show me details about PROJ-123", Options{Limit: 3})); len(got) == 0 || got[0] != "jira__get_issue" {
+		t.Errorf("a key: %v, want the issue first", got)
+	}
+	if got := names(ix.Search("Show me details about PROJ", Options{Limit: 3})); len(got) > 0 && got[0] == "jira__get_issue" {
+		t.Errorf("no key, yet the issue first: %v", got)
+	}
+	for w, want := range map[string]bool{"PROJ-123": true, "eng-42": true, "a-1": false, "v1-2": false, "PROJ-": false, "123-45": false, "re-open": false} {
+		if isKey(w) != want {
+			t.Errorf("isKey(%q) = %v", w, !want)
+		}
+	}
+	if ix := indexOf(t, "svc", fixture()...); len(ix.keyTerms) != 0 {
+		t.Errorf("keyTerms of a connector whose paths take no key: %v", ix.keyTerms)
+	}
+}

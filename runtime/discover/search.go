@@ -760,6 +760,26 @@ func mentionsID(q string) bool {
 	return false
 }
 
+// hasKey reports whether the query holds a tracker's key: two letters or
+// more, a dash and digits (PROJ-123, eng-42).
+func hasKey(q string) bool {
+	if !strings.Contains(q, "-") {
+		return false
+	}
+	for w, rest := nextWord(q); w != ""; w, rest = nextWord(rest) {
+		if isKey(w) {
+			return true
+		}
+	}
+	return false
+}
+
+func isKey(w string) bool {
+	letters, digits, ok := strings.Cut(w, "-")
+	return ok && len(letters) >= 2 && digits != "" && allDigits(digits) &&
+		strings.IndexFunc(letters, func(r rune) bool { return !unicode.IsLetter(r) }) < 0
+}
+
 func allDigits(w string) bool {
 	for i := 0; i < len(w); i++ {
 		if w[i] < '0' || w[i] > '9' {
@@ -923,6 +943,10 @@ func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words in
 		query = idioms.Replace(query)
 	}
 	s.words = tokenize(s.words[:0], query)
+	if len(ix.keyTerms) > 0 && hasKey(query) {
+		// "the status of PROJ-123" speaks of an issue.
+		s.words = append(s.words, ix.keyTerms...)
+	}
 	ws := s.words
 	// Each group's slice is kept in s.groups between searches (also past
 	// its length) and reused; groups are only ever swapped, never copied
