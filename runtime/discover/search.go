@@ -942,7 +942,7 @@ func (ix *Index) queryGroups(s *scratch, query string) (groups [][]alt, words in
 	if hasIdiom(query) {
 		query = idioms.Replace(query)
 	}
-	s.words = tokenize(s.words[:0], query)
+	s.words = tokenizeQuery(s.words[:0], query)
 	if len(ix.keyTerms) > 0 && hasKey(query) {
 		// "the status of PROJ-123" speaks of an issue.
 		s.words = append(s.words, ix.keyTerms...)

@@ -22,9 +22,20 @@ const maxTokenLen = 40
 // mapped to its canonical term (canonical), which can be more than one term
 // ("pr" → pull, request). URLs are skipped whole. The same function tokenises
 // documents and queries, so both sides agree on every term.
-func tokenize(dst []string, s string) []string {
+func tokenize(dst []string, s string) []string { return tokenizeText(dst, s, false) }
+
+// tokenizeQuery is tokenize for a query: a URL in it is what the request
+// is about ("paste it to https://gist.github.com", "review
+// https://github.com/o/r/pull/3"), not a link to documentation, so its
+// host and path words are kept (urlTerms).
+func tokenizeQuery(dst []string, s string) []string { return tokenizeText(dst, s, true) }
+
+func tokenizeText(dst []string, s string, urls bool) []string {
 	for len(s) > 0 {
 		if n := urlLen(s); n > 0 {
+			if urls {
+				dst = urlTerms(dst, s[:n])
+			}
 			s = s[n:]
 			continue
 		}
@@ -48,6 +59,20 @@ func tokenize(dst []string, s string) []string {
 }
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// urlTerms appends the terms of a URL's host, without "www" and its
+// top-level domain (gist.github.com → gist, github), and of its path.
+func urlTerms(dst []string, u string) []string {
+	_, rest, _ := strings.Cut(u, "://")
+	host, path, _ := strings.Cut(rest, "/")
+	host, _, _ = strings.Cut(host, ":")
+	host = strings.TrimPrefix(host, "www.")
+	if i := strings.LastIndexByte(host, '.'); i >= 0 {
+		host = host[:i]
+	}
+	dst = tokenizeText(dst, host, false)
+	return tokenizeText(dst, path, false)
+}
 
 // urlLen is the length of the http(s) URL s starts with, or 0. The URL ends
 // at white space or at a closing bracket or quote (markdown links).

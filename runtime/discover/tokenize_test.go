@@ -61,3 +61,22 @@ func TestSynonymGroupsDisjoint(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenizeQueryKeepsURLs: a description's URL is a link and is
+// skipped, a query's is what it is about: its host, without www and the
+// top-level domain, and its path are read.
+func TestTokenizeQueryKeepsURLs(t *testing.T) {
+	for _, c := range []struct{ in, doc, query string }{
+		{"upload code to https://gist.github.com", "upload code", "upload code gist github"},
+		{"Review https://www.github.com/octo/hello/pull/3 now", "review now", "review github octo hello pull 3 now"},
+		{"see http://localhost:8080/v1/widgets", "see", "see localhost v1 widget"},
+		{"https://", "", ""},
+	} {
+		if got := strings.Join(tokenize(nil, c.in), " "); got != c.doc {
+			t.Errorf("tokenize(%q) = %q, want %q", c.in, got, c.doc)
+		}
+		if got := strings.Join(tokenizeQuery(nil, c.in), " "); got != c.query {
+			t.Errorf("tokenizeQuery(%q) = %q, want %q", c.in, got, c.query)
+		}
+	}
+}
