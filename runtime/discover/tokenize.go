@@ -27,18 +27,28 @@ func tokenize(dst []string, s string) []string { return tokenizeText(dst, s, fal
 // tokenizeQuery is tokenize for a query: a URL in it is what the request
 // is about ("paste it to https://gist.github.com", "review
 // https://github.com/o/r/pull/3"), not a link to documentation, so its
-// host and path words are kept (urlTerms).
+// host and path words are kept (urlParts).
 func tokenizeQuery(dst []string, s string) []string { return tokenizeText(dst, s, true) }
 
 func tokenizeText(dst []string, s string, urls bool) []string {
-	for len(s) > 0 {
-		if n := urlLen(s); n > 0 {
-			if urls {
-				dst = urlTerms(dst, s[:n])
-			}
-			s = s[n:]
-			continue
+	for {
+		i := urlStart(s)
+		if i < 0 {
+			return appendWords(dst, s)
 		}
+		dst = appendWords(dst, s[:i])
+		n := urlLen(s[i:])
+		if urls {
+			host, path := urlParts(s[i : i+n])
+			dst = appendWords(appendWords(dst, host), path)
+		}
+		s = s[i+n:]
+	}
+}
+
+// appendWords appends the terms of the words of s (no URL in it).
+func appendWords(dst []string, s string) []string {
+	for len(s) > 0 {
 		r, size := utf8.DecodeRuneInString(s)
 		if !isWordRune(r) {
 			s = s[size:]
@@ -58,20 +68,35 @@ func tokenizeText(dst []string, s string, urls bool) []string {
 	return dst
 }
 
+// urlStart is the index of the first http(s) URL of s that starts a word
+// (not inside one), or -1.
+func urlStart(s string) int {
+	for from := 0; ; {
+		i := strings.Index(s[from:], "http")
+		if i < 0 {
+			return -1
+		}
+		i += from
+		if r, _ := utf8.DecodeLastRuneInString(s[:i]); (i == 0 || !isWordRune(r)) && urlLen(s[i:]) > 0 {
+			return i
+		}
+		from = i + len("http")
+	}
+}
+
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// urlTerms appends the terms of a URL's host, without "www" and its
-// top-level domain (gist.github.com → gist, github), and of its path.
-func urlTerms(dst []string, u string) []string {
+// urlParts are a URL's host, without "www" and its top-level domain
+// (gist.github.com → gist.github), and its path.
+func urlParts(u string) (host, path string) {
 	_, rest, _ := strings.Cut(u, "://")
-	host, path, _ := strings.Cut(rest, "/")
+	host, path, _ = strings.Cut(rest, "/")
 	host, _, _ = strings.Cut(host, ":")
 	host = strings.TrimPrefix(host, "www.")
 	if i := strings.LastIndexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
-	dst = tokenizeText(dst, host, false)
-	return tokenizeText(dst, path, false)
+	return host, path
 }
 
 // urlLen is the length of the http(s) URL s starts with, or 0. The URL ends
