@@ -2,6 +2,7 @@ package discover
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/anvil-dev/anvil/runtime/air"
@@ -10,7 +11,7 @@ import (
 // benchIndex is a few hundred tools: the fixture's, repeated under
 // resources of other names, and a movie API whose credits need a movie_id
 // (so producers are added to some answers).
-func benchIndex(b *testing.B) *Index {
+func benchIndex(b testing.TB) *Index {
 	b.Helper()
 	bl := NewBuilder()
 	for i, res := range []string{"pull", "issue", "release", "webhook", "deployment", "secret", "workflow", "branch", "commit", "team"} {
@@ -57,5 +58,27 @@ func BenchmarkSearch(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		ix.Search(benchQueries[i%len(benchQueries)], Options{})
+	}
+}
+
+// TestSearchAllocatesOnlyItsResult: a search allocates its result slice
+// and, for a query with capitals, the query in lower case, whatever else
+// the query holds (a URL, a key, a name, a question, nothing that
+// matches), so a loaded gateway's searches make no garbage beyond them.
+func TestSearchAllocatesOnlyItsResult(t *testing.T) {
+	ix := benchIndex(t)
+	queries := append([]string{"review https://github.com/o/r/pull/3", "What's the status of PROJ-123?",
+		"Who directed Heat?", "movies directed by Michael Mann"}, benchQueries...)
+	for _, q := range queries {
+		ix.Search(q, Options{}) // warm: the WordNet table, the stem cache
+	}
+	for _, q := range queries {
+		want := 1.0
+		if strings.ToLower(q) != q {
+			want = 2
+		}
+		if n := testing.AllocsPerRun(20, func() { ix.Search(q, Options{}) }); n > want {
+			t.Errorf("%q: %v allocations a search, want %v", q, n, want)
+		}
 	}
 }

@@ -109,7 +109,7 @@ func (ix *Index) Search(query string, opts Options) []Result {
 		// No searchable word: the allowed entries in name order. Words
 		// that match nothing: the same, but searches and lists first
 		// (where a name becomes an id), marked weak.
-		var out []Result
+		out := make([]Result, 0, limit)
 		if words > 0 {
 			// The finders most used first; for a query that names
 			// something, the searches among them before the lists.
