@@ -46,7 +46,8 @@ import (
 // resource's own identifier, a kind's, an echo: see grade), then the fewest
 // identifiers the consumer does not already have (missingInputs), then the
 // action (search before list before get before create: a name becomes an id
-// through a search; yieldRank), then the fewest inputs the consumer does
+// through a search, or through a read of the member by its name, which
+// ranks as one: yieldRank, byName), then the fewest inputs the consumer does
 // not already have, then the shallower field (fieldDepth), then the shorter path; at
 // most maxProducers are kept per identifier argument and maxNameProducers
 // per name argument.
@@ -1190,7 +1191,43 @@ func yieldRank(op *air.Operation, path, field, noun string) int {
 	if r < rankGet && !strings.Contains(field, "[]") && memberPath(path, noun) {
 		return rankGet
 	}
+	if r == rankGet && !strings.ContainsAny(field, "[.") && byName(path) && underNoun(path, noun) {
+		return 0
+	}
 	return r
+}
+
+// underNoun reports whether a literal segment of path is the collection
+// of noun (/repos/{owner}/{repo}/releases/tags/{tag} for release): the
+// read answers a member of it, whose own identifier it yields.
+func underNoun(path, noun string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if seg != "" && !isParamSeg(seg) && noun != "" && nounNames(noun, nounOf(seg)) {
+			return true
+		}
+	}
+	return false
+}
+
+// byName reports a path that ends in a placeholder for a name, not an
+// identifier, that the literal segment before it names
+// (/repos/{owner}/{repo}/releases/tags/{tag}, /users/{username}): a read
+// of one member by the name a person knows is, like a search, where that
+// name becomes an id, so for the member's own identifier (a top-level
+// field, the path under the noun's collection: underNoun) it ranks with
+// the searches, before a list that must be paged through. A placeholder
+// the segment does not name is a selector, not a name (/me/top/{type}).
+func byName(path string) bool {
+	segs := strings.Split(strings.TrimSuffix(path, "/"), "/")
+	if len(segs) < 2 {
+		return false
+	}
+	last, prev := segs[len(segs)-1], segs[len(segs)-2]
+	if !isParamSeg(last) || isParamSeg(prev) || prev == "" {
+		return false
+	}
+	name := naming.Snake(strings.Trim(last, "{}"))
+	return nameArgument(name) && strings.HasPrefix(name, Singularize(naming.Snake(prev)))
 }
 
 // memberPath reports whether path ends in a literal word under the

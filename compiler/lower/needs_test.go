@@ -184,3 +184,28 @@ func TestPathWordProducerTakesTheID(t *testing.T) {
 		t.Errorf("owningObjectId from %v, want %s and not the avatar upload %s", from, owners.ID, store.ID)
 	}
 }
+
+// TestByName: a read of one member by a name the segment before it names
+// ranks as a search, for that member's own identifier only.
+func TestByName(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/repos/{owner}/{repo}/releases/tags/{tag}": true,
+		"/users/{username}":                         true,
+		"/orgs/{org}/teams/{team_slug}":             true,
+		"/me/top/{type}":                            false, // a selector the segment does not name
+		"/3/movie/{movie_id}":                       false, // an identifier
+		"/releases/{release_id}/assets":             false, // ends in a literal
+		"/{name}":                                   false,
+	} {
+		if got := byName(path); got != want {
+			t.Errorf("byName(%q) = %v", path, got)
+		}
+	}
+	get := &air.Operation{Effect: air.Effect{Action: "get"}}
+	if r := yieldRank(get, "/repos/{owner}/{repo}/releases/tags/{tag}", "id", "release"); r != 0 {
+		t.Errorf("the tag lookup's release id ranks %d, want a search's 0", r)
+	}
+	if r := yieldRank(get, "/apps/{app_slug}", "owner.login", "owner"); r != rankGet {
+		t.Errorf("an app lookup's owner ranks %d, want a get's %d", r, rankGet)
+	}
+}

@@ -45,12 +45,14 @@ var githubLinkSample = []linkCase{
 	{"gists/update", "gist_id", []string{"gists/list", "gists/list-public", "gists/list-starred", "gists/list-for-user", "gists/create"}},
 	// Round two (issue 26): a producer that needs an id the consumer lacks
 	// (get-job-for-workflow-run's job_id) is no way to a run_id; the
-	// latest release is a release, but one a caller rarely means; a tag
-	// lookup is no producer of the release_id the release pages take.
+	// latest release is a release, but one a caller rarely means. Round
+	// five reverses round two's call on the tag lookup: GET
+	// /repos/{owner}/{repo}/releases/tags/{tag} answers the release, its
+	// id included, and a person names a release by its tag.
 	{"actions/list-workflow-run-artifacts", "run_id", []string{"actions/list-workflow-runs-for-repo", "actions/list-workflow-runs"}},
 	{"actions/download-workflow-run-logs", "run_id", []string{"actions/list-workflow-runs-for-repo", "actions/list-workflow-runs"}},
-	{"repos/delete-release", "release_id", []string{"repos/list-releases", "repos/create-release", "repos/get-latest-release"}},
-	{"repos/get-release", "release_id", []string{"repos/list-releases", "repos/create-release", "repos/get-latest-release"}},
+	{"repos/delete-release", "release_id", []string{"repos/get-release-by-tag", "repos/list-releases", "repos/create-release", "repos/get-latest-release"}},
+	{"repos/get-release", "release_id", []string{"repos/get-release-by-tag", "repos/list-releases", "repos/create-release", "repos/get-latest-release"}},
 	{"repos/get-release-asset", "asset_id", []string{"repos/list-release-assets", "repos/upload-release-asset", "repos/list-releases",
 		"repos/get-latest-release", "repos/get-release", "repos/get-release-by-tag"}},
 }
@@ -170,13 +172,15 @@ const githubLinkPrecisionFloor = 0.95
 const spotifyLinkPrecisionFloor = 0.95
 
 // firstProducers: the producer an agent should be offered first, where
-// the order matters (issue 26): the list of the resource before a get of
-// one of them (releases/latest), a search before what the user follows.
+// the order matters (issue 26): a lookup by the name a person knows (a
+// release's tag) or else the list of the resource before a get of one
+// the server picks (releases/latest), a search before what the user
+// follows.
 var firstProducers = []struct {
 	file, consumer, argument, first string
 }{
-	{"github.json", "repos/delete-release", "release_id", "repos/list-releases"},
-	{"github.json", "repos/get-release", "release_id", "repos/list-releases"},
+	{"github.json", "repos/delete-release", "release_id", "repos/get-release-by-tag"},
+	{"github.json", "repos/get-release", "release_id", "repos/get-release-by-tag"},
 	{"github.json", "actions/list-workflow-run-artifacts", "run_id", "actions/list-workflow-runs-for-repo"},
 	{"spotify.json", "follow-artists-users", "ids", "search"},
 	{"spotify.json", "save-albums-user", "ids", "search"},
