@@ -144,6 +144,12 @@ type Index struct {
 	// persons: the "who" group), for a query whose name is someone who
 	// does or owns things (agentName).
 	personSearch map[string]uint32
+	// unstated holds, per entry (by position), the terms of its required
+	// path inputs that are not common in its connector, what a request
+	// for it must speak of (unstatedInputs): entry d's are
+	// unstated[unstatedStart[d]:unstatedStart[d+1]], one array for all.
+	unstated      []uint32
+	unstatedStart []uint32
 	// keyTerms are the terms of each connector's keyed resource
 	// (Builder.keyTerms), that a query holding a key such as PROJ-123
 	// speaks of.
@@ -174,6 +180,9 @@ type Builder struct {
 	// keyed counts, per connector, the resources whose keys its
 	// operations take in their paths (keyResource).
 	keyed map[string]map[string]int
+	// pathInputs are, per entry, the terms of its required path inputs
+	// (inputTerm), until Build keeps the uncommon ones (Index.unstated).
+	pathInputs [][]uint32
 	// schemas are each connector's named schemas (Schemas), through which
 	// response schemas are read.
 	schemas map[string]map[string]*air.Schema
@@ -289,6 +298,17 @@ func (b *Builder) Add(connector string, op *air.Operation) error {
 
 	b.docTerms = append(b.docTerms, slices.Clip(tcs))
 	b.fieldLen = append(b.fieldLen, lens)
+	// After the text: an input's word is then a term of the index (its
+	// path holds it) whatever the order operations are added in.
+	var inputs []uint32
+	for _, p := range op.Input.Params {
+		if p.In == air.InPath && p.Required && !idArgument(p.Name) {
+			if t, ok := b.inputTerm(p.Name); ok && !slices.Contains(inputs, t) {
+				inputs = append(inputs, t)
+			}
+		}
+	}
+	b.pathInputs = append(b.pathInputs, inputs)
 	b.shapes = append(b.shapes, b.shapeOf(op))
 	return nil
 }
@@ -401,6 +421,7 @@ func (b *Builder) Build() *Index {
 	ix.sorted = slices.Clone(b.termStrs)
 	sort.Strings(ix.sorted)
 	ix.keyTerms = b.keyTerms()
+	ix.unstated, ix.unstatedStart = b.unstatedInputs(order)
 	ix.resolveNeeds(b, order)
 	ix.finders = ix.findersByUse()
 	return ix
@@ -637,4 +658,71 @@ func (b *Builder) keyTerms() []string {
 		}
 	}
 	return out
+}
+
+// Unstated inputs. "Create or update secrets" matches a repository's
+// secret and an environment's alike, and the environment's shorter title
+// wins; but the environment's operation takes an environment_name the
+// request never speaks of, while owner and repo, which nearly every
+// GitHub operation takes, say nothing. An identifier (an id, a number, a
+// key: idArgument) is never stated, it comes from a producer; a name is.
+// An entry whose required path input that takes a name
+// is uncommon in its connector (taken by fewer than commonInputShare of
+// its operations) and whose word the query does not hold ranks at
+// unstatedFactor (Index.rank).
+const (
+	commonInputShare = 0.25
+	unstatedFactor   = 0.85
+)
+
+// inputTerm is the term of an input's own word: its name without the
+// suffix that says how it is given (environment_name → environment,
+// issue_number → issue, org → org).
+func (b *Builder) inputTerm(name string) (uint32, bool) {
+	ws := tokenize(nil, name)
+	for len(ws) > 1 && inputSuffixes[ws[len(ws)-1]] {
+		ws = ws[:len(ws)-1]
+	}
+	if len(ws) == 0 || inputSuffixes[ws[0]] {
+		return 0, false // a bare {name} or {key} says no word
+	}
+	t, ok := b.terms[ws[len(ws)-1]]
+	return t, ok
+}
+
+var inputSuffixes = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range []string{"name", "id", "ids", "number", "key", "slug", "sha", "uuid", "or"} {
+		for _, t := range tokenize(nil, w) {
+			m[t] = true
+		}
+	}
+	return m
+}()
+
+// unstatedInputs keeps, per entry position, the path input terms fewer
+// than commonInputShare of its connector's entries take (Index.unstated).
+func (b *Builder) unstatedInputs(order []int) (terms, start []uint32) {
+	perConn := map[string]int{}
+	count := map[string]map[uint32]int{}
+	for i, e := range b.entries {
+		perConn[e.Connector]++
+		if count[e.Connector] == nil {
+			count[e.Connector] = map[uint32]int{}
+		}
+		for _, t := range b.pathInputs[i] {
+			count[e.Connector][t]++
+		}
+	}
+	start = make([]uint32, 0, len(order)+1)
+	for _, i := range order {
+		start = append(start, uint32(len(terms)))
+		c := b.entries[i].Connector
+		for _, t := range b.pathInputs[i] {
+			if float64(count[c][t]) < commonInputShare*float64(perConn[c]) {
+				terms = append(terms, t)
+			}
+		}
+	}
+	return slices.Clip(terms), append(start, uint32(len(terms)))
 }

@@ -437,3 +437,37 @@ func TestKeyNamesTheKeyedResource(t *testing.T) {
 		t.Errorf("keyTerms of a connector whose paths take no key: %v", ix.keyTerms)
 	}
 }
+
+// TestUnstatedNameInputRanksLower: of two operations the words match
+// alike, the one taking a name the query never speaks of (an environment)
+// ranks lower; names nearly every operation takes (owner, repo) and
+// identifiers, which come from producers, are never held against one.
+func TestUnstatedNameInputRanksLower(t *testing.T) {
+	path := func(o air.Operation, names ...string) air.Operation {
+		o.Input.Params = nil
+		for _, n := range names {
+			o.Input.Params = append(o.Input.Params, air.Param{Name: n, Key: n, In: air.InPath, Required: true})
+		}
+		return o
+	}
+	ops := []air.Operation{
+		path(op("set_repo_secret", "Create or update a repository actions secret", "PUT", "/repos/{owner}/{repo}/actions/secrets/{secret_name}", "update", "secret", "Creates or updates a repository secret."), "owner", "repo", "secret_name"),
+		path(op("set_env_secret", "Create or update an environment secret", "PUT", "/repos/{owner}/{repo}/environments/{environment_name}/secrets/{secret_name}", "update", "secret", "Creates or updates an environment secret."), "owner", "repo", "environment_name", "secret_name"),
+		path(op("set_release", "Update a release", "PATCH", "/repos/{owner}/{repo}/releases/{release_id}", "update", "release", "Updates a release."), "owner", "repo", "release_id"),
+		path(op("get_repo", "Get a repository", "GET", "/repos/{owner}/{repo}", "get", "repo", "Gets a repository."), "owner", "repo"),
+		path(op("list_tags", "List repository tags", "GET", "/repos/{owner}/{repo}/tags", "list", "tag", "Lists tags."), "owner", "repo"),
+		path(op("list_forks", "List forks", "GET", "/repos/{owner}/{repo}/forks", "list", "fork", "Lists forks."), "owner", "repo"),
+	}
+	// owner and repo: taken by every operation; environment_name: by one
+	// of six, under commonInputShare.
+	ix := indexOf(t, "gh", ops...)
+	if got := names(ix.Search("Create or update secrets", Options{Limit: 2})); len(got) == 0 || got[0] != "gh__set_repo_secret" {
+		t.Errorf("secrets: %v, want the repository's first", got)
+	}
+	if got := names(ix.Search("Create or update an environment secret", Options{Limit: 2})); len(got) == 0 || got[0] != "gh__set_env_secret" {
+		t.Errorf("an environment's secret: %v, want the environment's first", got)
+	}
+	if got := names(ix.Search("Update a release", Options{Limit: 1})); len(got) == 0 || got[0] != "gh__set_release" {
+		t.Errorf("an identifier held against an operation: %v", got)
+	}
+}

@@ -231,6 +231,11 @@ func (ix *Index) rank(s *scratch, lower string, groups [][]alt, limit int, opts 
 	for i := range cands {
 		d := cands[i].doc
 		cands[i].score *= (1 + titleBoost*ix.titleCoverage(d, s.termW)) * in.shapeFactor(&ix.shapes[d])
+		for _, t := range ix.unstated[ix.unstatedStart[d]:ix.unstatedStart[d+1]] {
+			if s.termW[t] == 0 {
+				cands[i].score *= unstatedFactor
+			}
+		}
 	}
 	s.unmarkTerms(groups)
 	s.bestSearch = noDoc
