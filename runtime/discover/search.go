@@ -563,12 +563,21 @@ func (ix *Index) addSearch(out []Result, limit int, best uint32, keep func(*Entr
 		}
 		best = d
 	}
-	e := &ix.entries[best]
+	out, _ = placeWithinFive(out, &ix.entries[best], searchSlot)
+	return out[:min(len(out), limit)]
+}
+
+// placeWithinFive puts e at position at (or last, in a shorter answer),
+// moving it from further down, unless it is among the first five
+// already; it reports whether it placed it.
+func placeWithinFive(out []Result, e *Entry, at int) ([]Result, bool) {
 	if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
+		if i < 5 {
+			return out, false
+		}
 		out = slices.Delete(out, i, i+1)
 	}
-	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
-	return out[:min(len(out), limit)]
+	return slices.Insert(out, min(at, len(out)), Result{Entry: e}), true
 }
 
 // agentWords come before the name of someone who made or did what is
@@ -624,14 +633,7 @@ func (ix *Index) addPersonSearch(out []Result, limit int, keep func(*Entry) bool
 	if !ok || !keep(&ix.entries[d]) {
 		return out
 	}
-	e := &ix.entries[d]
-	if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
-		if i < 5 {
-			return out
-		}
-		out = slices.Delete(out, i, i+1)
-	}
-	out = slices.Insert(out, min(searchSlot, len(out)), Result{Entry: e})
+	out, _ = placeWithinFive(out, &ix.entries[d], searchSlot)
 	return out[:min(len(out), limit)]
 }
 
@@ -685,14 +687,10 @@ func (ix *Index) addThingSearches(out []Result, limit int, keep func(*Entry) boo
 			continue
 		}
 		placed++
-		if i := slices.IndexFunc(out, func(r Result) bool { return r.Entry == e }); i >= 0 {
-			if i < 5 {
-				continue
-			}
-			out = slices.Delete(out, i, i+1)
+		var moved bool
+		if out, moved = placeWithinFive(out, e, at); moved {
+			at++
 		}
-		out = slices.Insert(out, at, Result{Entry: e})
-		at++
 	}
 	return out[:min(len(out), limit)]
 }
@@ -779,6 +777,7 @@ func hasKey(q string) bool {
 	return false
 }
 
+// isKey reports whether a word is a tracker's key (hasKey).
 func isKey(w string) bool {
 	letters, digits, ok := strings.Cut(w, "-")
 	return ok && len(letters) >= 2 && digits != "" && allDigits(digits) &&
