@@ -666,10 +666,10 @@ func (b *Builder) keyTerms() []string {
 // request never speaks of, while owner and repo, which nearly every
 // GitHub operation takes, say nothing. An identifier (an id, a number, a
 // key: idArgument) is never stated, it comes from a producer; a name is.
-// An entry whose required path input that takes a name
-// is uncommon in its connector (taken by fewer than commonInputShare of
-// its operations) and whose word the query does not hold ranks at
-// unstatedFactor (Index.rank).
+// An entry ranks at unstatedFactor for each required path input that
+// takes a name, is uncommon in its connector (taken by fewer than
+// commonInputShare of its operations) and whose word the query does not
+// hold (Index.rank).
 const (
 	commonInputShare = 0.25
 	unstatedFactor   = 0.85
