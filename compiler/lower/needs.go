@@ -139,9 +139,26 @@ func (ix *yieldIndex) word(name string) words {
 		return w
 	}
 	snake := naming.Snake(name)
-	w := words{snake: snake, noun: nounOf(snake)}
+	w := words{snake: snake, noun: nounOf(snake), bare: nounOf(schemaNoun(snake))}
 	ix.words[name] = w
 	return w
+}
+
+// schemaSuffixes are the words a spec's schema names end in that say
+// what the schema is, not what it describes (Spotify's PrivateUserObject
+// is a user, a PetResponse a pet).
+var schemaSuffixes = []string{"_object", "_schema", "_response", "_dto", "_model"}
+
+// schemaNoun is a snake_case schema name without a schemaSuffixes word
+// (private_user_object → private_user); a name that is only the suffix
+// is kept.
+func schemaNoun(snake string) string {
+	for _, suf := range schemaSuffixes {
+		if n, ok := strings.CutSuffix(snake, suf); ok && n != "" {
+			return n
+		}
+	}
+	return snake
 }
 
 // argSpec is one identifier input of a consumer.
@@ -466,8 +483,12 @@ type yieldWalk struct {
 }
 
 // words memoises the snake_case and noun of property and schema names,
-// which repeat across a spec's answers.
-type words struct{ snake, noun string }
+// which repeat across a spec's answers; bare is the noun of a schema name
+// without a schemaSuffixes word, which names the resource of a whole
+// answer (GET /me's PrivateUserObject is a user) but not of an object
+// nested in it, where only the property's own name counts (the current
+// playback's item is a TrackObject, not a track the caller keeps).
+type words struct{ snake, noun, bare string }
 
 func (w *yieldWalk) walk(s *air.Schema, nouns []string, depth int) {
 	if s == nil || w.nodes >= maxYieldNodes || depth > maxYieldDepth {
@@ -484,7 +505,12 @@ func (w *yieldWalk) walk(s *air.Schema, nouns []string, depth int) {
 		}
 		w.seen[name] = true
 		defer delete(w.seen, name)
-		nouns = append(slices.Clip(nouns), w.ix.word(name).noun)
+		wd := w.ix.word(name)
+		noun := wd.noun
+		if len(w.path) == 0 {
+			noun = wd.bare // the answer itself
+		}
+		nouns = append(slices.Clip(nouns), noun)
 		w.walk(target, nouns, depth)
 		return
 	}

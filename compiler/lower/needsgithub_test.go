@@ -69,6 +69,9 @@ var spotifyLinkSample = []linkCase{
 	{"save-albums-user", "ids", []string{"search", "get-an-artists-albums", "get-new-releases", "get-users-saved-albums", "get-multiple-albums", "get-an-album"}},
 	{"remove-tracks-user", "ids", []string{"get-users-saved-tracks", "search", "get-an-albums-tracks", "get-playlists-tracks", "get-an-artists-top-tracks",
 		"get-recommendations", "get-several-tracks", "get-track", "get-recently-played", "get-users-top-artists-and-tracks"}},
+	// Round five: a playlist is created under the caller's own user id,
+	// which GET /me answers (its schema is a PrivateUserObject).
+	{"create-playlist", "user_id", []string{"get-current-users-profile"}},
 }
 
 // byOperationID indexes a document's operations by the spec's operationId.
