@@ -65,12 +65,7 @@ func githubIndex(t testing.TB) (*air.Document, *discover.Index) {
 // task not in the top five.
 func evaluate(t *testing.T, spec, connector, file string, minTasks int) Report {
 	doc, ix := specIndex(t, spec, connector)
-	f, err := os.Open(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tasks, err := ParseTasks(f)
+	tasks, err := TeamTasks("testdata", file)
 	if err != nil {
 		t.Fatal(err)
 	}

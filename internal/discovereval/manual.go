@@ -48,6 +48,37 @@ var ManualSources = []ManualSource{
 		Layout: Texinfo, File: "forge.texi.gz"},
 }
 
+// ManualPool scores small manual sets over one API together, as one set:
+// each alone has too few tasks per half for its figures to mean much. A
+// task keeps its half (its id names its CLI).
+type ManualPool struct {
+	Name, Spec, Connector string
+	Sets                  []string // ManualSources' names
+}
+
+// ManualPools are the pooled manual sets (docs/discovery.md, "other
+// GitHub CLIs").
+var ManualPools = []ManualPool{
+	{Name: "other GitHub CLIs", Spec: "github.json", Connector: "github",
+		Sets: []string{"hub manual", "git-hub manual", "gitsome help", "gist manual", "git-extras manual", "forge manual"}},
+}
+
+// ManualSetTasks reads a manual source's pages from dir (the specs
+// directory) and its gold from testdata.
+func ManualSetTasks(dir, testdata string, src ManualSource) ([]StepTask, error) {
+	cmds, err := parseFile(filepath.Join(testdata, src.Commands), ParseCommands)
+	if err != nil {
+		return nil, err
+	}
+	return src.Tasks(filepath.Join(dir, src.Dir), cmds)
+}
+
+// TeamTasks reads one of the team's own task files (github_tasks.txt,
+// github_heldout.txt, stripe_tasks.txt) from testdata.
+func TeamTasks(testdata, file string) ([]Task, error) {
+	return parseFile(filepath.Join(testdata, file), ParseTasks)
+}
+
 // StepTask is a task whose answer is a sequence of calls: Steps[i] lists
 // the operations (alternatives) that do step i.
 type StepTask struct {

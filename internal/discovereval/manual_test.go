@@ -14,17 +14,8 @@ import (
 // CI and skips loudly elsewhere (testinput), naming what fetches it.
 func manualTasks(t testing.TB, src ManualSource) []StepTask {
 	t.Helper()
-	dir := testinput.File(t, filepath.Join(specsDir(), src.Dir), "scripts/fetch-specs.sh fetches it")
-	f, err := os.Open(filepath.Join("testdata", src.Commands))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	cmds, err := ParseCommands(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tasks, err := src.Tasks(dir, cmds)
+	testinput.File(t, filepath.Join(specsDir(), src.Dir), "scripts/fetch-specs.sh fetches it")
+	tasks, err := ManualSetTasks(specsDir(), "testdata", src)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +49,7 @@ func TestManualEval(t *testing.T) {
 			scoreHalves(t, src.Name, manualTasks(t, src), src.Spec, src.Connector, manualFloors[src.Name])
 		})
 	}
-	for _, pool := range manualPools {
+	for _, pool := range ManualPools {
 		t.Run(strings.ReplaceAll(pool.Name, " ", "_"), func(t *testing.T) {
 			var tasks []StepTask
 			n := 0
@@ -74,17 +65,6 @@ func TestManualEval(t *testing.T) {
 			scoreHalves(t, pool.Name, tasks, pool.Spec, pool.Connector, manualFloors[pool.Name])
 		})
 	}
-}
-
-// manualPools score small sets over one API together, as one set: each
-// alone has too few tasks per half for its figures to mean much. A task
-// keeps its half (its id names its CLI).
-var manualPools = []struct {
-	Name, Spec, Connector string
-	Sets                  []string
-}{
-	{Name: "other GitHub CLIs", Spec: "github.json", Connector: "github",
-		Sets: []string{"hub manual", "git-hub manual", "gitsome help", "gist manual", "git-extras manual", "forge manual"}},
 }
 
 // scoreHalves scores a step task set's dev and test halves with

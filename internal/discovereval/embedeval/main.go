@@ -236,16 +236,7 @@ func loadSets(specs, testdata string) ([]set, error) {
 	var sets []set
 	manual := map[string][]discovereval.StepTask{}
 	for _, src := range discovereval.ManualSources {
-		f, err := os.Open(filepath.Join(testdata, src.Commands))
-		if err != nil {
-			return nil, err
-		}
-		cmds, err := discovereval.ParseCommands(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src.Commands, err)
-		}
-		tasks, err := src.Tasks(filepath.Join(specs, src.Dir), cmds)
+		tasks, err := discovereval.ManualSetTasks(specs, testdata, src)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", src.Name, err)
 		}
@@ -253,11 +244,13 @@ func loadSets(specs, testdata string) ([]set, error) {
 	}
 	sets = append(sets, set{name: "gh manual", spec: "github.json", connector: "github", tasks: manual["gh manual"]})
 	sets = append(sets, set{name: "kubectl manual", spec: "kubernetes.json", connector: "kubernetes", tasks: manual["kubectl manual"]})
-	var other []discovereval.StepTask
-	for _, n := range []string{"hub manual", "git-hub manual", "gitsome help", "gist manual", "git-extras manual", "forge manual"} {
-		other = append(other, manual[n]...)
+	for _, pool := range discovereval.ManualPools {
+		var tasks []discovereval.StepTask
+		for _, n := range pool.Sets {
+			tasks = append(tasks, manual[n]...)
+		}
+		sets = append(sets, set{name: pool.Name, spec: pool.Spec, connector: pool.Connector, tasks: tasks})
 	}
-	sets = append(sets, set{name: "other GitHub CLIs", spec: "github.json", connector: "github", tasks: other})
 	for _, src := range discovereval.ReadmeSources {
 		tasks, _, err := discovereval.ReadmeSetTasks(specs, testdata, src)
 		if err != nil {
@@ -277,12 +270,7 @@ func loadSets(specs, testdata string) ([]set, error) {
 		{"github_heldout.txt", "github.json", "github"},
 		{"stripe_tasks.txt", "stripe.json", "stripe"},
 	} {
-		f, err := os.Open(filepath.Join(testdata, team.file))
-		if err != nil {
-			return nil, err
-		}
-		ts, err := discovereval.ParseTasks(f)
-		f.Close()
+		ts, err := discovereval.TeamTasks(testdata, team.file)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", team.file, err)
 		}
