@@ -692,7 +692,9 @@ func (b *Builder) inputTerm(name string) (uint32, bool) {
 
 var inputSuffixes = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range []string{"name", "id", "ids", "number", "key", "slug", "sha", "uuid", "or"} {
+	// An identifier's words, a name's (issue_name, team_slug), and the
+	// "or" of issueIdOrKey.
+	for _, w := range append(slices.Clone(idWords), "name", "slug", "or") {
 		for _, t := range tokenize(nil, w) {
 			m[t] = true
 		}

@@ -724,10 +724,13 @@ func idArgument(arg string) bool {
 	return false
 }
 
+// idWords are the last words of an identifier input's name.
+var idWords = []string{"id", "ids", "number", "key", "uuid", "sha"}
+
 // idSuffixes are the words an identifier argument ends in, spelt as a
 // whole name (ID), after an underscore (movie_id) and camel-cased (movieId).
 var idSuffixes = func() (out []struct{ word, snake, camel string }) {
-	for _, w := range []string{"id", "ids", "number", "key", "uuid", "sha"} {
+	for _, w := range idWords {
 		out = append(out, struct{ word, snake, camel string }{w, "_" + w, strings.ToUpper(w[:1]) + w[1:]})
 	}
 	return out
